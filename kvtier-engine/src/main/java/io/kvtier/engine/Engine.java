@@ -1,0 +1,199 @@
+package io.kvtier.engine;
+
+import io.kvtier.kv.BlockHasher;
+import io.kvtier.kv.BlockPool;
+import io.kvtier.kv.KvCacheManager;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The inference engine: one step at a time, schedule -> execute -> commit (ARCHITECTURE §2).
+ * Not thread-safe: the engine thread owns it. The device pool is created and closed by the
+ * engine; the model runner is given (it writes KV into {@link #pool()}'s slab).
+ */
+public final class Engine implements AutoCloseable {
+
+    private final EngineConfig config;
+    private final BlockPool pool;
+    private final KvCacheManager kv;
+    private final Scheduler scheduler;
+    private final ModelRunner runner;
+    private final BlockHasher hasher;
+    private final Map<Long, Request> active = new HashMap<>();
+    private final EngineStats stats = new EngineStats();
+
+    /**
+     * @param pool   the device pool, created for this engine (closed with it)
+     * @param runner computes KV into {@code pool}'s slab
+     * @param hasher block keys of this engine's namespace
+     */
+    public Engine(EngineConfig config, BlockPool pool, ModelRunner runner, BlockHasher hasher) {
+        if (pool.layout().blockSize() != config.blockSize()) {
+            throw new IllegalArgumentException("pool block size " + pool.layout().blockSize() + " != config " + config.blockSize());
+        }
+        this.config = config;
+        this.pool = pool;
+        this.kv = new KvCacheManager(pool, config.prefixCaching());
+        this.scheduler = new Scheduler(config, kv);
+        this.runner = runner;
+        this.hasher = hasher;
+    }
+
+    public EngineConfig config() {
+        return config;
+    }
+
+    public BlockPool pool() {
+        return pool;
+    }
+
+    public KvCacheManager kvCacheManager() {
+        return kv;
+    }
+
+    public Scheduler scheduler() {
+        return scheduler;
+    }
+
+    public EngineStats stats() {
+        return stats;
+    }
+
+    /**
+     * Queues a request.
+     *
+     * @throws IllegalArgumentException if its prompt exceeds the model's context, or if it could
+     *         never fit in the device pool even alone (message says by how much)
+     */
+    public void submit(Request r) {
+        int maxPos = runner.maxPositions();
+        if (r.promptLength() > maxPos) {
+            throw new IllegalArgumentException("prompt of request " + r.id() + " has " + r.promptLength()
+                    + " tokens but the model's context is " + maxPos + " tokens");
+        }
+        // KV slots a request can need: every position but the last sampled token's.
+        long positions = Math.min((long) r.promptLength() + r.maxTokens() - 1, maxPos);
+        int blocks = pool.layout().blocksFor(positions);
+        if (blocks > pool.numBlocks()) {
+            throw new IllegalArgumentException("request " + r.id() + " needs up to " + positions + " token positions = "
+                    + blocks + " blocks of " + config.blockSize() + ", but the device pool has only " + pool.numBlocks()
+                    + " blocks; raise the device blocks or the block size, or lower max tokens");
+        }
+        if (active.putIfAbsent(r.id(), r) != null) {
+            throw new IllegalArgumentException("request id " + r.id() + " is already in the engine");
+        }
+        r.extendKeys(hasher, config.blockSize());
+        stats.requests++;
+        stats.promptTokens += r.promptLength();
+        scheduler.add(r);
+    }
+
+    /** Asks to abort a request; it finishes with {@link FinishReason#ABORT} at the next step. */
+    public void abort(long requestId) {
+        Request r = active.get(requestId);
+        if (r != null) {
+            r.requestAbort();
+        }
+    }
+
+    public boolean hasWork() {
+        return scheduler.hasWork();
+    }
+
+    /**
+     * Runs one step.
+     *
+     * @return the requests that finished in this step
+     */
+    public List<Request> step() {
+        List<Request> done = new ArrayList<>();
+        for (Request r : List.copyOf(active.values())) {
+            if (r.abortRequested()) {
+                finish(r, FinishReason.ABORT, done);
+            }
+        }
+        StepPlan plan = scheduler.schedule();
+        stats.preemptions += plan.preemptions();
+        if (plan.isEmpty()) {
+            return done;
+        }
+        stats.steps++;
+        float[][] logits = execute(plan);
+        commit(plan, logits, done);
+        return done;
+    }
+
+    /** Runs steps until no request is left; returns them in the order they finished. */
+    public List<Request> runToCompletion() {
+        List<Request> done = new ArrayList<>();
+        while (hasWork()) {
+            long stepsBefore = stats.steps;
+            List<Request> finished = step();
+            done.addAll(finished);
+            if (finished.isEmpty() && stats.steps == stepsBefore) {
+                // submit() rejects requests that can never fit, so this is a bug, not bad input.
+                throw new IllegalStateException("engine made no progress: " + scheduler.waiting().size()
+                        + " waiting, " + scheduler.running().size() + " running, " + pool.freeCount() + " free blocks");
+            }
+        }
+        return done;
+    }
+
+    private float[][] execute(StepPlan plan) {
+        List<ScheduledChunk> chunks = new ArrayList<>(plan.items().size());
+        for (StepPlan.Item it : plan.items()) {
+            Request r = it.request();
+            chunks.add(new ScheduledChunk(r.id(), r.tokens(it.startPos(), it.startPos() + it.numTokens()),
+                    it.startPos(), kv.blockTable(r.id()), it.samples()));
+        }
+        long t0 = System.nanoTime();
+        float[][] logits = runner.forward(chunks);
+        stats.forwardNanos += System.nanoTime() - t0;
+        stats.computedTokens += plan.totalTokens();
+        return logits;
+    }
+
+    private void commit(StepPlan plan, float[][] logits, List<Request> done) {
+        for (int i = 0; i < plan.items().size(); i++) {
+            StepPlan.Item it = plan.items().get(i);
+            Request r = it.request();
+            r.setNumComputed(it.startPos() + it.numTokens());
+            FinishReason reason = null;
+            if (it.samples()) {
+                int token = Sampler.sample(logits[i], r.sampling(), r.rng());
+                if (token == config.stopToken()) {
+                    reason = FinishReason.STOP;
+                } else {
+                    r.append(token);
+                    stats.generatedTokens++;
+                    r.extendKeys(hasher, config.blockSize());
+                    // The context limit: the token sampled at the last position has no KV slot.
+                    if (r.numOutputTokens() >= r.maxTokens() || r.numTokens() > runner.maxPositions()) {
+                        reason = FinishReason.LENGTH;
+                    }
+                }
+            }
+            kv.cacheFullBlocks(r.id(), r.blockKeys(), r.numComputed());
+            if (reason != null) {
+                finish(r, reason, done);
+            }
+        }
+    }
+
+    private void finish(Request r, FinishReason reason, List<Request> done) {
+        scheduler.remove(r);
+        r.finish(reason);
+        active.remove(r.id());
+        stats.finished++;
+        stats.deviceHitTokens += r.deviceHitTokens();
+        done.add(r);
+    }
+
+    @Override
+    public void close() {
+        runner.close();
+        pool.close();
+    }
+}

@@ -1,0 +1,192 @@
+package io.kvtier.engine;
+
+import io.kvtier.kv.BlockHasher;
+import io.kvtier.kv.BlockKey;
+import io.kvtier.kv.ExtraKeys;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * One generation request and its progress. Mutable; owned by the engine thread.
+ *
+ * <p>Tokens are the prompt followed by the generated tokens. {@link #numComputed()} counts the
+ * leading positions whose KV is written on the device ({@code kvWritten}); the token sampled last
+ * never has KV. {@link #blockKeys()} holds the chained key of every full block of known tokens.
+ */
+public final class Request {
+
+    /** Lifecycle: waiting for admission, running (has device blocks), finished. */
+    public enum Status { WAITING, RUNNING, FINISHED }
+
+    private final long id;
+    private final int[] promptIds;
+    private final int maxTokens;
+    private final SamplingParams sampling;
+    private final ExtraKeys extraKeys;
+    private final SplittableRandom rng;
+    private int[] tokens;
+    private int numTokens;
+    private int numComputed;
+    private final List<BlockKey> blockKeys = new ArrayList<>();
+    private Status status = Status.WAITING;
+    private FinishReason finishReason;
+    private int deviceHitTokens;
+    private int preemptions;
+    private boolean abortRequested;
+
+    /**
+     * @param id        unique id, also the order of arrival
+     * @param promptIds prompt token ids, BOS first; at least one token
+     * @param maxTokens maximum new tokens (at least 1)
+     */
+    public Request(long id, int[] promptIds, int maxTokens, SamplingParams sampling, ExtraKeys extraKeys) {
+        if (promptIds.length == 0) {
+            throw new IllegalArgumentException("request " + id + ": empty prompt (a prompt has at least BOS)");
+        }
+        if (maxTokens < 1) {
+            throw new IllegalArgumentException("request " + id + ": max tokens must be at least 1, got " + maxTokens);
+        }
+        this.id = id;
+        this.promptIds = promptIds.clone();
+        this.maxTokens = maxTokens;
+        this.sampling = sampling;
+        this.extraKeys = extraKeys;
+        this.rng = new SplittableRandom(sampling.seed() * 0x9E3779B97F4A7C15L + id);
+        this.tokens = Arrays.copyOf(promptIds, promptIds.length + Math.min(maxTokens, 1024));
+        this.numTokens = promptIds.length;
+    }
+
+    public long id() {
+        return id;
+    }
+
+    public int[] promptIds() {
+        return promptIds.clone();
+    }
+
+    public int promptLength() {
+        return promptIds.length;
+    }
+
+    public int maxTokens() {
+        return maxTokens;
+    }
+
+    public SamplingParams sampling() {
+        return sampling;
+    }
+
+    public ExtraKeys extraKeys() {
+        return extraKeys;
+    }
+
+    SplittableRandom rng() {
+        return rng;
+    }
+
+    /** Prompt plus generated tokens. */
+    public int numTokens() {
+        return numTokens;
+    }
+
+    public int tokenAt(int position) {
+        return tokens[position];
+    }
+
+    /** Tokens at positions [from, to). */
+    public int[] tokens(int from, int to) {
+        return Arrays.copyOfRange(tokens, from, to);
+    }
+
+    /** Generated token ids so far (without a stop token). */
+    public int[] outputIds() {
+        return Arrays.copyOfRange(tokens, promptIds.length, numTokens);
+    }
+
+    public int numOutputTokens() {
+        return numTokens - promptIds.length;
+    }
+
+    /** Leading positions whose KV is written on the device. */
+    public int numComputed() {
+        return numComputed;
+    }
+
+    void setNumComputed(int n) {
+        numComputed = n;
+    }
+
+    /** Chained keys of the full blocks of known tokens (a live view; do not modify). */
+    public List<BlockKey> blockKeys() {
+        return blockKeys;
+    }
+
+    public Status status() {
+        return status;
+    }
+
+    void setStatus(Status s) {
+        status = s;
+    }
+
+    public FinishReason finishReason() {
+        return finishReason;
+    }
+
+    public boolean isFinished() {
+        return status == Status.FINISHED;
+    }
+
+    /** Prompt tokens found in the device prefix cache at (the last) admission. */
+    public int deviceHitTokens() {
+        return deviceHitTokens;
+    }
+
+    void setDeviceHitTokens(int n) {
+        deviceHitTokens = n;
+    }
+
+    public int preemptions() {
+        return preemptions;
+    }
+
+    void countPreemption() {
+        preemptions++;
+    }
+
+    boolean abortRequested() {
+        return abortRequested;
+    }
+
+    void requestAbort() {
+        abortRequested = true;
+    }
+
+    void append(int token) {
+        if (numTokens == tokens.length) {
+            tokens = Arrays.copyOf(tokens, tokens.length * 2);
+        }
+        tokens[numTokens++] = token;
+    }
+
+    void finish(FinishReason reason) {
+        status = Status.FINISHED;
+        finishReason = reason;
+    }
+
+    /** Appends the keys of every block that became full of known tokens. */
+    void extendKeys(BlockHasher hasher, int blockSize) {
+        while ((blockKeys.size() + 1) * blockSize <= numTokens) {
+            int b = blockKeys.size();
+            BlockKey parent = b == 0 ? hasher.namespaceSeed() : blockKeys.get(b - 1);
+            blockKeys.add(hasher.hash(parent, tokens, b * blockSize, (b + 1) * blockSize, extraKeys));
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Request[" + id + ", " + status + ", tokens " + numTokens + ", computed " + numComputed + "]";
+    }
+}

@@ -1,0 +1,58 @@
+package io.kvtier.engine;
+
+import io.kvtier.kv.BlockHasher;
+import io.kvtier.kv.BlockPool;
+import io.kvtier.kv.ExtraKeys;
+import io.kvtier.kv.Namespace;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+/** Builds engines on the {@link FingerprintModelRunner} for tests. */
+public final class FingerprintEngines {
+
+    public static final int VOCAB = 97;
+    public static final int MAX_POSITIONS = 4096;
+
+    private FingerprintEngines() {
+    }
+
+    /** An engine on the fingerprint model; stop token 0 (so some requests stop early). */
+    public static Engine engine(EngineConfig config) {
+        BlockPool pool = new BlockPool(config.deviceBlocks(), FingerprintModelRunner.layout(config.blockSize()));
+        FingerprintModelRunner runner = new FingerprintModelRunner(pool, VOCAB, MAX_POSITIONS);
+        BlockHasher hasher = BlockHasher.sha256(Namespace.of("fingerprint", pool.layout()));
+        return new Engine(config, pool, runner, hasher);
+    }
+
+    public static EngineConfig config(int blockSize, int deviceBlocks) {
+        return EngineConfig.of(blockSize, deviceBlocks).withStopToken(0);
+    }
+
+    /** The output of one request run alone with every cache disabled. */
+    public static int[] reference(int[] prompt, int maxTokens) {
+        try (Engine e = engine(config(4, 4096).withPrefixCaching(false))) {
+            e.submit(new Request(0, prompt, maxTokens, SamplingParams.GREEDY, ExtraKeys.NONE));
+            return e.runToCompletion().getFirst().outputIds();
+        }
+    }
+
+    /** Submits all prompts at once and returns the finished requests in id order. */
+    public static List<Request> runAll(Engine e, List<int[]> prompts, int maxTokens) {
+        for (int i = 0; i < prompts.size(); i++) {
+            e.submit(new Request(i, prompts.get(i), maxTokens, SamplingParams.GREEDY, ExtraKeys.NONE));
+        }
+        List<Request> done = new ArrayList<>(e.runToCompletion());
+        done.sort(Comparator.comparingLong(Request::id));
+        return done;
+    }
+
+    /** Tokens 1..n. */
+    public static int[] range(int from, int to) {
+        int[] t = new int[to - from + 1];
+        for (int i = 0; i < t.length; i++) {
+            t[i] = from + i;
+        }
+        return t;
+    }
+}
