@@ -1,0 +1,66 @@
+package io.kvtier.model;
+
+/**
+ * Scratch buffers of one forward pass, reused across steps: they grow to the largest batch seen
+ * and are never shrunk, so a steady stream of steps allocates nothing here. Row-major, one row
+ * per token of the step ({@code T} = tokens in the step).
+ */
+final class Activations {
+
+    private final ModelConfig c;
+    private final int parts;
+    private int capacity;
+    private int logitRows;
+
+    /** Per token of the step: id, position, index of its chunk. */
+    int[] token = new int[0], pos = new int[0], chunk = new int[0];
+    /** Residual stream x, normed xb, attention output / projections xb2: [T][dim]. */
+    float[] x, xb, xb2;
+    /** Queries [T][dim] (heads*headDim == dim); keys and values [T][kvDim]. */
+    float[] q, k, v;
+    /** Feed-forward gate and up projections: [T][hidden]. */
+    float[] hb, hb2;
+    /** Attention scores, one row per parallel part: [parts][seqLen]. */
+    final float[][] att;
+    /** Final-normed last tokens of chunks that want logits [C][dim], and their logits [C][vocab]. */
+    float[] xLast = new float[0], logits = new float[0];
+
+    Activations(ModelConfig c, int parts) {
+        this.c = c;
+        this.parts = parts;
+        this.att = new float[parts][c.seqLen()];
+        ensureTokens(1);
+    }
+
+    void ensureTokens(int tokens) {
+        if (tokens <= capacity) {
+            return;
+        }
+        int n = Math.max(tokens, capacity + capacity / 2);
+        token = new int[n];
+        pos = new int[n];
+        chunk = new int[n];
+        x = new float[n * c.dim()];
+        xb = new float[n * c.dim()];
+        xb2 = new float[n * c.dim()];
+        q = new float[n * c.dim()];
+        k = new float[n * c.kvDim()];
+        v = new float[n * c.kvDim()];
+        hb = new float[n * c.hiddenDim()];
+        hb2 = new float[n * c.hiddenDim()];
+        capacity = n;
+    }
+
+    void ensureLogitRows(int rows) {
+        if (rows <= logitRows) {
+            return;
+        }
+        xLast = new float[rows * c.dim()];
+        logits = new float[rows * c.vocabSize()];
+        logitRows = rows;
+    }
+
+    int parts() {
+        return parts;
+    }
+}

@@ -1,0 +1,84 @@
+package io.kvtier.model;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The numeric kernels of the forward pass. Weights are float32 little-endian in a
+ * {@link MemorySegment} (the mapped checkpoint, or the KV slab), row-major {@code [out][in]};
+ * activations are heap {@code float[]} with explicit offsets. Two implementations:
+ * {@link ScalarKernels}, plain loops that are obviously right, and {@link VectorKernels}
+ * ({@code jdk.incubator.vector}); they agree to within float rounding (the vector ones sum in a
+ * different order), which the differential tests bound.
+ *
+ * <p>Implementations are stateless and thread-safe; callers split work across threads by
+ * output rows ({@code rowFrom..rowTo}).
+ */
+public interface Kernels {
+
+    /** Short name for reports, e.g. {@code scalar} or {@code vector-512}. */
+    String name();
+
+    /** {@code sum_i a[aOff+i] * b[bOff+i]} for {@code i < n}. */
+    float dot(float[] a, int aOff, float[] b, int bOff, int n);
+
+    /** {@code sum_i a_i * b[bOff+i]}, where {@code a_i} is the float at byte {@code aByteOff + 4i} of {@code a}. */
+    float dot(MemorySegment a, long aByteOff, float[] b, int bOff, int n);
+
+    /** {@code y[yOff+i] += alpha * x_i} for {@code i < n}, {@code x_i} at byte {@code xByteOff + 4i} of {@code x}. */
+    void axpy(float alpha, MemorySegment x, long xByteOff, float[] y, int yOff, int n);
+
+    /**
+     * Matrix-vector product for output rows {@code rowFrom..rowTo-1}:
+     * {@code y[yOff+r] = sum_k W[r][k] * x[xOff+k]}, W {@code [out][in]} in {@code w}.
+     */
+    void matvec(MemorySegment w, int in, float[] x, int xOff, float[] y, int yOff, int rowFrom, int rowTo);
+
+    /**
+     * Batched product {@code Y = X W^T} for output columns {@code rowFrom..rowTo-1}:
+     * W {@code [out][in]} in {@code w}; X {@code [n][in]} in {@code x} (row stride {@code in});
+     * Y {@code [n][out]} in {@code y} (row stride {@code out}); {@code Y[i][r] = sum_k W[r][k] X[i][k]}.
+     * Each weight row is read from memory once for all {@code n} activation rows.
+     */
+    void matmul(MemorySegment w, int in, int out, float[] x, int n, float[] y, int rowFrom, int rowTo);
+
+    /**
+     * RMS normalisation as llama2.c: {@code out_i = weight_i * x_i / sqrt(mean(x^2) + eps)};
+     * {@code weight} is {@code n} floats at byte 0 of the segment. {@code out} may alias {@code x}.
+     */
+    void rmsnorm(float[] out, int outOff, float[] x, int xOff, MemorySegment weight, int n, float eps);
+
+    /** In-place softmax over {@code x[off..off+n-1]}, max-subtracted for stability. */
+    void softmax(float[] x, int off, int n);
+
+    /** In place: {@code x_i = x_i * sigmoid(x_i)}. */
+    void silu(float[] x, int off, int n);
+
+    /** SwiGLU gate in place: {@code gate_i = silu(gate_i) * up_i}. */
+    void swiglu(float[] gate, int gOff, float[] up, int uOff, int n);
+
+    /** {@code y[yOff+i] += x[xOff+i]} (residual connection). */
+    void add(float[] y, int yOff, float[] x, int xOff, int n);
+
+    /** The plain-loop reference kernels. */
+    static Kernels scalar() {
+        return ScalarKernels.INSTANCE;
+    }
+
+    /**
+     * The fastest kernels available: {@link VectorKernels} (width from the system property
+     * {@code kvtier.vector.bits} = 128/256/512, default the CPU's preferred width) when the
+     * {@code jdk.incubator.vector} module is present, else {@link #scalar()}.
+     *
+     * @throws IllegalArgumentException when {@code kvtier.vector.bits} is set to another value
+     */
+    static Kernels best() {
+        String bits = System.getProperty("kvtier.vector.bits");
+        if (bits != null && !bits.isBlank() && !java.util.Set.of("128", "256", "512").contains(bits.strip())) {
+            throw new IllegalArgumentException("kvtier.vector.bits must be 128, 256 or 512, got '" + bits + "'");
+        }
+        if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
+            return scalar();
+        }
+        return VectorKernels.INSTANCE;
+    }
+}

@@ -1,0 +1,85 @@
+package io.kvtier.model;
+
+import io.kvtier.kv.KvLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.List;
+
+/**
+ * Grouped-query attention straight over a paged KV slab. K and V of position {@code p} of a
+ * sequence sit in block {@code blockTable[p / blockSize]}, slot {@code p % blockSize}; a block's
+ * bytes start at {@code block * bytesPerBlock} and are laid out {@code [layer][K|V][slot][kvHead][headDim]}
+ * ({@link KvLayout}). Nothing is gathered into a per-request copy: scores and the weighted sum
+ * read the slab block by block.
+ */
+final class PagedAttention {
+
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final ModelConfig c;
+    private final Kernels kernels;
+    private final float scale;
+
+    PagedAttention(ModelConfig c, Kernels kernels) {
+        this.c = c;
+        this.kernels = kernels;
+        this.scale = (float) (1.0 / Math.sqrt(c.headDim()));
+    }
+
+    /**
+     * Writes K and V of every token of the step (rows of {@code a.k}, {@code a.v}: [T][kvDim])
+     * into their slots of {@code layer}.
+     */
+    void writeKv(int layer, int tokens, Activations a, List<SequenceChunk> chunks, MemorySegment slab,
+                 KvLayout layout) {
+        int kvDim = c.kvDim();
+        int bs = layout.blockSize();
+        for (int t = 0; t < tokens; t++) {
+            int p = a.pos[t];
+            long block = chunks.get(a.chunk[t]).blockTable()[p / bs];
+            long base = block * layout.bytesPerBlock();
+            MemorySegment.copy(a.k, t * kvDim, slab, F32, base + layout.byteOffset(layer, 0, p % bs), kvDim);
+            MemorySegment.copy(a.v, t * kvDim, slab, F32, base + layout.byteOffset(layer, 1, p % bs), kvDim);
+        }
+    }
+
+    /**
+     * For query head {@code h} of token {@code t} at position p: {@code out[t][h] = softmax(q[t][h] .
+     * K[0..p][h/group] / sqrt(headDim)) . V[0..p][h/group]}, where out is {@code a.xb2} [T][dim].
+     * {@code att} is a score buffer of at least p+1 floats.
+     */
+    void attend(int layer, int t, int h, Activations a, float[] att, List<SequenceChunk> chunks,
+                MemorySegment slab, KvLayout layout) {
+        int hd = c.headDim();
+        int p = a.pos[t];
+        int[] table = chunks.get(a.chunk[t]).blockTable();
+        int bs = layout.blockSize();
+        long bytesPerBlock = layout.bytesPerBlock();
+        long slotBytes = (long) c.kvDim() * Float.BYTES;
+        long headBytes = (long) (h / c.kvGroup()) * hd * Float.BYTES;
+        long kOff = layout.byteOffset(layer, 0, 0) + headBytes;
+        long vOff = layout.byteOffset(layer, 1, 0) + headBytes;
+        int qOff = t * c.dim() + h * hd;
+
+        // scores over positions 0..p, one block at a time
+        for (int s0 = 0, b = 0; s0 <= p; s0 += bs, b++) {
+            long base = table[b] * bytesPerBlock + kOff;
+            int slots = Math.min(bs, p + 1 - s0);
+            for (int i = 0; i < slots; i++) {
+                att[s0 + i] = kernels.dot(slab, base + i * slotBytes, a.q, qOff, hd) * scale;
+            }
+        }
+        kernels.softmax(att, 0, p + 1);
+
+        // weighted sum of values
+        java.util.Arrays.fill(a.xb2, qOff, qOff + hd, 0f);
+        for (int s0 = 0, b = 0; s0 <= p; s0 += bs, b++) {
+            long base = table[b] * bytesPerBlock + vOff;
+            int slots = Math.min(bs, p + 1 - s0);
+            for (int i = 0; i < slots; i++) {
+                kernels.axpy(att[s0 + i], slab, base + i * slotBytes, a.xb2, qOff, hd);
+            }
+        }
+    }
+}

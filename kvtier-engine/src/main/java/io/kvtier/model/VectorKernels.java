@@ -1,0 +1,334 @@
+package io.kvtier.model;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Kernels on {@code jdk.incubator.vector}. The species is a static final constant (the JIT only
+ * compiles vector code well when it is), chosen once per JVM from the system property
+ * {@code kvtier.vector.bits} (128, 256 or 512; default the CPU's preferred width, and never wider
+ * than it, since wider species would be emulated). Tails are handled with masked loads.
+ *
+ * <p>Matrix products keep several independent accumulators so that FMA latency is hidden, and
+ * the batched product works on tiles of 4 weight rows x 4 activation rows: each weight vector
+ * loaded feeds 4 FMAs, each weight row comes from memory once and from L1 for the rest of the
+ * batch.
+ */
+final class VectorKernels implements Kernels {
+
+    static final String BITS_PROPERTY = "kvtier.vector.bits";
+    static final VectorSpecies<Float> S = species(System.getProperty(BITS_PROPERTY));
+    static final VectorKernels INSTANCE = new VectorKernels();
+    private static final int L = S.length();
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+
+    private VectorKernels() {
+    }
+
+    /**
+     * The species for a {@code kvtier.vector.bits} value (null or blank = preferred).
+     *
+     * @throws IllegalArgumentException for values other than 128, 256, 512
+     */
+    static VectorSpecies<Float> species(String bits) {
+        VectorSpecies<Float> preferred = FloatVector.SPECIES_PREFERRED;
+        if (bits == null || bits.isBlank()) {
+            return preferred;
+        }
+        VectorSpecies<Float> asked = switch (bits.strip()) {
+            case "128" -> FloatVector.SPECIES_128;
+            case "256" -> FloatVector.SPECIES_256;
+            case "512" -> FloatVector.SPECIES_512;
+            default -> throw new IllegalArgumentException(
+                    BITS_PROPERTY + " must be 128, 256 or 512, got '" + bits + "'");
+        };
+        return asked.vectorBitSize() <= preferred.vectorBitSize() ? asked : preferred;
+    }
+
+    @Override
+    public String name() {
+        return "vector-" + S.vectorBitSize();
+    }
+
+    @Override
+    public float dot(float[] a, int aOff, float[] b, int bOff, int n) {
+        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
+        int i = 0;
+        for (; i + 4 * L <= n; i += 4 * L) {
+            s0 = FloatVector.fromArray(S, a, aOff + i).fma(FloatVector.fromArray(S, b, bOff + i), s0);
+            s1 = FloatVector.fromArray(S, a, aOff + i + L).fma(FloatVector.fromArray(S, b, bOff + i + L), s1);
+            s2 = FloatVector.fromArray(S, a, aOff + i + 2 * L).fma(FloatVector.fromArray(S, b, bOff + i + 2 * L), s2);
+            s3 = FloatVector.fromArray(S, a, aOff + i + 3 * L).fma(FloatVector.fromArray(S, b, bOff + i + 3 * L), s3);
+        }
+        for (; i + L <= n; i += L) {
+            s0 = FloatVector.fromArray(S, a, aOff + i).fma(FloatVector.fromArray(S, b, bOff + i), s0);
+        }
+        if (i < n) {
+            VectorMask<Float> m = S.indexInRange(i, n);
+            s1 = FloatVector.fromArray(S, a, aOff + i, m).fma(FloatVector.fromArray(S, b, bOff + i, m), s1);
+        }
+        return s0.add(s1).add(s2.add(s3)).reduceLanes(VectorOperators.ADD);
+    }
+
+    @Override
+    public float dot(MemorySegment a, long aByteOff, float[] b, int bOff, int n) {
+        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
+        int i = 0;
+        for (; i + 4 * L <= n; i += 4 * L) {
+            long o = aByteOff + (long) i * Float.BYTES;
+            s0 = seg(a, o).fma(FloatVector.fromArray(S, b, bOff + i), s0);
+            s1 = seg(a, o + L * 4L).fma(FloatVector.fromArray(S, b, bOff + i + L), s1);
+            s2 = seg(a, o + L * 8L).fma(FloatVector.fromArray(S, b, bOff + i + 2 * L), s2);
+            s3 = seg(a, o + L * 12L).fma(FloatVector.fromArray(S, b, bOff + i + 3 * L), s3);
+        }
+        for (; i + L <= n; i += L) {
+            s0 = seg(a, aByteOff + (long) i * Float.BYTES).fma(FloatVector.fromArray(S, b, bOff + i), s0);
+        }
+        if (i < n) {
+            VectorMask<Float> m = S.indexInRange(i, n);
+            s1 = seg(a, aByteOff + (long) i * Float.BYTES, m).fma(FloatVector.fromArray(S, b, bOff + i, m), s1);
+        }
+        return s0.add(s1).add(s2.add(s3)).reduceLanes(VectorOperators.ADD);
+    }
+
+    @Override
+    public void axpy(float alpha, MemorySegment x, long xByteOff, float[] y, int yOff, int n) {
+        FloatVector av = FloatVector.broadcast(S, alpha);
+        int i = 0;
+        for (; i + L <= n; i += L) {
+            seg(x, xByteOff + (long) i * Float.BYTES).fma(av, FloatVector.fromArray(S, y, yOff + i))
+                    .intoArray(y, yOff + i);
+        }
+        if (i < n) {
+            VectorMask<Float> m = S.indexInRange(i, n);
+            seg(x, xByteOff + (long) i * Float.BYTES, m).fma(av, FloatVector.fromArray(S, y, yOff + i, m))
+                    .intoArray(y, yOff + i, m);
+        }
+    }
+
+    @Override
+    public void matvec(MemorySegment w, int in, float[] x, int xOff, float[] y, int yOff, int rowFrom, int rowTo) {
+        long rowBytes = (long) in * Float.BYTES;
+        int r = rowFrom;
+        // Four rows at a time: one activation load feeds four independent FMA chains.
+        for (; r + 4 <= rowTo; r += 4) {
+            long o0 = r * rowBytes, o1 = o0 + rowBytes, o2 = o1 + rowBytes, o3 = o2 + rowBytes;
+            FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
+            int k = 0;
+            for (; k + L <= in; k += L) {
+                FloatVector xv = FloatVector.fromArray(S, x, xOff + k);
+                long kb = (long) k * Float.BYTES;
+                s0 = seg(w, o0 + kb).fma(xv, s0);
+                s1 = seg(w, o1 + kb).fma(xv, s1);
+                s2 = seg(w, o2 + kb).fma(xv, s2);
+                s3 = seg(w, o3 + kb).fma(xv, s3);
+            }
+            if (k < in) {
+                VectorMask<Float> m = S.indexInRange(k, in);
+                FloatVector xv = FloatVector.fromArray(S, x, xOff + k, m);
+                long kb = (long) k * Float.BYTES;
+                s0 = seg(w, o0 + kb, m).fma(xv, s0);
+                s1 = seg(w, o1 + kb, m).fma(xv, s1);
+                s2 = seg(w, o2 + kb, m).fma(xv, s2);
+                s3 = seg(w, o3 + kb, m).fma(xv, s3);
+            }
+            y[yOff + r] = s0.reduceLanes(VectorOperators.ADD);
+            y[yOff + r + 1] = s1.reduceLanes(VectorOperators.ADD);
+            y[yOff + r + 2] = s2.reduceLanes(VectorOperators.ADD);
+            y[yOff + r + 3] = s3.reduceLanes(VectorOperators.ADD);
+        }
+        for (; r < rowTo; r++) {
+            y[yOff + r] = dot(w, r * rowBytes, x, xOff, in);
+        }
+    }
+
+    @Override
+    public void matmul(MemorySegment w, int in, int out, float[] x, int n, float[] y, int rowFrom, int rowTo) {
+        if (n == 1) {
+            matvec(w, in, x, 0, y, 0, rowFrom, rowTo);
+            return;
+        }
+        long rowBytes = (long) in * Float.BYTES;
+        int r = rowFrom;
+        for (; r + 4 <= rowTo; r += 4) {
+            int i = 0;
+            for (; i + 4 <= n; i += 4) {
+                tile4x4(w, r * rowBytes, rowBytes, in, x, i * in, y, i * out + r, out);
+            }
+            for (; i < n; i++) {
+                matvec(w, in, x, i * in, y, i * out, r, r + 4);
+            }
+        }
+        for (; r < rowTo; r++) {
+            for (int i = 0; i < n; i++) {
+                y[i * out + r] = dot(w, r * rowBytes, x, i * in, in);
+            }
+        }
+    }
+
+    /**
+     * Y[i..i+3][r..r+3] for 4 weight rows starting at byte {@code wOff} and 4 activation rows
+     * starting at {@code xOff}; 16 accumulators, each loaded vector used 4 times.
+     */
+    private static void tile4x4(MemorySegment w, long wOff, long rowBytes, int in, float[] x, int xOff,
+                                float[] y, int yOff, int out) {
+        FloatVector a00 = FloatVector.zero(S), a01 = a00, a02 = a00, a03 = a00;
+        FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+        FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+        FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+        long o0 = wOff, o1 = o0 + rowBytes, o2 = o1 + rowBytes, o3 = o2 + rowBytes;
+        int x0 = xOff, x1 = x0 + in, x2 = x1 + in, x3 = x2 + in;
+        int k = 0;
+        for (; k + L <= in; k += L) {
+            long kb = (long) k * Float.BYTES;
+            FloatVector w0 = seg(w, o0 + kb), w1 = seg(w, o1 + kb), w2 = seg(w, o2 + kb), w3 = seg(w, o3 + kb);
+            FloatVector v = FloatVector.fromArray(S, x, x0 + k);
+            a00 = w0.fma(v, a00); a10 = w1.fma(v, a10); a20 = w2.fma(v, a20); a30 = w3.fma(v, a30);
+            v = FloatVector.fromArray(S, x, x1 + k);
+            a01 = w0.fma(v, a01); a11 = w1.fma(v, a11); a21 = w2.fma(v, a21); a31 = w3.fma(v, a31);
+            v = FloatVector.fromArray(S, x, x2 + k);
+            a02 = w0.fma(v, a02); a12 = w1.fma(v, a12); a22 = w2.fma(v, a22); a32 = w3.fma(v, a32);
+            v = FloatVector.fromArray(S, x, x3 + k);
+            a03 = w0.fma(v, a03); a13 = w1.fma(v, a13); a23 = w2.fma(v, a23); a33 = w3.fma(v, a33);
+        }
+        if (k < in) {
+            VectorMask<Float> m = S.indexInRange(k, in);
+            long kb = (long) k * Float.BYTES;
+            FloatVector w0 = seg(w, o0 + kb, m), w1 = seg(w, o1 + kb, m), w2 = seg(w, o2 + kb, m),
+                    w3 = seg(w, o3 + kb, m);
+            FloatVector v = FloatVector.fromArray(S, x, x0 + k, m);
+            a00 = w0.fma(v, a00); a10 = w1.fma(v, a10); a20 = w2.fma(v, a20); a30 = w3.fma(v, a30);
+            v = FloatVector.fromArray(S, x, x1 + k, m);
+            a01 = w0.fma(v, a01); a11 = w1.fma(v, a11); a21 = w2.fma(v, a21); a31 = w3.fma(v, a31);
+            v = FloatVector.fromArray(S, x, x2 + k, m);
+            a02 = w0.fma(v, a02); a12 = w1.fma(v, a12); a22 = w2.fma(v, a22); a32 = w3.fma(v, a32);
+            v = FloatVector.fromArray(S, x, x3 + k, m);
+            a03 = w0.fma(v, a03); a13 = w1.fma(v, a13); a23 = w2.fma(v, a23); a33 = w3.fma(v, a33);
+        }
+        // y row i+j, column r+q gets a_qj
+        store4(y, yOff, a00, a10, a20, a30);
+        store4(y, yOff + out, a01, a11, a21, a31);
+        store4(y, yOff + 2 * out, a02, a12, a22, a32);
+        store4(y, yOff + 3 * out, a03, a13, a23, a33);
+    }
+
+    private static void store4(float[] y, int at, FloatVector c0, FloatVector c1, FloatVector c2, FloatVector c3) {
+        y[at] = c0.reduceLanes(VectorOperators.ADD);
+        y[at + 1] = c1.reduceLanes(VectorOperators.ADD);
+        y[at + 2] = c2.reduceLanes(VectorOperators.ADD);
+        y[at + 3] = c3.reduceLanes(VectorOperators.ADD);
+    }
+
+    @Override
+    public void rmsnorm(float[] out, int outOff, float[] x, int xOff, MemorySegment weight, int n, float eps) {
+        FloatVector ss = FloatVector.zero(S);
+        int i = 0;
+        for (; i + L <= n; i += L) {
+            FloatVector v = FloatVector.fromArray(S, x, xOff + i);
+            ss = v.fma(v, ss);
+        }
+        if (i < n) {
+            FloatVector v = FloatVector.fromArray(S, x, xOff + i, S.indexInRange(i, n));
+            ss = v.fma(v, ss);
+        }
+        float scale = 1f / (float) Math.sqrt(ss.reduceLanes(VectorOperators.ADD) / n + eps);
+        i = 0;
+        for (; i + L <= n; i += L) {
+            seg(weight, (long) i * Float.BYTES).mul(FloatVector.fromArray(S, x, xOff + i).mul(scale))
+                    .intoArray(out, outOff + i);
+        }
+        if (i < n) {
+            VectorMask<Float> m = S.indexInRange(i, n);
+            seg(weight, (long) i * Float.BYTES, m).mul(FloatVector.fromArray(S, x, xOff + i, m).mul(scale))
+                    .intoArray(out, outOff + i, m);
+        }
+    }
+
+    @Override
+    public void softmax(float[] x, int off, int n) {
+        FloatVector mv = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
+        int i = 0;
+        for (; i + L <= n; i += L) {
+            mv = mv.max(FloatVector.fromArray(S, x, off + i));
+        }
+        float max = mv.reduceLanes(VectorOperators.MAX);
+        for (; i < n; i++) {
+            max = Math.max(max, x[off + i]);
+        }
+        FloatVector sv = FloatVector.zero(S);
+        i = 0;
+        for (; i + L <= n; i += L) {
+            FloatVector e = FloatVector.fromArray(S, x, off + i).sub(max).lanewise(VectorOperators.EXP);
+            e.intoArray(x, off + i);
+            sv = sv.add(e);
+        }
+        float sum = sv.reduceLanes(VectorOperators.ADD);
+        for (; i < n; i++) {
+            x[off + i] = (float) Math.exp(x[off + i] - max);
+            sum += x[off + i];
+        }
+        float inv = 1f / sum;
+        i = 0;
+        for (; i + L <= n; i += L) {
+            FloatVector.fromArray(S, x, off + i).mul(inv).intoArray(x, off + i);
+        }
+        for (; i < n; i++) {
+            x[off + i] *= inv;
+        }
+    }
+
+    @Override
+    public void silu(float[] x, int off, int n) {
+        int i = 0;
+        for (; i + L <= n; i += L) {
+            FloatVector v = FloatVector.fromArray(S, x, off + i);
+            sigmoidTimes(v).intoArray(x, off + i);
+        }
+        if (i < n) {
+            VectorMask<Float> m = S.indexInRange(i, n);
+            sigmoidTimes(FloatVector.fromArray(S, x, off + i, m)).intoArray(x, off + i, m);
+        }
+    }
+
+    @Override
+    public void swiglu(float[] gate, int gOff, float[] up, int uOff, int n) {
+        int i = 0;
+        for (; i + L <= n; i += L) {
+            sigmoidTimes(FloatVector.fromArray(S, gate, gOff + i)).mul(FloatVector.fromArray(S, up, uOff + i))
+                    .intoArray(gate, gOff + i);
+        }
+        if (i < n) {
+            VectorMask<Float> m = S.indexInRange(i, n);
+            sigmoidTimes(FloatVector.fromArray(S, gate, gOff + i, m)).mul(FloatVector.fromArray(S, up, uOff + i, m))
+                    .intoArray(gate, gOff + i, m);
+        }
+    }
+
+    /** v * sigmoid(v) = v / (1 + exp(-v)). */
+    private static FloatVector sigmoidTimes(FloatVector v) {
+        return v.div(v.neg().lanewise(VectorOperators.EXP).add(1f));
+    }
+
+    @Override
+    public void add(float[] y, int yOff, float[] x, int xOff, int n) {
+        int i = 0;
+        for (; i + L <= n; i += L) {
+            FloatVector.fromArray(S, y, yOff + i).add(FloatVector.fromArray(S, x, xOff + i)).intoArray(y, yOff + i);
+        }
+        for (; i < n; i++) {
+            y[yOff + i] += x[xOff + i];
+        }
+    }
+
+    private static FloatVector seg(MemorySegment s, long byteOff) {
+        return FloatVector.fromMemorySegment(S, s, byteOff, LE);
+    }
+
+    private static FloatVector seg(MemorySegment s, long byteOff, VectorMask<Float> m) {
+        return FloatVector.fromMemorySegment(S, s, byteOff, LE, m);
+    }
+}
