@@ -1,0 +1,574 @@
+package io.kvtier.tier;
+
+import io.kvtier.kv.BlockKey;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * The bookkeeping of one tier: which chunk key lives in which slot and in what state. It never
+ * touches bytes; the data path reads and writes the slots it hands out. Engine thread only: no
+ * locks.
+ *
+ * <p>Entry life: {@code prepareStore} creates it STORING (invisible to lookups, never evicted);
+ * {@code completeStore(true)} makes it READY (readable, a member of the {@link CachePolicy});
+ * {@code prepareLoad} pins it (LOADING: still readable, never evicted) and {@code completeLoad}
+ * unpins it; a READY unpinned entry may be evicted by a later store. An entry that must go while
+ * a transfer still uses its slot ({@link #remove} of a pinned entry, {@link #clear} with transfers
+ * in flight) becomes REMOVING: invisible at once, its slot freed when the transfer completes.
+ *
+ * <p>Events ({@link KvEvents}) describe the resident set, the keys a lookup can hit:
+ * {@code BlockStored} when a store completes successfully; {@code BlockRemoved} when readable
+ * keys are evicted or {@link #remove}d; {@code AllCleared} when {@link #clear} drops at least one
+ * readable key. A failed or discarded store emits nothing: its keys were never announced, so
+ * there is nothing to take back. Each key appears once per change.
+ *
+ * <p>Counts: {@code freeSlots() + readyCount() + pinnedCount() + storingCount() == capacity()}.
+ */
+public final class TierIndex {
+
+    /** Answer of {@link #lookup}: how many leading chunks are readable. */
+    public sealed interface Lookup {
+        /** Leading chunks readable now (0 for a miss). */
+        int readyChunks();
+
+        /** The first {@code chunks} (> 0) keys are readable; the next one is absent (or there is none). */
+        record Hit(int chunks) implements Lookup {
+            @Override
+            public int readyChunks() {
+                return chunks;
+            }
+        }
+
+        /** The first {@code readyChunks} keys are readable and the next is being stored: ask again next step. */
+        record Pending(int readyChunks) implements Lookup {
+        }
+
+        /** The first key is absent. */
+        record Miss() implements Lookup {
+            @Override
+            public int readyChunks() {
+                return 0;
+            }
+        }
+    }
+
+    /** Answer of {@link #prepareStore}. */
+    public sealed interface StorePlan {
+
+        /**
+         * The store may proceed: write chunk {@code toStore.get(i)} into slot {@code slots[i]},
+         * then call {@link #completeStore} with {@code toStore}. {@code evicted} were removed to
+         * make room. {@code toStore} may be empty (everything was present or being stored).
+         */
+        record Accepted(List<BlockKey> toStore, int[] slots, List<BlockKey> evicted) implements StorePlan {
+            public Accepted {
+                toStore = List.copyOf(toStore);
+                slots = slots.clone();
+                evicted = List.copyOf(evicted);
+                if (slots.length != toStore.size()) {
+                    throw new IllegalArgumentException(slots.length + " slots for " + toStore.size() + " keys");
+                }
+            }
+
+            /** Slots, parallel to {@code toStore} (a copy). */
+            @Override
+            public int[] slots() {
+                return slots.clone();
+            }
+
+            /** Slot of {@code toStore.get(i)}. */
+            public int slot(int i) {
+                return slots[i];
+            }
+
+            @Override
+            public boolean equals(Object o) {
+                return o instanceof Accepted a && toStore.equals(a.toStore) && Arrays.equals(slots, a.slots)
+                        && evicted.equals(a.evicted);
+            }
+
+            @Override
+            public int hashCode() {
+                return Objects.hash(toStore, Arrays.hashCode(slots), evicted);
+            }
+
+            @Override
+            public String toString() {
+                return "Accepted[toStore=" + toStore.size() + " slots=" + Arrays.toString(slots)
+                        + " evicted=" + evicted.size() + "]";
+            }
+        }
+
+        /** Nothing was changed; the caller may retry in a later step. */
+        record Refused(String reason) implements StorePlan {
+        }
+    }
+
+    /** State of one key, for tests and diagnostics. */
+    public enum EntryState {
+        /** No entry. */
+        ABSENT,
+        /** Being stored: invisible to lookups. */
+        STORING,
+        /** Readable, no transfer reads it. */
+        READY,
+        /** Readable, pinned by at least one load. */
+        LOADING,
+        /** Invisible, waiting for a transfer that uses its slot to complete. */
+        REMOVING
+    }
+
+    private static final class Entry {
+        final BlockKey key;
+        final BlockKey parent;
+        final int slot;
+        boolean ready;
+        int pins;
+        boolean doomed;
+
+        Entry(BlockKey key, BlockKey parent, int slot) {
+            this.key = key;
+            this.parent = parent;
+            this.slot = slot;
+        }
+
+        boolean readable() {
+            return ready && !doomed;
+        }
+    }
+
+    private final String tierName;
+    private final int capacity;
+    private final CachePolicy policy;
+    private final KvEvents events;
+    private final Map<BlockKey, Entry> entries = new HashMap<>();
+    private final BitSet usedSlots;
+    private int storing;
+    private int pinned;
+    private long refusedStores;
+    private long evictions;
+
+    /**
+     * @param tierName       name used in events and messages ({@code "host"}, {@code "disk"}, ...)
+     * @param capacityChunks number of slots (> 0)
+     * @param policy         a fresh policy, used by this tier only
+     * @param events         where resident-set changes are reported
+     */
+    public TierIndex(String tierName, int capacityChunks, CachePolicy policy, KvEvents events) {
+        if (capacityChunks <= 0) {
+            throw new IllegalArgumentException("tier " + tierName + ": capacity must be positive, got " + capacityChunks);
+        }
+        this.tierName = Objects.requireNonNull(tierName, "tierName");
+        this.capacity = capacityChunks;
+        this.policy = Objects.requireNonNull(policy, "policy");
+        this.events = Objects.requireNonNull(events, "events");
+        if (policy.size() != 0) {
+            throw new IllegalArgumentException("tier " + tierName + ": policy must be empty, has " + policy.size());
+        }
+        this.usedSlots = new BitSet(capacityChunks);
+    }
+
+    /**
+     * Counts the leading keys that are readable (READY or LOADING). Does not change recency.
+     *
+     * @param chunkKeys a chain of chunk keys, head first
+     */
+    public Lookup lookup(List<BlockKey> chunkKeys) {
+        int n = 0;
+        for (BlockKey k : chunkKeys) {
+            Entry e = entries.get(k);
+            if (e == null || e.doomed) {
+                break;
+            }
+            if (!e.ready) {
+                return new Lookup.Pending(n);
+            }
+            n++;
+        }
+        return n == 0 ? new Lookup.Miss() : new Lookup.Hit(n);
+    }
+
+    /** Records an access to the readable keys among {@code chunkKeys} (tail-first, see {@link CachePolicy}). */
+    public void touch(List<BlockKey> chunkKeys) {
+        policy.touch(chunkKeys);
+    }
+
+    /**
+     * Pins readable entries for a load and returns their slots, parallel to {@code chunkKeys}.
+     * Call {@link #completeLoad} with the same keys when the load finished (successfully or not).
+     *
+     * @throws IllegalStateException if a key is not readable (nothing is pinned then)
+     */
+    public int[] prepareLoad(List<BlockKey> chunkKeys) {
+        int[] slots = new int[chunkKeys.size()];
+        for (int i = 0; i < slots.length; i++) {
+            Entry e = entries.get(chunkKeys.get(i));
+            if (e == null || !e.readable()) {
+                throw new IllegalStateException("tier " + tierName + ": prepareLoad of key " + chunkKeys.get(i).shortHex()
+                        + " (#" + i + ") which is " + state(chunkKeys.get(i)) + ", not readable");
+            }
+            slots[i] = e.slot;
+        }
+        for (BlockKey k : chunkKeys) {
+            Entry e = entries.get(k);
+            if (e.pins++ == 0) {
+                pinned++;
+            }
+        }
+        return slots;
+    }
+
+    /**
+     * Unpins entries pinned by {@link #prepareLoad}. An entry marked for removal while pinned is
+     * removed (its slot freed) when its last pin goes.
+     *
+     * @throws IllegalStateException if a key is not pinned (nothing is unpinned then)
+     */
+    public void completeLoad(List<BlockKey> chunkKeys) {
+        Map<BlockKey, Integer> unpins = new HashMap<>();
+        for (BlockKey k : chunkKeys) {
+            Entry e = entries.get(k);
+            int want = unpins.merge(k, 1, Integer::sum);
+            if (e == null || e.pins < want) {
+                throw new IllegalStateException("tier " + tierName + ": completeLoad of key " + k.shortHex()
+                        + " which is " + state(k) + " and not pinned by a load");
+            }
+        }
+        for (BlockKey k : chunkKeys) {
+            Entry e = entries.get(k);
+            if (--e.pins == 0) {
+                pinned--;
+                if (e.doomed) {
+                    drop(e);
+                }
+            }
+        }
+    }
+
+    /**
+     * Plans a store of a chain of chunks. Keys already readable are skipped and touched; keys
+     * being stored by another job are skipped. The others get slots; when there are not enough
+     * free slots, READY unpinned entries not among {@code keys} are evicted in policy order. All or
+     * nothing: if not enough can be evicted, or the chain needs more slots than the tier has, or a
+     * key is being removed, nothing changes and the answer is {@link StorePlan.Refused} (counted in
+     * {@link #refusedStores()}).
+     *
+     * @param keys    chunk keys, head first, without duplicates
+     * @param parents parent key of each chunk (the key of the chunk before it, or the namespace
+     *                seed for the first chunk of a sequence), parallel to {@code keys}
+     */
+    public StorePlan prepareStore(List<BlockKey> keys, List<BlockKey> parents) {
+        if (keys.size() != parents.size()) {
+            throw new IllegalArgumentException("tier " + tierName + ": " + keys.size() + " keys but " + parents.size() + " parents");
+        }
+        Set<BlockKey> keySet = new HashSet<>(keys);
+        if (keySet.size() != keys.size()) {
+            throw new IllegalArgumentException("tier " + tierName + ": duplicate keys in a store of " + keys.size());
+        }
+        List<BlockKey> present = new ArrayList<>();
+        List<BlockKey> toStore = new ArrayList<>();
+        List<BlockKey> toStoreParents = new ArrayList<>();
+        for (int i = 0; i < keys.size(); i++) {
+            BlockKey k = Objects.requireNonNull(keys.get(i), "key");
+            Entry e = entries.get(k);
+            if (e == null) {
+                toStore.add(k);
+                toStoreParents.add(Objects.requireNonNull(parents.get(i), "parent"));
+            } else if (e.doomed) {
+                return refuse("key " + k.shortHex() + " is being removed; retry when its transfer completes");
+            } else if (e.ready) {
+                present.add(k);
+            } // else: being stored by another job, skip
+        }
+        if (toStore.size() > capacity) {
+            return refuse("store of " + toStore.size() + " chunks exceeds the tier capacity of " + capacity);
+        }
+        int need = toStore.size() - freeSlots();
+        List<BlockKey> victims = List.of();
+        if (need > 0) {
+            victims = policy.victims(need, k -> !keySet.contains(k) && evictable(k));
+            if (victims.size() < need) {
+                return refuse("tier full: " + toStore.size() + " chunks to store, " + freeSlots() + " free slots, "
+                        + victims.size() + " evictable entries");
+            }
+            for (BlockKey v : victims) {
+                Entry e = entries.get(v);
+                if (e == null || !evictable(v) || keySet.contains(v)) {
+                    throw new IllegalStateException("tier " + tierName + ": policy " + policy.name()
+                            + " offered victim " + v.shortHex() + " which is " + state(v));
+                }
+            }
+            for (BlockKey v : victims) {
+                policy.evicted(v);
+                drop(entries.get(v));
+            }
+            evictions += victims.size();
+            events.removed(victims, tierName);
+        }
+        int[] slots = new int[toStore.size()];
+        for (int i = 0; i < slots.length; i++) {
+            int slot = usedSlots.nextClearBit(0);
+            usedSlots.set(slot);
+            slots[i] = slot;
+            entries.put(toStore.get(i), new Entry(toStore.get(i), toStoreParents.get(i), slot));
+        }
+        storing += slots.length;
+        policy.touch(present);
+        return new StorePlan.Accepted(toStore, slots, victims);
+    }
+
+    private StorePlan refuse(String reason) {
+        refusedStores++;
+        return new StorePlan.Refused("tier " + tierName + ": " + reason);
+    }
+
+    private boolean evictable(BlockKey k) {
+        Entry e = entries.get(k);
+        return e != null && e.ready && e.pins == 0 && !e.doomed;
+    }
+
+    /**
+     * Ends a store planned by {@link #prepareStore}: pass the {@code toStore} keys of the
+     * accepted plan (or a subset, e.g. the chunks before the first failed one with
+     * {@code success = true} and the rest with {@code false}). On success the entries become
+     * readable and a {@code BlockStored} event is emitted per run of keys that form a chain; on
+     * failure they are removed and their slots freed, with no event. Entries marked for removal
+     * meanwhile ({@link #clear}) are removed either way.
+     *
+     * @throws IllegalStateException if a key is not being stored (nothing changes then)
+     */
+    public void completeStore(List<BlockKey> keys, boolean success) {
+        Set<BlockKey> seen = new HashSet<>();
+        for (BlockKey k : keys) {
+            Entry e = entries.get(k);
+            if (!seen.add(k)) {
+                throw new IllegalArgumentException("tier " + tierName + ": completeStore lists key " + k.shortHex() + " twice");
+            }
+            if (e == null || e.ready) {
+                throw new IllegalStateException("tier " + tierName + ": completeStore of key " + k.shortHex()
+                        + " which is " + state(k) + ", not storing");
+            }
+        }
+        List<BlockKey> nowReady = new ArrayList<>(keys.size());
+        for (BlockKey k : keys) {
+            Entry e = entries.get(k);
+            storing--;
+            if (success && !e.doomed) {
+                e.ready = true;
+                nowReady.add(k);
+            } else {
+                drop(e);
+            }
+        }
+        if (nowReady.isEmpty()) {
+            return;
+        }
+        policy.insert(nowReady);
+        int start = 0;
+        for (int i = 1; i <= nowReady.size(); i++) {
+            if (i == nowReady.size() || !entries.get(nowReady.get(i)).parent.equals(nowReady.get(i - 1))) {
+                List<BlockKey> run = nowReady.subList(start, i);
+                events.stored(run, entries.get(run.getFirst()).parent, tierName);
+                start = i;
+            }
+        }
+    }
+
+    /**
+     * Removes a key whose stored bytes were found bad. A readable key disappears from lookups at
+     * once ({@code BlockRemoved}); if a load still pins it, its slot is freed when the last load
+     * completes. A key being stored is discarded when its store completes. No-op for an absent key.
+     *
+     * @return whether the key was readable
+     */
+    public boolean remove(BlockKey key) {
+        Entry e = entries.get(key);
+        if (e == null || e.doomed) {
+            return false;
+        }
+        if (!e.ready) {
+            e.doomed = true;
+            return false;
+        }
+        policy.remove(key);
+        if (e.pins == 0) {
+            drop(e);
+        } else {
+            e.doomed = true;
+        }
+        events.removed(List.of(key), tierName);
+        return true;
+    }
+
+    /**
+     * Drops every entry: READY unpinned ones at once, pinned and storing ones when their transfer
+     * completes (they are invisible from now on). Emits {@code AllCleared} if a key was readable.
+     * The policy forgets its history.
+     */
+    public void clear() {
+        boolean anyReadable = false;
+        for (Entry e : List.copyOf(entries.values())) {
+            anyReadable |= e.readable();
+            if (e.ready && e.pins == 0) {
+                drop(e);
+            } else {
+                e.doomed = true;
+            }
+        }
+        policy.clear();
+        if (anyReadable) {
+            events.cleared(tierName);
+        }
+    }
+
+    private void drop(Entry e) {
+        entries.remove(e.key);
+        usedSlots.clear(e.slot);
+    }
+
+    /** Name of the tier. */
+    public String tierName() {
+        return tierName;
+    }
+
+    /** The policy ordering this tier's victims. */
+    public CachePolicy policy() {
+        return policy;
+    }
+
+    /** Number of slots. */
+    public int capacity() {
+        return capacity;
+    }
+
+    /** Slots holding no entry. */
+    public int freeSlots() {
+        return capacity - entries.size();
+    }
+
+    /** READY entries that no load pins (the evictable ones). */
+    public int readyCount() {
+        return entries.size() - storing - pinned;
+    }
+
+    /** Entries pinned by at least one load (including ones waiting to be removed). */
+    public int pinnedCount() {
+        return pinned;
+    }
+
+    /** Entries being stored (including ones to be discarded when their store completes). */
+    public int storingCount() {
+        return storing;
+    }
+
+    /** Keys a lookup can hit now (READY or LOADING). */
+    public int readableCount() {
+        return policy.size();
+    }
+
+    /** Stores refused so far (tier full, too large, key being removed). */
+    public long refusedStores() {
+        return refusedStores;
+    }
+
+    /** Entries evicted so far to make room for stores. */
+    public long evictions() {
+        return evictions;
+    }
+
+    /** State of a key. */
+    public EntryState state(BlockKey key) {
+        Entry e = entries.get(key);
+        if (e == null) {
+            return EntryState.ABSENT;
+        }
+        if (e.doomed) {
+            return EntryState.REMOVING;
+        }
+        if (!e.ready) {
+            return EntryState.STORING;
+        }
+        return e.pins > 0 ? EntryState.LOADING : EntryState.READY;
+    }
+
+    /** Slot of a key that has an entry (any state), or -1. */
+    public int slotOf(BlockKey key) {
+        Entry e = entries.get(key);
+        return e == null ? -1 : e.slot;
+    }
+
+    /**
+     * Checks the bookkeeping and throws IllegalStateException naming the first broken invariant:
+     * every entry has its own slot in range; free + used = capacity; storing entries are not
+     * pinned; entries waiting for removal are in flight; the counters match the entries; the
+     * policy's members are exactly the readable entries.
+     */
+    public void checkInvariants() {
+        BitSet seen = new BitSet(capacity);
+        int countStoring = 0;
+        int countPinned = 0;
+        int countReadable = 0;
+        for (Entry e : entries.values()) {
+            if (e.slot < 0 || e.slot >= capacity) {
+                fail("slot in range", "key " + e.key.shortHex() + " has slot " + e.slot);
+            }
+            if (seen.get(e.slot)) {
+                fail("slots unique", "slot " + e.slot + " is held by two entries");
+            }
+            seen.set(e.slot);
+            if (e.pins < 0) {
+                fail("pins >= 0", "key " + e.key.shortHex() + " has " + e.pins + " pins");
+            }
+            if (!e.ready) {
+                countStoring++;
+                if (e.pins != 0) {
+                    fail("storing entries are not pinned", "key " + e.key.shortHex() + " has " + e.pins + " pins");
+                }
+            } else if (e.pins > 0) {
+                countPinned++;
+            }
+            if (e.doomed && e.ready && e.pins == 0) {
+                fail("removing entries are in flight", "key " + e.key.shortHex() + " is removing but unpinned");
+            }
+            if (e.readable()) {
+                countReadable++;
+            }
+            if (e.readable() != policy.contains(e.key)) {
+                fail("policy members = readable entries", "key " + e.key.shortHex() + " is " + state(e.key)
+                        + " but policy membership is " + policy.contains(e.key));
+            }
+        }
+        if (!seen.equals(usedSlots)) {
+            fail("used slots = slots of entries", "used " + usedSlots + ", entries hold " + seen);
+        }
+        if (freeSlots() + entries.size() != capacity || freeSlots() < 0) {
+            fail("free + used = capacity", freeSlots() + " + " + entries.size() + " != " + capacity);
+        }
+        if (countStoring != storing) {
+            fail("storing count", "counter " + storing + ", entries " + countStoring);
+        }
+        if (countPinned != pinned) {
+            fail("pinned count", "counter " + pinned + ", entries " + countPinned);
+        }
+        if (countReadable != policy.size()) {
+            fail("policy size = readable entries", "policy " + policy.size() + ", readable " + countReadable);
+        }
+    }
+
+    private void fail(String invariant, String detail) {
+        throw new IllegalStateException("tier " + tierName + ": invariant '" + invariant + "' broken: " + detail);
+    }
+
+    @Override
+    public String toString() {
+        return "TierIndex[" + tierName + " cap=" + capacity + " free=" + freeSlots() + " ready=" + readyCount()
+                + " pinned=" + pinnedCount() + " storing=" + storingCount() + " policy=" + policy.name() + "]";
+    }
+}
