@@ -1,0 +1,97 @@
+package io.kvtier.cli;
+
+import io.kvtier.engine.Engine;
+import io.kvtier.engine.EngineConfig;
+import io.kvtier.engine.LlamaRunner;
+import io.kvtier.engine.Request;
+import io.kvtier.engine.SamplingParams;
+import io.kvtier.kv.ExtraKeys;
+import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Kernels;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code ./kvtier bench generate}: decode and prefill speed through the whole engine (scheduler,
+ * paged KV, sampling), greedy, prefix cache off so every token is computed. Each figure is the
+ * best of {@code --repeats} runs after one warm-up run.
+ */
+@Command(name = "generate", mixinStandardHelpOptions = true,
+        description = "Single-sequence decode, 32-sequence decode and prefill tokens/s on a model.")
+final class BenchGenerateCommand implements Callable<Integer> {
+
+    @Option(names = "--model", paramLabel = "FILE", description = "checkpoint (default: stories260K)")
+    Path model;
+
+    @Option(names = "--decode-tokens", defaultValue = "256", description = "tokens decoded per sequence (capped by the context)")
+    int decodeTokens;
+
+    @Option(names = "--batch", defaultValue = "32", description = "sequences decoding together (default ${DEFAULT-VALUE})")
+    int batch;
+
+    @Option(names = "--repeats", defaultValue = "3")
+    int repeats;
+
+    @Option(names = "--threads", defaultValue = "0", description = "compute threads (default: one per core)")
+    int threads;
+
+    @Override
+    public Integer call() {
+        Path modelPath = ModelPaths.resolve(model, ModelPaths.DEFAULT_MODEL, "--model");
+        Checkpoint checkpoint = Checkpoint.load(modelPath);
+        int seqLen = checkpoint.config().seqLen();
+        int steps = Math.min(decodeTokens, seqLen - 1);
+        int blockSize = 16;
+        int blocks = (batch + 1) * checkpoint.config().kvLayout(blockSize).blocksFor(seqLen);
+        EngineConfig config = new EngineConfig(blockSize, blocks, 4096, Math.max(batch, 1), false, -1);
+        System.out.printf("model %s: %s, kernels %s, %d compute threads%n", modelPath.getFileName(),
+                checkpoint.config(), Kernels.best().name(), threads > 0 ? threads : Runtime.getRuntime().availableProcessors());
+        try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads)) {
+            long[] ids = {0};
+            double single = best(() -> decode(engine, ids, 1, steps));
+            double batched = best(() -> decode(engine, ids, batch, steps));
+            int prompt = Math.min(seqLen - 1, 512);
+            double prefill = best(() -> prefill(engine, ids, prompt));
+            System.out.printf("single-sequence decode: %,.0f tokens/s (%d tokens)%n", single, steps);
+            System.out.printf("%d-sequence decode:     %,.0f tokens/s (%.2fx single)%n", batch, batched, batched / single);
+            System.out.printf("prefill:                %,.0f tokens/s (%d-token prompt)%n", prefill, prompt);
+        }
+        return 0;
+    }
+
+    private double best(java.util.function.DoubleSupplier run) {
+        run.getAsDouble();
+        double best = 0;
+        for (int i = 0; i < Math.max(1, repeats); i++) {
+            best = Math.max(best, run.getAsDouble());
+        }
+        return best;
+    }
+
+    /** Tokens/s of {@code n} sequences each decoding {@code steps} tokens after a 1-token prompt. */
+    private static double decode(Engine engine, long[] ids, int n, int steps) {
+        for (int i = 0; i < n; i++) {
+            // Distinct first tokens so the sequences differ; no stop token, so all run to the end.
+            engine.submit(new Request(ids[0]++, new int[] {1 + i % 500}, steps, SamplingParams.GREEDY, ExtraKeys.NONE));
+        }
+        engine.step(); // the 1-token prefill
+        long t0 = System.nanoTime();
+        long before = engine.stats().generatedTokens();
+        engine.runToCompletion();
+        return (engine.stats().generatedTokens() - before) / ((System.nanoTime() - t0) / 1e9);
+    }
+
+    /** Prompt tokens/s of one prompt computed in one step. */
+    private static double prefill(Engine engine, long[] ids, int promptLen) {
+        int[] prompt = new int[promptLen];
+        for (int i = 0; i < promptLen; i++) {
+            prompt[i] = 1 + (i * 7) % 400;
+        }
+        engine.submit(new Request(ids[0]++, prompt, 1, SamplingParams.GREEDY, ExtraKeys.NONE));
+        long t0 = System.nanoTime();
+        engine.runToCompletion();
+        return promptLen / ((System.nanoTime() - t0) / 1e9);
+    }
+}

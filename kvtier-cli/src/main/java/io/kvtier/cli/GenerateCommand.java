@@ -1,0 +1,156 @@
+package io.kvtier.cli;
+
+import io.kvtier.engine.Engine;
+import io.kvtier.engine.EngineConfig;
+import io.kvtier.engine.LlamaRunner;
+import io.kvtier.engine.Request;
+import io.kvtier.engine.SamplingParams;
+import io.kvtier.kv.ExtraKeys;
+import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Kernels;
+import io.kvtier.model.Tokenizer;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code ./kvtier generate}: prompts in, text out, through the engine and its caches. */
+@Command(name = "generate", mixinStandardHelpOptions = true,
+        description = "Generate text for one or more prompts (all submitted at once: continuous batching).")
+final class GenerateCommand implements Callable<Integer> {
+
+    @Option(names = "--model", paramLabel = "FILE", description = "llama2.c checkpoint (default: ../shared/models/stories260K.bin beside the project root)")
+    Path model;
+
+    @Option(names = "--tokenizer", paramLabel = "FILE", description = "llama2.c tokenizer (default: ../shared/models/tok512.bin beside the project root)")
+    Path tokenizer;
+
+    @Option(names = "--prompt", paramLabel = "TEXT", description = "a prompt (repeatable); an empty prompt is BOS alone")
+    List<String> prompts = new ArrayList<>();
+
+    @Option(names = "--prompts", paramLabel = "FILE", description = "a file with one prompt a line, all submitted at once")
+    Path promptsFile;
+
+    @Option(names = "--max-tokens", defaultValue = "256", description = "most new tokens per prompt (default ${DEFAULT-VALUE}); the context limit also stops generation")
+    int maxTokens;
+
+    @Option(names = "--temperature", defaultValue = "0", description = "0 = greedy (default); otherwise sample from softmax(logits / T)")
+    float temperature;
+
+    @Option(names = "--top-p", defaultValue = "1", description = "nucleus sampling threshold in (0, 1] (default ${DEFAULT-VALUE} = off)")
+    float topP;
+
+    @Option(names = "--seed", defaultValue = "42", description = "seed of the sampling streams (default ${DEFAULT-VALUE})")
+    long seed;
+
+    @Option(names = "--block-size", defaultValue = "16", description = "token positions per KV block (default ${DEFAULT-VALUE})")
+    int blockSize;
+
+    @Option(names = "--device-blocks", defaultValue = "0", description = "blocks in the device KV pool (default: room for 32 full contexts, at most 2 GiB)")
+    int deviceBlocks;
+
+    @Option(names = "--max-batch-tokens", defaultValue = "512", description = "token budget of one engine step: decode tokens plus prefill chunks (default ${DEFAULT-VALUE})")
+    int maxBatchTokens;
+
+    @Option(names = "--no-prefix-cache", description = "do not reuse device KV blocks of equal prefixes")
+    boolean noPrefixCache;
+
+    @Option(names = "--output", defaultValue = "text", description = "text (default) or jsonl: one object per prompt in input order")
+    OutputFormat output;
+
+    @Option(names = "--stats-json", paramLabel = "FILE", description = "also write the run's summary as JSON")
+    Path statsJson;
+
+    @Option(names = "--threads", defaultValue = "0", description = "compute threads (default: one per core)")
+    int threads;
+
+    enum OutputFormat { text, jsonl }
+
+    @Override
+    public Integer call() throws IOException {
+        List<String> texts = collectPrompts();
+        Path modelPath = ModelPaths.resolve(model, ModelPaths.DEFAULT_MODEL, "--model");
+        Path tokPath = ModelPaths.resolve(tokenizer, ModelPaths.DEFAULT_TOKENIZER, "--tokenizer");
+        if (maxTokens < 1) {
+            throw new BadInputException("--max-tokens must be at least 1, got " + maxTokens);
+        }
+        SamplingParams sampling = new SamplingParams(temperature, topP, seed);
+        Checkpoint checkpoint = Checkpoint.load(modelPath);
+        Tokenizer tok;
+        try {
+            tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
+        } catch (RuntimeException e) {
+            checkpoint.close();
+            throw e;
+        }
+        List<int[]> ids = new ArrayList<>();
+        for (int i = 0; i < texts.size(); i++) {
+            int[] p = tok.encode(texts.get(i), true);
+            if (p.length > checkpoint.config().seqLen()) {
+                checkpoint.close();
+                throw new BadInputException("prompt " + (i + 1) + " has " + p.length + " tokens but the model's context is "
+                        + checkpoint.config().seqLen() + " tokens");
+            }
+            ids.add(p);
+        }
+        EngineConfig config = new EngineConfig(blockSize, deviceBlocks > 0 ? deviceBlocks
+                : defaultDeviceBlocks(checkpoint, blockSize), maxBatchTokens, EngineConfig.DEFAULT_MAX_RUNNING,
+                !noPrefixCache, Tokenizer.BOS);
+        try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads)) {
+            long t0 = System.nanoTime();
+            List<Request> requests = new ArrayList<>();
+            for (int i = 0; i < ids.size(); i++) {
+                Request r = new Request(i, ids.get(i), maxTokens, sampling, ExtraKeys.NONE);
+                engine.submit(r);
+                requests.add(r);
+            }
+            engine.runToCompletion();
+            double wall = (System.nanoTime() - t0) / 1e9;
+            PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+            GenerateReport report = new GenerateReport(engine, requests, texts, tok, wall);
+            if (output == OutputFormat.jsonl) {
+                report.writeJsonl(out);
+            } else {
+                report.writeText(out);
+            }
+            out.flush();
+            report.writeSummary(System.err);
+            if (statsJson != null) {
+                report.writeStatsJson(statsJson);
+            }
+        }
+        return 0;
+    }
+
+    private List<String> collectPrompts() throws IOException {
+        List<String> all = new ArrayList<>(prompts);
+        if (promptsFile != null) {
+            if (!Files.isRegularFile(promptsFile)) {
+                throw new BadInputException("--prompts " + promptsFile + ": no such file");
+            }
+            List<String> lines = Files.readAllLines(promptsFile, StandardCharsets.UTF_8);
+            if (lines.isEmpty()) {
+                throw new BadInputException("--prompts " + promptsFile + ": the file is empty (one prompt a line expected)");
+            }
+            all.addAll(lines);
+        }
+        if (all.isEmpty()) {
+            all.add("");
+        }
+        return all;
+    }
+
+    /** Room for 32 full contexts, capped at 2 GiB of KV. */
+    static int defaultDeviceBlocks(Checkpoint checkpoint, int blockSize) {
+        var layout = checkpoint.config().kvLayout(blockSize);
+        long want = 32L * layout.blocksFor(checkpoint.config().seqLen());
+        long cap = (2L << 30) / layout.bytesPerBlock();
+        return (int) Math.max(1, Math.min(want, cap));
+    }
+}

@@ -1,0 +1,112 @@
+package io.kvtier.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.kvtier.engine.Engine;
+import io.kvtier.engine.EngineStats;
+import io.kvtier.engine.Request;
+import io.kvtier.model.Tokenizer;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Writes what {@code generate} produced: per-request text or JSON lines, and the run summary. */
+final class GenerateReport {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Engine engine;
+    private final List<Request> requests;
+    private final List<String> prompts;
+    private final Tokenizer tokenizer;
+    private final double wallSeconds;
+
+    GenerateReport(Engine engine, List<Request> requests, List<String> prompts, Tokenizer tokenizer, double wallSeconds) {
+        this.engine = engine;
+        this.requests = requests;
+        this.prompts = prompts;
+        this.tokenizer = tokenizer;
+        this.wallSeconds = wallSeconds;
+    }
+
+    /** The text of a request as the reference prints it: prompt pieces then generated pieces. */
+    String text(Request r) {
+        int[] p = r.promptIds();
+        int[] g = r.outputIds();
+        int[] all = new int[p.length + g.length];
+        System.arraycopy(p, 0, all, 0, p.length);
+        System.arraycopy(g, 0, all, p.length, g.length);
+        return tokenizer.decode(all);
+    }
+
+    void writeText(PrintStream out) {
+        for (int i = 0; i < requests.size(); i++) {
+            if (requests.size() > 1) {
+                out.println(i == 0 ? "--- prompt 1" : "\n--- prompt " + (i + 1));
+            }
+            out.println(text(requests.get(i)));
+        }
+    }
+
+    void writeJsonl(PrintStream out) {
+        for (int i = 0; i < requests.size(); i++) {
+            Request r = requests.get(i);
+            Map<String, Object> o = new LinkedHashMap<>();
+            o.put("prompt", prompts.get(i));
+            o.put("prompt_ids", r.promptIds());
+            o.put("generated_ids", r.outputIds());
+            o.put("text", text(r));
+            o.put("finish_reason", r.finishReason().wireName());
+            o.put("device_hit_tokens", r.deviceHitTokens());
+            try {
+                out.println(JSON.writeValueAsString(o));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    Map<String, Object> stats() {
+        EngineStats s = engine.stats();
+        Map<String, Object> o = new LinkedHashMap<>();
+        o.put("requests", s.requests());
+        o.put("prompt_tokens", s.promptTokens());
+        o.put("generated_tokens", s.generatedTokens());
+        o.put("device_hit_tokens", s.deviceHitTokens());
+        o.put("computed_tokens", s.computedTokens());
+        o.put("preemptions", s.preemptions());
+        o.put("steps", s.steps());
+        o.put("wall_seconds", round(wallSeconds));
+        o.put("decode_tokens_per_second", round(wallSeconds > 0 ? s.generatedTokens() / wallSeconds : 0));
+        o.put("device_blocks_total", engine.pool().numBlocks());
+        o.put("device_blocks_free_at_end", engine.pool().emptyCount());
+        o.put("device_blocks_cached_at_end", engine.pool().cachedCount());
+        o.put("block_size", engine.config().blockSize());
+        return o;
+    }
+
+    void writeSummary(PrintStream err) {
+        Map<String, Object> s = stats();
+        err.printf("kvtier: %s requests, %s prompt tokens (%s hit on device), %s generated in %.2f s (%.0f tokens/s), "
+                        + "%s steps, %s preemptions, device blocks %s free + %s cached of %s%n",
+                s.get("requests"), s.get("prompt_tokens"), s.get("device_hit_tokens"), s.get("generated_tokens"),
+                wallSeconds, (double) s.get("decode_tokens_per_second"), s.get("steps"), s.get("preemptions"),
+                s.get("device_blocks_free_at_end"), s.get("device_blocks_cached_at_end"), s.get("device_blocks_total"));
+    }
+
+    void writeStatsJson(Path file) {
+        try {
+            JSON.enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), stats());
+        } catch (IOException e) {
+            throw new BadInputException("--stats-json " + file + ": cannot write (" + e.getMessage() + ")", e);
+        }
+    }
+
+    private static double round(double v) {
+        return Math.round(v * 1000) / 1000.0;
+    }
+}

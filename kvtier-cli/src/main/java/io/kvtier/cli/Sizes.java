@@ -1,0 +1,39 @@
+package io.kvtier.cli;
+
+import java.util.Locale;
+
+/** Parses sizes such as {@code 256M}, {@code 1.5G}, {@code 4096} (bytes; K/M/G/T are powers of 1024). */
+final class Sizes {
+
+    private Sizes() {
+    }
+
+    static long parseBytes(String text, String flag) {
+        String s = text.trim().toUpperCase(Locale.ROOT);
+        if (s.endsWith("B")) {
+            s = s.substring(0, s.length() - 1);
+        }
+        long mult = 1;
+        if (!s.isEmpty()) {
+            switch (s.charAt(s.length() - 1)) {
+                case 'K' -> mult = 1L << 10;
+                case 'M' -> mult = 1L << 20;
+                case 'G' -> mult = 1L << 30;
+                case 'T' -> mult = 1L << 40;
+                default -> mult = 1;
+            }
+            if (mult != 1) {
+                s = s.substring(0, s.length() - 1);
+            }
+        }
+        try {
+            double v = Double.parseDouble(s);
+            if (v < 0 || Double.isNaN(v) || Double.isInfinite(v)) {
+                throw new NumberFormatException();
+            }
+            return (long) (v * mult);
+        } catch (NumberFormatException e) {
+            throw new BadInputException(flag + ": '" + text + "' is not a size (e.g. 4096, 256M, 1.5G)");
+        }
+    }
+}
