@@ -26,6 +26,9 @@ public final class Transformer implements AutoCloseable {
     private static final float EPS = 1e-5f;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
+    /** A thread that owns nothing: a segment accessible by it is accessible by the pool's workers. */
+    private static final Thread NOT_THE_OWNER = Thread.ofVirtual().unstarted(() -> { });
+
     private final Checkpoint w;
     private final ModelConfig c;
     private final Kernels kernels;
@@ -173,7 +176,9 @@ public final class Transformer implements AutoCloseable {
         for (int t = 0; t < tokens; t++) {
             work += (a.pos[t] + 1L) * 2 * c.dim();
         }
-        parallel.forRange(tokens * heads, 1, work, (part, from, to) -> {
+        // A slab confined to this thread (a test's Arena.ofConfined) cannot be read by the pool.
+        boolean shared = slab.isAccessibleBy(NOT_THE_OWNER);
+        parallel.forRange(tokens * heads, 1, shared ? work : 0, (part, from, to) -> {
             for (int i = from; i < to; i++) {
                 attention.attend(l, i / heads, i % heads, a, a.att[part], chunks, slab, layout);
             }

@@ -1,0 +1,134 @@
+package io.kvtier.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ForkJoinPool;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class TransformerTest {
+
+    private static Checkpoint checkpoint;
+    private static ForkJoinPool pool;
+    private static List<SharedFiles.Reference> refs;
+
+    @BeforeAll
+    static void load() {
+        checkpoint = Checkpoint.load(SharedFiles.stories260K());
+        pool = new ForkJoinPool(2);
+        refs = SharedFiles.greedyReferences();
+    }
+
+    @AfterAll
+    static void close() {
+        pool.shutdownNow();
+        checkpoint.close();
+    }
+
+    @Test
+    void reproducesEveryReferenceRecordWithVectorKernels() {
+        assertReproducesAll(Kernels.best());
+    }
+
+    @Test
+    void reproducesEveryReferenceRecordWithScalarKernels() {
+        assertReproducesAll(Kernels.scalar());
+    }
+
+    private static void assertReproducesAll(Kernels kernels) {
+        try (Transformer model = new Transformer(checkpoint, kernels, pool);
+             GreedyDriver driver = new GreedyDriver(model, 16, 1)) {
+            for (SharedFiles.Reference r : refs) {
+                assertThat(driver.generate(r.promptIds(), r.steps(), r.promptIds().length))
+                        .as("%s, prompt '%s'", kernels.name(), r.prompt())
+                        .containsExactly(r.generatedIds());
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "block size {0}, prefill chunk {1}")
+    @CsvSource({"1, 1", "1, 64", "4, 7", "16, 1", "16, 7", "16, 64", "64, 7", "64, 64", "4, 64", "64, 1"})
+    void blockSizeAndPrefillChunkDoNotChangeTokens(int blockSize, int prefillChunk) {
+        try (Transformer model = new Transformer(checkpoint, Kernels.best(), pool);
+             GreedyDriver driver = new GreedyDriver(model, blockSize, 1)) {
+            for (SharedFiles.Reference r : List.of(refs.get(3), refs.get(7))) {
+                assertThat(driver.generate(r.promptIds(), r.steps(), prefillChunk))
+                        .as("prompt '%s'", r.prompt())
+                        .containsExactly(r.generatedIds());
+            }
+        }
+    }
+
+    @Test
+    void allSequencesInOneBatchGiveTheSameTokensAsEachAlone() {
+        // A shared slab, so that attention of the batch is also split across the pool's threads.
+        List<int[]> prompts = new ArrayList<>();
+        int[] steps = new int[refs.size()];
+        for (int i = 0; i < refs.size(); i++) {
+            prompts.add(refs.get(i).promptIds());
+            steps[i] = refs.get(i).steps();
+        }
+        try (Transformer model = new Transformer(checkpoint, Kernels.best(), pool);
+             GreedyDriver driver = new GreedyDriver(model, 16, refs.size(), java.lang.foreign.Arena.ofShared())) {
+            List<int[]> out = driver.generateAll(prompts, steps, 13);
+            for (int i = 0; i < refs.size(); i++) {
+                assertThat(out.get(i)).as("prompt '%s'", refs.get(i).prompt()).containsExactly(refs.get(i).generatedIds());
+            }
+        }
+    }
+
+    @Test
+    void shuffledBlockTablesGiveTheSameTokens() {
+        long seed = 20240611L;
+        List<int[]> prompts = List.of(refs.get(1).promptIds(), refs.get(6).promptIds());
+        int[] steps = {refs.get(1).steps(), refs.get(6).steps()};
+        try (Transformer model = new Transformer(checkpoint, Kernels.best(), pool);
+             GreedyDriver driver = new GreedyDriver(model, 4, 2).shuffledBlocks(seed)) {
+            List<int[]> out = driver.generateAll(prompts, steps, 5);
+            assertThat(out.get(0)).as("seed %d", seed).containsExactly(refs.get(1).generatedIds());
+            assertThat(out.get(1)).as("seed %d", seed).containsExactly(refs.get(6).generatedIds());
+        }
+    }
+
+    @Test
+    void chunksWithoutLogitsReturnNull() {
+        try (Transformer model = new Transformer(checkpoint, Kernels.best(), pool);
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            var layout = checkpoint.config().kvLayout(16);
+            var slab = arena.allocate(layout.bytesPerBlock() * 4);
+            float[][] out = model.forward(List.of(
+                    new SequenceChunk(new int[] {1, 403}, 0, new int[] {0}, false),
+                    new SequenceChunk(new int[] {1, 403, 407}, 0, new int[] {1}, true)), slab, layout);
+            assertThat(out[0]).isNull();
+            assertThat(out[1]).hasSize(512);
+            assertThat(GreedyDriver.argmax(out[1])).isEqualTo(261);   // "Once upon" -> " a"
+        }
+    }
+
+    @Test
+    void rejectsBlockTablesThatDoNotCoverTheChunkOrLeaveTheSlab() {
+        try (Transformer model = new Transformer(checkpoint, Kernels.best(), pool);
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            var layout = checkpoint.config().kvLayout(4);
+            var slab = arena.allocate(layout.bytesPerBlock() * 2);
+            assertThatThrownBy(() -> model.forward(
+                    List.of(new SequenceChunk(new int[] {1, 2, 3, 4, 5}, 0, new int[] {0}, true)), slab, layout))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("does not cover position 4");
+            assertThatThrownBy(() -> model.forward(
+                    List.of(new SequenceChunk(new int[] {1}, 0, new int[] {2}, true)), slab, layout))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("block id 2 is outside");
+            assertThatThrownBy(() -> model.forward(
+                    List.of(new SequenceChunk(new int[] {512}, 0, new int[] {0}, true)), slab, layout))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("token id 512");
+            assertThatThrownBy(() -> model.forward(List.of(new SequenceChunk(new int[] {1}, 0, new int[] {0}, true)),
+                    slab, new io.kvtier.kv.KvLayout(5, 8, 8, 4)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("does not fit model");
+        }
+    }
+}
