@@ -1,0 +1,210 @@
+package io.kvtier.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The vector kernels against the scalar reference on random inputs of awkward sizes.
+ *
+ * <p>Tolerance: sums are reordered by the vector code, so a dot product of n terms may differ
+ * by about n * 2^-24 times the sum of |terms|; we allow {@code 1e-5 * sum|a_i b_i| + 1e-6}
+ * (above that bound for n = 1000, far above the typical sqrt(n) error). Elementwise functions
+ * built on exp (softmax, silu) may differ by a few ulps: {@code 1e-5} relative plus {@code 1e-7}.
+ */
+class KernelsDifferentialTest {
+
+    private static final int[] SIZES = {1, 7, 63, 64, 65, 1000};
+    private static final Kernels SCALAR = Kernels.scalar();
+    private static final Kernels VECTOR = Kernels.best();
+
+    private final Arena arena = Arena.ofConfined();
+
+    @AfterEach
+    void close() {
+        arena.close();
+    }
+
+    @Test
+    void vectorKernelsAreInUse() {
+        assertThat(VECTOR.name()).startsWith("vector-");
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2, 3})
+    void dotAgrees(long seed) {
+        Random r = new Random(seed);
+        for (int n : SIZES) {
+            float[] a = random(r, n + 3), b = random(r, n + 5);
+            MemorySegment seg = segment(a);
+            float ref = SCALAR.dot(a, 3, b, 5, n);
+            double tol = tolerance(a, 3, b, 5, n);
+            assertThat((double) VECTOR.dot(a, 3, b, 5, n)).as("seed %d, n %d", seed, n).isCloseTo(ref, within(tol));
+            assertThat((double) VECTOR.dot(seg, 12, b, 5, n)).as("seed %d, n %d (segment)", seed, n)
+                    .isCloseTo(ref, within(tol));
+            assertThat((double) SCALAR.dot(seg, 12, b, 5, n)).as("seed %d, n %d (scalar segment)", seed, n)
+                    .isCloseTo(ref, within(0));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {4, 5})
+    void axpyAgrees(long seed) {
+        Random r = new Random(seed);
+        for (int n : SIZES) {
+            float[] x = random(r, n + 1);
+            float[] y1 = random(r, n + 2);
+            float[] y2 = y1.clone();
+            float alpha = r.nextFloat() - 0.5f;
+            SCALAR.axpy(alpha, segment(x), 4, y1, 2, n);
+            VECTOR.axpy(alpha, segment(x), 4, y2, 2, n);
+            assertClose(y2, y1, 1e-6, "seed " + seed + ", n " + n);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {6, 7})
+    void matvecAndMatmulAgreeForEveryBatchSize(long seed) {
+        Random r = new Random(seed);
+        for (int in : SIZES) {
+            for (int out : new int[] {1, 7, 64, 65}) {
+                float[] w = random(r, out * in);
+                MemorySegment ws = segment(w);
+                for (int n : new int[] {1, 2, 4, 5, 8, 9}) {
+                    float[] x = random(r, n * in);
+                    float[] ref = new float[n * out];
+                    float[] got = new float[n * out];
+                    SCALAR.matmul(ws, in, out, x, n, ref, 0, out);
+                    // in two row ranges, as the pool splits it
+                    int split = out / 2 / 4 * 4;
+                    VECTOR.matmul(ws, in, out, x, n, got, 0, split);
+                    VECTOR.matmul(ws, in, out, x, n, got, split, out);
+                    for (int i = 0; i < n; i++) {
+                        for (int o = 0; o < out; o++) {
+                            double tol = tolerance(w, o * in, x, i * in, in);
+                            assertThat((double) got[i * out + o])
+                                    .as("seed %d, in %d, out %d, n %d, y[%d][%d]", seed, in, out, n, i, o)
+                                    .isCloseTo(ref[i * out + o], within(tol));
+                        }
+                    }
+                    if (n == 1) {
+                        float[] mv = new float[out + 3];
+                        VECTOR.matvec(ws, in, x, 0, mv, 3, 0, out);
+                        for (int o = 0; o < out; o++) {
+                            assertThat((double) mv[3 + o]).as("seed %d, in %d, out %d matvec row %d", seed, in, out, o)
+                                    .isCloseTo(ref[o], within(tolerance(w, o * in, x, 0, in)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {8, 9})
+    void rmsnormAgrees(long seed) {
+        Random r = new Random(seed);
+        for (int n : SIZES) {
+            float[] x = random(r, n + 1);
+            MemorySegment weight = segment(random(r, n));
+            float[] ref = new float[n + 2], got = new float[n + 2];
+            SCALAR.rmsnorm(ref, 2, x, 1, weight, n, 1e-5f);
+            VECTOR.rmsnorm(got, 2, x, 1, weight, n, 1e-5f);
+            assertClose(got, ref, 1e-5, "seed " + seed + ", n " + n);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {10, 11})
+    void softmaxAgreesAndSumsToOne(long seed) {
+        Random r = new Random(seed);
+        for (int n : SIZES) {
+            float[] ref = random(r, n + 1);
+            for (int i = 0; i < ref.length; i++) ref[i] *= 20;   // a wide range of exponents
+            float[] got = ref.clone();
+            SCALAR.softmax(ref, 1, n);
+            VECTOR.softmax(got, 1, n);
+            assertClose(got, ref, 1e-5, "seed " + seed + ", n " + n);
+            double sum = 0;
+            for (int i = 1; i <= n; i++) sum += got[i];
+            assertThat(sum).as("seed %d, n %d", seed, n).isCloseTo(1.0, within(1e-5));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {12, 13})
+    void siluAndSwigluAgree(long seed) {
+        Random r = new Random(seed);
+        for (int n : SIZES) {
+            float[] ref = random(r, n + 2);
+            for (int i = 0; i < ref.length; i++) ref[i] *= 12;
+            float[] got = ref.clone();
+            SCALAR.silu(ref, 2, n);
+            VECTOR.silu(got, 2, n);
+            assertClose(got, ref, 1e-5, "silu seed " + seed + ", n " + n);
+
+            float[] up = random(r, n + 1);
+            float[] g1 = random(r, n), g2 = g1.clone();
+            SCALAR.swiglu(g1, 0, up, 1, n);
+            VECTOR.swiglu(g2, 0, up, 1, n);
+            assertClose(g2, g1, 1e-5, "swiglu seed " + seed + ", n " + n);
+        }
+    }
+
+    @Test
+    void scalarKernelsComputeKnownValues() {
+        float[] x = {1, 2, 3, 4};
+        assertThat(SCALAR.dot(x, 0, x, 0, 4)).isEqualTo(30f);
+        float[] out = new float[4];
+        SCALAR.rmsnorm(out, 0, x, 0, segment(new float[] {1, 1, 1, 2}), 4, 0f);
+        float inv = (float) (1 / Math.sqrt(7.5));
+        assertThat(out).containsExactly(new float[] {inv, 2 * inv, 3 * inv, 8 * inv}, org.assertj.core.data.Offset.offset(1e-6f));
+        float[] s = {0, (float) Math.log(3)};
+        SCALAR.softmax(s, 0, 2);
+        assertThat(s).containsExactly(new float[] {0.25f, 0.75f}, org.assertj.core.data.Offset.offset(1e-6f));
+        float[] y = new float[2];
+        float[] m = new float[6];
+        // W [3][2] = {{1,0},{0,1},{1,1}}, X [2][2] = {{5,7},{1,2}} -> Y [2][3]
+        SCALAR.matmul(segment(new float[] {1, 0, 0, 1, 1, 1}), 2, 3, new float[] {5, 7, 1, 2}, 2, m, 0, 3);
+        assertThat(m).containsExactly(5f, 7f, 12f, 1f, 2f, 3f);
+        SCALAR.matvec(segment(new float[] {1, 2, 3, 4}), 2, new float[] {1, 1}, 0, y, 0, 0, 2);
+        assertThat(y).containsExactly(3f, 7f);
+        float[] z = {0f};
+        SCALAR.silu(z, 0, 1);
+        assertThat(z).containsExactly(0f);
+    }
+
+    private static org.assertj.core.data.Offset<Double> within(double tol) {
+        return org.assertj.core.data.Offset.offset(tol);
+    }
+
+    private static double tolerance(float[] a, int aOff, float[] b, int bOff, int n) {
+        double abs = 0;
+        for (int i = 0; i < n; i++) abs += Math.abs((double) a[aOff + i] * b[bOff + i]);
+        return 1e-5 * abs + 1e-6;
+    }
+
+    private static void assertClose(float[] got, float[] ref, double rel, String what) {
+        for (int i = 0; i < ref.length; i++) {
+            assertThat((double) got[i]).as("%s, index %d", what, i).isCloseTo(ref[i], within(rel * Math.abs(ref[i]) + 1e-7));
+        }
+    }
+
+    private static float[] random(Random r, int n) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) a[i] = (float) r.nextGaussian();
+        return a;
+    }
+
+    private MemorySegment segment(float[] a) {
+        MemorySegment s = arena.allocate((long) a.length * Float.BYTES + 4, 4);
+        MemorySegment.copy(a, 0, s, ScalarKernels.F32, 0, a.length);
+        return s;
+    }
+}
