@@ -1,0 +1,64 @@
+package io.kvtier.replay.optimum;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.awt.image.BufferedImage;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SweepChartTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void writesAPngOfTheGivenSize() throws IOException {
+        double[] caps = {1 << 20, 3_000_000, 10_000_000};
+        Map<String, double[][]> series = new LinkedHashMap<>();
+        series.put("lru", new double[][] {caps, {0.0566, 0.1437, 0.2976}});
+        series.put("belady", new double[][] {caps, {0.2623, 0.3599, 0.3734}});
+        series.put("ceiling", new double[][] {caps, {0.3734, 0.3734, 0.3734}});
+        Path png = dir.resolve("sub/sweep.png");
+        SweepChart.write(png, "conversation", series);
+
+        byte[] bytes = Files.readAllBytes(png);
+        assertThat(bytes).startsWith(0x89, 'P', 'N', 'G');
+        BufferedImage image = ImageIO.read(png.toFile());
+        assertThat(image.getWidth()).isEqualTo(SweepChart.WIDTH);
+        assertThat(image.getHeight()).isEqualTo(SweepChart.HEIGHT);
+        // Something was drawn: not a blank white canvas.
+        int white = 0xFFFFFFFF;
+        int other = 0;
+        for (int y = 0; y < image.getHeight(); y += 4) {
+            for (int x = 0; x < image.getWidth(); x += 4) {
+                if (image.getRGB(x, y) != white) {
+                    other++;
+                }
+            }
+        }
+        assertThat(other).isGreaterThan(500);
+    }
+
+    @Test
+    void rejectsMisshapenSeries() {
+        Path png = dir.resolve("bad.png");
+        assertThatThrownBy(() -> SweepChart.write(png, "t", Map.of()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no series");
+        assertThatThrownBy(() -> SweepChart.write(png, "t", Map.of("lru", new double[][] {{1, 2}, {0.1}})))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'lru' has 2 capacities and 1 ratios");
+        assertThatThrownBy(() -> SweepChart.write(png, "t", Map.of("lru", new double[][] {{0, 2}, {0.1, 0.2}})))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("log axis");
+        assertThatThrownBy(() -> SweepChart.write(png, "t", Map.of("lru", new double[][] {{1, 2}, {0.1, 1.2}})))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must be in [0, 1]");
+        assertThatThrownBy(() -> SweepChart.write(png, "t", Map.of("lru", new double[][] {{1, 2}})))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("{capacitiesTokens, hitRatios}");
+        assertThat(png).doesNotExist();
+    }
+}
