@@ -1,0 +1,320 @@
+package io.kvtier.offload.transfer;
+
+import io.kvtier.tier.ChunkHeader;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * The real transfer engine: one platform thread per direction (stores, loads), each running its
+ * jobs in submission order, copying through a {@link ChunkCopier}. Jobs go in through one
+ * queue per direction, results come back through one queue; all other state belongs to the
+ * engine thread.
+ *
+ * <p>Deadlines. The only state the two sides share besides the queues is one atomic word per
+ * job, the claim that makes a deadline safe: a worker claims the job before it touches the
+ * memory of each chunk; the engine thread, at a job's deadline, marks the job expired unless
+ * the worker holds the claim, in which case it waits for the chunk in progress to end (one
+ * memory copy). So once a job is reported failed at its deadline, no thread reads or writes its
+ * blocks or slots any more, and the scheduler may reuse them at once; the worker drops the job.
+ */
+public final class AsyncTransferEngine implements TransferEngine {
+
+    private static final System.Logger LOG = System.getLogger(AsyncTransferEngine.class.getName());
+
+    private static final int IDLE = 0;    // queued, or between two chunks
+    private static final int BUSY = 1;    // a worker is copying a chunk
+    private static final int DONE = 2;    // the worker finished; its result is (being) queued
+    private static final int EXPIRED = 3; // the engine thread gave up on it; the worker must not touch it
+
+    /** A job on its way through a worker, with its claim word. */
+    private static final class Ticket {
+        final TransferJob job;
+        final long submittedNanos;
+        final AtomicInteger state = new AtomicInteger(IDLE);
+
+        Ticket(TransferJob job, long submittedNanos) {
+            this.job = job;
+            this.submittedNanos = submittedNanos;
+        }
+
+        /** Engine thread: true if the job is now expired (the worker will not touch it again). */
+        boolean expire() {
+            while (true) {
+                int s = state.get();
+                if (s == DONE) {
+                    return false;
+                }
+                if (s == EXPIRED || (s == IDLE && state.compareAndSet(IDLE, EXPIRED))) {
+                    return true;
+                }
+                Thread.onSpinWait(); // BUSY: one chunk copy in progress
+            }
+        }
+    }
+
+    private static final Ticket STOP = new Ticket(new StoreJob(-1, List.of(), 0), 0);
+
+    private final ChunkCopier copier;
+    private final Consumer<TransferJob> beforeJob;
+    private final BlockingQueue<Ticket> stores = new LinkedBlockingQueue<>();
+    private final BlockingQueue<Ticket> loads = new LinkedBlockingQueue<>();
+    private final BlockingQueue<TransferResult> results = new LinkedBlockingQueue<>();
+    private final Thread storeThread;
+    private final Thread loadThread;
+
+    // Engine thread only.
+    private final Map<Long, Ticket> pending = new LinkedHashMap<>();
+    private final ArrayDeque<TransferResult> undelivered = new ArrayDeque<>();
+    private boolean closed;
+
+    /** An engine copying between the device slab and the host slots of {@code copier}. */
+    public AsyncTransferEngine(ChunkCopier copier) {
+        this(copier, job -> {
+        });
+    }
+
+    /**
+     * For tests: {@code beforeJob} runs on the worker thread before a job touches any memory (a
+     * test can block there to make a job late).
+     */
+    AsyncTransferEngine(ChunkCopier copier, Consumer<TransferJob> beforeJob) {
+        this.copier = Objects.requireNonNull(copier, "copier");
+        this.beforeJob = beforeJob;
+        this.storeThread = Thread.ofPlatform().name("kvtier-transfer-store").daemon().start(() -> work(stores));
+        this.loadThread = Thread.ofPlatform().name("kvtier-transfer-load").daemon().start(() -> work(loads));
+    }
+
+    @Override
+    public long nanoTime() {
+        return System.nanoTime();
+    }
+
+    @Override
+    public void submit(TransferJob job) {
+        if (closed) {
+            throw new IllegalStateException("transfer engine is closed; job " + job.jobId() + " not accepted");
+        }
+        if (pending.containsKey(job.jobId())) {
+            throw new IllegalArgumentException("job " + job.jobId() + " is already in flight");
+        }
+        copier.validate(job);
+        Ticket t = new Ticket(job, nanoTime());
+        pending.put(job.jobId(), t);
+        (job instanceof StoreJob ? stores : loads).add(t);
+    }
+
+    @Override
+    public List<TransferResult> poll() {
+        collect();
+        List<TransferResult> out = List.copyOf(undelivered);
+        undelivered.clear();
+        return out;
+    }
+
+    @Override
+    public List<TransferResult> await(Collection<Long> jobIds, Duration timeout) {
+        return awaitJobs(jobIds, timeout, false);
+    }
+
+    @Override
+    public List<TransferResult> awaitAny(Collection<Long> jobIds, Duration timeout) {
+        return awaitJobs(jobIds, timeout, true);
+    }
+
+    private List<TransferResult> awaitJobs(Collection<Long> jobIds, Duration timeout, boolean any) {
+        Set<Long> wanted = new HashSet<>(jobIds);
+        long end = nanoTime() + Math.max(0, timeout.toNanos());
+        collect();
+        try {
+            while (anyPending(wanted) && !(any && anyDelivered(wanted))) {
+                long now = nanoTime();
+                if (now - end >= 0) {
+                    break;
+                }
+                long wake = end;
+                for (Ticket t : pending.values()) {
+                    if (t.job.deadlineNanos() - wake < 0) {
+                        wake = t.job.deadlineNanos();
+                    }
+                }
+                TransferResult r = results.poll(Math.max(0, wake - now), TimeUnit.NANOSECONDS);
+                if (r != null) {
+                    accept(r);
+                }
+                collect();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        List<TransferResult> out = new ArrayList<>();
+        for (Iterator<TransferResult> it = undelivered.iterator(); it.hasNext(); ) {
+            TransferResult r = it.next();
+            if (wanted.contains(r.jobId())) {
+                out.add(r);
+                it.remove();
+            }
+        }
+        return out;
+    }
+
+    private boolean anyDelivered(Set<Long> ids) {
+        for (TransferResult r : undelivered) {
+            if (ids.contains(r.jobId())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean anyPending(Set<Long> ids) {
+        for (Long id : ids) {
+            if (pending.containsKey(id)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Moves finished results and missed deadlines into {@code undelivered}. */
+    private void collect() {
+        for (TransferResult r; (r = results.poll()) != null; ) {
+            accept(r);
+        }
+        long now = nanoTime();
+        for (Iterator<Ticket> it = pending.values().iterator(); it.hasNext(); ) {
+            Ticket t = it.next();
+            if (now - t.job.deadlineNanos() >= 0 && t.expire()) {
+                it.remove();
+                undelivered.add(TransferResult.failed(t.job.jobId(), 0, now - t.submittedNanos, 0,
+                        TransferResult.DEADLINE_EXCEEDED));
+            }
+        }
+    }
+
+    private void accept(TransferResult r) {
+        if (pending.remove(r.jobId()) != null) {
+            undelivered.add(r);
+        } // else: the job was already reported failed at its deadline; drop the late result
+    }
+
+    @Override
+    public int inFlight() {
+        return pending.size() + undelivered.size();
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Ticket t : pending.values()) {
+            t.expire();
+        }
+        pending.clear();
+        undelivered.clear();
+        stores.add(STOP);
+        loads.add(STOP);
+        boolean interrupted = false;
+        for (Thread th : List.of(storeThread, loadThread)) {
+            while (th.isAlive()) {
+                try {
+                    th.join();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    // ---- worker side -------------------------------------------------------------------------
+
+    private void work(BlockingQueue<Ticket> queue) {
+        while (true) {
+            Ticket t;
+            try {
+                t = queue.take();
+            } catch (InterruptedException e) {
+                continue; // only close() stops a worker, through STOP
+            }
+            if (t == STOP) {
+                return;
+            }
+            run(t);
+        }
+    }
+
+    private void run(Ticket t) {
+        TransferJob job = t.job;
+        if (t.state.get() == EXPIRED) {
+            return;
+        }
+        try {
+            beforeJob.accept(job);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "transfer test hook failed for job " + job.jobId(), e);
+        }
+        long start = System.nanoTime();
+        long bytes = 0;
+        List<ChunkCopy> chunks = job.chunks();
+        if (chunks.isEmpty()) {
+            if (t.state.compareAndSet(IDLE, DONE)) {
+                results.add(TransferResult.ok(job.jobId(), 0, 0));
+            }
+            return;
+        }
+        for (int i = 0; i < chunks.size(); i++) {
+            if (System.nanoTime() - job.deadlineNanos() >= 0 || !t.state.compareAndSet(IDLE, BUSY)) {
+                return; // late or expired: the engine thread reports it; touch nothing more
+            }
+            ChunkCopy c = chunks.get(i);
+            String error = null;
+            try {
+                if (job instanceof StoreJob) {
+                    bytes += copier.store(c);
+                } else if (copier.load(c) instanceof ChunkHeader.Verification.Corrupt bad) {
+                    error = "chunk #" + i + " (" + c.key().shortHex() + ") failed verification: " + bad.reason();
+                } else {
+                    bytes += copier.loadedBytes(c);
+                }
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "transfer job " + job.jobId() + " chunk #" + i + " failed", e);
+                error = "chunk #" + i + " (" + c.key().shortHex() + "): " + e;
+            }
+            long nanos = System.nanoTime() - start;
+            if (error != null) {
+                t.state.set(DONE);
+                results.add(TransferResult.failed(job.jobId(), bytes, nanos, i, error));
+                return;
+            }
+            if (i == chunks.size() - 1) {
+                t.state.set(DONE);
+                results.add(TransferResult.ok(job.jobId(), bytes, nanos));
+                return;
+            }
+            t.state.set(IDLE);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "AsyncTransferEngine[inFlight=" + pending.size() + "]";
+    }
+}
