@@ -3,6 +3,7 @@ package io.kvtier.engine;
 import io.kvtier.kv.BlockHasher;
 import io.kvtier.kv.BlockPool;
 import io.kvtier.kv.KvCacheManager;
+import io.kvtier.offload.OffloadScheduler;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -21,6 +22,7 @@ public final class Engine implements AutoCloseable {
     private final Scheduler scheduler;
     private final ModelRunner runner;
     private final BlockHasher hasher;
+    private final OffloadScheduler offload;
     private final Map<Long, Request> active = new HashMap<>();
     private final EngineStats stats = new EngineStats();
 
@@ -30,13 +32,21 @@ public final class Engine implements AutoCloseable {
      * @param hasher block keys of this engine's namespace
      */
     public Engine(EngineConfig config, BlockPool pool, ModelRunner runner, BlockHasher hasher) {
+        this(config, pool, runner, hasher, null);
+    }
+
+    /**
+     * An engine with offloading: {@code offload} was built on {@code pool} (and is closed by its owner).
+     */
+    public Engine(EngineConfig config, BlockPool pool, ModelRunner runner, BlockHasher hasher, OffloadScheduler offload) {
         if (pool.layout().blockSize() != config.blockSize()) {
             throw new IllegalArgumentException("pool block size " + pool.layout().blockSize() + " != config " + config.blockSize());
         }
         this.config = config;
         this.pool = pool;
         this.kv = new KvCacheManager(pool, config.prefixCaching());
-        this.scheduler = new Scheduler(config, kv);
+        this.offload = offload;
+        this.scheduler = new Scheduler(config, kv, offload);
         this.runner = runner;
         this.hasher = hasher;
     }
@@ -59,6 +69,11 @@ public final class Engine implements AutoCloseable {
 
     public EngineStats stats() {
         return stats;
+    }
+
+    /** The offload scheduler, or null when offloading is off. */
+    public OffloadScheduler offload() {
+        return offload;
     }
 
     /**
@@ -109,6 +124,9 @@ public final class Engine implements AutoCloseable {
      */
     public List<Request> step() {
         List<Request> done = new ArrayList<>();
+        if (offload != null) {
+            resume(offload.poll());
+        }
         for (Request r : List.copyOf(active.values())) {
             if (r.abortRequested()) {
                 finish(r, FinishReason.ABORT, done);
@@ -132,7 +150,10 @@ public final class Engine implements AutoCloseable {
             long stepsBefore = stats.steps;
             List<Request> finished = step();
             done.addAll(finished);
-            if (finished.isEmpty() && stats.steps == stepsBefore) {
+            if (finished.isEmpty() && stats.steps == stepsBefore && offload != null && offload.busy()) {
+                // Nothing can run until a transfer ends (a load parks its request, stores hold blocks).
+                resume(offload.awaitAny(offload.config().jobDeadline()));
+            } else if (finished.isEmpty() && stats.steps == stepsBefore) {
                 // submit() rejects requests that can never fit, so this is a bug, not bad input.
                 throw new IllegalStateException("engine made no progress: " + scheduler.waiting().size()
                         + " waiting, " + scheduler.running().size() + " running, " + pool.freeCount() + " free blocks");
@@ -176,13 +197,69 @@ public final class Engine implements AutoCloseable {
                 }
             }
             kv.cacheFullBlocks(r.id(), r.blockKeys(), r.numComputed());
+            if (offload != null) {
+                // Stores are decided here, after the forward pass, from the KV really written (§3.1),
+                // for finishing requests too, before their blocks are released.
+                offload.onCommit(r, r.numComputed(), kv.blockTable(r.id()));
+            }
             if (reason != null) {
                 finish(r, reason, done);
             }
         }
     }
 
+    /** Parked requests whose loads ended continue from the KV that was really loaded. */
+    private void resume(List<OffloadScheduler.LoadDone> loads) {
+        for (OffloadScheduler.LoadDone d : loads) {
+            int kvWritten = (d.firstBlock() + d.goodBlocks()) * config.blockSize();
+            Request r = scheduler.loadEnded(d.requestId(), kvWritten);
+            if (r == null) {
+                continue;
+            }
+            if (!d.success()) {
+                // The reported hit is what was not computed: only the blocks really loaded.
+                r.addExternalHitTokens(d.tier(), -(d.blocks() - d.goodBlocks()) * config.blockSize());
+            }
+            // Loaded blocks hold verified KV under their keys: the device prefix cache may share them.
+            kv.cacheFullBlocks(r.id(), r.blockKeys(), kvWritten);
+        }
+    }
+
+    /**
+     * Drops every cached block: the device prefix cache and, with offloading, every tier entry.
+     * Loads in flight are abandoned: their requests give up the target blocks and recompute.
+     */
+    public void resetCache() {
+        kv.resetPrefixCache();
+        if (offload != null) {
+            for (long id : offload.resetCache()) {
+                Request r = scheduler.loading().get(id);
+                if (r != null) {
+                    scheduler.preempt(r);
+                }
+            }
+        }
+    }
+
+    /**
+     * Waits until every transfer in flight has ended and applies the results (stores become
+     * readable in their tier). Parked requests whose loads end here run at the next step.
+     */
+    public void drainTransfers() {
+        while (offload != null && offload.busy()) {
+            resume(offload.awaitAny(offload.config().jobDeadline()));
+        }
+    }
+
+    /** Drops the device prefix cache only; offload tiers keep their entries. */
+    public void resetDevicePrefixCache() {
+        kv.resetPrefixCache();
+    }
+
     private void finish(Request r, FinishReason reason, List<Request> done) {
+        if (offload != null) {
+            offload.onFinished(r.id());
+        }
         scheduler.remove(r);
         r.finish(reason);
         active.remove(r.id());

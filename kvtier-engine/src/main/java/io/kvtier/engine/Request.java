@@ -15,10 +15,10 @@ import java.util.SplittableRandom;
  * leading positions whose KV is written on the device ({@code kvWritten}); the token sampled last
  * never has KV. {@link #blockKeys()} holds the chained key of every full block of known tokens.
  */
-public final class Request {
+public final class Request implements io.kvtier.offload.SequenceView {
 
-    /** Lifecycle: waiting for admission, running (has device blocks), finished. */
-    public enum Status { WAITING, RUNNING, FINISHED }
+    /** Lifecycle: waiting for admission, loading (parked until its load job ends), running, finished. */
+    public enum Status { WAITING, LOADING, RUNNING, FINISHED }
 
     private final long id;
     private final int[] promptIds;
@@ -33,6 +33,7 @@ public final class Request {
     private Status status = Status.WAITING;
     private FinishReason finishReason;
     private int deviceHitTokens;
+    private final java.util.Map<String, Integer> externalHitTokens = new java.util.TreeMap<>();
     private int preemptions;
     private boolean abortRequested;
 
@@ -62,12 +63,13 @@ public final class Request {
         return id;
     }
 
-    public int[] promptIds() {
-        return promptIds.clone();
-    }
-
+    @Override
     public int promptLength() {
         return promptIds.length;
+    }
+
+    public int[] promptIds() {
+        return promptIds.clone();
     }
 
     public int maxTokens() {
@@ -146,6 +148,15 @@ public final class Request {
 
     void setDeviceHitTokens(int n) {
         deviceHitTokens = n;
+    }
+
+    /** Prompt tokens loaded from each offload tier instead of computed (per tier name). */
+    public java.util.Map<String, Integer> externalHitTokens() {
+        return java.util.Collections.unmodifiableMap(externalHitTokens);
+    }
+
+    void addExternalHitTokens(String tier, int tokens) {
+        externalHitTokens.merge(tier, tokens, Integer::sum);
     }
 
     public int preemptions() {

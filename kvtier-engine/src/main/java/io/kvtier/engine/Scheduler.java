@@ -1,29 +1,39 @@
 package io.kvtier.engine;
 
 import io.kvtier.kv.KvCacheManager;
+import io.kvtier.offload.OffloadScheduler;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Continuous batching under a token budget per step: requests already running go first (their
  * decode tokens and the rest of their chunked prefill), then waiting requests are admitted in
- * arrival order with a device prefix-cache lookup, each computing as many prompt tokens as the
- * budget leaves (chunked prefill). When a running request cannot get a block, the newest running
- * request is preempted (its blocks are released; it is recomputed later, reusing whatever of its
- * prefix is still cached). Engine thread only.
+ * arrival order with a device prefix-cache lookup and, with offloading on, a lookup in the offload
+ * tiers beyond it; a request with an external hit is parked until its load job ends and computes
+ * nothing meanwhile. When a running request cannot get a block, the scheduler first waits for
+ * pending stores that hold blocks (they are memory copies), then preempts the newest running
+ * request (its blocks are released; it is recomputed later, reusing what is still cached).
+ * Engine thread only.
  */
 public final class Scheduler {
 
     private final EngineConfig config;
     private final KvCacheManager kv;
+    private final OffloadScheduler offload;
     private final Deque<Request> waiting = new ArrayDeque<>();
     private final List<Request> running = new ArrayList<>();
+    private final Map<Long, Request> loading = new LinkedHashMap<>();
 
-    public Scheduler(EngineConfig config, KvCacheManager kv) {
+    /** @param offload the offload scheduler, or null when offloading is off */
+    public Scheduler(EngineConfig config, KvCacheManager kv, OffloadScheduler offload) {
         this.config = config;
         this.kv = kv;
+        this.offload = offload;
     }
 
     public void add(Request r) {
@@ -38,20 +48,31 @@ public final class Scheduler {
         return waiting;
     }
 
-    public boolean hasWork() {
-        return !waiting.isEmpty() || !running.isEmpty();
+    /** Requests parked until their load job ends. */
+    public Map<Long, Request> loading() {
+        return loading;
     }
 
-    /** Decides this step's work; allocates the device blocks it needs. */
+    public boolean hasWork() {
+        return !waiting.isEmpty() || !running.isEmpty() || !loading.isEmpty();
+    }
+
+    /** Decides this step's work; allocates the device blocks it needs and starts load jobs. */
     public StepPlan schedule() {
         int budget = config.maxBatchTokens();
         List<StepPlan.Item> items = new ArrayList<>();
         int preempted = 0;
+        boolean blocked = false;
         for (int i = 0; i < running.size() && budget > 0; ) {
             Request r = running.get(i);
             int n = Math.min(r.numTokens() - r.numComputed(), budget);
             boolean self = false;
             while (!kv.grow(r.id(), r.numComputed() + n)) {
+                if (offload != null && kv.pool().freeCount() + offload.blocksFreedByStores()
+                        >= kv.blocksNeeded(r.id(), r.numComputed() + n)) {
+                    blocked = true; // pending stores will free enough blocks: wait rather than preempt
+                    break;
+                }
                 Request victim = running.getLast();
                 preempt(victim);
                 preempted++;
@@ -60,38 +81,89 @@ public final class Scheduler {
                     break;
                 }
             }
-            if (self) {
+            if (self || blocked) {
                 break;
             }
             items.add(new StepPlan.Item(r, r.numComputed(), n));
             budget -= n;
             i++;
         }
-        // A step that had to preempt admits nobody: the freed blocks go to those still running.
-        while (preempted == 0 && budget > 0 && !waiting.isEmpty() && running.size() < config.maxRunning()) {
-            Request r = waiting.peekFirst();
+        // A step that had to preempt or wait admits nobody: freed blocks go to those running.
+        if (preempted == 0 && !blocked) {
+            budget = admit(items, budget);
+        }
+        return new StepPlan(List.copyOf(items), preempted);
+    }
+
+    private int admit(List<StepPlan.Item> items, int budget) {
+        for (Iterator<Request> it = waiting.iterator(); it.hasNext() && budget > 0
+                && running.size() + loading.size() < config.maxRunning(); ) {
+            Request r = it.next();
+            if (offload != null && offload.hasJobs(r.id())) {
+                continue; // §3.6: not re-admitted while its earlier jobs are in flight
+            }
             int hitBlocks = kv.prefixHitBlocks(r.blockKeys(), r.numTokens());
+            OffloadScheduler.Lookup ext = offload == null ? new OffloadScheduler.Lookup.Miss() : offload.lookup(r, hitBlocks);
+            if (ext instanceof OffloadScheduler.Lookup.Wait) {
+                continue;
+            }
             int start = hitBlocks * config.blockSize();
+            if (ext instanceof OffloadScheduler.Lookup.Hit hit) {
+                int end = (hitBlocks + hit.blocks()) * config.blockSize();
+                if (!kv.admit(r.id(), r.blockKeys(), hitBlocks, end)) {
+                    break;
+                }
+                it.remove();
+                noteHit(r, start);
+                r.addExternalHitTokens(hit.tier(), end - start);
+                offload.startLoad(r, hitBlocks, hit.blocks(), kv.blockTable(r.id()));
+                r.setNumComputed(start);
+                r.setStatus(Request.Status.LOADING);
+                loading.put(r.id(), r);
+                continue;
+            }
             int n = Math.min(r.numTokens() - start, budget);
             if (!kv.admit(r.id(), r.blockKeys(), hitBlocks, start + n)) {
                 break;
             }
-            waiting.removeFirst();
-            if (r.preemptions() == 0) {
-                r.setDeviceHitTokens(start);
-            }
+            it.remove();
+            noteHit(r, start);
             r.setNumComputed(start);
             r.setStatus(Request.Status.RUNNING);
             running.add(r);
             items.add(new StepPlan.Item(r, start, n));
             budget -= n;
         }
-        return new StepPlan(List.copyOf(items), preempted);
+        return budget;
     }
 
-    /** Releases a running request's blocks and puts it first in line to be recomputed. */
+    private static void noteHit(Request r, int deviceHitTokens) {
+        if (r.preemptions() == 0 && r.externalHitTokens().isEmpty()) {
+            r.setDeviceHitTokens(deviceHitTokens);
+        }
+    }
+
+    /**
+     * A parked request's load ended: blocks up to {@code kvWritten} positions hold verified KV;
+     * it runs from there (recomputing whatever the load did not bring).
+     *
+     * @return the request, or null if it is no longer parked (aborted meanwhile)
+     */
+    Request loadEnded(long requestId, int kvWritten) {
+        Request r = loading.remove(requestId);
+        if (r == null) {
+            return null;
+        }
+        r.setNumComputed(kvWritten);
+        r.setStatus(Request.Status.RUNNING);
+        running.add(r);
+        return r;
+    }
+
+    /** Releases a running or parked request's blocks and puts it first in line to be recomputed. */
     void preempt(Request r) {
         running.remove(r);
+        loading.remove(r.id());
         kv.free(r.id());
         r.setNumComputed(0);
         r.setStatus(Request.Status.WAITING);
@@ -99,10 +171,11 @@ public final class Scheduler {
         waiting.addFirst(r);
     }
 
-    /** Removes a finished or aborted request and releases its blocks. */
+    /** Removes a finished or aborted request and releases its blocks (jobs keep their own). */
     void remove(Request r) {
         running.remove(r);
         waiting.remove(r);
+        loading.remove(r.id());
         kv.free(r.id());
     }
 }

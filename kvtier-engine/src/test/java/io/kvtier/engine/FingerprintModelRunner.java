@@ -55,6 +55,34 @@ public final class FingerprintModelRunner implements ModelRunner {
         return out;
     }
 
+    /**
+     * The KV bytes a chunk of full blocks must hold: blocks [firstBlock, firstBlock + blocks) of
+     * a sequence whose tokens (at least up to the chunk's end) are {@code tokens}, in the device
+     * layout, blocks concatenated. The reference for "every ready tier entry's bytes".
+     */
+    public static byte[] expectedChunk(KvLayout layout, int[] tokens, int firstBlock, int blocks) {
+        int bs = layout.blockSize();
+        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate((int) (blocks * layout.bytesPerBlock()))
+                .order(java.nio.ByteOrder.nativeOrder());
+        int[] fp = new int[(firstBlock + blocks) * bs];
+        for (int p = 0; p < fp.length; p++) {
+            fp[p] = mix(p == 0 ? 0x5eed : fp[p - 1], tokens[p], p);
+        }
+        for (int b = firstBlock; b < firstBlock + blocks; b++) {
+            for (int layer = 0; layer < layout.layers(); layer++) {
+                for (int kv = 0; kv < 2; kv++) {
+                    for (int slot = 0; slot < bs; slot++) {
+                        int f = fp[b * bs + slot];
+                        for (int e = 0; e < layout.kvDim(); e++) {
+                            out.putInt(layer == 0 && kv == 0 && e == 0 ? f : mix(f, layer * 2 + kv, e));
+                        }
+                    }
+                }
+            }
+        }
+        return out.array();
+    }
+
     /** Number of forward calls (steps executed). */
     public long forwardCalls() {
         return forwardCalls;

@@ -1,0 +1,217 @@
+package io.kvtier.offload;
+
+import io.kvtier.kv.BlockKey;
+import io.kvtier.kv.BlockPool;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The single owner of job state (ARCHITECTURE §4): job id -> job, request -> its jobs, chunk
+ * key -> the load in flight for it, and orphans (jobs whose request no longer waits for them: timed
+ * out or from before a cache reset) that still hold their resources until they really complete.
+ * Invariants are checked in {@link #checkInvariants}. Engine thread only.
+ */
+final class JobRegistry {
+
+    private final Map<Long, OffloadJob> live = new LinkedHashMap<>();
+    private final Map<Long, OffloadJob> orphans = new HashMap<>();
+    private final Map<Long, Set<Long>> byRequest = new HashMap<>();
+    private final Map<BlockKey, Long> loadingKeys = new HashMap<>();
+    private long nextId = 1;
+
+    long newId() {
+        return nextId++;
+    }
+
+    void add(OffloadJob job) {
+        if (job instanceof OffloadJob.Load load) {
+            if (hasStore(job.requestId()) || hasLoad(job.requestId())) {
+                throw new IllegalStateException("request " + job.requestId() + " already has jobs in flight; a load must be its only job");
+            }
+            for (BlockKey k : load.chunkKeys()) {
+                if (loadingKeys.putIfAbsent(k, job.id()) != null) {
+                    throw new IllegalStateException("key " + k.shortHex() + " is already being loaded by job " + loadingKeys.get(k));
+                }
+            }
+        } else if (hasLoad(job.requestId())) {
+            throw new IllegalStateException("request " + job.requestId() + " has a load in flight; no store may start");
+        }
+        live.put(job.id(), job);
+        byRequest.computeIfAbsent(job.requestId(), r -> new HashSet<>()).add(job.id());
+    }
+
+    /** A live job of this id, or null. */
+    OffloadJob live(long jobId) {
+        return live.get(jobId);
+    }
+
+    /**
+     * Removes a job that really completed, live or orphan.
+     *
+     * @return the job and whether it was still live, or null for an unknown id (a duplicate
+     *         completion: ignored, so nothing is released twice)
+     */
+    Completed complete(long jobId) {
+        OffloadJob j = live.remove(jobId);
+        if (j != null) {
+            detach(j);
+            return new Completed(j, true);
+        }
+        j = orphans.remove(jobId);
+        return j == null ? null : new Completed(j, false);
+    }
+
+    record Completed(OffloadJob job, boolean live) {
+    }
+
+    /** Detaches a live job from its request (timed out, or reset): it keeps its resources until it completes. */
+    void orphan(long jobId) {
+        OffloadJob j = live.remove(jobId);
+        if (j != null) {
+            detach(j);
+            orphans.put(jobId, j);
+        }
+    }
+
+    private void detach(OffloadJob j) {
+        Set<Long> ids = byRequest.get(j.requestId());
+        if (ids != null) {
+            ids.remove(j.id());
+            if (ids.isEmpty()) {
+                byRequest.remove(j.requestId());
+            }
+        }
+        if (j instanceof OffloadJob.Load) {
+            for (BlockKey k : j.chunkKeys()) {
+                loadingKeys.remove(k, j.id());
+            }
+        }
+    }
+
+    boolean hasJobs(long requestId) {
+        return byRequest.containsKey(requestId);
+    }
+
+    boolean hasLoad(long requestId) {
+        return jobsOf(requestId, OffloadJob.Load.class);
+    }
+
+    boolean hasStore(long requestId) {
+        return jobsOf(requestId, OffloadJob.Store.class);
+    }
+
+    private boolean jobsOf(long requestId, Class<? extends OffloadJob> kind) {
+        Set<Long> ids = byRequest.get(requestId);
+        if (ids == null) {
+            return false;
+        }
+        for (long id : ids) {
+            if (kind.isInstance(live.get(id))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The live load job loading this chunk key, or -1. */
+    long loadingJob(BlockKey key) {
+        Long id = loadingKeys.get(key);
+        return id == null ? -1 : id;
+    }
+
+    /** A copy of the live jobs. */
+    java.util.List<OffloadJob> liveJobs() {
+        return java.util.List.copyOf(live.values());
+    }
+
+    int liveCount() {
+        return live.size();
+    }
+
+    int orphanCount() {
+        return orphans.size();
+    }
+
+    boolean isEmpty() {
+        return live.isEmpty() && orphans.isEmpty();
+    }
+
+    /** All jobs holding resources: live and orphaned. */
+    Iterable<OffloadJob> allJobs() {
+        java.util.List<OffloadJob> all = new java.util.ArrayList<>(live.values());
+        all.addAll(orphans.values());
+        return all;
+    }
+
+    /**
+     * Device blocks that only pending stores keep from the free queue: they become free when those
+     * stores complete, so the scheduler waits for them rather than preempting anyone.
+     */
+    int blocksFreedByStores(BlockPool pool) {
+        Map<Integer, Integer> pins = new HashMap<>();
+        for (OffloadJob j : allJobs()) {
+            if (j instanceof OffloadJob.Store) {
+                for (int b : j.deviceBlocks()) {
+                    pins.merge(b, 1, Integer::sum);
+                }
+            }
+        }
+        int n = 0;
+        for (Map.Entry<Integer, Integer> e : pins.entrySet()) {
+            if (pool.refCount(e.getKey()) == e.getValue()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Checks: every job's blocks are referenced at least once per job holding them; no block is
+     * both a load target and a store source; no request has a load and a store; the key index
+     * names only live loads.
+     *
+     * @throws IllegalStateException naming the broken invariant
+     */
+    void checkInvariants(BlockPool pool) {
+        Map<Integer, Integer> pins = new HashMap<>();
+        Set<Integer> loadTargets = new HashSet<>();
+        Set<Integer> storeSources = new HashSet<>();
+        for (OffloadJob j : allJobs()) {
+            for (int b : j.deviceBlocks()) {
+                pins.merge(b, 1, Integer::sum);
+                (j instanceof OffloadJob.Load ? loadTargets : storeSources).add(b);
+            }
+        }
+        for (Map.Entry<Integer, Integer> e : pins.entrySet()) {
+            if (pool.refCount(e.getKey()) < e.getValue()) {
+                throw new IllegalStateException("block " + e.getKey() + " held by " + e.getValue() + " jobs but has reference count "
+                        + pool.refCount(e.getKey()));
+            }
+        }
+        for (int b : loadTargets) {
+            if (storeSources.contains(b)) {
+                throw new IllegalStateException("block " + b + " is both a load target and a store source");
+            }
+        }
+        for (long r : byRequest.keySet()) {
+            if (hasLoad(r) && hasStore(r)) {
+                throw new IllegalStateException("request " + r + " has a load and a store in flight");
+            }
+        }
+        for (Map.Entry<BlockKey, Long> e : loadingKeys.entrySet()) {
+            if (!(live.get(e.getValue()) instanceof OffloadJob.Load l) || !l.chunkKeys().contains(e.getKey())) {
+                throw new IllegalStateException("key " + e.getKey().shortHex() + " indexed as loading by job " + e.getValue() + " which does not load it");
+            }
+        }
+        for (Map.Entry<Long, Set<Long>> e : byRequest.entrySet()) {
+            for (long id : e.getValue()) {
+                if (live.get(id) == null || live.get(id).requestId() != e.getKey()) {
+                    throw new IllegalStateException("request " + e.getKey() + " lists job " + id + " which is not its live job");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,397 @@
+package io.kvtier.offload;
+
+import io.kvtier.kv.BlockKey;
+import io.kvtier.kv.BlockPool;
+import io.kvtier.kv.Namespace;
+import io.kvtier.offload.transfer.ChunkCopy;
+import io.kvtier.offload.transfer.LoadJob;
+import io.kvtier.offload.transfer.StoreJob;
+import io.kvtier.offload.transfer.TransferEngine;
+import io.kvtier.offload.transfer.TransferResult;
+import io.kvtier.tier.HostTier;
+import io.kvtier.tier.TierIndex;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The scheduler side of offloading (ARCHITECTURE §3, §4): finds external hits beyond the device
+ * hit, starts load jobs for them, creates store jobs at commit for every full chunk whose KV is
+ * written, and applies transfer completions exactly once. Engine thread only; the bytes move on
+ * the {@link TransferEngine}'s threads.
+ *
+ * <p>A chunk is {@code blocksPerChunk} consecutive device blocks, keyed by its last block's key.
+ * Block positions and counts here are in blocks of the request; tokens = blocks * blockSize.
+ */
+public final class OffloadScheduler {
+
+    /** Answer of {@link #lookup}. */
+    public sealed interface Lookup {
+        /** Nothing to load beyond the device hit. */
+        record Miss() implements Lookup {
+        }
+
+        /** Part of the hit is being stored or loaded for another request: ask again next step. */
+        record Wait(String why) implements Lookup {
+        }
+
+        /** Blocks [deviceHitBlocks, deviceHitBlocks + blocks) can be loaded from {@code tier}. */
+        record Hit(String tier, int blocks) implements Lookup {
+        }
+    }
+
+    /**
+     * A load that ended for a request that still waits for it: of the {@code blocks} blocks from
+     * {@code firstBlock}, the first {@code goodBlocks} now hold verified KV; the rest must be recomputed.
+     */
+    public record LoadDone(long requestId, String tier, int firstBlock, int blocks, int goodBlocks) {
+        public boolean success() {
+            return goodBlocks == blocks;
+        }
+    }
+
+    private final OffloadConfig config;
+    private final BlockPool pool;
+    private final HostTier host;
+    private final TransferEngine transfers;
+    private final BlockKey namespace;
+    private final int blockSize;
+    private final JobRegistry jobs = new JobRegistry();
+    private final Map<Long, Integer> storedBlocks = new HashMap<>();
+    private final OffloadStats stats = new OffloadStats();
+    private long epoch;
+
+    public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace) {
+        this.config = config;
+        this.pool = pool;
+        this.host = host;
+        this.transfers = transfers;
+        this.namespace = namespace.digest();
+        this.blockSize = pool.layout().blockSize();
+    }
+
+    public OffloadConfig config() {
+        return config;
+    }
+
+    public OffloadStats stats() {
+        return stats;
+    }
+
+    public HostTier host() {
+        return host;
+    }
+
+    private int chunk() {
+        return config.blocksPerChunk();
+    }
+
+    private BlockKey chunkKey(SequenceView r, int chunkIndex) {
+        return r.blockKeys().get((chunkIndex + 1) * chunk() - 1);
+    }
+
+    private BlockKey parentOf(SequenceView r, int chunkIndex) {
+        return chunkIndex == 0 ? namespace : chunkKey(r, chunkIndex - 1);
+    }
+
+    /**
+     * The longest ready prefix in the tiers beyond the device hit, in whole chunks, never covering
+     * the request's last token (at least one token is always computed). No side effects.
+     */
+    public Lookup lookup(SequenceView r, int deviceHitBlocks) {
+        int maxBlocks = (r.numTokens() - 1) / blockSize;
+        int endChunk = Math.min(maxBlocks, r.blockKeys().size()) / chunk();
+        int firstChunk = deviceHitBlocks / chunk();
+        if (endChunk * chunk() <= deviceHitBlocks) {
+            return new Lookup.Miss();
+        }
+        List<BlockKey> keys = new ArrayList<>(endChunk - firstChunk);
+        for (int c = firstChunk; c < endChunk; c++) {
+            keys.add(chunkKey(r, c));
+        }
+        TierIndex.Lookup found = host.index().lookup(keys);
+        if (found instanceof TierIndex.Lookup.Pending) {
+            return new Lookup.Wait("a chunk of the prefix is being stored");
+        }
+        int ready = found.readyChunks();
+        for (int i = 0; i < ready; i++) {
+            if (jobs.loadingJob(keys.get(i)) >= 0) {
+                // At most one load per key (§3.5): wait, then hit the device prefix cache.
+                return new Lookup.Wait("a chunk of the prefix is being loaded for another request");
+            }
+        }
+        int end = (firstChunk + ready) * chunk();
+        return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+    }
+
+    /**
+     * Starts the load of a {@link Lookup.Hit} into the request's block table, whose blocks
+     * [deviceHitBlocks, deviceHitBlocks + blocks) are freshly allocated. The job references those
+     * blocks until it completes; the request must wait for {@link LoadDone}.
+     *
+     * @return the job id
+     */
+    public long startLoad(SequenceView r, int deviceHitBlocks, int blocks, int[] blockTable) {
+        int firstChunk = deviceHitBlocks / chunk();
+        int endChunk = (deviceHitBlocks + blocks) / chunk();
+        List<BlockKey> keys = new ArrayList<>();
+        for (int c = firstChunk; c < endChunk; c++) {
+            keys.add(chunkKey(r, c));
+        }
+        int[] slots = host.index().prepareLoad(keys);
+        host.index().touch(keys);
+        long id = jobs.newId();
+        List<ChunkCopy> copies = new ArrayList<>();
+        int[] targets = new int[blocks];
+        int[] chunkBlocks = new int[keys.size()];
+        int t = 0;
+        for (int i = 0; i < keys.size(); i++) {
+            int c = firstChunk + i;
+            int[] dev = new int[chunk()];
+            for (int j = 0; j < chunk(); j++) {
+                int b = c * chunk() + j;
+                // Blocks already on the device (a hit ending inside the chunk) are not copied: -1.
+                dev[j] = b < deviceHitBlocks ? -1 : blockTable[b];
+                if (dev[j] >= 0) {
+                    targets[t++] = dev[j];
+                    pool.retain(dev[j]);
+                    chunkBlocks[i]++;
+                }
+            }
+            copies.add(new ChunkCopy(dev, slots[i], namespace, keys.get(i), parentOf(r, c),
+                    r.tokens(c * chunk() * blockSize, (c + 1) * chunk() * blockSize)));
+        }
+        long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
+        jobs.add(new OffloadJob.Load(id, r.id(), HostTier.NAME, deviceHitBlocks, blocks, targets, keys, chunkBlocks,
+                epoch, deadline));
+        OffloadStats.add(stats.externalHitTokens, HostTier.NAME, (long) blocks * blockSize);
+        storedBlocks.merge(r.id(), deviceHitBlocks + blocks, Math::max);
+        transfers.submit(new LoadJob(id, copies, deadline));
+        return id;
+    }
+
+    /**
+     * Called at commit for every request scheduled in the step (finishing ones included), with
+     * {@code kvWritten} = positions whose KV now exists. Every full chunk below it not yet handled
+     * becomes part of one store job, created now (§3.1). A store the tier refuses for space is
+     * retried at the request's next commit; the request's cursor advances only when accepted.
+     */
+    public void onCommit(SequenceView r, int kvWritten, int[] blockTable) {
+        if (jobs.hasLoad(r.id())) {
+            return;
+        }
+        int fullBlocks = kvWritten / blockSize;
+        if (config.offloadPromptOnly()) {
+            // Blocks holding at least one prompt token; the one straddling the prompt's end counts.
+            fullBlocks = Math.min(fullBlocks, (r.promptLength() + blockSize - 1) / blockSize);
+        }
+        int fromChunk = storedBlocks.getOrDefault(r.id(), 0) / chunk();
+        int toChunk = Math.min(fullBlocks, r.blockKeys().size()) / chunk();
+        if (toChunk <= fromChunk) {
+            return;
+        }
+        List<BlockKey> keys = new ArrayList<>();
+        List<BlockKey> parents = new ArrayList<>();
+        for (int c = fromChunk; c < toChunk; c++) {
+            keys.add(chunkKey(r, c));
+            parents.add(parentOf(r, c));
+        }
+        TierIndex.StorePlan plan = host.index().prepareStore(keys, parents);
+        if (!(plan instanceof TierIndex.StorePlan.Accepted accepted)) {
+            stats.storeRefusals++;
+            return;
+        }
+        storedBlocks.put(r.id(), toChunk * chunk());
+        if (accepted.toStore().isEmpty()) {
+            return;
+        }
+        long id = jobs.newId();
+        List<ChunkCopy> copies = new ArrayList<>();
+        int[] sources = new int[accepted.toStore().size() * chunk()];
+        int s = 0;
+        for (int i = 0; i < accepted.toStore().size(); i++) {
+            int c = fromChunk + keys.indexOf(accepted.toStore().get(i));
+            int[] dev = new int[chunk()];
+            for (int j = 0; j < chunk(); j++) {
+                dev[j] = blockTable[c * chunk() + j];
+                pool.retain(dev[j]);
+                sources[s++] = dev[j];
+            }
+            copies.add(new ChunkCopy(dev, accepted.slot(i), namespace, keys.get(c - fromChunk), parents.get(c - fromChunk),
+                    r.tokens(c * chunk() * blockSize, (c + 1) * chunk() * blockSize)));
+        }
+        long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
+        jobs.add(new OffloadJob.Store(id, r.id(), HostTier.NAME, fromChunk, sources, accepted.toStore(), epoch, deadline));
+        transfers.submit(new StoreJob(id, copies, deadline));
+    }
+
+    /** Applies every completed transfer; returns the loads that ended for requests still waiting. */
+    public List<LoadDone> poll() {
+        return apply(transfers.poll());
+    }
+
+    /**
+     * Blocks until at least one job completes or {@code timeout} passes, then applies what completed.
+     * Used by the engine when no request can make progress until a transfer ends.
+     */
+    public List<LoadDone> awaitAny(Duration timeout) {
+        List<Long> ids = new ArrayList<>();
+        for (OffloadJob j : jobs.allJobs()) {
+            ids.add(j.id());
+        }
+        if (ids.isEmpty()) {
+            return List.of();
+        }
+        List<TransferResult> results = new ArrayList<>(transfers.poll());
+        if (results.isEmpty()) {
+            results.addAll(transfers.awaitAny(ids, timeout));
+        }
+        return apply(results);
+    }
+
+    private List<LoadDone> apply(List<TransferResult> results) {
+        List<LoadDone> done = new ArrayList<>();
+        for (TransferResult res : results) {
+            JobRegistry.Completed c = jobs.complete(res.jobId());
+            if (c == null) {
+                continue; // unknown or duplicate completion: nothing is released twice
+            }
+            boolean current = c.live() && c.job().epoch() == epoch;
+            if (!current) {
+                stats.staleCompletions++;
+            }
+            if (res.timedOut()) {
+                stats.jobsTimedOut++;
+            }
+            switch (c.job()) {
+                case OffloadJob.Load load -> {
+                    LoadDone d = applyLoad(load, res, current);
+                    if (d != null) {
+                        done.add(d);
+                    }
+                }
+                case OffloadJob.Store store -> applyStore(store, res, current);
+            }
+            for (int b : c.job().deviceBlocks()) {
+                pool.release(b);
+            }
+        }
+        return done;
+    }
+
+    private LoadDone applyLoad(OffloadJob.Load load, TransferResult res, boolean current) {
+        host.index().completeLoad(load.chunkKeys());
+        int goodChunks = res.success() ? load.chunkKeys().size() : Math.max(0, res.firstFailedChunk());
+        if (!res.success()) {
+            stats.loadFailures++;
+            // The bad entry is deleted (§3.4), so a retry cannot fail on it again (F04).
+            if (goodChunks < load.chunkKeys().size()) {
+                host.index().remove(load.chunkKeys().get(goodChunks));
+            }
+        }
+        if (!current) {
+            return null;
+        }
+        int goodBlocks = 0;
+        for (int i = 0; i < goodChunks; i++) {
+            goodBlocks += load.chunkBlocks()[i];
+        }
+        OffloadStats.add(stats.blocksLoaded, load.tier(), goodBlocks);
+        stats.bytesLoaded += goodBlocks * pool.layout().bytesPerBlock();
+        if (goodBlocks < load.blocks()) {
+            // Hit tokens count only what was really loaded.
+            OffloadStats.add(stats.externalHitTokens, load.tier(), -(long) (load.blocks() - goodBlocks) * blockSize);
+            int loadedEnd = load.firstBlock() + goodBlocks;
+            storedBlocks.computeIfPresent(load.requestId(), (k, v) -> Math.min(v, loadedEnd));
+        }
+        return new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), goodBlocks);
+    }
+
+    private void applyStore(OffloadJob.Store store, TransferResult res, boolean current) {
+        int ok = res.success() ? store.chunkKeys().size() : Math.max(0, res.firstFailedChunk());
+        if (ok > 0) {
+            host.index().completeStore(store.chunkKeys().subList(0, ok), true);
+            if (current) {
+                OffloadStats.add(stats.blocksStored, store.tier(), (long) ok * chunk());
+                stats.bytesStored += ok * chunk() * pool.layout().bytesPerBlock();
+            }
+        }
+        if (ok < store.chunkKeys().size()) {
+            host.index().completeStore(store.chunkKeys().subList(ok, store.chunkKeys().size()), false);
+            stats.storeFailures++;
+            // No hole in the stored chain: a live request retries from the first chunk not stored.
+            int retryFrom = (store.firstChunk() + ok) * chunk();
+            storedBlocks.computeIfPresent(store.requestId(), (k, v) -> Math.min(v, retryFrom));
+        }
+    }
+
+    /** Whether the request has jobs in flight (a preempted request is not re-admitted until they end, §3.6). */
+    public boolean hasJobs(long requestId) {
+        return jobs.hasJobs(requestId);
+    }
+
+    /** Device blocks that become free when pending stores complete. */
+    public int blocksFreedByStores() {
+        return jobs.blocksFreedByStores(pool);
+    }
+
+    /** Whether any job is in flight. */
+    public boolean busy() {
+        return !jobs.isEmpty();
+    }
+
+    /** The request is gone (finished or aborted): forget its cursor; its jobs run on, holding their blocks. */
+    public void onFinished(long requestId) {
+        storedBlocks.remove(requestId);
+    }
+
+    /**
+     * The request was preempted: its blocks were released (jobs keep theirs). The store cursor is
+     * kept: what was stored stays stored, and the request is not re-admitted until its jobs end.
+     */
+    public void onPreempted(long requestId) {
+        // Nothing to undo: jobs hold their own block references.
+    }
+
+    /**
+     * Drops every tier entry and forgets every request's progress. Jobs in flight keep their
+     * resources until they complete; their results are then ignored (§3.7).
+     *
+     * @return the ids of requests whose load was in flight: the load may still write their target
+     *         blocks, so each must give those blocks up (be preempted) and recompute
+     */
+    public List<Long> resetCache() {
+        epoch++;
+        List<Long> waiting = new ArrayList<>();
+        for (OffloadJob j : jobs.liveJobs()) {
+            if (j instanceof OffloadJob.Load) {
+                waiting.add(j.requestId());
+            }
+            jobs.orphan(j.id());
+        }
+        host.index().clear();
+        storedBlocks.clear();
+        return waiting;
+    }
+
+    /** The request's store cursor: leading blocks stored, being stored or known present. */
+    public int storedBlocks(long requestId) {
+        return storedBlocks.getOrDefault(requestId, 0);
+    }
+
+    /**
+     * Checks job and tier invariants (the registry's, the tier index's); throws
+     * IllegalStateException naming the broken one.
+     */
+    public void checkInvariants() {
+        jobs.checkInvariants(pool);
+        host.index().checkInvariants();
+    }
+
+    /** Jobs holding resources (live and orphaned). */
+    public int jobsInFlight() {
+        return jobs.liveCount() + jobs.orphanCount();
+    }
+}

@@ -1,0 +1,169 @@
+package io.kvtier.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.kv.BlockHasher;
+import io.kvtier.kv.BlockKey;
+import io.kvtier.kv.BlockPool;
+import io.kvtier.kv.ExtraKeys;
+import io.kvtier.kv.KvLayout;
+import io.kvtier.kv.Namespace;
+import io.kvtier.offload.OffloadConfig;
+import io.kvtier.offload.OffloadScheduler;
+import io.kvtier.offload.transfer.ChunkCopier;
+import io.kvtier.offload.transfer.FaultInjectingTransferEngine;
+import io.kvtier.tier.CachePolicy;
+import io.kvtier.tier.HostTier;
+import io.kvtier.tier.KvEvents;
+import io.kvtier.tier.TierIndex;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * An engine on the fingerprint model with a host tier and a {@link FaultInjectingTransferEngine},
+ * and the checks of ACCEPTANCE's invariants after every step.
+ */
+final class OffloadFixture implements AutoCloseable {
+
+    final KvLayout layout;
+    final BlockPool pool;
+    final HostTier host;
+    final KvEvents events = KvEvents.buffered();
+    final FaultInjectingTransferEngine transfers;
+    final OffloadScheduler offload;
+    final Engine engine;
+    final int blocksPerChunk;
+    /** Every full-chunk key of every submitted request -> (tokens of its prefix, chunk index). */
+    private final Map<BlockKey, int[]> prefixOf = new HashMap<>();
+    private final Map<BlockKey, Integer> chunkIndexOf = new HashMap<>();
+    private long nextId;
+
+    OffloadFixture(int blockSize, int deviceBlocks, int hostChunks, OffloadConfig config) {
+        this(FingerprintEngines.config(blockSize, deviceBlocks), hostChunks, config, "lru");
+    }
+
+    OffloadFixture(EngineConfig engineConfig, int hostChunks, OffloadConfig config, String policy) {
+        this.layout = FingerprintModelRunner.layout(engineConfig.blockSize());
+        this.blocksPerChunk = config.blocksPerChunk();
+        this.pool = new BlockPool(engineConfig.deviceBlocks(), layout);
+        this.host = new HostTier(hostChunks, blocksPerChunk * layout.bytesPerBlock(), blocksPerChunk * layout.blockSize(),
+                CachePolicy.named(policy, hostChunks), events);
+        this.transfers = new FaultInjectingTransferEngine(new ChunkCopier(pool.slab(), layout.bytesPerBlock(), host.slab()));
+        Namespace ns = Namespace.of("fingerprint", layout);
+        this.offload = new OffloadScheduler(config, pool, host, transfers, ns);
+        FingerprintModelRunner runner = new FingerprintModelRunner(pool, FingerprintEngines.VOCAB, FingerprintEngines.MAX_POSITIONS);
+        this.engine = new Engine(engineConfig, pool, runner, BlockHasher.sha256(ns), offload);
+    }
+
+    static OffloadConfig chunks(int blocksPerChunk) {
+        return OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk);
+    }
+
+    Request submit(int[] prompt, int maxTokens) {
+        return submit(prompt, maxTokens, null);
+    }
+
+    Request submit(int[] prompt, int maxTokens, String salt) {
+        Request r = new Request(nextId++, prompt, maxTokens, SamplingParams.GREEDY, ExtraKeys.salt(salt));
+        engine.submit(r);
+        remember(r);
+        return r;
+    }
+
+    /** One engine step, then every invariant. */
+    List<Request> step() {
+        List<Request> done = engine.step();
+        for (Request r : engine.scheduler().running()) {
+            remember(r);
+        }
+        checkInvariants();
+        return done;
+    }
+
+    /** Steps until no request is left, then drains the transfers; checks invariants throughout. */
+    List<Request> run() {
+        List<Request> done = new ArrayList<>();
+        int idle = 0;
+        while (engine.hasWork()) {
+            long steps = engine.stats().steps();
+            List<Request> d = step();
+            done.addAll(d);
+            if (d.isEmpty() && engine.stats().steps() == steps) {
+                assertThat(++idle).as("engine stalled with transfers %s", transfers.pendingIds()).isLessThan(10_000);
+                engine.drainTransfers();
+            } else {
+                idle = 0;
+            }
+        }
+        engine.drainTransfers();
+        checkInvariants();
+        return done;
+    }
+
+    /** Runs one request to the end and returns it. */
+    Request runOne(int[] prompt, int maxTokens) {
+        Request r = submit(prompt, maxTokens);
+        run();
+        return r;
+    }
+
+    private void remember(Request r) {
+        int c = blocksPerChunk;
+        int[] tokens = r.tokens(0, r.numTokens());
+        for (int j = 0; (j + 1) * c <= r.blockKeys().size(); j++) {
+            BlockKey k = r.blockKeys().get((j + 1) * c - 1);
+            prefixOf.putIfAbsent(k, tokens);
+            chunkIndexOf.putIfAbsent(k, j);
+        }
+    }
+
+    /** ACCEPTANCE's per-step invariants. */
+    void checkInvariants() {
+        pool.checkInvariants();
+        offload.checkInvariants();
+        TierIndex idx = host.index();
+        assertThat(idx.freeSlots() + idx.readyCount() + idx.pinnedCount() + idx.storingCount()).isEqualTo(idx.capacity());
+        for (Map.Entry<BlockKey, int[]> e : prefixOf.entrySet()) {
+            TierIndex.EntryState s = idx.state(e.getKey());
+            if (s == TierIndex.EntryState.READY || s == TierIndex.EntryState.LOADING) {
+                int chunk = chunkIndexOf.get(e.getKey());
+                byte[] want = FingerprintModelRunner.expectedChunk(layout, e.getValue(), chunk * blocksPerChunk, blocksPerChunk);
+                MemorySegment got = host.slab().payloadOf(idx.slotOf(e.getKey()), want.length);
+                assertThat(got.toArray(ValueLayout.JAVA_BYTE)).as("bytes of ready host entry %s", e.getKey().shortHex())
+                        .isEqualTo(want);
+            }
+        }
+        for (Request r : engine.scheduler().running()) {
+            assertThat(r.numComputed()).isLessThanOrEqualTo(r.numTokens());
+        }
+    }
+
+    /** After a drain: nothing held, every free count equals capacity minus cached. */
+    void assertDrained() {
+        assertThat(engine.hasWork()).isFalse();
+        assertThat(offload.jobsInFlight()).isZero();
+        assertThat(transfers.inFlight()).isZero();
+        assertThat(pool.freeCount()).isEqualTo(pool.numBlocks());
+        assertThat(pool.emptyCount()).isEqualTo(pool.numBlocks() - pool.cachedCount());
+        TierIndex idx = host.index();
+        assertThat(idx.freeSlots()).isEqualTo(idx.capacity() - idx.readyCount());
+        assertThat(idx.pinnedCount()).isZero();
+        assertThat(idx.storingCount()).isZero();
+        assertThat(engine.kvCacheManager().activeRequests()).isZero();
+    }
+
+    long computedTokens() {
+        return engine.stats().computedTokens();
+    }
+
+    @Override
+    public void close() {
+        transfers.close(); // first: no transfer thread may touch the slabs once they are freed
+        engine.close();
+        host.close();
+    }
+}
