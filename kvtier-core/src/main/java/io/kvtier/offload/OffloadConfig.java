@@ -8,12 +8,13 @@ import java.time.Duration;
  * @param blocksPerChunk    device blocks per stored chunk (default 1); a chunk is keyed by its last block's key
  * @param offloadPromptOnly store only blocks that hold at least one prompt token (default true);
  *                          false stores blocks completed during decode too
- * @param jobDeadline       a transfer not completed by then fails for its request; its device
- *                          blocks and tier slots stay held until it really completes
+ * @param jobDeadline       a transfer not completed by then fails (the transfer engine
+ *                          guarantees it touches none of the job's memory after that)
+ * @param hostAdmitAfter    store a chunk in the host tier only from its N-th use on (1 = always)
  */
-public record OffloadConfig(int blocksPerChunk, boolean offloadPromptOnly, Duration jobDeadline) {
+public record OffloadConfig(int blocksPerChunk, boolean offloadPromptOnly, Duration jobDeadline, int hostAdmitAfter) {
 
-    public static final OffloadConfig DEFAULT = new OffloadConfig(1, true, Duration.ofSeconds(10));
+    public static final OffloadConfig DEFAULT = new OffloadConfig(1, true, Duration.ofSeconds(10), 1);
 
     public OffloadConfig {
         if (blocksPerChunk < 1) {
@@ -22,17 +23,24 @@ public record OffloadConfig(int blocksPerChunk, boolean offloadPromptOnly, Durat
         if (jobDeadline.isNegative() || jobDeadline.isZero()) {
             throw new IllegalArgumentException("job deadline must be positive, got " + jobDeadline);
         }
+        if (hostAdmitAfter < 1) {
+            throw new IllegalArgumentException("host admission needs at least 1 use, got " + hostAdmitAfter);
+        }
     }
 
     public OffloadConfig withBlocksPerChunk(int n) {
-        return new OffloadConfig(n, offloadPromptOnly, jobDeadline);
+        return new OffloadConfig(n, offloadPromptOnly, jobDeadline, hostAdmitAfter);
     }
 
     public OffloadConfig withOffloadPromptOnly(boolean on) {
-        return new OffloadConfig(blocksPerChunk, on, jobDeadline);
+        return new OffloadConfig(blocksPerChunk, on, jobDeadline, hostAdmitAfter);
+    }
+
+    public OffloadConfig withHostAdmitAfter(int uses) {
+        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, jobDeadline, uses);
     }
 
     public OffloadConfig withJobDeadline(Duration d) {
-        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, d);
+        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, d, hostAdmitAfter);
     }
 }

@@ -8,6 +8,7 @@ import io.kvtier.offload.transfer.LoadJob;
 import io.kvtier.offload.transfer.StoreJob;
 import io.kvtier.offload.transfer.TransferEngine;
 import io.kvtier.offload.transfer.TransferResult;
+import io.kvtier.tier.AdmissionFilter;
 import io.kvtier.tier.HostTier;
 import io.kvtier.tier.TierIndex;
 import java.time.Duration;
@@ -61,6 +62,7 @@ public final class OffloadScheduler {
     private final JobRegistry jobs = new JobRegistry();
     private final Map<Long, Integer> storedBlocks = new HashMap<>();
     private final OffloadStats stats = new OffloadStats();
+    private final AdmissionFilter hostAdmission;
     private long epoch;
 
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace) {
@@ -70,6 +72,7 @@ public final class OffloadScheduler {
         this.transfers = transfers;
         this.namespace = namespace.digest();
         this.blockSize = pool.layout().blockSize();
+        this.hostAdmission = new AdmissionFilter(config.hostAdmitAfter(), Math.max(1, host.capacity()));
     }
 
     public OffloadConfig config() {
@@ -194,9 +197,19 @@ public final class OffloadScheduler {
         }
         List<BlockKey> keys = new ArrayList<>();
         List<BlockKey> parents = new ArrayList<>();
+        boolean admitted = true;
         for (int c = fromChunk; c < toChunk; c++) {
-            keys.add(chunkKey(r, c));
-            parents.add(parentOf(r, c));
+            // Every chunk's use is recorded; the chain is cut at the first one not admitted
+            // (a chunk after a hole could never be hit).
+            admitted &= hostAdmission.use(chunkKey(r, c)) || host.index().state(chunkKey(r, c)) != TierIndex.EntryState.ABSENT;
+            if (admitted) {
+                keys.add(chunkKey(r, c));
+                parents.add(parentOf(r, c));
+            }
+        }
+        if (keys.isEmpty()) {
+            storedBlocks.put(r.id(), toChunk * chunk());
+            return;
         }
         TierIndex.StorePlan plan = host.index().prepareStore(keys, parents);
         if (!(plan instanceof TierIndex.StorePlan.Accepted accepted)) {
