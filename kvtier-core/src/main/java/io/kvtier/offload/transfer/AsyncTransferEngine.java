@@ -16,7 +16,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
+import java.util.function.ObjIntConsumer;
 
 /**
  * The real transfer engine: one platform thread per direction (stores, loads), each running its
@@ -69,7 +69,7 @@ public final class AsyncTransferEngine implements TransferEngine {
     private static final Ticket STOP = new Ticket(new StoreJob(-1, List.of(), 0), 0);
 
     private final ChunkCopier copier;
-    private final Consumer<TransferJob> beforeJob;
+    private final ObjIntConsumer<TransferJob> beforeChunk;
     private final BlockingQueue<Ticket> stores = new LinkedBlockingQueue<>();
     private final BlockingQueue<Ticket> loads = new LinkedBlockingQueue<>();
     private final BlockingQueue<TransferResult> results = new LinkedBlockingQueue<>();
@@ -83,17 +83,18 @@ public final class AsyncTransferEngine implements TransferEngine {
 
     /** An engine copying between the device slab and the host slots of {@code copier}. */
     public AsyncTransferEngine(ChunkCopier copier) {
-        this(copier, job -> {
+        this(copier, (job, chunk) -> {
         });
     }
 
     /**
-     * For tests: {@code beforeJob} runs on the worker thread before a job touches any memory (a
-     * test can block there to make a job late).
+     * For tests: {@code beforeChunk(job, i)} runs on the worker thread before it claims chunk
+     * {@code i} of a job, i.e. before it touches that chunk's memory (a test can block there to
+     * make a job late at any chunk).
      */
-    AsyncTransferEngine(ChunkCopier copier, Consumer<TransferJob> beforeJob) {
+    AsyncTransferEngine(ChunkCopier copier, ObjIntConsumer<TransferJob> beforeChunk) {
         this.copier = Objects.requireNonNull(copier, "copier");
-        this.beforeJob = beforeJob;
+        this.beforeChunk = beforeChunk;
         this.storeThread = Thread.ofPlatform().name("kvtier-transfer-store").daemon().start(() -> work(stores));
         this.loadThread = Thread.ofPlatform().name("kvtier-transfer-load").daemon().start(() -> work(loads));
     }
@@ -266,11 +267,6 @@ public final class AsyncTransferEngine implements TransferEngine {
         if (t.state.get() == EXPIRED) {
             return;
         }
-        try {
-            beforeJob.accept(job);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "transfer test hook failed for job " + job.jobId(), e);
-        }
         long start = System.nanoTime();
         long bytes = 0;
         List<ChunkCopy> chunks = job.chunks();
@@ -281,6 +277,7 @@ public final class AsyncTransferEngine implements TransferEngine {
             return;
         }
         for (int i = 0; i < chunks.size(); i++) {
+            beforeChunk.accept(job, i);
             if (System.nanoTime() - job.deadlineNanos() >= 0 || !t.state.compareAndSet(IDLE, BUSY)) {
                 return; // late or expired: the engine thread reports it; touch nothing more
             }

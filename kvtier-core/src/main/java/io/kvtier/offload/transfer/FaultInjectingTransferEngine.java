@@ -347,13 +347,18 @@ public final class FaultInjectingTransferEngine implements TransferEngine {
                 return TransferResult.failed(job.jobId(), bytes, System.nanoTime() - start, i,
                         INJECTED + " of chunk #" + i + " (" + c.key().shortHex() + ")");
             }
-            if (job instanceof StoreJob) {
-                bytes += copier.store(c);
-            } else if (copier.load(c) instanceof ChunkHeader.Verification.Corrupt bad) {
+            try {
+                if (job instanceof StoreJob) {
+                    bytes += copier.store(c);
+                } else if (copier.load(c) instanceof ChunkHeader.Verification.Corrupt bad) {
+                    return TransferResult.failed(job.jobId(), bytes, System.nanoTime() - start, i,
+                            "chunk #" + i + " (" + c.key().shortHex() + ") failed verification: " + bad.reason());
+                } else {
+                    bytes += copier.loadedBytes(c);
+                }
+            } catch (RuntimeException e) { // e.g. a closed slab: reported like the real engine does
                 return TransferResult.failed(job.jobId(), bytes, System.nanoTime() - start, i,
-                        "chunk #" + i + " (" + c.key().shortHex() + ") failed verification: " + bad.reason());
-            } else {
-                bytes += copier.loadedBytes(c);
+                        "chunk #" + i + " (" + c.key().shortHex() + "): " + e);
             }
         }
         return TransferResult.ok(job.jobId(), bytes, System.nanoTime() - start);

@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
+import java.util.function.ObjIntConsumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -161,7 +161,7 @@ class AsyncTransferEngineTest {
         engine.close();
         CountDownLatch stuck = new CountDownLatch(1);
         CountDownLatch entered = new CountDownLatch(1);
-        Consumer<TransferJob> hook = job -> {
+        ObjIntConsumer<TransferJob> hook = (job, chunk) -> {
             if (job.jobId() == 2) {
                 entered.countDown();
                 try {
@@ -194,6 +194,39 @@ class AsyncTransferEngineTest {
         assertThat(engine.poll()).isEmpty(); // nothing more about job 2
         assertThat(fx.blockBytes(10)).containsOnly((byte) 0x5A); // the late job copied nothing
         assertThat(engine.inFlight()).isZero();
+    }
+
+    @Test
+    void f03_aJobExpiringBetweenChunksCopiesNothingAfterItsDeadline() throws Exception {
+        engine.close();
+        CountDownLatch stuck = new CountDownLatch(1);
+        CountDownLatch entered = new CountDownLatch(1);
+        engine = new AsyncTransferEngine(fx.copier, (job, chunk) -> {
+            if (job.jobId() == 2 && chunk == 1) { // chunk 0 is copied, then the job stalls
+                entered.countDown();
+                try {
+                    stuck.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        storeChain(3);
+        byte[] chunk0 = fx.blockBytes(0);
+        fx.fill(10, 6, (byte) 0x5A);
+        engine.submit(new LoadJob(2, fx.chain(3, 0, 10), engine.nanoTime() + Duration.ofMillis(50).toNanos()));
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+        List<TransferResult> r = engine.await(List.of(2L), WAIT);
+        assertThat(r).singleElement().matches(TransferResult::timedOut);
+        stuck.countDown();
+        assertThat(run(new LoadJob(3, List.of(fx.copy(0, 0, 20, 21)), far())).success()).isTrue(); // 2 is behind us
+
+        assertThat(fx.blockBytes(10)).isEqualTo(chunk0); // copied before the deadline: harmless
+        for (int b = 12; b < 16; b++) {
+            assertThat(fx.blockBytes(b)).as("block %d after the deadline", b).containsOnly((byte) 0x5A);
+        }
+        assertThat(engine.poll()).isEmpty();
     }
 
     @Test
