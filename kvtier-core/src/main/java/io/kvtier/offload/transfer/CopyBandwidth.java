@@ -15,7 +15,9 @@ import java.util.Locale;
 /**
  * Measures the host data path: store (device -> slot, with CRC32C and header) and load (verify
  * header and CRC32C, then slot -> device) through {@link ChunkCopier}, against a plain
- * {@link MemorySegment#copy} of the same bytes, in the same run, on one thread. Each pass moves
+ * {@link MemorySegment#copy} of the same bytes, in the same run, on one thread; and the same
+ * store and load through an {@link AsyncTransferEngine} (jobs of {@value #CHUNKS_PER_JOB}
+ * chunks, submitted at once and awaited), which adds the hand-off to its threads. Each pass moves
  * a working set larger than the caches (default 128 MiB per side) chunk by chunk; the kinds of
  * pass alternate so that machine noise affects them alike, and the median pass of each kind is
  * reported. GB/s are 10^9 bytes per second.
@@ -24,6 +26,9 @@ import java.util.Locale;
  * io.kvtier.offload.transfer.CopyBandwidth [workingSetMiB] [seconds per size]}.
  */
 public final class CopyBandwidth {
+
+    /** Chunks per job in the engine passes. */
+    public static final int CHUNKS_PER_JOB = 8;
 
     /** Chunk sizes measured by default: 16 KiB to 4 MiB. */
     public static final List<Long> DEFAULT_CHUNK_BYTES = List.of(16L << 10, 64L << 10, 256L << 10, 1L << 20, 4L << 20);
@@ -35,8 +40,11 @@ public final class CopyBandwidth {
      * @param copyGBps   plain MemorySegment.copy, device -> host
      * @param storeGBps  ChunkCopier.store (copy + CRC32C + header)
      * @param loadGBps   ChunkCopier.load (verify header + CRC32C, then copy)
+     * @param engineStoreGBps store jobs through an AsyncTransferEngine
+     * @param engineLoadGBps  load jobs through an AsyncTransferEngine
      */
-    public record Point(long chunkBytes, double copyGBps, double storeGBps, double loadGBps) {
+    public record Point(long chunkBytes, double copyGBps, double storeGBps, double loadGBps, double engineStoreGBps,
+                        double engineLoadGBps) {
 
         /** Store bandwidth as a fraction of the plain copy. */
         public double storeRatio() {
@@ -94,17 +102,46 @@ public final class CopyBandwidth {
             List<Double> copy = new ArrayList<>();
             List<Double> store = new ArrayList<>();
             List<Double> load = new ArrayList<>();
-            storePass(copier, copies); // warm-up: JIT, page faults, and headers for the loads
-            loadPass(copier, copies);
-            copyPass(device, slab, chunkBytes, chunks);
-            long end = System.nanoTime() + perSize.toNanos();
-            while (copy.size() < 5 || System.nanoTime() < end) {
-                copy.add(gbps(passBytes, copyPass(device, slab, chunkBytes, chunks)));
-                store.add(gbps(passBytes, storePass(copier, copies)));
-                load.add(gbps(passBytes, loadPass(copier, copies)));
+            List<Double> engineStore = new ArrayList<>();
+            List<Double> engineLoad = new ArrayList<>();
+            try (AsyncTransferEngine engine = new AsyncTransferEngine(copier)) {
+                long[] nextId = {1};
+                storePass(copier, copies); // warm-up: JIT, page faults, and headers for the loads
+                loadPass(copier, copies);
+                copyPass(device, slab, chunkBytes, chunks);
+                enginePass(engine, copies, true, nextId);
+                enginePass(engine, copies, false, nextId);
+                long end = System.nanoTime() + perSize.toNanos();
+                while (copy.size() < 5 || System.nanoTime() < end) {
+                    copy.add(gbps(passBytes, copyPass(device, slab, chunkBytes, chunks)));
+                    store.add(gbps(passBytes, storePass(copier, copies)));
+                    load.add(gbps(passBytes, loadPass(copier, copies)));
+                    engineStore.add(gbps(passBytes, enginePass(engine, copies, true, nextId)));
+                    engineLoad.add(gbps(passBytes, enginePass(engine, copies, false, nextId)));
+                }
             }
-            return new Point(chunkBytes, median(copy), median(store), median(load));
+            return new Point(chunkBytes, median(copy), median(store), median(load), median(engineStore),
+                    median(engineLoad));
         }
+    }
+
+    private static long enginePass(AsyncTransferEngine engine, List<ChunkCopy> copies, boolean store, long[] nextId) {
+        long t0 = System.nanoTime();
+        long deadline = engine.nanoTime() + Duration.ofMinutes(5).toNanos();
+        List<Long> ids = new ArrayList<>();
+        for (int i = 0; i < copies.size(); i += CHUNKS_PER_JOB) {
+            List<ChunkCopy> part = copies.subList(i, Math.min(copies.size(), i + CHUNKS_PER_JOB));
+            long id = nextId[0]++;
+            engine.submit(store ? new StoreJob(id, part, deadline) : new LoadJob(id, part, deadline));
+            ids.add(id);
+        }
+        List<TransferResult> results = engine.await(ids, Duration.ofMinutes(5));
+        long nanos = System.nanoTime() - t0;
+        if (results.size() != ids.size() || !results.stream().allMatch(TransferResult::success)) {
+            throw new IllegalStateException("bandwidth run: " + (ids.size() - results.size()) + " jobs unfinished, "
+                    + results.stream().filter(r -> !r.success()).findFirst().map(TransferResult::error).orElse("none failed"));
+        }
+        return nanos;
     }
 
     private static long copyPass(MemorySegment device, HostSlab slab, long chunkBytes, int chunks) {
@@ -142,13 +179,14 @@ public final class CopyBandwidth {
         return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
     }
 
-    /** Formats points as a table (chunk size, GB/s of copy, store, load, and the ratios). */
+    /** Formats points as a table (chunk size, GB/s of copy, store, load, the ratios, GB/s through the engine). */
     public static String table(List<Point> points) {
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%10s %10s %10s %10s %8s %8s%n",
-                "chunk", "copy GB/s", "store GB/s", "load GB/s", "store %", "load %"));
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%8s %10s %10s %10s %8s %8s %12s %12s%n",
+                "chunk", "copy GB/s", "store GB/s", "load GB/s", "store %", "load %", "engine store", "engine load"));
         for (Point p : points) {
-            sb.append(String.format(Locale.ROOT, "%10s %10.2f %10.2f %10.2f %7.0f%% %7.0f%%%n", size(p.chunkBytes()),
-                    p.copyGBps(), p.storeGBps(), p.loadGBps(), 100 * p.storeRatio(), 100 * p.loadRatio()));
+            sb.append(String.format(Locale.ROOT, "%8s %10.2f %10.2f %10.2f %7.0f%% %7.0f%% %12.2f %12.2f%n",
+                    size(p.chunkBytes()), p.copyGBps(), p.storeGBps(), p.loadGBps(), 100 * p.storeRatio(),
+                    100 * p.loadRatio(), p.engineStoreGBps(), p.engineLoadGBps()));
         }
         return sb.toString();
     }

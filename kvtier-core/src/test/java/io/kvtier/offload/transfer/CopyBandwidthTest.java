@@ -17,6 +17,8 @@ class CopyBandwidthTest {
             assertThat(p.copyGBps()).isPositive().isFinite();
             assertThat(p.storeGBps()).isPositive().isFinite();
             assertThat(p.loadGBps()).isPositive().isFinite();
+            assertThat(p.engineStoreGBps()).isPositive().isFinite();
+            assertThat(p.engineLoadGBps()).isPositive().isFinite();
         }
         assertThat(CopyBandwidth.table(points)).contains("16 KiB").contains("64 KiB").contains("store %");
     }
