@@ -5,7 +5,8 @@ import java.util.Objects;
 /**
  * The host tier: the bookkeeping ({@link TierIndex}, named {@value #NAME}) and the off-heap slots
  * ({@link HostSlab}) it hands out, with one capacity. The index runs on the engine thread; the
- * slab is read and written by the transfer engine. Closing frees the slab.
+ * slab is read and written by the transfer engine. Closing frees the slab. A tier made by
+ * {@link #withoutSlab} has the bookkeeping only, for a transfer engine that moves no bytes.
  */
 public final class HostTier implements AutoCloseable {
 
@@ -24,8 +25,26 @@ public final class HostTier implements AutoCloseable {
      */
     public HostTier(int capacityChunks, long payloadBytesPerChunk, int maxTokensPerChunk, CachePolicy policy,
                     KvEvents events) {
-        this.index = new TierIndex(NAME, capacityChunks, policy, events);
-        this.slab = new HostSlab(capacityChunks, payloadBytesPerChunk, maxTokensPerChunk);
+        this(new TierIndex(NAME, capacityChunks, policy, events),
+                new HostSlab(capacityChunks, payloadBytesPerChunk, maxTokensPerChunk));
+    }
+
+    private HostTier(TierIndex index, HostSlab slab) {
+        this.index = index;
+        this.slab = slab;
+    }
+
+    /**
+     * A host tier with the bookkeeping only and no slots' memory, for a transfer engine that moves
+     * no bytes (trace replay's simulated data plane): {@link #slab()} throws. Costs a few hundred
+     * bytes of heap per entry instead of a slot of header and payload per chunk of capacity.
+     *
+     * @param capacityChunks chunks (> 0)
+     * @param policy         a fresh policy for this tier
+     * @param events         where resident-set changes go
+     */
+    public static HostTier withoutSlab(int capacityChunks, CachePolicy policy, KvEvents events) {
+        return new HostTier(new TierIndex(NAME, capacityChunks, policy, Objects.requireNonNull(events, "events")), null);
     }
 
     /**
@@ -49,8 +68,15 @@ public final class HostTier implements AutoCloseable {
         return index;
     }
 
-    /** The slots' memory. */
+    /**
+     * The slots' memory.
+     *
+     * @throws IllegalStateException for a tier made {@link #withoutSlab}
+     */
     public HostSlab slab() {
+        if (slab == null) {
+            throw new IllegalStateException("host tier has no slab: it was made without one (bookkeeping only)");
+        }
         return slab;
     }
 
@@ -61,11 +87,13 @@ public final class HostTier implements AutoCloseable {
 
     @Override
     public void close() {
-        slab.close();
+        if (slab != null) {
+            slab.close();
+        }
     }
 
     @Override
     public String toString() {
-        return "HostTier[" + index + ", " + slab + "]";
+        return "HostTier[" + index + ", " + (slab == null ? "no slab" : slab) + "]";
     }
 }
