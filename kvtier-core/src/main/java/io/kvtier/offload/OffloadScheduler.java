@@ -299,8 +299,9 @@ public final class OffloadScheduler {
         int goodChunks = res.success() ? load.chunkKeys().size() : Math.max(0, res.firstFailedChunk());
         if (!res.success()) {
             stats.loadFailures++;
-            // The bad entry is deleted (§3.4), so a retry cannot fail on it again (F04).
-            if (goodChunks < load.chunkKeys().size()) {
+            // A bad entry is deleted (§3.4), so a retry cannot fail on it again (F04). A timeout
+            // says nothing about the bytes: the entry stays.
+            if (!res.timedOut() && goodChunks < load.chunkKeys().size()) {
                 host.index().remove(load.chunkKeys().get(goodChunks));
             }
         }
@@ -372,15 +373,17 @@ public final class OffloadScheduler {
      * Drops every tier entry and forgets every request's progress. Jobs in flight keep their
      * resources until they complete; their results are then ignored (§3.7).
      *
-     * @return the ids of requests whose load was in flight: the load may still write their target
-     *         blocks, so each must give those blocks up (be preempted) and recompute
+     * @return the loads abandoned (none of their blocks counts as loaded): the load may still write
+     *         their requests' target blocks, so each request must give those blocks up (be
+     *         preempted) and recompute
      */
-    public List<Long> resetCache() {
+    public List<LoadDone> resetCache() {
         epoch++;
-        List<Long> waiting = new ArrayList<>();
+        List<LoadDone> waiting = new ArrayList<>();
         for (OffloadJob j : jobs.liveJobs()) {
-            if (j instanceof OffloadJob.Load) {
-                waiting.add(j.requestId());
+            if (j instanceof OffloadJob.Load load) {
+                waiting.add(new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), 0));
+                OffloadStats.add(stats.externalHitTokens, load.tier(), -(long) load.blocks() * blockSize);
             }
             jobs.orphan(j.id());
         }

@@ -232,9 +232,10 @@ public final class Engine implements AutoCloseable {
     public void resetCache() {
         kv.resetPrefixCache();
         if (offload != null) {
-            for (long id : offload.resetCache()) {
-                Request r = scheduler.loading().get(id);
+            for (OffloadScheduler.LoadDone abandoned : offload.resetCache()) {
+                Request r = scheduler.loading().get(abandoned.requestId());
                 if (r != null) {
+                    r.addExternalHitTokens(abandoned.tier(), -abandoned.blocks() * config.blockSize());
                     scheduler.preempt(r);
                 }
             }

@@ -160,8 +160,14 @@ public final class Scheduler {
         return r;
     }
 
-    /** Releases a running or parked request's blocks and puts it first in line to be recomputed. */
+    /**
+     * Releases a running or parked request's blocks and puts it first in line to be recomputed.
+     * No-op for a request that is not running or parked (a second preemption changes nothing).
+     */
     void preempt(Request r) {
+        if (r.status() != Request.Status.RUNNING && r.status() != Request.Status.LOADING) {
+            return;
+        }
         running.remove(r);
         loading.remove(r.id());
         kv.free(r.id());

@@ -8,7 +8,6 @@ package io.kvtier.model;
 final class Activations {
 
     private final ModelConfig c;
-    private final int parts;
     private int capacity;
     private int logitRows;
 
@@ -20,15 +19,14 @@ final class Activations {
     float[] q, k, v;
     /** Feed-forward gate and up projections: [T][hidden]. */
     float[] hb, hb2;
-    /** Attention scores, one row per parallel part: [parts][seqLen]. */
+    /** Attention scores, one row per participating thread: [threads][seqLen]. */
     final float[][] att;
     /** Final-normed last tokens of chunks that want logits [C][dim], and their logits [C][vocab]. */
     float[] xLast = new float[0], logits = new float[0];
 
-    Activations(ModelConfig c, int parts) {
+    Activations(ModelConfig c, int threads) {
         this.c = c;
-        this.parts = parts;
-        this.att = new float[parts][c.seqLen()];
+        this.att = new float[threads][c.seqLen()];
         ensureTokens(1);
     }
 
@@ -58,9 +56,5 @@ final class Activations {
         xLast = new float[rows * c.dim()];
         logits = new float[rows * c.vocabSize()];
         logitRows = rows;
-    }
-
-    int parts() {
-        return parts;
     }
 }

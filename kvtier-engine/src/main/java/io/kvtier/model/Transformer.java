@@ -36,6 +36,7 @@ public final class Transformer implements AutoCloseable {
     private final Rope rope;
     private final PagedAttention attention;
     private Activations a;
+    static long[] T = new long[6]; static int steps;
 
     /**
      * @param checkpoint  the weights (not owned: the caller closes it after this transformer)
@@ -49,7 +50,7 @@ public final class Transformer implements AutoCloseable {
         this.parallel = new Parallel(Objects.requireNonNull(computePool, "computePool"));
         this.rope = new Rope(c.headDim(), c.seqLen());
         this.attention = new PagedAttention(c, kernels);
-        this.a = new Activations(c, parallel.parts());
+        this.a = new Activations(c, parallel.threads());
     }
 
     public ModelConfig config() {
@@ -80,20 +81,35 @@ public final class Transformer implements AutoCloseable {
             throw new IllegalStateException("transformer is closed");
         }
         int tokens = gather(chunks, kvSlab, layout);
+        long t0 = System.nanoTime();
+        parallel.begin(c.parameterCount() * tokens);
+        try {
         embed(tokens);                                   // x[T][D] = embedding[token]
         for (int l = 0; l < c.layers(); l++) {
+            long q0 = System.nanoTime();
             rmsnorm(a.x, a.xb, w.rmsAtt(l), tokens);      // xb[T][D] = rmsnorm(x) * rms_att
             qkv(l, tokens);                               // q[T][D], k[T][KV], v[T][KV]
             rotary(tokens);                               // rotate q and k in place
             attention.writeKv(l, tokens, a, chunks, kvSlab, layout);
+            long q1 = System.nanoTime();
             attend(l, tokens, chunks, kvSlab, layout);    // xb2[T][D] = attention over the slab
+            long q2 = System.nanoTime();
             matmul(w.wo(l), c.dim(), c.dim(), a.xb2, tokens, a.xb);  // xb[T][D] = xb2 wo^T
             residual(tokens);                             // x += xb
             rmsnorm(a.x, a.xb, w.rmsFfn(l), tokens);      // xb[T][D] = rmsnorm(x) * rms_ffn
+            long q3 = System.nanoTime();
             ffn(l, tokens);                               // xb[T][D] = w2(silu(w1 xb) * w3 xb)
             residual(tokens);                             // x += xb
+            long q4 = System.nanoTime();
+            T[0] += q1 - q0; T[1] += q2 - q1; T[2] += q3 - q2; T[3] += q4 - q3;
         }
-        return classify(chunks);                          // [chunks][V] or null
+        long t5 = System.nanoTime();
+        float[][] r;
+        r = classify(chunks);                          // [chunks][V] or null
+        T[4] += System.nanoTime() - t5; T[5] += System.nanoTime() - t0;
+        if (++steps % 256 == 0) { System.out.printf("qkv %.2f att %.2f wo %.2f ffn %.2f cls %.2f total %.2f ms/step%n", T[0]/1e6/256, T[1]/1e6/256, T[2]/1e6/256, T[3]/1e6/256, T[4]/1e6/256, T[5]/1e6/256); java.util.Arrays.fill(T, 0); }
+        return r;
+        } finally { parallel.end(); }
     }
 
     /** Validates the batch and fills the per-token arrays; returns T. */
@@ -178,9 +194,9 @@ public final class Transformer implements AutoCloseable {
         }
         // A slab confined to this thread (a test's Arena.ofConfined) cannot be read by the pool.
         boolean shared = slab.isAccessibleBy(NOT_THE_OWNER);
-        parallel.forRange(tokens * heads, 1, shared ? work : 0, (part, from, to) -> {
+        parallel.forRange(tokens * heads, 1, shared ? work : 0, (worker, from, to) -> {
             for (int i = from; i < to; i++) {
-                attention.attend(l, i / heads, i % heads, a, a.att[part], chunks, slab, layout);
+                attention.attend(l, i / heads, i % heads, a, a.att[worker], chunks, slab, layout);
             }
         });
     }

@@ -47,7 +47,22 @@ public final class FingerprintEngines {
         return done;
     }
 
-    /** Tokens 1..n. */
+    /**
+     * {@code len} consecutive tokens starting at {@code from} or the first start after it whose
+     * reference output does not stop before {@code maxTokens} tokens (the fingerprint model stops
+     * on token 0 about once in 97 tokens).
+     */
+    public static int[] nonStopping(int from, int len, int maxTokens) {
+        for (int start = from; start < from + 500; start++) {
+            int[] p = range(1 + (start - 1) % 90, 1 + (start - 1) % 90 + len - 1);
+            if (reference(p, maxTokens).length == maxTokens) {
+                return p;
+            }
+        }
+        throw new IllegalStateException("no non-stopping prompt near " + from);
+    }
+
+    /** Tokens from..to, inclusive. */
     public static int[] range(int from, int to) {
         int[] t = new int[to - from + 1];
         for (int i = 0; i < t.length; i++) {

@@ -40,6 +40,14 @@ final class OffloadFixture implements AutoCloseable {
     /** Every full-chunk key of every submitted request -> (tokens of its prefix, chunk index). */
     private final Map<BlockKey, int[]> prefixOf = new HashMap<>();
     private final Map<BlockKey, Integer> chunkIndexOf = new HashMap<>();
+    /** Every full-block key -> (tokens of its prefix, block index), for the device prefix cache check. */
+    private final Map<BlockKey, int[]> blockPrefixOf = new HashMap<>();
+    private final Map<BlockKey, Integer> blockIndexOf = new HashMap<>();
+    /** Keys whose stored bytes a test damaged on purpose: exempt from the bytes check. */
+    private final java.util.Set<BlockKey> damaged = new java.util.HashSet<>();
+    /** Check stored bytes every this many steps (1 = every step). */
+    int bytesCheckEvery = 1;
+    private long stepsChecked;
     private long nextId;
 
     OffloadFixture(int blockSize, int deviceBlocks, int hostChunks, OffloadConfig config) {
@@ -47,6 +55,11 @@ final class OffloadFixture implements AutoCloseable {
     }
 
     OffloadFixture(EngineConfig engineConfig, int hostChunks, OffloadConfig config, String policy) {
+        this(engineConfig, hostChunks, config, policy, null);
+    }
+
+    /** @param hasher null for the real SHA-256 hasher; a test hasher (e.g. one that collides) otherwise */
+    OffloadFixture(EngineConfig engineConfig, int hostChunks, OffloadConfig config, String policy, BlockHasher hasher) {
         this.layout = FingerprintModelRunner.layout(engineConfig.blockSize());
         this.blocksPerChunk = config.blocksPerChunk();
         this.pool = new BlockPool(engineConfig.deviceBlocks(), layout);
@@ -56,7 +69,7 @@ final class OffloadFixture implements AutoCloseable {
         Namespace ns = Namespace.of("fingerprint", layout);
         this.offload = new OffloadScheduler(config, pool, host, transfers, ns);
         FingerprintModelRunner runner = new FingerprintModelRunner(pool, FingerprintEngines.VOCAB, FingerprintEngines.MAX_POSITIONS);
-        this.engine = new Engine(engineConfig, pool, runner, BlockHasher.sha256(ns), offload);
+        this.engine = new Engine(engineConfig, pool, runner, hasher != null ? hasher : BlockHasher.sha256(ns), offload);
     }
 
     static OffloadConfig chunks(int blocksPerChunk) {
@@ -111,9 +124,29 @@ final class OffloadFixture implements AutoCloseable {
         return r;
     }
 
+    /** Lets every held job go and drops every fault rule (holds included). */
+    void releaseEverything() {
+        transfers.clearFaults();
+        transfers.releaseAll();
+    }
+
+    /** Marks a key whose stored bytes the test damages on purpose. */
+    void damaged(BlockKey key) {
+        damaged.add(key);
+    }
+
+    /** The key's stored bytes are expected to be right again (e.g. stored anew). */
+    void repaired(BlockKey key) {
+        damaged.remove(key);
+    }
+
     private void remember(Request r) {
         int c = blocksPerChunk;
         int[] tokens = r.tokens(0, r.numTokens());
+        for (int b = 0; b < r.blockKeys().size(); b++) {
+            blockPrefixOf.putIfAbsent(r.blockKeys().get(b), tokens);
+            blockIndexOf.putIfAbsent(r.blockKeys().get(b), b);
+        }
         for (int j = 0; (j + 1) * c <= r.blockKeys().size(); j++) {
             BlockKey k = r.blockKeys().get((j + 1) * c - 1);
             prefixOf.putIfAbsent(k, tokens);
@@ -127,8 +160,26 @@ final class OffloadFixture implements AutoCloseable {
         offload.checkInvariants();
         TierIndex idx = host.index();
         assertThat(idx.freeSlots() + idx.readyCount() + idx.pinnedCount() + idx.storingCount()).isEqualTo(idx.capacity());
+        for (Request r : engine.scheduler().loading().values()) {
+            assertThat(engine.scheduler().running()).doesNotContain(r);
+        }
+        if (++stepsChecked % bytesCheckEvery != 0) {
+            return;
+        }
+        // The device prefix cache maps a key only to a block holding that key's KV.
+        for (int b = 0; b < pool.numBlocks(); b++) {
+            BlockKey k = pool.keyOf(b);
+            if (k != null && blockPrefixOf.containsKey(k) && !damaged.contains(k)) {
+                byte[] want = FingerprintModelRunner.expectedChunk(layout, blockPrefixOf.get(k), blockIndexOf.get(k), 1);
+                assertThat(pool.block(b).toArray(ValueLayout.JAVA_BYTE)).as("device block %d cached as %s", b, k.shortHex())
+                        .isEqualTo(want);
+            }
+        }
         for (Map.Entry<BlockKey, int[]> e : prefixOf.entrySet()) {
             TierIndex.EntryState s = idx.state(e.getKey());
+            if (damaged.contains(e.getKey())) {
+                continue;
+            }
             if (s == TierIndex.EntryState.READY || s == TierIndex.EntryState.LOADING) {
                 int chunk = chunkIndexOf.get(e.getKey());
                 byte[] want = FingerprintModelRunner.expectedChunk(layout, e.getValue(), chunk * blocksPerChunk, blocksPerChunk);
