@@ -135,6 +135,19 @@ final class OffloadFixture implements AutoCloseable {
         damaged.add(key);
     }
 
+    /**
+     * A test damaged the bytes of a slot: whatever key lives there now is exempt from the bytes
+     * check (a later store into the slot writes a key that is checked again).
+     */
+    void damagedSlot(int slot) {
+        for (BlockKey k : prefixOf.keySet()) {
+            TierIndex.EntryState s = host.index().state(k);
+            if (s != TierIndex.EntryState.ABSENT && s != TierIndex.EntryState.STORING && host.index().slotOf(k) == slot) {
+                damaged.add(k);
+            }
+        }
+    }
+
     /** The key's stored bytes are expected to be right again (e.g. stored anew). */
     void repaired(BlockKey key) {
         damaged.remove(key);

@@ -1,0 +1,130 @@
+package io.kvtier.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.offload.OffloadConfig;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * ACCEPTANCE S01: mixed requests over a few shared prefixes with aborts, preemptions, tiny device
+ * and host capacities, random transfer delays, failures, reordering, corruption and cache
+ * resets, on the fingerprint model. Every output equals its reference, every invariant holds
+ * after every step, nothing leaks after the drain. Size: {@code -Dkvtier.soak.requests=N} per
+ * seed (default 700, three seeds).
+ */
+class OffloadSoakTest {
+
+    private static final int REQUESTS = Integer.getInteger("kvtier.soak.requests", 700);
+    private final Map<String, int[]> references = new HashMap<>();
+
+    private int[] reference(int[] prompt, int maxTokens) {
+        return references.computeIfAbsent(Arrays.toString(prompt) + "/" + maxTokens,
+                k -> FingerprintEngines.reference(prompt, maxTokens));
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {101, 202, 303})
+    void s01_soak(long seed) {
+        try {
+            soak(seed);
+        } catch (AssertionError | RuntimeException e) {
+            throw new AssertionError("S01 soak failed with seed " + seed + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void soak(long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        int blocksPerChunk = 1 + rnd.nextInt(2);
+        OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk).withOffloadPromptOnly(rnd.nextBoolean());
+        EngineConfig ec = FingerprintEngines.config(4, 24).withMaxBatchTokens(8 + rnd.nextInt(56));
+        String policy = rnd.nextBoolean() ? "lru" : "arc";
+        List<int[]> prefixes = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            prefixes.add(randomTokens(rnd, 4 + rnd.nextInt(17)));
+        }
+        SplittableRandom faults = rnd.split();
+        try (OffloadFixture f = new OffloadFixture(ec, 6, oc, policy)) {
+            f.bytesCheckEvery = 1;
+            f.transfers.reorder(true);
+            f.transfers.failJobs(job -> faults.nextInt(25) == 0);
+            f.transfers.delayJobs(job -> faults.nextInt(4) == 0, 1 + faults.nextInt(3));
+            List<Request> all = new ArrayList<>();
+            int submitted = 0;
+            int steps = 0;
+            while (submitted < REQUESTS || f.engine.hasWork()) {
+                for (int k = rnd.nextInt(3); k > 0 && submitted < REQUESTS; k--, submitted++) {
+                    int[] prefix = prefixes.get(rnd.nextInt(prefixes.size()));
+                    int[] prompt = concat(prefix, randomTokens(rnd, rnd.nextInt(13)));
+                    all.add(f.submit(prompt, 1 + rnd.nextInt(16)));
+                }
+                if (rnd.nextInt(40) == 0 && !all.isEmpty()) {
+                    f.engine.abort(all.get(rnd.nextInt(all.size())).id());
+                }
+                if (rnd.nextInt(60) == 0) {
+                    corruptSomeEntry(f, rnd);
+                }
+                if (rnd.nextInt(400) == 0) {
+                    f.engine.resetCache();
+                }
+                if (rnd.nextInt(150) == 0) {
+                    f.engine.resetDevicePrefixCache();
+                }
+                long before = f.engine.stats().steps();
+                f.step();
+                if (f.engine.stats().steps() == before && f.offload.busy()) {
+                    f.engine.drainTransfers();
+                }
+                assertThat(++steps).as("steps").isLessThan(100 * REQUESTS);
+            }
+            f.transfers.clearFaults();
+            f.engine.drainTransfers();
+            f.checkInvariants();
+            f.assertDrained();
+            int aborted = 0;
+            for (Request r : all) {
+                assertThat(r.isFinished()).isTrue();
+                int[] ref = reference(r.promptIds(), r.maxTokens());
+                if (r.finishReason() == FinishReason.ABORT) {
+                    aborted++;
+                    assertThat(Arrays.copyOf(ref, Math.min(ref.length, r.numOutputTokens()))).containsExactly(r.outputIds());
+                } else {
+                    assertThat(r.outputIds()).as("request %d", r.id()).containsExactly(ref);
+                }
+            }
+            var s = f.offload.stats();
+            // The run must really exercise the machinery it claims to.
+            assertThat(f.engine.stats().preemptions()).as("preemptions").isPositive();
+            assertThat(s.externalHitTokensTotal()).as("external hits").isPositive();
+            assertThat(s.loadFailures()).as("load failures").isPositive();
+            assertThat(aborted).as("aborts").isPositive();
+        }
+    }
+
+    private static void corruptSomeEntry(OffloadFixture f, SplittableRandom rnd) {
+        // Flip a byte of a random slot; the key living there (if any) is exempt from the bytes check.
+        int slot = rnd.nextInt(f.host.capacity());
+        f.damagedSlot(slot);
+        f.transfers.corruptPayloadByte(slot, rnd.nextInt((int) f.host.slab().payloadBytesPerChunk()));
+    }
+
+    private static int[] randomTokens(SplittableRandom rnd, int n) {
+        int[] t = new int[n];
+        for (int i = 0; i < n; i++) {
+            t[i] = 1 + rnd.nextInt(FingerprintEngines.VOCAB - 1);
+        }
+        return t;
+    }
+
+    private static int[] concat(int[] a, int[] b) {
+        int[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+}
