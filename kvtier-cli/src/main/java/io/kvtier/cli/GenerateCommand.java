@@ -3,6 +3,8 @@ package io.kvtier.cli;
 import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineConfig;
 import io.kvtier.engine.LlamaRunner;
+import io.kvtier.engine.OffloadSetup;
+import io.kvtier.offload.OffloadConfig;
 import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
@@ -70,6 +72,32 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--threads", defaultValue = "0", description = "compute threads (default: one per core)")
     int threads;
 
+    @Option(names = "--host-cache-bytes", defaultValue = "256M", paramLabel = "SIZE",
+            description = "host-memory KV tier size, e.g. 256M, 1G (default ${DEFAULT-VALUE}); 0 turns offloading off")
+    String hostCacheBytes;
+
+    @Option(names = "--host-cache-chunks", defaultValue = "0", description = "host tier size in chunks instead of bytes")
+    int hostCacheChunks;
+
+    @Option(names = "--blocks-per-chunk", defaultValue = "1", description = "device blocks per stored chunk (default ${DEFAULT-VALUE})")
+    int blocksPerChunk;
+
+    @Option(names = "--eviction", defaultValue = "lru", description = "host tier eviction policy: lru (default) or arc")
+    String eviction;
+
+    @Option(names = "--cache-salt", paramLabel = "SALT",
+            description = "tenant salt mixed into every block key; one value for all prompts, or one per prompt (repeat)")
+    List<String> cacheSalts = new ArrayList<>();
+
+    @Option(names = "--offload-decode", description = "store blocks completed during decode too (default: blocks holding prompt tokens)")
+    boolean offloadDecode;
+
+    @Option(names = "--sequential", description = "submit prompts one after another, each after the previous finished")
+    boolean sequential;
+
+    @Option(names = "--clear-device-cache-between", description = "with --sequential: drop the device prefix cache between prompts, so reuse must come from the offload tiers")
+    boolean clearDeviceCacheBetween;
+
     enum OutputFormat { text, jsonl }
 
     @Override
@@ -81,6 +109,14 @@ final class GenerateCommand implements Callable<Integer> {
             throw new BadInputException("--max-tokens must be at least 1, got " + maxTokens);
         }
         SamplingParams sampling = new SamplingParams(temperature, topP, seed);
+        if (!cacheSalts.isEmpty() && cacheSalts.size() != 1 && cacheSalts.size() != texts.size()) {
+            throw new BadInputException("--cache-salt given " + cacheSalts.size() + " times for " + texts.size()
+                    + " prompts: give it once, or once per prompt");
+        }
+        if (clearDeviceCacheBetween && !sequential) {
+            throw new BadInputException("--clear-device-cache-between needs --sequential");
+        }
+        OffloadSetup offloadSetup = offloadSetup();
         Checkpoint checkpoint = Checkpoint.load(modelPath);
         Tokenizer tok;
         try {
@@ -102,15 +138,26 @@ final class GenerateCommand implements Callable<Integer> {
         EngineConfig config = new EngineConfig(blockSize, deviceBlocks > 0 ? deviceBlocks
                 : defaultDeviceBlocks(checkpoint, blockSize), maxBatchTokens, EngineConfig.DEFAULT_MAX_RUNNING,
                 !noPrefixCache, Tokenizer.BOS);
-        try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads)) {
+        try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads, offloadSetup)) {
             long t0 = System.nanoTime();
             List<Request> requests = new ArrayList<>();
             for (int i = 0; i < ids.size(); i++) {
-                Request r = new Request(i, ids.get(i), maxTokens, sampling, ExtraKeys.NONE);
+                String salt = cacheSalts.isEmpty() ? null : cacheSalts.get(cacheSalts.size() == 1 ? 0 : i);
+                Request r = new Request(i, ids.get(i), maxTokens, sampling, ExtraKeys.salt(salt));
+                if (sequential && i > 0) {
+                    if (clearDeviceCacheBetween) {
+                        engine.resetDevicePrefixCache();
+                    }
+                }
                 engine.submit(r);
                 requests.add(r);
+                if (sequential) {
+                    engine.runToCompletion();
+                    engine.drainTransfers(); // its stores are readable before the next prompt looks
+                }
             }
             engine.runToCompletion();
+            engine.drainTransfers();
             double wall = (System.nanoTime() - t0) / 1e9;
             PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
             GenerateReport report = new GenerateReport(engine, requests, texts, tok, wall);
@@ -144,6 +191,21 @@ final class GenerateCommand implements Callable<Integer> {
             all.add("");
         }
         return all;
+    }
+
+    private OffloadSetup offloadSetup() {
+        long bytes = Sizes.parseBytes(hostCacheBytes, "--host-cache-bytes");
+        if (hostCacheChunks < 0) {
+            throw new BadInputException("--host-cache-chunks must not be negative, got " + hostCacheChunks);
+        }
+        if (blocksPerChunk < 1) {
+            throw new BadInputException("--blocks-per-chunk must be at least 1, got " + blocksPerChunk);
+        }
+        if (!eviction.equals("lru") && !eviction.equals("arc")) {
+            throw new BadInputException("--eviction must be lru or arc, got '" + eviction + "'");
+        }
+        OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk).withOffloadPromptOnly(!offloadDecode);
+        return new OffloadSetup(hostCacheChunks > 0 ? 0 : bytes, hostCacheChunks, eviction, oc);
     }
 
     /** Room for 32 full contexts, capped at 2 GiB of KV. */

@@ -6,6 +6,8 @@ import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineStats;
 import io.kvtier.engine.Request;
 import io.kvtier.model.Tokenizer;
+import io.kvtier.offload.OffloadScheduler;
+import io.kvtier.offload.OffloadStats;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -62,6 +64,7 @@ final class GenerateReport {
             o.put("text", text(r));
             o.put("finish_reason", r.finishReason().wireName());
             o.put("device_hit_tokens", r.deviceHitTokens());
+            o.put("external_hit_tokens", r.externalHitTokens());
             try {
                 out.println(JSON.writeValueAsString(o));
             } catch (IOException e) {
@@ -86,11 +89,29 @@ final class GenerateReport {
         o.put("device_blocks_free_at_end", engine.pool().emptyCount());
         o.put("device_blocks_cached_at_end", engine.pool().cachedCount());
         o.put("block_size", engine.config().blockSize());
+        OffloadScheduler off = engine.offload();
+        OffloadStats os = off == null ? null : off.stats();
+        o.put("external_hit_tokens", os == null ? Map.of() : os.externalHitTokens());
+        o.put("blocks_stored", os == null ? Map.of() : os.blocksStored());
+        o.put("blocks_loaded", os == null ? Map.of() : os.blocksLoaded());
+        o.put("bytes_stored", os == null ? 0 : os.bytesStored());
+        o.put("bytes_loaded", os == null ? 0 : os.bytesLoaded());
+        o.put("load_failures", os == null ? 0 : os.loadFailures());
+        o.put("store_failures", os == null ? 0 : os.storeFailures());
+        o.put("store_refusals", os == null ? 0 : os.storeRefusals());
+        o.put("host_chunks_total", off == null ? 0 : off.host().capacity());
+        o.put("host_chunks_used", off == null ? 0 : off.host().capacity() - off.host().index().freeSlots());
         return o;
     }
 
     void writeSummary(PrintStream err) {
         Map<String, Object> s = stats();
+        if (engine.offload() != null) {
+            err.printf("kvtier: offload: external hits %s tokens, blocks stored %s, loaded %s, %s load failures, "
+                            + "%s store refusals, host chunks %s used of %s%n",
+                    s.get("external_hit_tokens"), s.get("blocks_stored"), s.get("blocks_loaded"), s.get("load_failures"),
+                    s.get("store_refusals"), s.get("host_chunks_used"), s.get("host_chunks_total"));
+        }
         err.printf("kvtier: %s requests, %s prompt tokens (%s hit on device), %s generated in %.2f s (%.0f tokens/s), "
                         + "%s steps, %s preemptions, device blocks %s free + %s cached of %s%n",
                 s.get("requests"), s.get("prompt_tokens"), s.get("device_hit_tokens"), s.get("generated_tokens"),

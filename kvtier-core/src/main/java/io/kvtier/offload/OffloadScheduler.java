@@ -26,7 +26,7 @@ import java.util.Map;
  * <p>A chunk is {@code blocksPerChunk} consecutive device blocks, keyed by its last block's key.
  * Block positions and counts here are in blocks of the request; tokens = blocks * blockSize.
  */
-public final class OffloadScheduler {
+public final class OffloadScheduler implements AutoCloseable {
 
     /** Answer of {@link #lookup}. */
     public sealed interface Lookup {
@@ -404,6 +404,16 @@ public final class OffloadScheduler {
     public void checkInvariants() {
         jobs.checkInvariants(pool);
         host.index().checkInvariants();
+    }
+
+    /**
+     * Closes the transfer engine (no transfer thread touches device or tier memory afterwards),
+     * then the host tier. The device pool is the engine's, closed after this.
+     */
+    @Override
+    public void close() {
+        transfers.close();
+        host.close();
     }
 
     /** Jobs holding resources (live and orphaned). */

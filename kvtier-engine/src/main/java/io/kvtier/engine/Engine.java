@@ -36,7 +36,7 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * An engine with offloading: {@code offload} was built on {@code pool} (and is closed by its owner).
+     * An engine with offloading: {@code offload} was built on {@code pool}; the engine closes it.
      */
     public Engine(EngineConfig config, BlockPool pool, ModelRunner runner, BlockHasher hasher, OffloadScheduler offload) {
         if (pool.layout().blockSize() != config.blockSize()) {
@@ -269,9 +269,13 @@ public final class Engine implements AutoCloseable {
         done.add(r);
     }
 
+    /** Closes the runner, the offload scheduler (its transfer threads and tiers), then the device pool. */
     @Override
     public void close() {
         runner.close();
+        if (offload != null) {
+            offload.close();
+        }
         pool.close();
     }
 }

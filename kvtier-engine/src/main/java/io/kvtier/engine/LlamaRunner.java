@@ -36,10 +36,22 @@ public final class LlamaRunner implements ModelRunner {
      * The engine owns everything and closes it, the checkpoint included.
      */
     public static Engine engine(Checkpoint checkpoint, EngineConfig config, Kernels kernels, int threads) {
+        return engine(checkpoint, config, kernels, threads, OffloadSetup.OFF);
+    }
+
+    /** The same, with the offload tiers of {@code offload} (off when it is not enabled). */
+    public static Engine engine(Checkpoint checkpoint, EngineConfig config, Kernels kernels, int threads, OffloadSetup offload) {
         BlockPool pool = new BlockPool(config.deviceBlocks(), checkpoint.config().kvLayout(config.blockSize()));
-        LlamaRunner runner = new LlamaRunner(checkpoint, pool, kernels, threads);
-        io.kvtier.kv.Namespace ns = io.kvtier.kv.Namespace.of(checkpoint.modelId(), pool.layout());
-        return new Engine(config, pool, runner, io.kvtier.kv.BlockHasher.sha256(ns));
+        try {
+            io.kvtier.kv.Namespace ns = io.kvtier.kv.Namespace.of(checkpoint.modelId(), pool.layout());
+            io.kvtier.offload.OffloadScheduler scheduler = offload.build(pool, ns, io.kvtier.tier.KvEvents.discarding());
+            LlamaRunner runner = new LlamaRunner(checkpoint, pool, kernels, threads);
+            return new Engine(config, pool, runner, io.kvtier.kv.BlockHasher.sha256(ns), scheduler);
+        } catch (RuntimeException e) {
+            pool.close();
+            checkpoint.close();
+            throw e;
+        }
     }
 
     @Override

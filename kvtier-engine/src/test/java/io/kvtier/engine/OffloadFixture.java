@@ -226,8 +226,6 @@ final class OffloadFixture implements AutoCloseable {
 
     @Override
     public void close() {
-        transfers.close(); // first: no transfer thread may touch the slabs once they are freed
-        engine.close();
-        host.close();
+        engine.close(); // closes the transfers, then the host tier, then the device pool
     }
 }
