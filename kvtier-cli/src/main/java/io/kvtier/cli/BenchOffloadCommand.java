@@ -1,0 +1,204 @@
+package io.kvtier.cli;
+
+import io.kvtier.engine.Engine;
+import io.kvtier.engine.EngineConfig;
+import io.kvtier.engine.LlamaRunner;
+import io.kvtier.engine.OffloadSetup;
+import io.kvtier.engine.Request;
+import io.kvtier.engine.SamplingParams;
+import io.kvtier.kv.ExtraKeys;
+import io.kvtier.model.Checkpoint;
+import io.kvtier.model.CheckpointWriter;
+import io.kvtier.model.Kernels;
+import io.kvtier.model.ModelConfig;
+import io.kvtier.offload.OffloadConfig;
+import io.kvtier.offload.transfer.CopyBandwidth;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code ./kvtier bench offload}: the host tier's costs, each beside its floor measured in the
+ * same run: store/load bandwidth against a plain {@code MemorySegment.copy}; decode throughput
+ * with offloading (decode blocks stored too) against without; time to first token of a prompt
+ * whose prefix is loaded from the host tier against recomputing it, on a ~110M-parameter random
+ * checkpoint.
+ */
+@Command(name = "offload", mixinStandardHelpOptions = true,
+        description = "Host-tier bandwidth, decode overhead of offloading, and TTFT with a host hit vs recompute.")
+final class BenchOffloadCommand implements Callable<Integer> {
+
+    /** The 110M shape of the issue: dim 768, 12 layers, 12 heads, hidden 2048, vocab 32000, seq 1024. */
+    static final ModelConfig SHAPE_110M = new ModelConfig(768, 2048, 12, 12, 12, 32000, 1024, true);
+
+    @Option(names = "--model", paramLabel = "FILE", description = "model for the decode figures (default: stories260K)")
+    Path model;
+
+    @Option(names = "--ttft-model", paramLabel = "FILE",
+            description = "model for the TTFT figures (default: a random 110M checkpoint, written once to the temp dir)")
+    Path ttftModel;
+
+    @Option(names = "--prompt-tokens", defaultValue = "1000", description = "TTFT prompt length (default ${DEFAULT-VALUE})")
+    int promptTokens;
+
+    @Option(names = "--seconds-per-size", defaultValue = "0.5", description = "bandwidth measuring time per chunk size")
+    double secondsPerSize;
+
+    @Option(names = "--repeats", defaultValue = "3", description = "TTFT and decode runs; the best is reported")
+    int repeats;
+
+    @Option(names = "--threads", defaultValue = "0", description = "compute threads (default: one per core)")
+    int threads;
+
+    @Option(names = "--skip-ttft", description = "skip the TTFT figures (they write and load a 440 MB checkpoint)")
+    boolean skipTtft;
+
+    @Override
+    public Integer call() {
+        bandwidth();
+        decode();
+        if (!skipTtft) {
+            ttft();
+        }
+        return 0;
+    }
+
+    private void bandwidth() {
+        System.out.println("== host tier bandwidth (GB/s; store/load include the CRC32C and header) ==");
+        List<CopyBandwidth.Point> points = CopyBandwidth.measure(CopyBandwidth.DEFAULT_CHUNK_BYTES, 128L << 20,
+                Duration.ofMillis((long) (secondsPerSize * 1000)));
+        System.out.print(CopyBandwidth.table(points));
+    }
+
+    private void decode() {
+        Path m = ModelPaths.resolve(model, ModelPaths.DEFAULT_MODEL, "--model");
+        System.out.println("== decode with offloading (decode blocks stored too) vs without, " + m.getFileName() + " ==");
+        for (int batch : new int[] {1, 32}) {
+            double off = 0;
+            double on = 0;
+            for (int i = 0; i < repeats + 1; i++) { // interleaved, first round is warm-up
+                double a = decodeTokensPerSecond(m, batch, OffloadSetup.OFF);
+                double b = decodeTokensPerSecond(m, batch, new OffloadSetup(256L << 20, 0, "lru",
+                        OffloadConfig.DEFAULT.withOffloadPromptOnly(false)));
+                if (i > 0) {
+                    off = Math.max(off, a);
+                    on = Math.max(on, b);
+                }
+            }
+            System.out.printf("%2d sequences: off %,.0f tokens/s, on %,.0f tokens/s, on/off %.3f%n", batch, off, on, on / off);
+        }
+    }
+
+    private double decodeTokensPerSecond(Path m, int batch, OffloadSetup setup) {
+        Checkpoint cp = Checkpoint.load(m);
+        int steps = Math.min(256, cp.config().seqLen() - 1);
+        int blocks = (batch + 1) * cp.config().kvLayout(16).blocksFor(cp.config().seqLen());
+        EngineConfig config = new EngineConfig(16, blocks, 4096, Math.max(batch, 1), false, -1);
+        try (Engine e = LlamaRunner.engine(cp, config, Kernels.best(), threads, setup)) {
+            for (int i = 0; i < batch; i++) {
+                e.submit(new Request(i, new int[] {1 + i % 400}, steps, SamplingParams.GREEDY, ExtraKeys.NONE));
+            }
+            e.step();
+            long t0 = System.nanoTime();
+            long before = e.stats().generatedTokens();
+            e.runToCompletion();
+            e.drainTransfers();
+            return (e.stats().generatedTokens() - before) / ((System.nanoTime() - t0) / 1e9);
+        }
+    }
+
+    private void ttft() {
+        Path m = ttftModel != null ? ttftModel : randomModel();
+        Checkpoint cp = Checkpoint.load(m);
+        ModelConfig c = cp.config();
+        int len = Math.min(promptTokens, c.seqLen() - 1);
+        int[] prompt = new int[len];
+        prompt[0] = 1;
+        for (int i = 1; i < len; i++) {
+            prompt[i] = 3 + (int) ((i * 2654435761L) % (c.vocabSize() - 3));
+        }
+        int blockSize = 16;
+        var layout = c.kvLayout(blockSize);
+        int prefixBlocks = (len - 1) / blockSize;
+        long prefixBytes = prefixBlocks * layout.bytesPerBlock();
+        System.out.printf("== time to first token, %d-token prompt, %s (%,d parameters), prefix %d tokens = %.1f MB of KV ==%n",
+                len, m.getFileName(), c.parameterCount(), prefixBlocks * blockSize, prefixBytes / 1e6);
+        EngineConfig config = new EngineConfig(blockSize, 2 * layout.blocksFor(c.seqLen()), 4096, 4, true, -1);
+        OffloadSetup setup = new OffloadSetup(prefixBytes * 2 + (64L << 20), 0, "lru", OffloadConfig.DEFAULT);
+        double recompute = Double.MAX_VALUE;
+        double loaded = Double.MAX_VALUE;
+        double oneStep = Double.MAX_VALUE;
+        long id = 0;
+        try (Engine e = LlamaRunner.engine(cp, config, Kernels.best(), threads, setup)) {
+            for (int i = 0; i < repeats + 1; i++) {
+                e.resetCache(); // nothing cached anywhere: a full prefill
+                double r = timeFirstToken(e, id++, prompt);
+                e.drainTransfers(); // the prompt's blocks are now in the host tier
+                e.resetDevicePrefixCache();
+                double l = timeFirstToken(e, id++, prompt);
+                // One forward step of the last token alone, with its prefix on the device: the compute floor.
+                double s = timeFirstToken(e, id++, prompt);
+                if (i > 0) {
+                    recompute = Math.min(recompute, r);
+                    loaded = Math.min(loaded, l);
+                    oneStep = Math.min(oneStep, s);
+                }
+            }
+            long hostHit = e.offload().stats().externalHitTokens().getOrDefault("host", 0L);
+            if (hostHit == 0) {
+                throw new IllegalStateException("bench offload: the TTFT runs never hit the host tier");
+            }
+        }
+        double copySeconds = plainCopySeconds(prefixBytes);
+        double floor = copySeconds + oneStep;
+        System.out.printf("recompute:            %8.2f ms%n", recompute * 1e3);
+        System.out.printf("prefix from host:     %8.2f ms  (%.1fx faster than recompute)%n", loaded * 1e3, recompute / loaded);
+        System.out.printf("floor:                %8.2f ms  (plain copy of the prefix %.2f ms + one step of the last token %.2f ms); host/floor %.2f%n",
+                floor * 1e3, copySeconds * 1e3, oneStep * 1e3, loaded / floor);
+    }
+
+    /** Seconds from submission to the first generated token of one request (max 1 token). */
+    private static double timeFirstToken(Engine e, long id, int[] prompt) {
+        long t0 = System.nanoTime();
+        e.submit(new Request(id, prompt, 1, SamplingParams.GREEDY, ExtraKeys.NONE));
+        e.runToCompletion();
+        return (System.nanoTime() - t0) / 1e9;
+    }
+
+    /** Best time of a plain MemorySegment.copy of {@code bytes} between two fresh off-heap buffers. */
+    private static double plainCopySeconds(long bytes) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment a = arena.allocate(bytes, 64);
+            MemorySegment b = arena.allocate(bytes, 64);
+            a.fill((byte) 1);
+            b.fill((byte) 2);
+            double best = Double.MAX_VALUE;
+            for (int i = 0; i < 7; i++) {
+                long t0 = System.nanoTime();
+                MemorySegment.copy(a, 0, b, 0, bytes);
+                best = Math.min(best, (System.nanoTime() - t0) / 1e9);
+            }
+            return best;
+        }
+    }
+
+    private static Path randomModel() {
+        Path p = Path.of(System.getProperty("java.io.tmpdir"), "kvtier-bench-110M-seed1.bin");
+        long expected = 4L * SHAPE_110M.parameterCount();
+        try {
+            if (!Files.isRegularFile(p) || Files.size(p) < expected) {
+                System.out.println("writing a random 110M checkpoint to " + p + " ...");
+                CheckpointWriter.writeRandom(p, SHAPE_110M, 1);
+            }
+        } catch (java.io.IOException e) {
+            throw new BadInputException("cannot write the benchmark checkpoint " + p + ": " + e.getMessage(), e);
+        }
+        return p;
+    }
+}
