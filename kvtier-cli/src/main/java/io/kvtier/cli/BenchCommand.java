@@ -5,7 +5,7 @@ import picocli.CommandLine.Command;
 
 /** {@code ./kvtier bench <what>}: the project's own speed measurements. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Measure speed.",
-        subcommands = {BenchGenerateCommand.class, BenchOffloadCommand.class})
+        subcommands = {BenchGenerateCommand.class, BenchOffloadCommand.class, BenchSchedulerCommand.class})
 final class BenchCommand implements Runnable {
 
     @CommandLine.Spec

@@ -1,0 +1,124 @@
+package io.kvtier.replay;
+
+import io.kvtier.replay.sim.CostModel;
+import io.kvtier.replay.trace.TraceRequest;
+
+/**
+ * Settings of one replay.
+ *
+ * @param mode           {@link Mode#INSTANT} or {@link Mode#TIMED}
+ * @param policy         the host tier's policy
+ * @param device         device tier capacity, tokens ({@link Capacity#MIN} allowed)
+ * @param host           host tier capacity, tokens (0 = no offloading)
+ * @param disk           disk tier capacity, tokens; only 0 until the disk tier is wired in (issue 5)
+ * @param blockSize      token positions per block (512 = the traces' hash granularity)
+ * @param speedup        timed mode: arrivals at {@code timestamp / speedup}
+ * @param cost           the simulated data plane's cost model
+ * @param maxBatchTokens token budget of one engine step; 0 = the mode's default
+ * @param maxRunning     most requests holding device blocks at once
+ * @param traceOutputs   true: each request generates its trace's {@code output_length} tokens (at
+ *                       least 1); false: only its first token
+ */
+public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
+                           double speedup, CostModel cost, int maxBatchTokens, int maxRunning, boolean traceOutputs) {
+
+    /** How requests are fed to the engine. */
+    public enum Mode {
+        /** One request at a time in trace order, each run to completion with its transfers: no time, no contention. */
+        INSTANT,
+        /** Arrivals at trace timestamps on the virtual clock, continuous batching, latencies. */
+        TIMED;
+
+        public String cliName() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    /** The traces' hash granularity, the default block size, tokens. */
+    public static final int DEFAULT_BLOCK_SIZE = TraceRequest.BLOCK_TOKENS;
+
+    /**
+     * Device KV capacity of the reference setup in timed mode, tokens: an H100 SXM5 80GB (79.6 GiB
+     * usable) at 90% memory utilization, less 14.96 GiB of BF16 weights and about 2 GiB of
+     * activations and runtime, is about 54.7 GiB = 448k tokens of 128 KiB.
+     */
+    public static final long REFERENCE_DEVICE_TOKENS = 448_000;
+
+    /** Step token budget in timed mode (vLLM V1's default for its API server on large GPUs). */
+    public static final int TIMED_MAX_BATCH_TOKENS = 8192;
+
+    /** Most running requests (vLLM's default max_num_seqs). */
+    public static final int DEFAULT_MAX_RUNNING = 256;
+
+    public ReplayConfig {
+        if (blockSize < 1) {
+            throw new IllegalArgumentException("block size must be at least 1, got " + blockSize);
+        }
+        if (!(speedup > 0) || Double.isInfinite(speedup)) {
+            throw new IllegalArgumentException("speedup must be finite and > 0, got " + speedup);
+        }
+        if (maxBatchTokens < 0 || maxRunning < 1) {
+            throw new IllegalArgumentException("max batch tokens must be >= 0 and max running >= 1, got "
+                    + maxBatchTokens + ", " + maxRunning);
+        }
+        if (host.kind() == Capacity.Kind.MIN) {
+            throw new IllegalArgumentException("--host-tokens: 'min' is for the device tier only");
+        }
+        if (disk.kind() != Capacity.Kind.TOKENS || disk.tokens() != 0) {
+            throw new IllegalArgumentException("--disk-tokens: the disk tier is not available in replay yet "
+                    + "(issue 5 builds it); use 0");
+        }
+    }
+
+    /**
+     * The defaults of a mode: instant replays with the smallest device tier, an unbounded host tier
+     * and first tokens only; timed replays with the reference GPU's device tier, an unbounded host
+     * tier and the trace's output lengths. Both LRU, block size 512, the reference cost model.
+     */
+    public static ReplayConfig defaults(Mode mode) {
+        return new ReplayConfig(mode, Policy.LRU, mode == Mode.INSTANT ? Capacity.MIN : Capacity.tokens(REFERENCE_DEVICE_TOKENS),
+                Capacity.INF, Capacity.tokens(0), DEFAULT_BLOCK_SIZE, 1.0, CostModel.REFERENCE, 0, DEFAULT_MAX_RUNNING,
+                mode == Mode.TIMED);
+    }
+
+    public ReplayConfig withPolicy(Policy p) {
+        return new ReplayConfig(mode, p, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, traceOutputs);
+    }
+
+    public ReplayConfig withDevice(Capacity c) {
+        return new ReplayConfig(mode, policy, c, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, traceOutputs);
+    }
+
+    public ReplayConfig withHost(Capacity c) {
+        return new ReplayConfig(mode, policy, device, c, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, traceOutputs);
+    }
+
+    public ReplayConfig withBlockSize(int b) {
+        return new ReplayConfig(mode, policy, device, host, disk, b, speedup, cost, maxBatchTokens, maxRunning, traceOutputs);
+    }
+
+    public ReplayConfig withSpeedup(double s) {
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, s, cost, maxBatchTokens, maxRunning, traceOutputs);
+    }
+
+    public ReplayConfig withCost(CostModel c) {
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, c, maxBatchTokens, maxRunning, traceOutputs);
+    }
+
+    public ReplayConfig withMaxBatchTokens(int n) {
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, n, maxRunning, traceOutputs);
+    }
+
+    public ReplayConfig withMaxRunning(int n) {
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, n, traceOutputs);
+    }
+
+    public ReplayConfig withTraceOutputs(boolean on) {
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, on);
+    }
+
+    /** Tokens a request of the trace generates in this replay. */
+    public int outputTokens(TraceRequest r) {
+        return traceOutputs ? Math.max(1, r.outputLength()) : 1;
+    }
+}

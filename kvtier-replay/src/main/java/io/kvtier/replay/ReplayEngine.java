@@ -1,0 +1,109 @@
+package io.kvtier.replay;
+
+import io.kvtier.engine.Engine;
+import io.kvtier.engine.EngineConfig;
+import io.kvtier.kv.BlockHasher;
+import io.kvtier.kv.BlockPool;
+import io.kvtier.kv.KvLayout;
+import io.kvtier.kv.Namespace;
+import io.kvtier.offload.OffloadConfig;
+import io.kvtier.offload.OffloadScheduler;
+import io.kvtier.replay.sim.SimulatedModelRunner;
+import io.kvtier.replay.sim.SimulatedTransferEngine;
+import io.kvtier.replay.sim.VirtualClock;
+import io.kvtier.replay.trace.TraceRequest;
+import io.kvtier.tier.CachePolicy;
+import io.kvtier.tier.HostTier;
+import io.kvtier.tier.KvEvents;
+import java.util.List;
+
+/**
+ * The production engine (scheduler, KV cache manager, offload scheduler, host tier bookkeeping)
+ * wired to the simulated data plane for one replay, sized for one trace.
+ *
+ * <p>Memory stays small whatever the simulated model: the device pool is a real {@link BlockPool}
+ * of the engine's block count but with a one-layer, one-head, one-float layout (4 KiB per
+ * 512-token block), the host tier is its bookkeeping only ({@link HostTier#withoutSlab}); KV bytes
+ * are accounted by the cost model's bytes per token.
+ */
+final class ReplayEngine implements AutoCloseable {
+
+    final VirtualClock clock = new VirtualClock();
+    final SimulatedModelRunner runner;
+    final SimulatedTransferEngine transfers;
+    final HostTier host;
+    final OffloadScheduler offload;
+    final Engine engine;
+    /** Device pool size, blocks. */
+    final int deviceBlocks;
+    /** Host tier size, chunks (0 = no offloading). */
+    final int hostChunks;
+    /** The simulated model's context, tokens: the cost model's, or the trace's longest request if longer. */
+    final int maxPositions;
+    /** Step token budget used. */
+    final int maxBatchTokens;
+
+    ReplayEngine(List<TraceRequest> trace, ReplayConfig cfg, SimulatedModelRunner.Listener listener) {
+        int bs = cfg.blockSize();
+        long longest = 0;
+        int longestPrompt = 1;
+        long promptBlocks = 0;
+        for (TraceRequest r : trace) {
+            longest = Math.max(longest, (long) r.inputLength() + cfg.outputTokens(r));
+            longestPrompt = Math.max(longestPrompt, r.inputLength());
+            promptBlocks += (r.inputLength() + bs - 1) / bs;
+        }
+        maxPositions = (int) Math.min(Integer.MAX_VALUE, Math.max(cfg.cost().contextTokens(), longest));
+        KvLayout layout = new KvLayout(1, 1, 1, bs);
+        // Positions a request may need: every one but the last sampled token's (as Engine.submit counts).
+        int minBlocks = layout.blocksFor(Math.min(longest - 1, maxPositions));
+        deviceBlocks = switch (cfg.device().kind()) {
+            case MIN -> minBlocks;
+            case INF -> (int) Math.min(Integer.MAX_VALUE, promptBlocks + minBlocks);
+            case TOKENS -> {
+                long blocks = cfg.device().blocks(bs);
+                if (blocks < minBlocks) {
+                    throw new IllegalArgumentException("--device-tokens " + cfg.device() + " holds " + blocks + " blocks of " + bs
+                            + " tokens, but the trace's longest request needs " + minBlocks + " (" + (long) minBlocks * bs
+                            + " tokens); give at least that, or 'min'");
+                }
+                yield (int) Math.min(Integer.MAX_VALUE, blocks);
+            }
+        };
+        // Prompt-only offloading stores at most every block that holds a prompt token.
+        hostChunks = switch (cfg.host().kind()) {
+            case INF -> (int) Math.min(Integer.MAX_VALUE, Math.max(1, promptBlocks));
+            case TOKENS -> (int) Math.min(Integer.MAX_VALUE, cfg.host().blocks(bs));
+            case MIN -> throw new IllegalArgumentException("--host-tokens: 'min' is for the device tier only");
+        };
+        maxBatchTokens = cfg.maxBatchTokens() > 0 ? cfg.maxBatchTokens()
+                : cfg.mode() == ReplayConfig.Mode.INSTANT ? longestPrompt : ReplayConfig.TIMED_MAX_BATCH_TOKENS;
+        EngineConfig ec = new EngineConfig(bs, deviceBlocks, maxBatchTokens, cfg.maxRunning(), true, -1);
+        runner = new SimulatedModelRunner(cfg.cost(), clock, maxPositions, listener);
+        Namespace ns = Namespace.of("replay/" + cfg.cost().name(), layout);
+        BlockPool pool = new BlockPool(deviceBlocks, layout);
+        if (hostChunks > 0) {
+            transfers = new SimulatedTransferEngine(cfg.cost(), clock, bs);
+            host = HostTier.withoutSlab(hostChunks, CachePolicy.named(cfg.policy().evictionPolicy(), hostChunks),
+                    KvEvents.discarding());
+            offload = new OffloadScheduler(OffloadConfig.DEFAULT.withHostAdmitAfter(cfg.policy().admitAfter()), pool, host,
+                    transfers, ns);
+        } else {
+            transfers = null;
+            host = null;
+            offload = null;
+        }
+        engine = new Engine(ec, pool, runner, BlockHasher.sha256(ns), offload);
+    }
+
+    @Override
+    public void close() {
+        if (transfers != null) {
+            transfers.close();
+        }
+        engine.close();
+        if (host != null) {
+            host.close();
+        }
+    }
+}

@@ -1,0 +1,215 @@
+package io.kvtier.replay;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** A replay's results as a table (stdout), a JSON object and CSV rows. */
+public final class ReplayReport {
+
+    /** CSV columns, in order; one row per replay. */
+    public static final List<String> CSV_COLUMNS = List.of("trace", "mode", "policy", "device_tokens", "host_tokens",
+            "block_size", "requests", "prompt_tokens", "hit_tokens", "token_hit_ratio", "device_hit_tokens",
+            "host_hit_tokens", "optimum_token_hit_ratio", "ceiling_token_hit_ratio", "fraction_of_optimum",
+            "host_chunks_written", "device_chunks_loaded", "host_evictions", "bytes_stored", "bytes_loaded",
+            "preemptions", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "e2e_p50_s", "e2e_p90_s", "e2e_p99_s",
+            "output_tokens_per_s", "wall_s");
+
+    private ReplayReport() {
+    }
+
+    /** Writes the human-readable table. */
+    public static void printTable(PrintStream out, ReplayResult r) {
+        ReplayConfig c = r.config();
+        int bs = c.blockSize();
+        out.printf(Locale.ROOT, "replay %s: %,d requests, %,d prompt tokens; mode %s, policy %s, block %d tokens%n",
+                r.trace(), r.requests(), r.promptTokens(), c.mode().cliName(), c.policy(), bs);
+        out.printf(Locale.ROOT, "  simulated model: %s%n", c.cost().describe());
+        out.printf(Locale.ROOT, "  %-7s %-38s %14s %9s %16s%n", "tier", "capacity (tokens)", "hit tokens", "hit ratio",
+                "chunks written");
+        out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (loads into the device)%n", "device",
+                capacity(c.device(), (long) r.deviceBlocks() * bs, String.format(Locale.ROOT, "%,d blocks", r.deviceBlocks())), r.deviceHitTokens(),
+                r.ratio(r.deviceHitTokens()), r.deviceChunksLoaded());
+        out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (stores into the host)%n", "host",
+                r.hostChunks() == 0 ? "0 (off)" : capacity(c.host(), (long) r.hostChunks() * bs, String.format(Locale.ROOT, "%,d chunks", r.hostChunks())),
+                r.hostHitTokens(), r.ratio(r.hostHitTokens()), r.hostChunksWritten());
+        out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f%n", "total", "", r.hitTokens(), r.tokenHitRatio());
+        if (r.optimum() != null) {
+            out.printf(Locale.ROOT, "  optimum (Belady at %,d chunks = device + host): %.4f; this policy reaches %.3f of it%n",
+                    r.optimum().capacityChunks(), r.optimumTokenHitRatio(), r.fractionOfOptimum());
+            out.printf(Locale.ROOT, "  ceiling (unbounded cache): %.4f; optimum/ceiling %.3f, policy/ceiling %.3f%n",
+                    r.ceilingTokenHitRatio(), r.optimumTokenHitRatio() / r.ceilingTokenHitRatio(),
+                    r.tokenHitRatio() / r.ceilingTokenHitRatio());
+        } else if (c.mode() == ReplayConfig.Mode.INSTANT) {
+            out.printf("  optimum: not computed (the references work on the trace's 512-token blocks; block size is %d)%n", bs);
+        }
+        out.printf(Locale.ROOT, "  bytes moved: device->host %s, host->device %s (at %,d B/token); host evictions %,d, "
+                        + "store refusals %,d, preemptions %,d%n", bytes(r.bytesStored()), bytes(r.bytesLoaded()),
+                c.cost().kvBytesPerToken(), r.hostEvictions(), r.storeRefusals(), r.preemptions());
+        ReplayResult.Timing t = r.timing();
+        if (t != null) {
+            out.printf(Locale.ROOT, "  timed (speedup %s): makespan %.1f s, %,d steps, %,d output tokens = %,.0f tokens/s, "
+                            + "%.3f requests/s%n", c.speedup(), t.makespanSeconds(), t.steps(), r.outputTokens(),
+                    r.outputTokens() / t.makespanSeconds(), r.requests() / t.makespanSeconds());
+            out.printf(Locale.ROOT, "  %-28s %10s %10s %10s %10s %10s%n", "seconds", "p50", "p90", "p99", "mean", "max");
+            row(out, "TTFT", t.ttft());
+            row(out, "end-to-end", t.e2e());
+            row(out, "queue (arrival to 1st pass)", t.queue());
+            out.printf(Locale.ROOT, "  waiting requests: max %,d, mean %.1f over steps; GPU busy %.1f%%, PCIe device->host "
+                            + "%.1f%%, host->device %.1f%%%n", t.maxWaiting(), t.meanWaiting(), 100 * t.gpuBusy(),
+                    100 * t.storeLaneBusy(), 100 * t.loadLaneBusy());
+            if (t.gpuBusy() > 0.98) {
+                out.printf(Locale.ROOT, "  note: the simulated GPU was busy %.0f%% of the time: this trace's load exceeds one "
+                        + "GPU at speedup %s, so latencies are mostly queueing; try a lower --speedup%n", 100 * t.gpuBusy(),
+                        c.speedup());
+            }
+        }
+        out.printf(Locale.ROOT, "  replay took %.1f s%n", r.wallSeconds());
+    }
+
+    private static void row(PrintStream out, String name, ReplayResult.Percentiles p) {
+        out.printf(Locale.ROOT, "  %-28s %10.3f %10.3f %10.3f %10.3f %10.3f%n", name, p.p50(), p.p90(), p.p99(), p.mean(),
+                p.max());
+    }
+
+    private static String capacity(Capacity asked, long tokens, String units) {
+        String a = asked.kind() == Capacity.Kind.TOKENS ? String.format(Locale.ROOT, "%,d", tokens) : asked + " = "
+                + String.format(Locale.ROOT, "%,d", tokens);
+        return a + " (" + units + ")";
+    }
+
+    /** Bytes with a binary unit, e.g. {@code 11.2 TiB}. */
+    static String bytes(long b) {
+        String[] units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+        double v = b;
+        int u = 0;
+        while (v >= 1024 && u < units.length - 1) {
+            v /= 1024;
+            u++;
+        }
+        return u == 0 ? b + " B" : String.format(Locale.ROOT, "%.1f %s", v, units[u]);
+    }
+
+    /** The result as JSON fields, in a stable order. */
+    public static Map<String, Object> toJson(ReplayResult r) {
+        ReplayConfig c = r.config();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("trace", r.trace());
+        m.put("mode", c.mode().cliName());
+        m.put("policy", c.policy().cliName());
+        m.put("block_size", c.blockSize());
+        m.put("device_tokens", (long) r.deviceBlocks() * c.blockSize());
+        m.put("host_tokens", (long) r.hostChunks() * c.blockSize());
+        m.put("host_capacity", c.host().toString());
+        m.put("cost_model", c.cost());
+        m.put("requests", r.requests());
+        m.put("prompt_tokens", r.promptTokens());
+        m.put("output_tokens", r.outputTokens());
+        m.put("hit_tokens", r.hitTokens());
+        m.put("token_hit_ratio", r.tokenHitRatio());
+        m.put("hit_tokens_by_tier", r.hitTokensByTier());
+        Map<String, Double> ratios = new LinkedHashMap<>();
+        r.hitTokensByTier().forEach((k, v) -> ratios.put(k, r.ratio(v)));
+        m.put("token_hit_ratio_by_tier", ratios);
+        m.put("chunks_written_by_tier", r.chunksWrittenByTier());
+        m.put("host_evictions", r.hostEvictions());
+        m.put("store_refusals", r.storeRefusals());
+        m.put("bytes_stored", r.bytesStored());
+        m.put("bytes_loaded", r.bytesLoaded());
+        m.put("preemptions", r.preemptions());
+        if (r.optimum() != null) {
+            m.put("optimum_capacity_chunks", r.optimum().capacityChunks());
+            m.put("optimum_hit_tokens", r.optimum().beladyHitTokens());
+            m.put("optimum_token_hit_ratio", r.optimumTokenHitRatio());
+            m.put("ceiling_hit_tokens", r.optimum().ceilingHitTokens());
+            m.put("ceiling_token_hit_ratio", r.ceilingTokenHitRatio());
+            m.put("fraction_of_optimum", r.fractionOfOptimum());
+        }
+        ReplayResult.Timing t = r.timing();
+        if (t != null) {
+            m.put("speedup", c.speedup());
+            m.put("makespan_s", t.makespanSeconds());
+            m.put("steps", t.steps());
+            m.put("output_tokens_per_s", r.outputTokens() / t.makespanSeconds());
+            m.put("requests_per_s", r.requests() / t.makespanSeconds());
+            m.put("ttft_s", t.ttft());
+            m.put("e2e_s", t.e2e());
+            m.put("queue_s", t.queue());
+            m.put("max_waiting", t.maxWaiting());
+            m.put("mean_waiting", t.meanWaiting());
+            m.put("gpu_busy", t.gpuBusy());
+            m.put("pcie_store_busy", t.storeLaneBusy());
+            m.put("pcie_load_busy", t.loadLaneBusy());
+        }
+        m.put("wall_s", r.wallSeconds());
+        return m;
+    }
+
+    /** Writes one result as a JSON object ({@link #toJson}); parent folders are created. */
+    public static void writeJson(Path file, ReplayResult r) throws IOException {
+        writeJson(file, (Object) toJson(r));
+    }
+
+    /** Writes several results as a JSON array. */
+    public static void writeJson(Path file, List<ReplayResult> results) throws IOException {
+        List<Map<String, Object>> all = new ArrayList<>();
+        for (ReplayResult r : results) {
+            all.add(toJson(r));
+        }
+        writeJson(file, (Object) all);
+    }
+
+    private static void writeJson(Path file, Object value) throws IOException {
+        createParent(file);
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), value);
+    }
+
+    /** Writes a header and one row per result ({@link #CSV_COLUMNS}). */
+    public static void writeCsv(Path file, List<ReplayResult> results) throws IOException {
+        StringBuilder b = new StringBuilder(String.join(",", CSV_COLUMNS)).append('\n');
+        for (ReplayResult r : results) {
+            ReplayConfig c = r.config();
+            ReplayResult.Timing t = r.timing();
+            List<Object> row = List.of(csvText(r.trace()), c.mode().cliName(), c.policy().cliName(),
+                    (long) r.deviceBlocks() * c.blockSize(), (long) r.hostChunks() * c.blockSize(), c.blockSize(),
+                    r.requests(), r.promptTokens(), r.hitTokens(), num(r.tokenHitRatio()), r.deviceHitTokens(),
+                    r.hostHitTokens(), num(r.optimumTokenHitRatio()), num(r.ceilingTokenHitRatio()),
+                    num(r.fractionOfOptimum()), r.hostChunksWritten(), r.deviceChunksLoaded(), r.hostEvictions(),
+                    r.bytesStored(), r.bytesLoaded(), r.preemptions(),
+                    t == null ? "" : num(t.ttft().p50()), t == null ? "" : num(t.ttft().p90()),
+                    t == null ? "" : num(t.ttft().p99()), t == null ? "" : num(t.e2e().p50()),
+                    t == null ? "" : num(t.e2e().p90()), t == null ? "" : num(t.e2e().p99()),
+                    t == null ? "" : num(r.outputTokens() / t.makespanSeconds()), num(r.wallSeconds()));
+            for (int i = 0; i < row.size(); i++) {
+                b.append(i == 0 ? "" : ",").append(row.get(i));
+            }
+            b.append('\n');
+        }
+        createParent(file);
+        Files.writeString(file, b, StandardCharsets.UTF_8);
+    }
+
+    private static String num(double v) {
+        return Double.isNaN(v) ? "" : String.format(Locale.ROOT, "%.6f", v);
+    }
+
+    private static String csvText(String s) {
+        return s.contains(",") || s.contains("\"") ? "\"" + s.replace("\"", "\"\"") + "\"" : s;
+    }
+
+    private static void createParent(Path file) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+    }
+}

@@ -1,0 +1,133 @@
+package io.kvtier.replay;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What one replay measured. Tokens are token positions; bytes are the simulated model's KV bytes
+ * (blocks x block size x the cost model's bytes per token), not the replay's own memory.
+ *
+ * @param trace              trace name
+ * @param config             the settings
+ * @param deviceBlocks       device pool used, blocks
+ * @param hostChunks         host tier used, chunks of one block (0 = no offloading)
+ * @param requests           requests replayed
+ * @param promptTokens       prompt tokens over all requests
+ * @param outputTokens       tokens generated
+ * @param deviceHitTokens    prompt tokens found in the device prefix cache
+ * @param hostHitTokens      prompt tokens loaded from the host tier
+ * @param hostChunksWritten  chunks stored into the host tier (completed stores)
+ * @param deviceChunksLoaded chunks loaded from the host tier into the device
+ * @param hostEvictions      host entries evicted to make room
+ * @param storeRefusals      stores the host tier refused for space
+ * @param preemptions        requests preempted (timed mode)
+ * @param bytesStored        bytes moved device to host
+ * @param bytesLoaded        bytes moved host to device
+ * @param hitTokensByRequest hit tokens of each request, in trace order
+ * @param optimum            the offline references (instant mode at block size 512), or null
+ * @param timing             latencies and throughput (timed mode), or null
+ * @param wallSeconds        real time the replay took
+ */
+public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, int hostChunks, int requests,
+                           long promptTokens, long outputTokens, long deviceHitTokens, long hostHitTokens,
+                           long hostChunksWritten, long deviceChunksLoaded, long hostEvictions, long storeRefusals,
+                           long preemptions, long bytesStored, long bytesLoaded, int[] hitTokensByRequest,
+                           Optimum optimum, Timing timing, double wallSeconds) {
+
+    /**
+     * The offline references at the same capacity, over the trace's 512-token blocks under the
+     * engine's hit rule (a hit never covers a prompt's last token).
+     *
+     * @param capacityChunks   chunks given to Belady: device blocks + host chunks, the most distinct
+     *                         blocks the engine's two tiers can hold together
+     * @param beladyHitTokens  hit tokens of the Belady optimum at that capacity
+     * @param ceilingHitTokens hit tokens of an unbounded cache
+     */
+    public record Optimum(long capacityChunks, long beladyHitTokens, long ceilingHitTokens) {
+    }
+
+    /** p50, p90, p99, mean and max of a latency, seconds. */
+    public record Percentiles(double p50, double p90, double p99, double mean, double max) {
+    }
+
+    /**
+     * Timed mode's figures, on the virtual clock.
+     *
+     * @param makespanSeconds  first arrival to last completion
+     * @param steps            engine steps
+     * @param ttft             time to first token
+     * @param e2e              arrival to last token
+     * @param queue            arrival to the request's first forward pass (a load it waited for included)
+     * @param maxWaiting       most requests waiting for admission at once
+     * @param meanWaiting      requests waiting, averaged over steps
+     * @param gpuBusy          fraction of the makespan spent in forward passes
+     * @param storeLaneBusy    fraction of the makespan the device-to-host lane was busy
+     * @param loadLaneBusy     fraction of the makespan the host-to-device lane was busy
+     */
+    public record Timing(double makespanSeconds, long steps, Percentiles ttft, Percentiles e2e, Percentiles queue,
+                         int maxWaiting, double meanWaiting, double gpuBusy, double storeLaneBusy,
+                         double loadLaneBusy) {
+    }
+
+    public ReplayResult {
+        hitTokensByRequest = hitTokensByRequest.clone();
+    }
+
+    /** A copy of the per-request hit tokens. */
+    @Override
+    public int[] hitTokensByRequest() {
+        return hitTokensByRequest.clone();
+    }
+
+    /** Hit tokens of request {@code i} (trace order). */
+    public int hitTokens(int i) {
+        return hitTokensByRequest[i];
+    }
+
+    /** Prompt tokens not computed: device plus host hits. */
+    public long hitTokens() {
+        return deviceHitTokens + hostHitTokens;
+    }
+
+    /** Hit tokens / prompt tokens. */
+    public double tokenHitRatio() {
+        return ratio(hitTokens());
+    }
+
+    /** Hit tokens per tier, device first. */
+    public Map<String, Long> hitTokensByTier() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("device", deviceHitTokens);
+        m.put("host", hostHitTokens);
+        return m;
+    }
+
+    /** Chunks written into each tier: loads into the device, stores into the host. */
+    public Map<String, Long> chunksWrittenByTier() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("device", deviceChunksLoaded);
+        m.put("host", hostChunksWritten);
+        return m;
+    }
+
+    /** Belady's hit ratio at the same capacity, or NaN without an optimum. */
+    public double optimumTokenHitRatio() {
+        return optimum == null ? Double.NaN : ratio(optimum.beladyHitTokens());
+    }
+
+    /** The unbounded cache's hit ratio, or NaN without an optimum. */
+    public double ceilingTokenHitRatio() {
+        return optimum == null ? Double.NaN : ratio(optimum.ceilingHitTokens());
+    }
+
+    /** This policy's hit tokens as a fraction of the optimum's, or NaN without one. */
+    public double fractionOfOptimum() {
+        return optimum == null ? Double.NaN
+                : optimum.beladyHitTokens() == 0 ? 1.0 : (double) hitTokens() / optimum.beladyHitTokens();
+    }
+
+    /** {@code tokens} / prompt tokens. */
+    public double ratio(long tokens) {
+        return promptTokens == 0 ? 0 : (double) tokens / promptTokens;
+    }
+}

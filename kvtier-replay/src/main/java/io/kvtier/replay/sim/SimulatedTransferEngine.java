@@ -1,0 +1,211 @@
+package io.kvtier.replay.sim;
+
+import io.kvtier.offload.transfer.ChunkCopy;
+import io.kvtier.offload.transfer.LoadJob;
+import io.kvtier.offload.transfer.StoreJob;
+import io.kvtier.offload.transfer.TransferEngine;
+import io.kvtier.offload.transfer.TransferJob;
+import io.kvtier.offload.transfer.TransferResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Set;
+
+/**
+ * A transfer engine that copies nothing: each job completes at a simulated time from the
+ * {@link CostModel}, on the {@link VirtualClock}. Stores (device to host) and loads (host to
+ * device) are two independent FIFO lanes, as PCIe is full duplex: a job starts when its lane is
+ * free ({@code max(now, end of the lane's previous job)}) and takes
+ * {@code hostLatency + bytes / hostBandwidth}, where {@code bytes} = copied blocks x block tokens x
+ * the simulated model's KV bytes per token. A job that would end after its deadline fails at the
+ * deadline (the lane stays busy until the copy would have ended).
+ *
+ * <p>{@link #poll()} returns the jobs whose completion time has passed; {@link #awaitAny} and
+ * {@link #await} advance the clock to the completion they wait for (never beyond the timeout).
+ * Engine thread only, like the engine it serves.
+ */
+public final class SimulatedTransferEngine implements TransferEngine {
+
+    private static final int STORE = 0;
+    private static final int LOAD = 1;
+
+    private record Pending(long jobId, int lane, long startNanos, long endNanos, long bytes, boolean missesDeadline) {
+    }
+
+    private final CostModel cost;
+    private final VirtualClock clock;
+    private final int blockTokens;
+    private final PriorityQueue<Pending> queue = new PriorityQueue<>(
+            Comparator.comparingLong(Pending::endNanos).thenComparingLong(Pending::jobId));
+    private final Map<Long, Pending> byId = new HashMap<>();
+    private final long[] laneEnd = new long[2];
+    private final long[] jobs = new long[2];
+    private final long[] bytes = new long[2];
+    private final long[] busyNanos = new long[2];
+    private boolean closed;
+
+    /** @param blockTokens token positions per device block (the engine's block size) */
+    public SimulatedTransferEngine(CostModel cost, VirtualClock clock, int blockTokens) {
+        if (blockTokens < 1) {
+            throw new IllegalArgumentException("block tokens must be at least 1, got " + blockTokens);
+        }
+        this.cost = cost;
+        this.clock = clock;
+        this.blockTokens = blockTokens;
+    }
+
+    @Override
+    public void submit(TransferJob job) {
+        if (closed) {
+            throw new IllegalStateException("transfer engine closed; job " + job.jobId() + " refused");
+        }
+        if (byId.containsKey(job.jobId())) {
+            throw new IllegalArgumentException("job " + job.jobId() + " is already in flight");
+        }
+        int lane = switch (job) {
+            case StoreJob s -> STORE;
+            case LoadJob l -> LOAD;
+        };
+        long blocks = 0;
+        for (ChunkCopy c : job.chunks()) {
+            blocks += c.copiedBlockCount();
+        }
+        long size = blocks * blockTokens * cost.kvBytesPerToken();
+        long start = Math.max(clock.nanoTime(), laneEnd[lane]);
+        long end = start + cost.hostTransferNanos(size);
+        laneEnd[lane] = end;
+        jobs[lane]++;
+        bytes[lane] += size;
+        busyNanos[lane] += end - start;
+        boolean late = end > job.deadlineNanos();
+        Pending p = new Pending(job.jobId(), lane, start, late ? Math.max(clock.nanoTime(), job.deadlineNanos()) : end,
+                size, late);
+        queue.add(p);
+        byId.put(p.jobId(), p);
+    }
+
+    @Override
+    public List<TransferResult> poll() {
+        List<TransferResult> out = new ArrayList<>();
+        while (!queue.isEmpty() && queue.peek().endNanos() <= clock.nanoTime()) {
+            Pending p = queue.poll();
+            byId.remove(p.jobId());
+            out.add(result(p));
+        }
+        return out;
+    }
+
+    @Override
+    public List<TransferResult> await(Collection<Long> jobIds, Duration timeout) {
+        long last = Long.MIN_VALUE;
+        for (long id : jobIds) {
+            Pending p = byId.get(id);
+            if (p != null) {
+                last = Math.max(last, p.endNanos());
+            }
+        }
+        return advanceAndCollect(jobIds, last, timeout);
+    }
+
+    @Override
+    public List<TransferResult> awaitAny(Collection<Long> jobIds, Duration timeout) {
+        long first = Long.MAX_VALUE;
+        boolean any = false;
+        for (long id : jobIds) {
+            Pending p = byId.get(id);
+            if (p != null) {
+                first = Math.min(first, p.endNanos());
+                any = true;
+            }
+        }
+        return advanceAndCollect(jobIds, any ? first : Long.MIN_VALUE, timeout);
+    }
+
+    /** Moves the clock to {@code target} (bounded by the timeout), then returns the listed jobs done by then. */
+    private List<TransferResult> advanceAndCollect(Collection<Long> jobIds, long target, Duration timeout) {
+        if (target != Long.MIN_VALUE) {
+            long limit = clock.nanoTime() + Math.max(0, timeout.toNanos());
+            clock.advanceTo(Math.min(target, limit));
+        }
+        Set<Long> wanted = new HashSet<>(jobIds);
+        List<Pending> done = new ArrayList<>();
+        for (Pending p : queue) {
+            if (p.endNanos() <= clock.nanoTime() && wanted.contains(p.jobId())) {
+                done.add(p);
+            }
+        }
+        done.sort(queue.comparator());
+        List<TransferResult> out = new ArrayList<>(done.size());
+        for (Pending p : done) {
+            queue.remove(p);
+            byId.remove(p.jobId());
+            out.add(result(p));
+        }
+        return out;
+    }
+
+    private static TransferResult result(Pending p) {
+        if (p.missesDeadline()) {
+            return TransferResult.failed(p.jobId(), 0, p.endNanos() - p.startNanos(), 0, TransferResult.DEADLINE_EXCEEDED);
+        }
+        return TransferResult.ok(p.jobId(), p.bytes(), p.endNanos() - p.startNanos());
+    }
+
+    /** Simulated time at which the next job completes, or {@link Long#MAX_VALUE} if none is in flight. */
+    public long nextCompletionNanos() {
+        return queue.isEmpty() ? Long.MAX_VALUE : queue.peek().endNanos();
+    }
+
+    @Override
+    public long nanoTime() {
+        return clock.nanoTime();
+    }
+
+    @Override
+    public int inFlight() {
+        return byId.size();
+    }
+
+    /** Store jobs (device to host) submitted. */
+    public long storeJobs() {
+        return jobs[STORE];
+    }
+
+    /** Load jobs (host to device) submitted. */
+    public long loadJobs() {
+        return jobs[LOAD];
+    }
+
+    /** Simulated bytes of the store jobs submitted (the simulated model's KV bytes). */
+    public long storeBytes() {
+        return bytes[STORE];
+    }
+
+    /** Simulated bytes of the load jobs submitted. */
+    public long loadBytes() {
+        return bytes[LOAD];
+    }
+
+    /** Simulated time the store lane was busy, ns. */
+    public long storeBusyNanos() {
+        return busyNanos[STORE];
+    }
+
+    /** Simulated time the load lane was busy, ns. */
+    public long loadBusyNanos() {
+        return busyNanos[LOAD];
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        queue.clear();
+        byId.clear();
+    }
+}
