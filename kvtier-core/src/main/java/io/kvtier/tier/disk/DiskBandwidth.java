@@ -1,0 +1,248 @@
+package io.kvtier.tier.disk;
+
+import io.kvtier.kv.BlockKey;
+import io.kvtier.tier.ChunkHeader;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+
+/**
+ * Disk tier bandwidth beside its floor, measured in the same run on the same directory: for each
+ * chunk size, {@code files} chunk files are written and read back through {@link DiskStore}
+ * (header, temporary file, atomic rename; reads verify header and CRC32C) and, as the baseline,
+ * the same number of files of the same sizes are written and read with a plain sequential
+ * {@link FileChannel} (create, one write, close; open, one read, close). Both sides use
+ * {@link DiskFsync#NONE}, so both measure the page cache path when the files fit in memory;
+ * compare like with like. The two sides are interleaved file by file (alternating which goes
+ * first), so that both see the same machine: background write-back, other processes, the page
+ * cache's state. Figures are payload gigabytes (10^9 bytes) per second over all rounds but the
+ * first, which warms up (with one round, that one counts).
+ *
+ * <p>Files go to a fresh subdirectory {@code kvtier-bandwidth-<pid>} of the given directory, which
+ * is deleted afterwards.
+ */
+public final class DiskBandwidth {
+
+    /** Chunk sizes of {@code bench offload}: 16 KiB to 4 MiB. */
+    public static final long[] DEFAULT_CHUNK_SIZES = {16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
+
+    /** Tokens per chunk header used by the measurement (one block of 16 tokens). */
+    static final int TOKENS = 16;
+
+    /**
+     * One chunk size's figures.
+     *
+     * @param chunkBytes      payload bytes per file
+     * @param files           files written and read per side and round
+     * @param storeWriteGBps  DiskStore write, payload GB/s
+     * @param plainWriteGBps  plain FileChannel write, payload GB/s
+     * @param storeReadGBps   DiskStore read (verified), payload GB/s
+     * @param plainReadGBps   plain FileChannel read, payload GB/s
+     */
+    public record Row(long chunkBytes, int files, double storeWriteGBps, double plainWriteGBps, double storeReadGBps,
+                      double plainReadGBps) {
+
+        /** DiskStore write over plain write. */
+        public double writeRatio() {
+            return storeWriteGBps / plainWriteGBps;
+        }
+
+        /** DiskStore read over plain read. */
+        public double readRatio() {
+            return storeReadGBps / plainReadGBps;
+        }
+    }
+
+    private DiskBandwidth() {
+    }
+
+    /**
+     * Measures each chunk size.
+     *
+     * @param dir          an existing directory on the disk to measure
+     * @param chunkSizes   payload bytes per chunk file, each > 0
+     * @param bytesPerSize payload bytes written per side and round for each size (files =
+     *                     max(4, bytesPerSize / chunkSize))
+     * @param rounds       rounds per size (>= 1); the first is a warm-up when there are several
+     * @throws IOException if the directory cannot be used, or a DiskStore write or read fails
+     */
+    public static List<Row> measure(Path dir, long[] chunkSizes, long bytesPerSize, int rounds) throws IOException {
+        if (rounds < 1) {
+            throw new IllegalArgumentException("rounds must be >= 1, got " + rounds);
+        }
+        Path work = dir.resolve("kvtier-bandwidth-" + DiskStore.PID);
+        Files.createDirectories(work);
+        BlockKey ns = new BlockKey(0x6b76746965722d62L, 0x616e647769647468L, DiskStore.PID, System.nanoTime());
+        List<Row> rows = new ArrayList<>();
+        try (DiskStore store = DiskStore.open(work.resolve("store"), ns, DiskFsync.NONE)) {
+            if (!store.writable()) {
+                throw new IOException("bandwidth: " + store.layout().namespaceDir() + " is owned by another store");
+            }
+            Path plainDir = Files.createDirectories(work.resolve("plain"));
+            for (long size : chunkSizes) {
+                rows.add(measureSize(store, plainDir, size, bytesPerSize, rounds));
+            }
+        } finally {
+            deleteTree(work);
+        }
+        return rows;
+    }
+
+    private static Row measureSize(DiskStore store, Path plainDir, long size, long bytesPerSize, int rounds)
+            throws IOException {
+        if (size <= 0) {
+            throw new IllegalArgumentException("chunk size must be positive, got " + size);
+        }
+        int files = (int) Math.max(4, Math.min(1 << 20, bytesPerSize / size));
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment payload = arena.allocate(size, 4096);
+            SplittableRandom rnd = new SplittableRandom(size);
+            for (long i = 0; i + 8 <= size; i += 8) {
+                payload.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
+            }
+            MemorySegment readBack = arena.allocate(size, 4096);
+            int[] tokens = new int[TOKENS];
+            int crc = ChunkHeader.crc32c(payload);
+            BlockKey[] keys = new BlockKey[files];
+            ChunkHeader[] headers = new ChunkHeader[files];
+            for (int i = 0; i < files; i++) {
+                keys[i] = new BlockKey(rnd.nextLong(), rnd.nextLong(), rnd.nextLong(), i);
+                headers[i] = ChunkHeader.of(store.namespace(), keys[i], BlockKey.of(new byte[32]), tokens, size, crc);
+            }
+            long fileBytes = DiskCapacity.fileBytes(size, TOKENS);
+            MemorySegment plainFile = arena.allocate(fileBytes, 4096);
+            MemorySegment.copy(payload, 0, plainFile, fileBytes - size, size);
+            MemorySegment plainBack = arena.allocate(fileBytes, 4096);
+            long[] total = new long[4]; // store write, plain write, store read, plain read
+            for (int r = 0; r < rounds; r++) {
+                long[] t = new long[4];
+                for (int i = 0; i < files; i++) { // interleaved file by file, alternating who goes first
+                    if (i % 2 == 0) {
+                        t[1] += plainWrite(plainDir, i, plainFile);
+                        t[0] += storeWrite(store, keys[i], headers[i], payload);
+                    } else {
+                        t[0] += storeWrite(store, keys[i], headers[i], payload);
+                        t[1] += plainWrite(plainDir, i, plainFile);
+                    }
+                }
+                for (int i = 0; i < files; i++) {
+                    if (i % 2 == 0) {
+                        t[3] += plainRead(plainDir, i, plainBack);
+                        t[2] += storeRead(store, keys[i], headers[i], readBack);
+                    } else {
+                        t[2] += storeRead(store, keys[i], headers[i], readBack);
+                        t[3] += plainRead(plainDir, i, plainBack);
+                    }
+                }
+                for (int i = 0; i < files; i++) {
+                    store.delete(keys[i]);
+                    Files.delete(plainDir.resolve(Integer.toString(i)));
+                }
+                if (r > 0 || rounds == 1) { // with several rounds the first one warms up and is not counted
+                    for (int k = 0; k < 4; k++) {
+                        total[k] += t[k];
+                    }
+                }
+            }
+            int counted = rounds == 1 ? 1 : rounds - 1;
+            double bytes = (double) files * size * counted;
+            return new Row(size, files, bytes / total[0], bytes / total[1], bytes / total[2], bytes / total[3]);
+        }
+    }
+
+    private static long storeWrite(DiskStore store, BlockKey key, ChunkHeader header, MemorySegment payload)
+            throws IOException {
+        long t0 = System.nanoTime();
+        DiskWrite w = store.write(key, header, payload);
+        long t = System.nanoTime() - t0;
+        if (w instanceof DiskWrite.Failed f) {
+            throw new IOException("bandwidth: " + f.reason());
+        }
+        return t;
+    }
+
+    private static long storeRead(DiskStore store, BlockKey key, ChunkHeader header, MemorySegment dst)
+            throws IOException {
+        long t0 = System.nanoTime();
+        DiskRead r = store.read(key, header.parent(), header.tokens(), dst);
+        long t = System.nanoTime() - t0;
+        if (!r.ok()) {
+            throw new IOException("bandwidth: read back of chunk " + key.shortHex() + " failed: " + r);
+        }
+        return t;
+    }
+
+    private static long plainWrite(Path dir, int i, MemorySegment bytes) throws IOException {
+        long t0 = System.nanoTime();
+        try (FileChannel ch = FileChannel.open(dir.resolve(Integer.toString(i)), StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE)) {
+            ByteBuffer b = bytes.asByteBuffer();
+            while (b.hasRemaining()) {
+                ch.write(b);
+            }
+        }
+        return System.nanoTime() - t0;
+    }
+
+    private static long plainRead(Path dir, int i, MemorySegment into) throws IOException {
+        long t0 = System.nanoTime();
+        try (FileChannel ch = FileChannel.open(dir.resolve(Integer.toString(i)), StandardOpenOption.READ)) {
+            ByteBuffer b = into.asByteBuffer();
+            while (b.hasRemaining() && ch.read(b) >= 0) {
+                // read on
+            }
+        }
+        return System.nanoTime() - t0;
+    }
+
+    private static void deleteTree(Path work) throws IOException {
+        if (!Files.exists(work)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(work)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+
+    /** A table of rows: size, files, the four GB/s figures and the two ratios. */
+    public static String table(List<Row> rows) {
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT,
+                "%10s %7s %12s %12s %7s %12s %12s %7s%n", "chunk", "files", "store write", "plain write", "ratio",
+                "store read", "plain read", "ratio"));
+        for (Row r : rows) {
+            sb.append(String.format(Locale.ROOT, "%10s %7d %9.2f GB/s %7.2f GB/s %6.0f%% %7.2f GB/s %7.2f GB/s %6.0f%%%n",
+                    size(r.chunkBytes()), r.files(), r.storeWriteGBps(), r.plainWriteGBps(), 100 * r.writeRatio(),
+                    r.storeReadGBps(), r.plainReadGBps(), 100 * r.readRatio()));
+        }
+        return sb.toString();
+    }
+
+    private static String size(long b) {
+        return b >= 1 << 20 && b % (1 << 20) == 0 ? b / (1 << 20) + " MiB" : b / 1024 + " KiB";
+    }
+
+    /**
+     * {@code java -cp kvtier-core.jar io.kvtier.tier.disk.DiskBandwidth [dir] [MiB per size] [rounds]}:
+     * prints the table (defaults: the temporary directory, 256 MiB, 3 rounds).
+     */
+    public static void main(String[] args) throws IOException {
+        Path dir = Path.of(args.length > 0 ? args[0] : System.getProperty("java.io.tmpdir"));
+        long mib = args.length > 1 ? Long.parseLong(args[1]) : 256;
+        int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 3;
+        System.out.print(table(measure(dir, DEFAULT_CHUNK_SIZES, mib << 20, rounds)));
+    }
+}
