@@ -169,6 +169,8 @@ public final class Replay {
         private final long[] firstServed;
         private final long[] firstToken;
         private final int[] firstStart;
+        private final long[] ttftNanos;
+        private final long[] e2eNanos;
         private final Histogram ttft = new Histogram(3);
         private final Histogram e2e = new Histogram(3);
         private final Histogram queue = new Histogram(3);
@@ -183,6 +185,8 @@ public final class Replay {
             firstServed = new long[n];
             firstToken = new long[n];
             firstStart = new int[n];
+            ttftNanos = new long[n];
+            e2eNanos = new long[n];
             java.util.Arrays.fill(firstServed, -1);
             java.util.Arrays.fill(firstToken, -1);
         }
@@ -212,8 +216,10 @@ public final class Replay {
         }
 
         void finished(int i, long t) {
-            ttft.recordValue(Math.max(0, firstToken[i] - arrival[i]));
-            e2e.recordValue(Math.max(0, t - arrival[i]));
+            ttftNanos[i] = Math.max(0, firstToken[i] - arrival[i]);
+            e2eNanos[i] = Math.max(0, t - arrival[i]);
+            ttft.recordValue(ttftNanos[i]);
+            e2e.recordValue(e2eNanos[i]);
             queue.recordValue(Math.max(0, firstServed[i] - arrival[i]));
             lastFinish = Math.max(lastFinish, t);
         }
@@ -229,7 +235,7 @@ public final class Replay {
             return new ReplayResult.Timing(span / 1e9, steps, percentiles(ttft), percentiles(e2e), percentiles(queue),
                     maxWaiting, steps == 0 ? 0 : (double) waitingSum / steps, re.runner.busyNanos() / span,
                     re.transfers == null ? 0 : re.transfers.storeBusyNanos() / span,
-                    re.transfers == null ? 0 : re.transfers.loadBusyNanos() / span);
+                    re.transfers == null ? 0 : re.transfers.loadBusyNanos() / span, ttftNanos, e2eNanos);
         }
 
         private static ReplayResult.Percentiles percentiles(Histogram h) {

@@ -63,10 +63,12 @@ public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, 
      * @param gpuBusy          fraction of the makespan spent in forward passes
      * @param storeLaneBusy    fraction of the makespan the device-to-host lane was busy
      * @param loadLaneBusy     fraction of the makespan the host-to-device lane was busy
+     * @param ttftNanos        time to first token of each request in trace order, ns (shared; do not modify)
+     * @param e2eNanos         arrival to last token of each request in trace order, ns (shared; do not modify)
      */
     public record Timing(double makespanSeconds, long steps, Percentiles ttft, Percentiles e2e, Percentiles queue,
                          int maxWaiting, double meanWaiting, double gpuBusy, double storeLaneBusy,
-                         double loadLaneBusy) {
+                         double loadLaneBusy, long[] ttftNanos, long[] e2eNanos) {
     }
 
     public ReplayResult {
