@@ -4,25 +4,21 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Splits ranges of independent items (output rows, attention heads) across the threads of a
- * ForkJoinPool during one forward pass.
+ * Splits a range of independent items (output rows, attention heads) across the threads of a
+ * ForkJoinPool, for ranges with enough work to repay the hand-off.
  *
- * <p>Why not one pool task per range: waking a parked pool worker costs tens of microseconds
- * (measured ~30 us on the 2-core VM), and a step has ~40 ranges, some of a few microseconds.
- * Instead {@link #begin} starts, once per step, helper tasks on the pool that spin between
- * ranges; {@link #forRange} publishes a range as a {@link Job} whose parts every participant
- * (the calling thread and the helpers) claims from an atomic counter. The caller never waits for
- * a helper to arrive: a part nobody has claimed yet, it computes itself, so a late or absent
- * helper only costs speed. {@link #end} releases the helpers. Steps and ranges too small to
- * repay even that stay on the calling thread.
+ * <p>A range is cut into a few parts per thread that every participant claims from an atomic
+ * counter: the calling thread starts on them at once, and the pool tasks submitted for the
+ * other threads join in when they are scheduled. Waking a parked pool worker takes tens of
+ * microseconds (measured ~30 us on the 2-vCPU VM) and a vCPU may be preempted by the host; with
+ * claiming, a late helper costs only the parts the caller had to do itself, never a wait for a
+ * fixed half. The caller returns once every part is done.
  */
 final class Parallel {
 
-    /** Multiply-adds in a step below which no helper is started (a tiny model's whole step). */
-    static final long MIN_STEP_WORK = Long.getLong("kvtier.parallel.minStepWork", 1L << 21);
-    /** Multiply-adds in a range below which it runs on the calling thread. */
-    static final long MIN_RANGE_WORK = Long.getLong("kvtier.parallel.minRangeWork", 1L << 14);
-    /** Parts per participating thread: a little slack for uneven progress. */
+    /** Multiply-adds below which a range stays on the calling thread (see ForwardSpeed). */
+    static final long MIN_PARALLEL_WORK = Long.getLong("kvtier.parallel.minWork", 1L << 18);
+    /** Parts per thread: small enough pieces that a preempted helper delays little. */
     private static final int PARTS_PER_THREAD = 4;
 
     /** A piece of work over items {@code from..to-1}; {@code worker} (0 = caller) indexes per-thread scratch. */
@@ -33,57 +29,37 @@ final class Parallel {
 
     private final ForkJoinPool pool;
     private final int threads;
-    private Session session;
 
     Parallel(ForkJoinPool pool) {
         this.pool = pool;
-        this.threads = Math.max(1, Math.min(pool.getParallelism(), Runtime.getRuntime().availableProcessors()));
+        this.threads = Math.max(1, pool.getParallelism());
     }
 
-    /** Participants at most (caller included); size of per-thread scratch. */
+    /** Most threads that work on one range, the caller included; size of per-thread scratch. */
     int threads() {
         return threads;
     }
 
-    /** Starts helpers for one step of {@code stepWork} multiply-adds, if it is worth it. */
-    void begin(long stepWork) {
-        end();
-        if (threads > 1 && stepWork >= MIN_STEP_WORK) {
-            Session s = new Session();
-            for (int worker = 1; worker < threads; worker++) {
-                int id = worker;
-                pool.execute(() -> s.help(id));
-            }
-            session = s;
-        }
-    }
-
-    /** Releases the helpers of the current step (they return to the pool). */
-    void end() {
-        if (session != null) {
-            session.running = false;
-            session = null;
-        }
-    }
-
     /**
      * Runs {@code task} over {@code 0..items-1} in parts whose boundaries are multiples of
-     * {@code align} (so that matmul tiles are not cut), across the step's helpers when
-     * {@code work} (multiply-adds) is large enough. Returns when every part is done.
+     * {@code align} (so that matmul tiles are not cut), across the pool when {@code work}
+     * (multiply-adds) is at least {@link #MIN_PARALLEL_WORK}.
      */
     void forRange(int items, int align, long work, RangeTask task) {
-        Session s = session;
         int units = (items + align - 1) / align;
         int parts = Math.min(units, threads * PARTS_PER_THREAD);
-        if (s == null || work < MIN_RANGE_WORK || parts < 2) {
+        if (threads == 1 || work < MIN_PARALLEL_WORK || parts < 2) {
             task.run(0, 0, items);
             return;
         }
         Job job = new Job(task, items, align, units, parts);
-        s.current = job;
+        for (int worker = 1; worker < threads; worker++) {
+            int id = worker;
+            pool.execute(() -> job.work(id));
+        }
         job.work(0);
         while (job.done.get() < parts) {
-            Thread.onSpinWait();
+            Thread.yield();   // a helper is finishing a part; give it the CPU if it shares ours
         }
         Throwable failure = job.failure;
         if (failure instanceof RuntimeException e) {
@@ -95,26 +71,7 @@ final class Parallel {
         }
     }
 
-    /** The helpers of one step. */
-    private static final class Session {
-        volatile boolean running = true;
-        volatile Job current;
-
-        void help(int worker) {
-            Job last = null;
-            while (running) {
-                Job j = current;
-                if (j != null && j != last) {
-                    j.work(worker);
-                    last = j;
-                } else {
-                    Thread.onSpinWait();
-                }
-            }
-        }
-    }
-
-    /** One range split into parts, claimed by whoever comes first. */
+    /** One range cut into parts, each claimed by whoever comes first. */
     private static final class Job {
         final RangeTask task;
         final int items, align, units, parts;

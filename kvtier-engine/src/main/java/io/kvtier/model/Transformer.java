@@ -36,7 +36,6 @@ public final class Transformer implements AutoCloseable {
     private final Rope rope;
     private final PagedAttention attention;
     private Activations a;
-    static long[] T = new long[6]; static int steps;
 
     /**
      * @param checkpoint  the weights (not owned: the caller closes it after this transformer)
@@ -81,35 +80,20 @@ public final class Transformer implements AutoCloseable {
             throw new IllegalStateException("transformer is closed");
         }
         int tokens = gather(chunks, kvSlab, layout);
-        long t0 = System.nanoTime();
-        parallel.begin(c.parameterCount() * tokens);
-        try {
         embed(tokens);                                   // x[T][D] = embedding[token]
         for (int l = 0; l < c.layers(); l++) {
-            long q0 = System.nanoTime();
             rmsnorm(a.x, a.xb, w.rmsAtt(l), tokens);      // xb[T][D] = rmsnorm(x) * rms_att
             qkv(l, tokens);                               // q[T][D], k[T][KV], v[T][KV]
             rotary(tokens);                               // rotate q and k in place
             attention.writeKv(l, tokens, a, chunks, kvSlab, layout);
-            long q1 = System.nanoTime();
             attend(l, tokens, chunks, kvSlab, layout);    // xb2[T][D] = attention over the slab
-            long q2 = System.nanoTime();
             matmul(w.wo(l), c.dim(), c.dim(), a.xb2, tokens, a.xb);  // xb[T][D] = xb2 wo^T
             residual(tokens);                             // x += xb
             rmsnorm(a.x, a.xb, w.rmsFfn(l), tokens);      // xb[T][D] = rmsnorm(x) * rms_ffn
-            long q3 = System.nanoTime();
             ffn(l, tokens);                               // xb[T][D] = w2(silu(w1 xb) * w3 xb)
             residual(tokens);                             // x += xb
-            long q4 = System.nanoTime();
-            T[0] += q1 - q0; T[1] += q2 - q1; T[2] += q3 - q2; T[3] += q4 - q3;
         }
-        long t5 = System.nanoTime();
-        float[][] r;
-        r = classify(chunks);                          // [chunks][V] or null
-        T[4] += System.nanoTime() - t5; T[5] += System.nanoTime() - t0;
-        if (++steps % 256 == 0) { System.out.printf("qkv %.2f att %.2f wo %.2f ffn %.2f cls %.2f total %.2f ms/step%n", T[0]/1e6/256, T[1]/1e6/256, T[2]/1e6/256, T[3]/1e6/256, T[4]/1e6/256, T[5]/1e6/256); java.util.Arrays.fill(T, 0); }
-        return r;
-        } finally { parallel.end(); }
+        return classify(chunks);                          // [chunks][V] or null
     }
 
     /** Validates the batch and fills the per-token arrays; returns T. */

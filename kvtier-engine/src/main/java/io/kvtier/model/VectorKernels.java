@@ -24,6 +24,9 @@ final class VectorKernels implements Kernels {
     static final VectorSpecies<Float> S = species(System.getProperty(BITS_PROPERTY));
     static final VectorKernels INSTANCE = new VectorKernels();
     private static final int L = S.length();
+    /** Narrow species for tails: 8 and 4 floats. */
+    private static final VectorSpecies<Float> S8 = FloatVector.SPECIES_256;
+    private static final VectorSpecies<Float> S4 = FloatVector.SPECIES_128;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
     private VectorKernels() {
@@ -88,11 +91,23 @@ final class VectorKernels implements Kernels {
         for (; i + L <= n; i += L) {
             s0 = seg(a, aByteOff + (long) i * Float.BYTES).fma(FloatVector.fromArray(S, b, bOff + i), s0);
         }
-        if (i < n) {
-            VectorMask<Float> m = S.indexInRange(i, n);
-            s1 = seg(a, aByteOff + (long) i * Float.BYTES, m).fma(FloatVector.fromArray(S, b, bOff + i, m), s1);
+        float sum = s0.add(s1).add(s2.add(s3)).reduceLanes(VectorOperators.ADD);
+        // Tail (and short vectors such as an 8-float attention head) with narrower species, not
+        // masks: masked loads from a segment cost several times an unmasked narrow load.
+        if (L > 8 && i + 8 <= n) {
+            sum += FloatVector.fromMemorySegment(S8, a, aByteOff + (long) i * Float.BYTES, LE)
+                    .mul(FloatVector.fromArray(S8, b, bOff + i)).reduceLanes(VectorOperators.ADD);
+            i += 8;
         }
-        return s0.add(s1).add(s2.add(s3)).reduceLanes(VectorOperators.ADD);
+        if (L > 4 && i + 4 <= n) {
+            sum += FloatVector.fromMemorySegment(S4, a, aByteOff + (long) i * Float.BYTES, LE)
+                    .mul(FloatVector.fromArray(S4, b, bOff + i)).reduceLanes(VectorOperators.ADD);
+            i += 4;
+        }
+        for (; i < n; i++) {
+            sum += a.get(ScalarKernels.F32, aByteOff + (long) i * Float.BYTES) * b[bOff + i];
+        }
+        return sum;
     }
 
     @Override
@@ -103,10 +118,18 @@ final class VectorKernels implements Kernels {
             seg(x, xByteOff + (long) i * Float.BYTES).fma(av, FloatVector.fromArray(S, y, yOff + i))
                     .intoArray(y, yOff + i);
         }
-        if (i < n) {
-            VectorMask<Float> m = S.indexInRange(i, n);
-            seg(x, xByteOff + (long) i * Float.BYTES, m).fma(av, FloatVector.fromArray(S, y, yOff + i, m))
-                    .intoArray(y, yOff + i, m);
+        if (L > 8 && i + 8 <= n) {
+            FloatVector.fromMemorySegment(S8, x, xByteOff + (long) i * Float.BYTES, LE)
+                    .fma(FloatVector.broadcast(S8, alpha), FloatVector.fromArray(S8, y, yOff + i)).intoArray(y, yOff + i);
+            i += 8;
+        }
+        if (L > 4 && i + 4 <= n) {
+            FloatVector.fromMemorySegment(S4, x, xByteOff + (long) i * Float.BYTES, LE)
+                    .fma(FloatVector.broadcast(S4, alpha), FloatVector.fromArray(S4, y, yOff + i)).intoArray(y, yOff + i);
+            i += 4;
+        }
+        for (; i < n; i++) {
+            y[yOff + i] += alpha * x.get(ScalarKernels.F32, xByteOff + (long) i * Float.BYTES);
         }
     }
 
