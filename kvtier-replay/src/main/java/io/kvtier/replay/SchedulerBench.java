@@ -68,7 +68,10 @@ public final class SchedulerBench {
     /** One measurement: {ns per step outside the forward pass, tokens per step}. */
     private static double[] once(int running, int promptTokens, int steps, int blockSize, long seed) {
         KvLayout layout = new KvLayout(1, 1, 1, blockSize);
-        int perRequest = layout.blocksFor(promptTokens + steps + 16L);
+        // Requests admitted first decode while the others prefill: room for those steps too.
+        int prefillSteps = (int) ((long) running * promptTokens / ReplayConfig.TIMED_MAX_BATCH_TOKENS) + running + 16;
+        int maxTokens = steps + prefillSteps;
+        int perRequest = layout.blocksFor((long) promptTokens + maxTokens);
         int blocks = running * perRequest + running;
         EngineConfig cfg = new EngineConfig(blockSize, blocks, ReplayConfig.TIMED_MAX_BATCH_TOKENS, running, true, -1);
         VirtualClock clock = new VirtualClock();
@@ -79,7 +82,7 @@ public final class SchedulerBench {
         SimulatedTransferEngine transfers = new SimulatedTransferEngine(cost, clock, blockSize);
         HostTier host = HostTier.withoutSlab(hostChunks, CachePolicy.lru(), KvEvents.discarding());
         OffloadScheduler offload = new OffloadScheduler(OffloadConfig.DEFAULT, pool, host, transfers, ns);
-        SimulatedModelRunner runner = new SimulatedModelRunner(cost, clock, promptTokens + steps + 64, null);
+        SimulatedModelRunner runner = new SimulatedModelRunner(cost, clock, promptTokens + maxTokens + 64, null);
         try (Engine engine = new Engine(cfg, pool, runner, BlockHasher.sha256(ns), offload)) {
             SplittableRandom rnd = new SplittableRandom(seed);
             for (int i = 0; i < running; i++) {
@@ -87,7 +90,7 @@ public final class SchedulerBench {
                 for (int j = 0; j < promptTokens; j++) {
                     prompt[j] = rnd.nextInt(32_000);
                 }
-                engine.submit(new Request(i, prompt, steps + 16, SamplingParams.GREEDY, ExtraKeys.NONE));
+                engine.submit(new Request(i, prompt, maxTokens, SamplingParams.GREEDY, ExtraKeys.NONE));
             }
             // Prefill everyone: until every request has its first token.
             while (engine.scheduler().running().size() < running

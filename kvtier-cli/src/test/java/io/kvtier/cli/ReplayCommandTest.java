@@ -1,0 +1,104 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code ./kvtier replay} and {@code ./kvtier bench scheduler} from the command line. */
+class ReplayCommandTest {
+
+    @TempDir
+    Path dir;
+
+    private Path trace() throws IOException {
+        Path t = dir.resolve("hand.jsonl");
+        Files.writeString(t, """
+                {"timestamp": 0, "input_length": 1300, "output_length": 5, "hash_ids": [0, 1, 2]}
+                {"timestamp": 100, "input_length": 1300, "output_length": 5, "hash_ids": [0, 1, 3]}
+                {"timestamp": 200, "input_length": 1024, "output_length": 2, "hash_ids": [0, 1]}
+                """);
+        return t;
+    }
+
+    /** Runs the CLI; returns {exit code, stdout, stderr}. */
+    private static Object[] cli(String... args) {
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        ByteArrayOutputStream o = new ByteArrayOutputStream();
+        ByteArrayOutputStream e = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(o, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
+            int code = Main.run(args);
+            return new Object[] {code, o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8)};
+        } finally {
+            System.setOut(out);
+            System.setErr(err);
+        }
+    }
+
+    @Test
+    void instantReplayPrintsTheTableAndWritesJsonAndCsv() throws IOException {
+        Path json = dir.resolve("r.json");
+        Path csv = dir.resolve("r.csv");
+        Object[] r = cli("replay", "--trace", trace().toString(), "--json", json.toString(), "--csv", csv.toString());
+        assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
+        assertThat((String) r[1]).contains("3 requests", "optimum (Belady", "ceiling");
+        JsonNode j = new ObjectMapper().readTree(json.toFile());
+        assertThat(j.get("hit_tokens").asLong()).isEqualTo(1024 + 512);
+        assertThat(j.get("prompt_tokens").asLong()).isEqualTo(1300 + 1300 + 1024);
+        assertThat(j.get("optimum_token_hit_ratio").asDouble()).isEqualTo(j.get("token_hit_ratio").asDouble());
+        assertThat(Files.readAllLines(csv)).hasSize(2);
+    }
+
+    @Test
+    void timedReplayReportsLatencies() throws IOException {
+        Object[] r = cli("replay", "--trace", trace().toString(), "--mode", "timed", "--speedup", "2", "--policy", "arc");
+        assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
+        assertThat((String) r[1]).contains("TTFT", "end-to-end", "speedup 2.0", "policy arc");
+    }
+
+    @Test
+    void sweepWritesTheChart() throws IOException {
+        Path png = dir.resolve("s.png");
+        Object[] r = cli("replay", "--trace", trace().toString(), "--sweep", "--sweep-host-tokens", "512,1024,2048",
+                "--png", png.toString());
+        assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
+        assertThat((String) r[1]).contains("lru-admit2", "optimum");
+        assertThat(Files.size(png)).isGreaterThan(1000);
+    }
+
+    @Test
+    void userMistakesAreOneLineAndExitCode2() throws IOException {
+        Object[] disk = cli("replay", "--trace", trace().toString(), "--disk-tokens", "1M");
+        assertThat(disk[0]).isEqualTo(2);
+        assertThat((String) disk[2]).contains("disk tier is not available").doesNotContain("Exception");
+        Object[] missing = cli("replay", "--trace", dir.resolve("nope.jsonl").toString());
+        assertThat(missing[0]).isEqualTo(2);
+        assertThat((String) missing[2]).contains("no such file");
+        Path bad = dir.resolve("bad.jsonl");
+        Files.writeString(bad, "{\"timestamp\": 0, \"input_length\": 1300, \"output_length\": 5, \"hash_ids\": [0]}\n");
+        Object[] badLine = cli("replay", "--trace", bad.toString());
+        assertThat(badLine[0]).isEqualTo(2);
+        assertThat((String) badLine[2]).contains("bad.jsonl:1: field 'hash_ids'");
+        Object[] capacity = cli("replay", "--trace", trace().toString(), "--host-tokens", "lots");
+        assertThat(capacity[0]).isEqualTo(2);
+        assertThat((String) capacity[2]).contains("--host-tokens: 'lots'");
+    }
+
+    @Test
+    void benchSchedulerPrintsTheCostPerStep() {
+        Object[] r = cli("bench", "scheduler", "--running", "8", "--prompt-tokens", "32", "--steps", "20", "--repeats", "1");
+        assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
+        assertThat((String) r[1]).contains("engine time per step outside the forward pass");
+    }
+}
