@@ -28,6 +28,22 @@ public interface Kernels {
     void axpy(float alpha, MemorySegment x, long xByteOff, float[] y, int yOff, int n);
 
     /**
+     * Attention scores over {@code count} keys spaced {@code strideBytes} apart (the slots of one
+     * KV block): {@code scores[sOff+i] = scale * sum_j k_i[j] * q[qOff+j]}, {@code j < n}, where
+     * {@code k_i} starts at byte {@code kByteOff + i * strideBytes} of {@code k}.
+     */
+    void scores(MemorySegment k, long kByteOff, long strideBytes, int count, float[] q, int qOff, int n,
+                float scale, float[] scores, int sOff);
+
+    /**
+     * Weighted sum of {@code count} values spaced {@code strideBytes} apart:
+     * {@code y[yOff+j] += sum_i w[wOff+i] * v_i[j]}, {@code j < n}, where {@code v_i} starts at byte
+     * {@code vByteOff + i * strideBytes} of {@code v}.
+     */
+    void weightedSum(MemorySegment v, long vByteOff, long strideBytes, int count, float[] w, int wOff,
+                     float[] y, int yOff, int n);
+
+    /**
      * Matrix-vector product for output rows {@code rowFrom..rowTo-1}:
      * {@code y[yOff+r] = sum_k W[r][k] * x[xOff+k]}, W {@code [out][in]} in {@code w}.
      */

@@ -65,10 +65,7 @@ final class PagedAttention {
         // scores over positions 0..p, one block at a time
         for (int s0 = 0, b = 0; s0 <= p; s0 += bs, b++) {
             long base = table[b] * bytesPerBlock + kOff;
-            int slots = Math.min(bs, p + 1 - s0);
-            for (int i = 0; i < slots; i++) {
-                att[s0 + i] = kernels.dot(slab, base + i * slotBytes, a.q, qOff, hd) * scale;
-            }
+            kernels.scores(slab, base, slotBytes, Math.min(bs, p + 1 - s0), a.q, qOff, hd, scale, att, s0);
         }
         kernels.softmax(att, 0, p + 1);
 
@@ -76,10 +73,7 @@ final class PagedAttention {
         java.util.Arrays.fill(a.xb2, qOff, qOff + hd, 0f);
         for (int s0 = 0, b = 0; s0 <= p; s0 += bs, b++) {
             long base = table[b] * bytesPerBlock + vOff;
-            int slots = Math.min(bs, p + 1 - s0);
-            for (int i = 0; i < slots; i++) {
-                kernels.axpy(att[s0 + i], slab, base + i * slotBytes, a.xb2, qOff, hd);
-            }
+            kernels.weightedSum(slab, base, slotBytes, Math.min(bs, p + 1 - s0), att, s0, a.xb2, qOff, hd);
         }
     }
 }

@@ -45,6 +45,22 @@ final class ScalarKernels implements Kernels {
     }
 
     @Override
+    public void scores(MemorySegment k, long kByteOff, long strideBytes, int count, float[] q, int qOff, int n,
+                       float scale, float[] scores, int sOff) {
+        for (int i = 0; i < count; i++) {
+            scores[sOff + i] = dot(k, kByteOff + i * strideBytes, q, qOff, n) * scale;
+        }
+    }
+
+    @Override
+    public void weightedSum(MemorySegment v, long vByteOff, long strideBytes, int count, float[] w, int wOff,
+                            float[] y, int yOff, int n) {
+        for (int i = 0; i < count; i++) {
+            axpy(w[wOff + i], v, vByteOff + i * strideBytes, y, yOff, n);
+        }
+    }
+
+    @Override
     public void matvec(MemorySegment w, int in, float[] x, int xOff, float[] y, int yOff, int rowFrom, int rowTo) {
         for (int r = rowFrom; r < rowTo; r++) {
             y[yOff + r] = dot(w, (long) r * in * Float.BYTES, x, xOff, in);

@@ -134,6 +134,57 @@ final class VectorKernels implements Kernels {
     }
 
     @Override
+    public void scores(MemorySegment k, long kByteOff, long strideBytes, int count, float[] q, int qOff, int n,
+                       float scale, float[] scores, int sOff) {
+        for (int i = 0; i < count; i++) {
+            scores[sOff + i] = dot(k, kByteOff + i * strideBytes, q, qOff, n) * scale;
+        }
+    }
+
+    @Override
+    public void weightedSum(MemorySegment v, long vByteOff, long strideBytes, int count, float[] w, int wOff,
+                            float[] y, int yOff, int n) {
+        // Column chunk outside, values inside: the accumulator stays in a register for the whole
+        // block instead of a load-FMA-store round trip through y per value.
+        int j = 0;
+        for (; j + L <= n; j += L) {
+            FloatVector acc = FloatVector.fromArray(S, y, yOff + j);
+            long o = vByteOff + (long) j * Float.BYTES;
+            for (int i = 0; i < count; i++) {
+                acc = seg(v, o + i * strideBytes).fma(FloatVector.broadcast(S, w[wOff + i]), acc);
+            }
+            acc.intoArray(y, yOff + j);
+        }
+        if (L > 8 && j + 8 <= n) {
+            FloatVector acc = FloatVector.fromArray(S8, y, yOff + j);
+            long o = vByteOff + (long) j * Float.BYTES;
+            for (int i = 0; i < count; i++) {
+                acc = FloatVector.fromMemorySegment(S8, v, o + i * strideBytes, LE)
+                        .fma(FloatVector.broadcast(S8, w[wOff + i]), acc);
+            }
+            acc.intoArray(y, yOff + j);
+            j += 8;
+        }
+        if (L > 4 && j + 4 <= n) {
+            FloatVector acc = FloatVector.fromArray(S4, y, yOff + j);
+            long o = vByteOff + (long) j * Float.BYTES;
+            for (int i = 0; i < count; i++) {
+                acc = FloatVector.fromMemorySegment(S4, v, o + i * strideBytes, LE)
+                        .fma(FloatVector.broadcast(S4, w[wOff + i]), acc);
+            }
+            acc.intoArray(y, yOff + j);
+            j += 4;
+        }
+        for (; j < n; j++) {
+            float acc = y[yOff + j];
+            for (int i = 0; i < count; i++) {
+                acc += w[wOff + i] * v.get(ScalarKernels.F32, vByteOff + i * strideBytes + (long) j * Float.BYTES);
+            }
+            y[yOff + j] = acc;
+        }
+    }
+
+    @Override
     public void matvec(MemorySegment w, int in, float[] x, int xOff, float[] y, int yOff, int rowFrom, int rowTo) {
         long rowBytes = (long) in * Float.BYTES;
         int r = rowFrom;

@@ -69,6 +69,36 @@ class KernelsDifferentialTest {
     }
 
     @ParameterizedTest
+    @ValueSource(longs = {14, 15})
+    void blockScoresAndWeightedSumsAgree(long seed) {
+        Random r = new Random(seed);
+        for (int n : SIZES) {
+            for (int count : new int[] {1, 7, 16}) {
+                int stride = n + 5;                       // floats between consecutive slots
+                float[] kv = random(r, count * stride + 2);
+                MemorySegment seg = segment(kv);
+                float[] q = random(r, n + 1);
+                float[] ref = new float[count + 1], got = new float[count + 1];
+                SCALAR.scores(seg, 8, stride * 4L, count, q, 1, n, 0.125f, ref, 1);
+                VECTOR.scores(seg, 8, stride * 4L, count, q, 1, n, 0.125f, got, 1);
+                for (int i = 0; i < count; i++) {
+                    double tol = 0.125 * tolerance(kv, 2 + i * stride, q, 1, n);
+                    assertThat((double) got[1 + i]).as("seed %d, n %d, count %d, score %d", seed, n, count, i)
+                            .isCloseTo(ref[1 + i], within(tol));
+                }
+                float[] w = random(r, count);
+                float[] y1 = random(r, n + 3), y2 = y1.clone();
+                SCALAR.weightedSum(seg, 8, stride * 4L, count, w, 0, y1, 3, n);
+                VECTOR.weightedSum(seg, 8, stride * 4L, count, w, 0, y2, 3, n);
+                for (int j = 0; j < n + 3; j++) {
+                    assertThat((double) y2[j]).as("seed %d, n %d, count %d, y[%d]", seed, n, count, j)
+                            .isCloseTo(y1[j], within(1e-5 * count + 1e-6));
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
     @ValueSource(longs = {6, 7})
     void matvecAndMatmulAgreeForEveryBatchSize(long seed) {
         Random r = new Random(seed);
