@@ -39,7 +39,11 @@ final class Chunks {
     static MemorySegment payload(Arena arena, long bytes, long seed) {
         MemorySegment s = arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
         Random rnd = new Random(seed);
-        for (long at = 0; at < bytes; at++) {
+        long at = 0;
+        for (; at + 8 <= bytes; at += 8) {
+            s.set(ValueLayout.JAVA_LONG_UNALIGNED, at, rnd.nextLong());
+        }
+        for (; at < bytes; at++) {
             s.set(ValueLayout.JAVA_BYTE, at, (byte) rnd.nextInt());
         }
         return s;

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 class DiskConcurrencyTest {
 
     static final long CHILD_PAYLOAD = 5000;
-    private static final long BIG = 3L * DiskStore.CRC_SPAN + 123; // several read spans: a wide window
+    private static final long BIG = DiskStore.READ_SPAN / 4 + 123; // 1 MiB: a wide window for races
     private static final int VERSIONS = 3;
 
     @TempDir

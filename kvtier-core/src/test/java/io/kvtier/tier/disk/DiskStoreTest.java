@@ -62,7 +62,7 @@ class DiskStoreTest {
 
     @Test
     void roundTripIsByteExactForEmptySmallAndMultiSpanPayloads() {
-        long[] sizes = {0, 1, 1000, DiskStore.CRC_SPAN * 2L + 17};
+        long[] sizes = {0, 1, 1000, DiskStore.READ_SPAN * 2L + 17};
         for (int i = 0; i < sizes.length; i++) {
             MemorySegment p = payload(arena, sizes[i], i);
             write(store, i, p);
