@@ -216,7 +216,7 @@ public final class Engine implements AutoCloseable {
             if (r == null) {
                 continue;
             }
-            if (!d.success()) {
+            if (!d.success() && r.preemptions() == 0) {
                 // The reported hit is what was not computed: only the blocks really loaded.
                 r.addExternalHitTokens(d.tier(), -(d.blocks() - d.goodBlocks()) * config.blockSize());
             }

@@ -114,8 +114,10 @@ public final class Scheduler {
                     break;
                 }
                 it.remove();
+                if (r.preemptions() == 0 && r.externalHitTokens().isEmpty()) {
+                    r.addExternalHitTokens(hit.tier(), end - start); // a request reports its first admission's hits
+                }
                 noteHit(r, start);
-                r.addExternalHitTokens(hit.tier(), end - start);
                 offload.startLoad(r, hitBlocks, hit.blocks(), kv.blockTable(r.id()));
                 r.setNumComputed(start);
                 r.setStatus(Request.Status.LOADING);
@@ -137,8 +139,9 @@ public final class Scheduler {
         return budget;
     }
 
+    /** A request reports the device hit of its first admission (a recompute after preemption hits its own blocks). */
     private static void noteHit(Request r, int deviceHitTokens) {
-        if (r.preemptions() == 0 && r.externalHitTokens().isEmpty()) {
+        if (r.preemptions() == 0) {
             r.setDeviceHitTokens(deviceHitTokens);
         }
     }
