@@ -23,7 +23,9 @@ import java.util.stream.Stream;
  * chunk size, {@code files} chunk files are written and read back through {@link DiskStore}
  * (header, temporary file, atomic rename; reads verify header and CRC32C) and, as the baseline,
  * the same number of files of the same sizes are written and read with a plain sequential
- * {@link FileChannel} (create, one write, close; open, one read, close). Both sides use
+ * {@link FileChannel} (create, one write, close; open, one read, close), under names never used
+ * before in the run, like the DiskStore's temporary files (some file systems create a recently
+ * deleted name faster). Both sides use
  * {@link DiskFsync#NONE}, so both measure the page cache path when the files fit in memory;
  * compare like with like. The two sides are interleaved file by file (alternating which goes
  * first; reads are repeated {@value #READ_PASSES} times per round), so that both see the same machine: background write-back, other processes, the page
@@ -133,27 +135,27 @@ public final class DiskBandwidth {
                 long[] t = new long[4];
                 for (int i = 0; i < files; i++) { // interleaved file by file, alternating who goes first
                     if (i % 2 == 0) {
-                        t[1] += plainWrite(plainDir, i, plainFile);
+                        t[1] += plainWrite(plainDir, r + "-" + i, plainFile);
                         t[0] += storeWrite(store, keys[i], headers[i], payload);
                     } else {
                         t[0] += storeWrite(store, keys[i], headers[i], payload);
-                        t[1] += plainWrite(plainDir, i, plainFile);
+                        t[1] += plainWrite(plainDir, r + "-" + i, plainFile);
                     }
                 }
                 for (int pass = 0; pass < READ_PASSES; pass++) {
                     for (int i = 0; i < files; i++) {
                         if ((i + pass) % 2 == 0) {
-                            t[3] += plainRead(plainDir, i, plainBack);
+                            t[3] += plainRead(plainDir, r + "-" + i, plainBack);
                             t[2] += storeRead(store, keys[i], headers[i], readBack);
                         } else {
                             t[2] += storeRead(store, keys[i], headers[i], readBack);
-                            t[3] += plainRead(plainDir, i, plainBack);
+                            t[3] += plainRead(plainDir, r + "-" + i, plainBack);
                         }
                     }
                 }
                 for (int i = 0; i < files; i++) {
                     store.delete(keys[i]);
-                    Files.delete(plainDir.resolve(Integer.toString(i)));
+                    Files.delete(plainDir.resolve(r + "-" + i));
                 }
                 if (r > 0 || rounds == 1) { // with several rounds the first one warms up and is not counted
                     for (int k = 0; k < 4; k++) {
@@ -190,9 +192,9 @@ public final class DiskBandwidth {
         return t;
     }
 
-    private static long plainWrite(Path dir, int i, MemorySegment bytes) throws IOException {
+    private static long plainWrite(Path dir, String name, MemorySegment bytes) throws IOException {
         long t0 = System.nanoTime();
-        try (FileChannel ch = FileChannel.open(dir.resolve(Integer.toString(i)), StandardOpenOption.CREATE_NEW,
+        try (FileChannel ch = FileChannel.open(dir.resolve(name), StandardOpenOption.CREATE_NEW,
                 StandardOpenOption.WRITE)) {
             ByteBuffer b = bytes.asByteBuffer();
             while (b.hasRemaining()) {
@@ -202,9 +204,9 @@ public final class DiskBandwidth {
         return System.nanoTime() - t0;
     }
 
-    private static long plainRead(Path dir, int i, MemorySegment into) throws IOException {
+    private static long plainRead(Path dir, String name, MemorySegment into) throws IOException {
         long t0 = System.nanoTime();
-        try (FileChannel ch = FileChannel.open(dir.resolve(Integer.toString(i)), StandardOpenOption.READ)) {
+        try (FileChannel ch = FileChannel.open(dir.resolve(name), StandardOpenOption.READ)) {
             ByteBuffer b = into.asByteBuffer();
             while (b.hasRemaining() && ch.read(b) >= 0) {
                 // read on
