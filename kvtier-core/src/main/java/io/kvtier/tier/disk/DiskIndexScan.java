@@ -35,8 +35,9 @@ import java.util.function.Consumer;
  * so the tier is usable at once: chunks not yet delivered are simply misses.
  *
  * <p>Two phases. <b>Listing</b>: the shard directories of this namespace are listed in parallel
- * (names and attributes only); temporary files of other processes (writes that never finished)
- * are deleted. <b>Headers</b>: the chunk files, sorted by modification time (oldest first, ties by
+ * (names and attributes only); temporary files of other processes (writes that never finished:
+ * the owner holds the lock, so no other process writes) are deleted, this process's own (writes in
+ * flight) are left alone. <b>Headers</b>: the chunk files, sorted by modification time (oldest first, ties by
  * key), have their headers read and checked in parallel on a small pool; results are delivered in
  * that order through a queue that the engine thread empties with {@link #drain} each step, so
  * that re-inserting them into an LRU policy restores the recency order approximately. A file
@@ -265,7 +266,7 @@ public final class DiskIndexScan implements AutoCloseable {
                 if (!attrs.isRegularFile()) {
                     skipped.incrementAndGet();
                 } else if (DiskLayout.isTempName(name)) {
-                    if (DiskLayout.tempPid(name) != DiskStore.PID && store.deleteIfUnchanged(p, null, attrs)) {
+                    if (!DiskLayout.tempTag(name).equals(DiskStore.PROCESS_TAG) && store.deleteIfUnchanged(p, null, attrs)) {
                         tempDeleted.incrementAndGet();
                     } else {
                         skipped.incrementAndGet(); // ours (a write in flight) or a reader's scan

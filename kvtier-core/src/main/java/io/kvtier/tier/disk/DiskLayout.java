@@ -12,7 +12,7 @@ import java.util.Objects;
  * <pre>
  * &lt;root&gt;/&lt;namespace hex, 64 digits&gt;/.lock                       lock of the owning process
  * &lt;root&gt;/&lt;namespace hex&gt;/&lt;key hex digits 0-1&gt;/&lt;key hex, 64&gt;.kvc   one chunk
- * &lt;root&gt;/&lt;namespace hex&gt;/&lt;key hex digits 0-1&gt;/.&lt;key hex&gt;.kvc.tmp-&lt;pid&gt;-&lt;n&gt;   a write in progress
+ * &lt;root&gt;/&lt;namespace hex&gt;/&lt;key hex digits 0-1&gt;/.&lt;key hex&gt;.kvc.tmp-&lt;process tag&gt;-&lt;n&gt;   a write in progress
  * </pre>
  *
  * Hex digits are lower case, in digest byte order ({@link BlockKey#toString()}). Different
@@ -26,7 +26,7 @@ public final class DiskLayout {
     public static final String EXTENSION = ".kvc";
     /** Name of the lock file in a namespace directory. */
     public static final String LOCK_FILE = ".lock";
-    /** Marks a temporary file: {@code .<key hex>.kvc.tmp-<pid>-<n>}. */
+    /** Marks a temporary file: {@code .<key hex>.kvc.tmp-<process tag>-<n>}. */
     static final String TMP_MARK = EXTENSION + ".tmp-";
 
     private static final HexFormat HEX = HexFormat.of();
@@ -91,9 +91,14 @@ public final class DiskLayout {
         return shardDirs[shardOf(key)].resolve(hex(key) + EXTENSION);
     }
 
-    /** A temporary name beside the key's file, unique per process id and sequence number. */
-    Path tempFileOf(BlockKey key, long pid, long seq) {
-        return shardDirs[shardOf(key)].resolve("." + hex(key) + TMP_MARK + pid + "-" + seq);
+    /**
+     * A temporary name beside the key's file, unique per writing process ({@code processTag}: its
+     * pid and a random number, so that a process reusing a dead one's pid, as every PID 1 of a
+     * container does, still tells the dead one's leftovers from its own writes) and sequence
+     * number.
+     */
+    Path tempFileOf(BlockKey key, String processTag, long seq) {
+        return shardDirs[shardOf(key)].resolve("." + hex(key) + TMP_MARK + processTag + "-" + seq);
     }
 
     /** 64 lower-case hex digits of a key, in digest byte order. */
@@ -132,19 +137,11 @@ public final class DiskLayout {
         return name.startsWith(".") && name.contains(TMP_MARK);
     }
 
-    /** Process id in a temporary file name, or -1 if it has none. */
-    static long tempPid(String name) {
+    /** Process tag in a temporary file name (between the mark and the last dash), or "" if it has none. */
+    static String tempTag(String name) {
         int at = name.lastIndexOf(TMP_MARK);
-        if (at < 0) {
-            return -1;
-        }
-        String rest = name.substring(at + TMP_MARK.length());
-        int dash = rest.indexOf('-');
-        try {
-            return Long.parseLong(dash < 0 ? rest : rest.substring(0, dash));
-        } catch (NumberFormatException e) {
-            return -1;
-        }
+        int dash = name.lastIndexOf('-');
+        return at < 0 || dash < at + TMP_MARK.length() ? "" : name.substring(at + TMP_MARK.length(), dash);
     }
 
     private static boolean isLowerHex(char c) {

@@ -62,6 +62,8 @@ public final class DiskStore implements AutoCloseable {
     private static final ConcurrentHashMap<Path, DiskStore> OWNERS = new ConcurrentHashMap<>();
     private static final AtomicLong TEMP_SEQ = new AtomicLong();
     static final long PID = ProcessHandle.current().pid();
+    /** Tag of this process's temporary files: pid, "x", a random 32-bit hex number. */
+    static final String PROCESS_TAG = PID + "x" + Integer.toHexString(new java.security.SecureRandom().nextInt());
     private static final System.Logger LOG = System.getLogger(DiskStore.class.getName());
     private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(4096));
 
@@ -206,7 +208,7 @@ public final class DiskStore implements AutoCloseable {
         long start = System.nanoTime();
         int shard = DiskLayout.shardOf(key);
         Path target = layout.requireInside(layout.fileOf(key));
-        Path temp = layout.requireInside(layout.tempFileOf(key, PID, TEMP_SEQ.incrementAndGet()));
+        Path temp = layout.requireInside(layout.tempFileOf(key, PROCESS_TAG, TEMP_SEQ.incrementAndGet()));
         long fileBytes = header.encodedSize() + payload.byteSize();
         try {
             MemorySegment h = scratch(header.encodedSize());
@@ -492,7 +494,7 @@ public final class DiskStore implements AutoCloseable {
         return e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
     }
 
-    /** Releases the directory lock (if held). Reads and writes after close fail or return Missing/Corrupt. */
+    /** Releases the directory lock (if held). Afterwards writes fail and deletes do nothing; reads still work. */
     @Override
     public synchronized void close() {
         if (closed) {

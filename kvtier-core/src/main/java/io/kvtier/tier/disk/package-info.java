@@ -11,7 +11,7 @@
  * read each other's files; a file found in the wrong directory fails verification anyway.
  *
  * <h2>Publishing</h2>
- * A chunk is written to {@code .<key hex>.kvc.tmp-<pid>-<n>} in the key's directory, forced to
+ * A chunk is written to {@code .<key hex>.kvc.tmp-<pid>x<random>-<n>} in the key's directory, forced to
  * disk per {@link io.kvtier.tier.disk.DiskFsync}, and renamed over its name with an atomic
  * rename. A reader therefore sees no file or a complete one; a writer that dies leaves only a
  * temporary file, which the next {@link io.kvtier.tier.disk.DiskIndexScan} of the owner deletes.

@@ -83,11 +83,11 @@ class DiskIndexScanTest {
             }
             DiskLayout layout = store.layout();
             // a writer killed mid-way: its temporary file, of a process that no longer exists
-            deadTemp = layout.tempFileOf(key(100), 999_999_999L, 3);
+            deadTemp = layout.tempFileOf(key(100), DiskStore.PID + "xdead", 3);
             Files.createDirectories(deadTemp.getParent());
             Files.write(deadTemp, new byte[100]);
-            // a write in flight in this very process: left alone
-            ourTemp = layout.tempFileOf(key(101), DiskStore.PID, Long.MAX_VALUE);
+            // a write in flight in this very process: left alone (a dead process with our pid, above, is not us)
+            ourTemp = layout.tempFileOf(key(101), DiskStore.PROCESS_TAG, Long.MAX_VALUE);
             Files.createDirectories(ourTemp.getParent());
             Files.write(ourTemp, new byte[100]);
             // truncated chunk
@@ -120,7 +120,7 @@ class DiskIndexScanTest {
             Files.writeString(notes, "hello");
             // the other namespace: a chunk and a dead temporary file, none of our business
             otherNsFile = other.layout().fileOf(key(104));
-            otherNsTemp = other.layout().tempFileOf(key(200), 999_999_999L, 1);
+            otherNsTemp = other.layout().tempFileOf(key(200), "999999999x1", 1);
             Files.createDirectories(otherNsTemp.getParent());
             Files.write(otherNsTemp, new byte[10]);
         }
@@ -168,7 +168,7 @@ class DiskIndexScanTest {
             garbage = owner.layout().fileOf(key(2));
             Files.createDirectories(garbage.getParent());
             Files.write(garbage, new byte[300]);
-            deadTemp = owner.layout().tempFileOf(key(3), 999_999_999L, 1);
+            deadTemp = owner.layout().tempFileOf(key(3), "999999999x1", 1);
             Files.createDirectories(deadTemp.getParent());
             Files.write(deadTemp, new byte[3]);
             try (DiskIndexScan scan = DiskIndexScan.start(reader, 2, reports::add)) {

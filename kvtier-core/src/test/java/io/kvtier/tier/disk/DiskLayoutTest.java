@@ -28,7 +28,8 @@ class DiskLayoutTest {
         assertThat(DiskLayout.shardOf(KEY)).isEqualTo(0xab);
         assertThat(layout.fileOf(KEY)).isEqualTo(ns.resolve("ab").resolve(KEY_HEX + ".kvc"));
         assertThat(layout.lockFile()).isEqualTo(ns.resolve(".lock"));
-        assertThat(layout.tempFileOf(KEY, 4242, 7)).isEqualTo(ns.resolve("ab").resolve("." + KEY_HEX + ".kvc.tmp-4242-7"));
+        assertThat(layout.tempFileOf(KEY, "4242x9f", 7))
+                .isEqualTo(ns.resolve("ab").resolve("." + KEY_HEX + ".kvc.tmp-4242x9f-7"));
     }
 
     @Test
@@ -38,11 +39,12 @@ class DiskLayoutTest {
         assertThat(DiskLayout.keyOfFileName(KEY_HEX.substring(1) + ".kvc")).isNull();
         assertThat(DiskLayout.keyOfFileName(KEY_HEX + ".tmp")).isNull();
         assertThat(DiskLayout.keyOfFileName("." + KEY_HEX + ".kvc.tmp-1-2")).isNull();
-        String temp = layout.tempFileOf(KEY, 4242, 7).getFileName().toString();
+        String temp = layout.tempFileOf(KEY, "4242x9f", 7).getFileName().toString();
         assertThat(DiskLayout.isTempName(temp)).isTrue();
-        assertThat(DiskLayout.tempPid(temp)).isEqualTo(4242);
+        assertThat(DiskLayout.tempTag(temp)).isEqualTo("4242x9f");
         assertThat(DiskLayout.isTempName(KEY_HEX + ".kvc")).isFalse();
-        assertThat(DiskLayout.tempPid("." + KEY_HEX + ".kvc.tmp-x-1")).isEqualTo(-1);
+        assertThat(DiskLayout.tempTag("." + KEY_HEX + ".kvc.tmp-1")).isEmpty();
+        assertThat(DiskStore.PROCESS_TAG).startsWith(DiskStore.PID + "x").doesNotContain("-");
         assertThat(DiskLayout.isShardName("0f")).isTrue();
         assertThat(DiskLayout.isShardName("0F")).isFalse();
         assertThat(DiskLayout.isShardName("0g")).isFalse();

@@ -311,7 +311,7 @@ class DiskStoreTest {
     @Test
     void aTemporaryFileIsNeverVisibleAsTheChunk() throws IOException {
         // what a writer killed mid-way leaves: a partial temporary file beside the chunk's name
-        Path temp = store.layout().tempFileOf(key(1), 999_999_999L, 1);
+        Path temp = store.layout().tempFileOf(key(1), "999999999x1", 1);
         Files.createDirectories(temp.getParent());
         Files.write(temp, new byte[] {'K', 'V', 'T', 'C', 1, 0});
         assertThat(read(store, 1, dst(5000))).isEqualTo(new DiskRead.Missing());
