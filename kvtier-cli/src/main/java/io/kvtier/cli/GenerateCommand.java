@@ -4,7 +4,9 @@ import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineConfig;
 import io.kvtier.engine.LlamaRunner;
 import io.kvtier.engine.OffloadSetup;
+import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.OffloadConfig;
+import io.kvtier.tier.disk.DiskFsync;
 import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
@@ -94,6 +96,24 @@ final class GenerateCommand implements Callable<Integer> {
 
     @Option(names = "--sequential", description = "submit prompts one after another, each after the previous finished")
     boolean sequential;
+
+    @Option(names = "--disk-cache-dir", paramLabel = "DIR",
+            description = "put a disk KV tier behind the host tier in DIR (survives restarts; one subdirectory per model namespace)")
+    Path diskCacheDir;
+
+    @Option(names = "--disk-cache-bytes", defaultValue = "1G", paramLabel = "SIZE", description = "disk tier budget (default ${DEFAULT-VALUE})")
+    String diskCacheBytes;
+
+    @Option(names = "--disk-write-policy", defaultValue = "through",
+            description = "through (default: after every host store) or on-evict (when the host tier evicts)")
+    String diskWritePolicy;
+
+    @Option(names = "--disk-fsync", defaultValue = "none",
+            description = "none (default), data (fdatasync before publishing), data-and-dir (and the directory)")
+    String diskFsync;
+
+    @Option(names = "--disk-admit-after", defaultValue = "1", description = "write a chunk to disk only from its N-th use (default ${DEFAULT-VALUE})")
+    int diskAdmitAfter;
 
     @Option(names = "--clear-device-cache-between", description = "with --sequential: drop the device prefix cache between prompts, so reuse must come from the offload tiers")
     boolean clearDeviceCacheBetween;
@@ -205,7 +225,21 @@ final class GenerateCommand implements Callable<Integer> {
             throw new BadInputException("--eviction must be lru or arc, got '" + eviction + "'");
         }
         OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk).withOffloadPromptOnly(!offloadDecode);
-        return new OffloadSetup(hostCacheChunks > 0 ? 0 : bytes, hostCacheChunks, eviction, oc);
+        OffloadSetup.DiskSetup disk = null;
+        if (diskCacheDir != null) {
+            DiskWritePolicy policy;
+            DiskFsync fsync;
+            try {
+                policy = DiskWritePolicy.parse(diskWritePolicy);
+                fsync = DiskFsync.parse(diskFsync);
+            } catch (IllegalArgumentException e) {
+                throw new BadInputException(e.getMessage());
+            }
+            boolean terminal = System.console() != null && System.console().isTerminal();
+            disk = new OffloadSetup.DiskSetup(diskCacheDir, Sizes.parseBytes(diskCacheBytes, "--disk-cache-bytes"), policy,
+                    fsync, diskAdmitAfter, terminal ? p -> System.err.print("\r" + p.line()) : null);
+        }
+        return new OffloadSetup(hostCacheChunks > 0 ? 0 : bytes, hostCacheChunks, eviction, oc, disk);
     }
 
     /** Room for 32 full contexts, capped at 2 GiB of KV. */

@@ -8,6 +8,7 @@ import io.kvtier.engine.Request;
 import io.kvtier.model.Tokenizer;
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.offload.OffloadStats;
+import io.kvtier.tier.TierIndex;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -101,6 +102,9 @@ final class GenerateReport {
         o.put("store_refusals", os == null ? 0 : os.storeRefusals());
         o.put("host_chunks_total", off == null ? 0 : off.host().capacity());
         o.put("host_chunks_used", off == null ? 0 : off.host().capacity() - off.host().index().freeSlots());
+        TierIndex disk = off == null ? null : off.diskIndex();
+        o.put("disk_chunks_total", disk == null ? 0 : disk.capacity());
+        o.put("disk_chunks_used", disk == null ? 0 : disk.capacity() - disk.freeSlots());
         return o;
     }
 
@@ -108,9 +112,11 @@ final class GenerateReport {
         Map<String, Object> s = stats();
         if (engine.offload() != null) {
             err.printf("kvtier: offload: external hits %s tokens, blocks stored %s, loaded %s, %s load failures, "
-                            + "%s store refusals, host chunks %s used of %s%n",
+                            + "%s store failures, %s store refusals, host chunks %s used of %s%s%n",
                     s.get("external_hit_tokens"), s.get("blocks_stored"), s.get("blocks_loaded"), s.get("load_failures"),
-                    s.get("store_refusals"), s.get("host_chunks_used"), s.get("host_chunks_total"));
+                    s.get("store_failures"), s.get("store_refusals"), s.get("host_chunks_used"), s.get("host_chunks_total"),
+                    engine.offload().diskIndex() == null ? "" : ", disk chunks " + s.get("disk_chunks_used") + " used of "
+                            + s.get("disk_chunks_total"));
         }
         err.printf("kvtier: %s requests, %s prompt tokens (%s hit on device), %s generated in %.2f s (%.0f tokens/s), "
                         + "%s steps, %s preemptions, device blocks %s free + %s cached of %s%n",

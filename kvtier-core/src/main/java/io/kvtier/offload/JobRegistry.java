@@ -27,6 +27,20 @@ final class JobRegistry {
     }
 
     void add(OffloadJob job) {
+        if (job instanceof OffloadJob.Promote promote) {
+            // Promoted keys count as being loaded (§3.5): lookups covering them wait.
+            for (BlockKey k : promote.chunkKeys()) {
+                if (loadingKeys.putIfAbsent(k, job.id()) != null) {
+                    throw new IllegalStateException("key " + k.shortHex() + " is already being loaded by job " + loadingKeys.get(k));
+                }
+            }
+            live.put(job.id(), job);
+            return;
+        }
+        if (job instanceof OffloadJob.DiskWrite) {
+            live.put(job.id(), job);
+            return;
+        }
         if (job instanceof OffloadJob.Load load) {
             if (hasStore(job.requestId()) || hasLoad(job.requestId())) {
                 throw new IllegalStateException("request " + job.requestId() + " already has jobs in flight; a load must be its only job");
@@ -84,7 +98,7 @@ final class JobRegistry {
                 byRequest.remove(j.requestId());
             }
         }
-        if (j instanceof OffloadJob.Load) {
+        if (j instanceof OffloadJob.Load || j instanceof OffloadJob.Promote) {
             for (BlockKey k : j.chunkKeys()) {
                 loadingKeys.remove(k, j.id());
             }
@@ -202,7 +216,8 @@ final class JobRegistry {
             }
         }
         for (Map.Entry<BlockKey, Long> e : loadingKeys.entrySet()) {
-            if (!(live.get(e.getValue()) instanceof OffloadJob.Load l) || !l.chunkKeys().contains(e.getKey())) {
+            OffloadJob j = live.get(e.getValue());
+            if (!(j instanceof OffloadJob.Load || j instanceof OffloadJob.Promote) || !j.chunkKeys().contains(e.getKey())) {
                 throw new IllegalStateException("key " + e.getKey().shortHex() + " indexed as loading by job " + e.getValue() + " which does not load it");
             }
         }

@@ -30,14 +30,62 @@ public sealed interface OffloadJob {
 
     /**
      * Load of blocks [firstBlock, firstBlock + blocks) of a request. {@code chunkBlocks[i]} is how
-     * many of chunk i's blocks are loaded (the first chunk may be partly on the device already).
+     * many of chunk i's blocks are loaded (the first chunk may be partly on the device already);
+     * {@code chunkTiers[i]} is the tier the hit is counted for ({@code disk} for a promoted chunk).
      */
     record Load(long id, long requestId, String tier, int firstBlock, int blocks, int[] deviceBlocks,
-                List<BlockKey> chunkKeys, int[] chunkBlocks, long epoch, long deadlineNanos) implements OffloadJob {
+                List<BlockKey> chunkKeys, int[] chunkBlocks, String[] chunkTiers, long epoch, long deadlineNanos)
+            implements OffloadJob {
     }
 
     /** Store of the request's chunks [firstChunk, firstChunk + chunkKeys.size()) that the tier accepted. */
     record Store(long id, long requestId, String tier, int firstChunk, int[] deviceBlocks, List<BlockKey> chunkKeys,
                  long epoch, long deadlineNanos) implements OffloadJob {
+    }
+
+    /** Request id of jobs that belong to a tier, not to a request (disk writes, promotions). */
+    long TIER_JOB = -1;
+
+    /**
+     * Host -> disk: the host entries of {@code chunkKeys} are pinned (read) and the disk entries are
+     * being stored. {@code deleted} are evicted disk keys whose files the job deletes first.
+     */
+    record DiskWrite(long id, List<BlockKey> chunkKeys, List<BlockKey> deleted, long epoch, long deadlineNanos)
+            implements OffloadJob {
+        @Override
+        public long requestId() {
+            return TIER_JOB;
+        }
+
+        @Override
+        public int[] deviceBlocks() {
+            return new int[0];
+        }
+
+        @Override
+        public String tier() {
+            return "disk";
+        }
+    }
+
+    /**
+     * Disk -> host (promotion): the disk entries of {@code chunkKeys} are pinned (read) and the host
+     * entries are being stored; afterwards a request loads them from the host like any host hit.
+     */
+    record Promote(long id, List<BlockKey> chunkKeys, long epoch, long deadlineNanos) implements OffloadJob {
+        @Override
+        public long requestId() {
+            return TIER_JOB;
+        }
+
+        @Override
+        public int[] deviceBlocks() {
+            return new int[0];
+        }
+
+        @Override
+        public String tier() {
+            return "disk";
+        }
     }
 }

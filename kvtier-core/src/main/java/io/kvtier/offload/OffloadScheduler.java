@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The scheduler side of offloading (ARCHITECTURE §3, §4): finds external hits beyond the device
@@ -41,13 +42,21 @@ public final class OffloadScheduler implements AutoCloseable {
         /** Blocks [deviceHitBlocks, deviceHitBlocks + blocks) can be loaded from {@code tier}. */
         record Hit(String tier, int blocks) implements Lookup {
         }
+
+        /**
+         * Beyond the device hit, {@code hostChunks} chunks are in the host tier and the next
+         * {@code diskChunks} on disk: call {@link #promote} to bring those into the host first.
+         */
+        record Promote(int hostChunks, int diskChunks) implements Lookup {
+        }
     }
 
     /**
      * A load that ended for a request that still waits for it: of the {@code blocks} blocks from
      * {@code firstBlock}, the first {@code goodBlocks} now hold verified KV; the rest must be recomputed.
      */
-    public record LoadDone(long requestId, String tier, int firstBlock, int blocks, int goodBlocks) {
+    public record LoadDone(long requestId, String tier, int firstBlock, int blocks, int goodBlocks,
+                           Map<String, Integer> lostTokensByTier) {
         public boolean success() {
             return goodBlocks == blocks;
         }
@@ -63,9 +72,19 @@ public final class OffloadScheduler implements AutoCloseable {
     private final Map<Long, Integer> storedBlocks = new HashMap<>();
     private final OffloadStats stats = new OffloadStats();
     private final AdmissionFilter hostAdmission;
+    private final DiskChain disk;
     private long epoch;
 
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace) {
+        this(config, pool, host, transfers, namespace, null);
+    }
+
+    /**
+     * With a disk tier behind the host tier ({@code diskParts} null for none); the transfer engine
+     * must then run {@link io.kvtier.offload.transfer.DiskJob}s on the same disk store.
+     */
+    public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace,
+                            DiskTierParts diskParts) {
         this.config = config;
         this.pool = pool;
         this.host = host;
@@ -73,6 +92,9 @@ public final class OffloadScheduler implements AutoCloseable {
         this.namespace = namespace.digest();
         this.blockSize = pool.layout().blockSize();
         this.hostAdmission = new AdmissionFilter(config.hostAdmitAfter(), Math.max(1, host.capacity()));
+        this.disk = diskParts == null ? null : new DiskChain(diskParts.index(), diskParts.store(), diskParts.scan(), host,
+                transfers, jobs, stats, diskParts.policy(), diskParts.admitAfter(), config.blocksPerChunk(),
+                config.jobDeadline().toNanos());
     }
 
     public OffloadConfig config() {
@@ -125,7 +147,43 @@ public final class OffloadScheduler implements AutoCloseable {
                 return new Lookup.Wait("a chunk of the prefix is being loaded for another request");
             }
         }
+        if (disk != null && ready < keys.size()) {
+            List<BlockKey> rest = keys.subList(ready, keys.size());
+            int onDisk = disk.lookup(rest);
+            for (int i = 0; i < onDisk; i++) {
+                if (jobs.loadingJob(rest.get(i)) >= 0) {
+                    return new Lookup.Wait("a chunk of the prefix is being promoted from disk");
+                }
+            }
+            if (onDisk > 0) {
+                return new Lookup.Promote(ready, onDisk);
+            }
+        }
         int end = (firstChunk + ready) * chunk();
+        return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+    }
+
+    /**
+     * Starts promoting the disk part of a {@link Lookup.Promote} into the host tier. The request
+     * should ask again once it completes (its lookup answers {@link Lookup.Wait} meanwhile).
+     *
+     * @return {@link Lookup.Wait} if the promotion started; else (no room in the host tier now)
+     *         the host part alone as a {@link Lookup.Hit}, or {@link Lookup.Miss}
+     */
+    public Lookup promote(SequenceView r, int deviceHitBlocks, Lookup.Promote p) {
+        int firstChunk = deviceHitBlocks / chunk() + p.hostChunks();
+        List<BlockKey> keys = new ArrayList<>();
+        List<BlockKey> parents = new ArrayList<>();
+        List<int[]> tokens = new ArrayList<>();
+        for (int c = firstChunk; c < firstChunk + p.diskChunks(); c++) {
+            keys.add(chunkKey(r, c));
+            parents.add(parentOf(r, c));
+            tokens.add(r.tokens(c * chunk() * blockSize, (c + 1) * chunk() * blockSize));
+        }
+        if (disk.promote(keys, parents, tokens, namespace, epoch)) {
+            return new Lookup.Wait("promoting " + keys.size() + " chunks from disk");
+        }
+        int end = firstChunk * chunk();
         return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
     }
 
@@ -136,7 +194,7 @@ public final class OffloadScheduler implements AutoCloseable {
      *
      * @return the job id
      */
-    public long startLoad(SequenceView r, int deviceHitBlocks, int blocks, int[] blockTable) {
+    public Map<String, Integer> startLoad(SequenceView r, int deviceHitBlocks, int blocks, int[] blockTable) {
         int firstChunk = deviceHitBlocks / chunk();
         int endChunk = (deviceHitBlocks + blocks) / chunk();
         List<BlockKey> keys = new ArrayList<>();
@@ -145,7 +203,12 @@ public final class OffloadScheduler implements AutoCloseable {
         }
         int[] slots = host.index().prepareLoad(keys);
         host.index().touch(keys);
+        if (disk != null) {
+            disk.onHostHit(keys, epoch);
+        }
         long id = jobs.newId();
+        String[] chunkTiers = new String[keys.size()];
+        Map<String, Integer> tokensByTier = new TreeMap<>();
         List<ChunkCopy> copies = new ArrayList<>();
         int[] targets = new int[blocks];
         int[] chunkBlocks = new int[keys.size()];
@@ -165,14 +228,16 @@ public final class OffloadScheduler implements AutoCloseable {
             }
             copies.add(new ChunkCopy(dev, slots[i], namespace, keys.get(i), parentOf(r, c),
                     r.tokens(c * chunk() * blockSize, (c + 1) * chunk() * blockSize)));
+            chunkTiers[i] = disk != null && disk.consumePromoted(keys.get(i)) ? "disk" : HostTier.NAME;
+            tokensByTier.merge(chunkTiers[i], chunkBlocks[i] * blockSize, Integer::sum);
         }
         long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
         jobs.add(new OffloadJob.Load(id, r.id(), HostTier.NAME, deviceHitBlocks, blocks, targets, keys, chunkBlocks,
-                epoch, deadline));
-        OffloadStats.add(stats.externalHitTokens, HostTier.NAME, (long) blocks * blockSize);
+                chunkTiers, epoch, deadline));
+        tokensByTier.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, n));
         storedBlocks.merge(r.id(), deviceHitBlocks + blocks, Math::max);
         transfers.submit(new LoadJob(id, copies, deadline));
-        return id;
+        return tokensByTier;
     }
 
     /**
@@ -211,6 +276,9 @@ public final class OffloadScheduler implements AutoCloseable {
             storedBlocks.put(r.id(), toChunk * chunk());
             return;
         }
+        if (disk != null && disk.writeOnEvict() && disk.protectVictims(keys, epoch)) {
+            return; // the host's victims are being saved to disk first; retried at the next commit
+        }
         TierIndex.StorePlan plan = host.index().prepareStore(keys, parents);
         if (!(plan instanceof TierIndex.StorePlan.Accepted accepted)) {
             stats.storeRefusals++;
@@ -242,6 +310,9 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** Applies every completed transfer; returns the loads that ended for requests still waiting. */
     public List<LoadDone> poll() {
+        if (disk != null) {
+            disk.drainScan();
+        }
         return apply(transfers.poll());
     }
 
@@ -286,6 +357,8 @@ public final class OffloadScheduler implements AutoCloseable {
                     }
                 }
                 case OffloadJob.Store store -> applyStore(store, res, current);
+                case OffloadJob.DiskWrite write -> disk.applyWrite(write, res, chunk() * pool.layout().bytesPerBlock());
+                case OffloadJob.Promote promote -> disk.applyPromote(promote, res, current, chunk() * pool.layout().bytesPerBlock());
             }
             for (int b : c.job().deviceBlocks()) {
                 pool.release(b);
@@ -314,19 +387,26 @@ public final class OffloadScheduler implements AutoCloseable {
         }
         OffloadStats.add(stats.blocksLoaded, load.tier(), goodBlocks);
         stats.bytesLoaded += goodBlocks * pool.layout().bytesPerBlock();
+        Map<String, Integer> lost = new TreeMap<>();
+        for (int i = goodChunks; i < load.chunkKeys().size(); i++) {
+            lost.merge(load.chunkTiers()[i], load.chunkBlocks()[i] * blockSize, Integer::sum);
+        }
         if (goodBlocks < load.blocks()) {
             // Hit tokens count only what was really loaded.
-            OffloadStats.add(stats.externalHitTokens, load.tier(), -(long) (load.blocks() - goodBlocks) * blockSize);
+            lost.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, -n));
             int loadedEnd = load.firstBlock() + goodBlocks;
             storedBlocks.computeIfPresent(load.requestId(), (k, v) -> Math.min(v, loadedEnd));
         }
-        return new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), goodBlocks);
+        return new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), goodBlocks, lost);
     }
 
     private void applyStore(OffloadJob.Store store, TransferResult res, boolean current) {
         int ok = res.success() ? store.chunkKeys().size() : Math.max(0, res.firstFailedChunk());
         if (ok > 0) {
             host.index().completeStore(store.chunkKeys().subList(0, ok), true);
+            if (current && disk != null) {
+                disk.onHostStored(store.chunkKeys().subList(0, ok), epoch);
+            }
             if (current) {
                 OffloadStats.add(stats.blocksStored, store.tier(), (long) ok * chunk());
                 stats.bytesStored += ok * chunk() * pool.layout().bytesPerBlock();
@@ -382,12 +462,19 @@ public final class OffloadScheduler implements AutoCloseable {
         List<LoadDone> waiting = new ArrayList<>();
         for (OffloadJob j : jobs.liveJobs()) {
             if (j instanceof OffloadJob.Load load) {
-                waiting.add(new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), 0));
-                OffloadStats.add(stats.externalHitTokens, load.tier(), -(long) load.blocks() * blockSize);
+                Map<String, Integer> lost = new TreeMap<>();
+                for (int i = 0; i < load.chunkKeys().size(); i++) {
+                    lost.merge(load.chunkTiers()[i], load.chunkBlocks()[i] * blockSize, Integer::sum);
+                }
+                lost.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, -n));
+                waiting.add(new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), 0, lost));
             }
             jobs.orphan(j.id());
         }
         host.index().clear();
+        if (disk != null) {
+            disk.clear();
+        }
         storedBlocks.clear();
         return waiting;
     }
@@ -404,6 +491,9 @@ public final class OffloadScheduler implements AutoCloseable {
     public void checkInvariants() {
         jobs.checkInvariants(pool);
         host.index().checkInvariants();
+        if (disk != null) {
+            disk.checkInvariants();
+        }
     }
 
     /**
@@ -413,7 +503,15 @@ public final class OffloadScheduler implements AutoCloseable {
     @Override
     public void close() {
         transfers.close();
+        if (disk != null) {
+            disk.close();
+        }
         host.close();
+    }
+
+    /** The disk tier's bookkeeping, or null without a disk tier. */
+    public TierIndex diskIndex() {
+        return disk == null ? null : disk.index();
     }
 
     /** Jobs holding resources (live and orphaned). */

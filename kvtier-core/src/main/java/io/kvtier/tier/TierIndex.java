@@ -329,6 +329,33 @@ public final class TierIndex {
         return new StorePlan.Refused("tier " + tierName + ": " + reason);
     }
 
+    /**
+     * The entries a {@link #prepareStore} of {@code keys} would evict now, in eviction order,
+     * without changing anything (empty if it needs no eviction or would be refused). Lets a
+     * caller save those entries elsewhere first (the disk tier's write-on-evict policy).
+     */
+    public List<BlockKey> plannedVictims(List<BlockKey> keys) {
+        Set<BlockKey> keySet = new HashSet<>(keys);
+        int absent = 0;
+        for (BlockKey k : keySet) {
+            if (!entries.containsKey(k)) {
+                absent++;
+            }
+        }
+        int need = absent - freeSlots();
+        if (need <= 0 || absent > capacity) {
+            return List.of();
+        }
+        List<BlockKey> victims = policy.victims(need, k -> !keySet.contains(k) && evictable(k));
+        return victims.size() < need ? List.of() : victims;
+    }
+
+    /** Whether the key's bytes are readable (READY or LOADING). */
+    public boolean readable(BlockKey key) {
+        Entry e = entries.get(key);
+        return e != null && e.readable();
+    }
+
     private boolean evictable(BlockKey k) {
         Entry e = entries.get(k);
         return e != null && e.ready && e.pins == 0 && !e.doomed;

@@ -218,7 +218,7 @@ public final class Engine implements AutoCloseable {
             }
             if (!d.success() && r.preemptions() == 0) {
                 // The reported hit is what was not computed: only the blocks really loaded.
-                r.addExternalHitTokens(d.tier(), -(d.blocks() - d.goodBlocks()) * config.blockSize());
+                d.lostTokensByTier().forEach((tier, n) -> r.addExternalHitTokens(tier, -n));
             }
             // Loaded blocks hold verified KV under their keys: the device prefix cache may share them.
             kv.cacheFullBlocks(r.id(), r.blockKeys(), kvWritten);
@@ -235,7 +235,9 @@ public final class Engine implements AutoCloseable {
             for (OffloadScheduler.LoadDone abandoned : offload.resetCache()) {
                 Request r = scheduler.loading().get(abandoned.requestId());
                 if (r != null) {
-                    r.addExternalHitTokens(abandoned.tier(), -abandoned.blocks() * config.blockSize());
+                    if (r.preemptions() == 0) {
+                        abandoned.lostTokensByTier().forEach((tier, n) -> r.addExternalHitTokens(tier, -n));
+                    }
                     scheduler.preempt(r);
                 }
             }

@@ -4,8 +4,19 @@ import io.kvtier.kv.BlockPool;
 import io.kvtier.kv.Namespace;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.offload.OffloadScheduler;
+import io.kvtier.offload.DiskTierParts;
+import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.transfer.AsyncTransferEngine;
 import io.kvtier.offload.transfer.ChunkCopier;
+import io.kvtier.offload.transfer.DiskCopier;
+import io.kvtier.tier.TierIndex;
+import io.kvtier.tier.disk.DiskCapacity;
+import io.kvtier.tier.disk.DiskFsync;
+import io.kvtier.tier.disk.DiskIndexScan;
+import io.kvtier.tier.disk.DiskStore;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.function.Consumer;
 import io.kvtier.tier.CachePolicy;
 import io.kvtier.tier.HostTier;
 import io.kvtier.tier.KvEvents;
@@ -19,9 +30,36 @@ import io.kvtier.tier.KvEvents;
  * @param eviction   {@code lru} or {@code arc}
  * @param config     chunking, decode blocks, deadlines, admission
  */
-public record OffloadSetup(long hostBytes, int hostChunks, String eviction, OffloadConfig config) {
+public record OffloadSetup(long hostBytes, int hostChunks, String eviction, OffloadConfig config, DiskSetup disk) {
 
     public static final OffloadSetup OFF = new OffloadSetup(0, 0, "lru", OffloadConfig.DEFAULT);
+
+    /** Host tier only. */
+    public OffloadSetup(long hostBytes, int hostChunks, String eviction, OffloadConfig config) {
+        this(hostBytes, hostChunks, eviction, config, null);
+    }
+
+    /**
+     * The disk tier behind the host tier.
+     *
+     * @param dir        root directory (created if absent); namespaces get their own subdirectories
+     * @param bytes      disk budget in bytes (file sizes rounded up to 4 KiB allocation units)
+     * @param policy     write-through or write on host eviction
+     * @param fsync      what is forced to disk before a file is published
+     * @param admitAfter write a chunk to disk only from its N-th use
+     * @param progress   restart-scan progress (a terminal line), or null
+     */
+    public record DiskSetup(Path dir, long bytes, DiskWritePolicy policy, DiskFsync fsync, int admitAfter,
+                            Consumer<DiskIndexScan.Progress> progress) {
+        public DiskSetup {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("disk cache bytes must be positive, got " + bytes);
+            }
+            if (admitAfter < 1) {
+                throw new IllegalArgumentException("disk admit-after must be at least 1, got " + admitAfter);
+            }
+        }
+    }
 
     public OffloadSetup {
         if (hostBytes < 0 || hostChunks < 0) {
@@ -42,6 +80,9 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
      */
     public OffloadScheduler build(BlockPool pool, Namespace namespace, KvEvents events) {
         if (!enabled()) {
+            if (disk != null) {
+                throw new IllegalArgumentException("the disk tier sits behind the host tier: give the host tier a size too");
+            }
             return null;
         }
         long payload = config.blocksPerChunk() * pool.layout().bytesPerBlock();
@@ -49,7 +90,28 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         HostTier host = hostChunks > 0
                 ? new HostTier(hostChunks, payload, tokens, CachePolicy.named(eviction, hostChunks), events)
                 : HostTier.ofBytes(hostBytes, payload, tokens, eviction, events);
-        AsyncTransferEngine transfers = new AsyncTransferEngine(new ChunkCopier(pool.slab(), pool.layout().bytesPerBlock(), host.slab()));
-        return new OffloadScheduler(config, pool, host, transfers, namespace);
+        ChunkCopier copier = new ChunkCopier(pool.slab(), pool.layout().bytesPerBlock(), host.slab());
+        if (disk == null) {
+            return new OffloadScheduler(config, pool, host, new AsyncTransferEngine(copier), namespace);
+        }
+        DiskStore store;
+        try {
+            store = DiskStore.open(disk.dir(), namespace.digest(), disk.fsync());
+        } catch (IOException | RuntimeException e) {
+            host.close();
+            throw new IllegalArgumentException("disk cache dir " + disk.dir() + ": cannot open (" + e.getMessage() + ")", e);
+        }
+        int chunks = DiskCapacity.chunksFor(disk.bytes(), payload, tokens);
+        if (chunks == 0) {
+            store.close();
+            host.close();
+            throw new IllegalArgumentException("disk cache of " + disk.bytes() + " bytes cannot hold one chunk of "
+                    + DiskCapacity.fileBytes(payload, tokens) + " bytes");
+        }
+        TierIndex index = new TierIndex("disk", chunks, CachePolicy.named(eviction, chunks), events);
+        DiskIndexScan scan = DiskIndexScan.start(store, 2, disk.progress() == null ? p -> { } : disk.progress());
+        AsyncTransferEngine transfers = new AsyncTransferEngine(copier, new DiskCopier(host.slab(), store, pool.layout().bytesPerBlock()));
+        return new OffloadScheduler(config, pool, host, transfers, namespace,
+                new DiskTierParts(index, store, scan, disk.policy(), disk.admitAfter()));
     }
 }

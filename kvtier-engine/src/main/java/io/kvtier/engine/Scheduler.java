@@ -104,6 +104,9 @@ public final class Scheduler {
             }
             int hitBlocks = kv.prefixHitBlocks(r.blockKeys(), r.numTokens());
             OffloadScheduler.Lookup ext = offload == null ? new OffloadScheduler.Lookup.Miss() : offload.lookup(r, hitBlocks);
+            if (ext instanceof OffloadScheduler.Lookup.Promote p) {
+                ext = offload.promote(r, hitBlocks, p); // disk -> host first; the request asks again later
+            }
             if (ext instanceof OffloadScheduler.Lookup.Wait) {
                 continue;
             }
@@ -114,11 +117,12 @@ public final class Scheduler {
                     break;
                 }
                 it.remove();
-                if (r.preemptions() == 0 && r.externalHitTokens().isEmpty()) {
-                    r.addExternalHitTokens(hit.tier(), end - start); // a request reports its first admission's hits
-                }
+                boolean first = r.preemptions() == 0 && r.externalHitTokens().isEmpty();
                 noteHit(r, start);
-                offload.startLoad(r, hitBlocks, hit.blocks(), kv.blockTable(r.id()));
+                var byTier = offload.startLoad(r, hitBlocks, hit.blocks(), kv.blockTable(r.id()));
+                if (first) {
+                    byTier.forEach(r::addExternalHitTokens); // a request reports its first admission's hits
+                }
                 r.setNumComputed(start);
                 r.setStatus(Request.Status.LOADING);
                 loading.put(r.id(), r);

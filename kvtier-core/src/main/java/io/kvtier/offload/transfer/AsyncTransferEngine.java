@@ -69,12 +69,15 @@ public final class AsyncTransferEngine implements TransferEngine {
     private static final Ticket STOP = new Ticket(new StoreJob(-1, List.of(), 0), 0);
 
     private final ChunkCopier copier;
+    private final DiskCopier disk;
     private final ObjIntConsumer<TransferJob> beforeChunk;
     private final BlockingQueue<Ticket> stores = new LinkedBlockingQueue<>();
     private final BlockingQueue<Ticket> loads = new LinkedBlockingQueue<>();
+    private final BlockingQueue<Ticket> diskJobs = new LinkedBlockingQueue<>();
     private final BlockingQueue<TransferResult> results = new LinkedBlockingQueue<>();
     private final Thread storeThread;
     private final Thread loadThread;
+    private final Thread diskThread;
 
     // Engine thread only.
     private final Map<Long, Ticket> pending = new LinkedHashMap<>();
@@ -83,7 +86,16 @@ public final class AsyncTransferEngine implements TransferEngine {
 
     /** An engine copying between the device slab and the host slots of {@code copier}. */
     public AsyncTransferEngine(ChunkCopier copier) {
-        this(copier, (job, chunk) -> {
+        this(copier, null, (job, chunk) -> {
+        });
+    }
+
+    /**
+     * An engine that also moves chunks between the host slots and the disk tier ({@link DiskJob}s,
+     * on a third thread, FIFO); {@code disk} null means no disk tier.
+     */
+    public AsyncTransferEngine(ChunkCopier copier, DiskCopier disk) {
+        this(copier, disk, (job, chunk) -> {
         });
     }
 
@@ -93,10 +105,17 @@ public final class AsyncTransferEngine implements TransferEngine {
      * make a job late at any chunk).
      */
     AsyncTransferEngine(ChunkCopier copier, ObjIntConsumer<TransferJob> beforeChunk) {
+        this(copier, null, beforeChunk);
+    }
+
+    AsyncTransferEngine(ChunkCopier copier, DiskCopier disk, ObjIntConsumer<TransferJob> beforeChunk) {
         this.copier = Objects.requireNonNull(copier, "copier");
+        this.disk = disk;
         this.beforeChunk = beforeChunk;
         this.storeThread = Thread.ofPlatform().name("kvtier-transfer-store").daemon().start(() -> work(stores));
         this.loadThread = Thread.ofPlatform().name("kvtier-transfer-load").daemon().start(() -> work(loads));
+        this.diskThread = disk == null ? null
+                : Thread.ofPlatform().name("kvtier-transfer-disk").daemon().start(() -> work(diskJobs));
     }
 
     @Override
@@ -112,10 +131,17 @@ public final class AsyncTransferEngine implements TransferEngine {
         if (pending.containsKey(job.jobId())) {
             throw new IllegalArgumentException("job " + job.jobId() + " is already in flight");
         }
+        if (job instanceof DiskJob && disk == null) {
+            throw new IllegalArgumentException("job " + job.jobId() + " is a disk job but this engine has no disk tier");
+        }
         copier.validate(job);
         Ticket t = new Ticket(job, nanoTime());
         pending.put(job.jobId(), t);
-        (job instanceof StoreJob ? stores : loads).add(t);
+        switch (job) {
+            case StoreJob s -> stores.add(t);
+            case LoadJob l -> loads.add(t);
+            case DiskJob d -> diskJobs.add(t);
+        }
     }
 
     @Override
@@ -230,8 +256,10 @@ public final class AsyncTransferEngine implements TransferEngine {
         undelivered.clear();
         stores.add(STOP);
         loads.add(STOP);
+        diskJobs.add(STOP);
         boolean interrupted = false;
-        for (Thread th : List.of(storeThread, loadThread)) {
+        List<Thread> threads = diskThread == null ? List.of(storeThread, loadThread) : List.of(storeThread, loadThread, diskThread);
+        for (Thread th : threads) {
             while (th.isAlive()) {
                 try {
                     th.join();
@@ -271,7 +299,11 @@ public final class AsyncTransferEngine implements TransferEngine {
         long bytes = 0;
         List<ChunkCopy> chunks = job.chunks();
         if (chunks.isEmpty()) {
-            if (t.state.compareAndSet(IDLE, DONE)) {
+            if (t.state.compareAndSet(IDLE, BUSY)) {
+                if (job instanceof DiskJob d) {
+                    d.deletions().forEach(disk::delete);
+                }
+                t.state.set(DONE);
                 results.add(TransferResult.ok(job.jobId(), 0, 0));
             }
             return;
@@ -284,7 +316,17 @@ public final class AsyncTransferEngine implements TransferEngine {
             ChunkCopy c = chunks.get(i);
             String error = null;
             try {
-                if (job instanceof StoreJob) {
+                if (job instanceof DiskJob d) {
+                    if (i == 0) {
+                        d.deletions().forEach(disk::delete);
+                    }
+                    String failure = d.kind() == DiskJob.Kind.WRITE ? disk.write(c) : disk.read(c);
+                    if (failure != null) {
+                        error = "chunk #" + i + ": " + failure;
+                    } else {
+                        bytes += copier.payloadBytes(c);
+                    }
+                } else if (job instanceof StoreJob) {
                     bytes += copier.store(c);
                 } else if (copier.load(c) instanceof ChunkHeader.Verification.Corrupt bad) {
                     error = "chunk #" + i + " (" + c.key().shortHex() + ") failed verification: " + bad.reason();

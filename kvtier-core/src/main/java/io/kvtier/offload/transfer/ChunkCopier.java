@@ -78,6 +78,10 @@ public final class ChunkCopier {
                 throw new IllegalArgumentException(where + "slot " + c.slot() + " out of 0.." + (slab.slots() - 1));
             }
             for (int b = 0; b < c.blockCount(); b++) {
+                if (job instanceof DiskJob && c.deviceBlock(b) != -1) {
+                    throw new IllegalArgumentException(where + "a disk job touches no device block, block #" + b + " is "
+                            + c.deviceBlock(b));
+                }
                 if (c.deviceBlock(b) == -1 && job instanceof StoreJob) {
                     throw new IllegalArgumentException(where + "a store needs every device block, block #" + b + " is -1");
                 }

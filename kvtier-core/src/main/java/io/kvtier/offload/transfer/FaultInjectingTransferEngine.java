@@ -223,6 +223,10 @@ public final class FaultInjectingTransferEngine implements TransferEngine {
         if (pending.containsKey(job.jobId())) {
             throw new IllegalArgumentException("job " + job.jobId() + " is already in flight");
         }
+        if (job instanceof DiskJob) {
+            throw new IllegalArgumentException("job " + job.jobId() + ": this fake has no disk tier; "
+                    + "disk faults are injected into the real files with AsyncTransferEngine");
+        }
         copier.validate(job);
         Pending p = new Pending(job, clock.nanoTime());
         for (Rule r : rules) {

@@ -71,6 +71,8 @@ public final class SimulatedTransferEngine implements TransferEngine {
         int lane = switch (job) {
             case StoreJob s -> STORE;
             case LoadJob l -> LOAD;
+            case io.kvtier.offload.transfer.DiskJob d ->
+                    throw new IllegalArgumentException("job " + job.jobId() + ": the replay has no disk tier yet");
         };
         long blocks = 0;
         for (ChunkCopy c : job.chunks()) {

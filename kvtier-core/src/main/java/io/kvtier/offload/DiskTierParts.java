@@ -1,0 +1,17 @@
+package io.kvtier.offload;
+
+import io.kvtier.tier.TierIndex;
+import io.kvtier.tier.disk.DiskIndexScan;
+import io.kvtier.tier.disk.DiskStore;
+
+/**
+ * What the offload scheduler needs to put a disk tier behind the host tier.
+ *
+ * @param index      the disk tier's bookkeeping (named {@code disk}), capacity in chunks
+ * @param store      its files (the transfer engine's disk thread reads and writes them)
+ * @param scan       the restart scan feeding {@code index}, or null for an empty directory
+ * @param policy     when chunks are written to disk
+ * @param admitAfter write a chunk to disk only from its N-th use (1 = always)
+ */
+public record DiskTierParts(TierIndex index, DiskStore store, DiskIndexScan scan, DiskWritePolicy policy, int admitAfter) {
+}
