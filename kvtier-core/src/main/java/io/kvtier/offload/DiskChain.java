@@ -38,16 +38,21 @@ final class DiskChain implements AutoCloseable {
     private final AdmissionFilter admission;
     private final int blocksPerChunk;
     private final long deadlineNanos;
+    private final long bytesPerChunk;
     private final List<BlockKey> pendingDeletions = new ArrayList<>();
     private final Set<BlockKey> promoted = new HashSet<>();
+    /** Disk writes started to save host victims (write-on-evict); host stores wait while any runs. */
+    private final Set<Long> evictWrites = new HashSet<>();
     private long writesPausedUntil;
+    private boolean writesPaused;
 
     /** Back-off after a failed disk write (disk full, read-only, I/O error): stores to disk stop, then retry. */
     static final long WRITE_PAUSE_NANOS = 1_000_000_000L;
 
     DiskChain(TierIndex index, DiskStore store, DiskIndexScan scan, HostTier host, TransferEngine transfers,
               JobRegistry jobs, OffloadStats stats, DiskWritePolicy writePolicy, int admitAfter, int blocksPerChunk,
-              long deadlineNanos) {
+              long bytesPerChunk, long deadlineNanos) {
+        this.bytesPerChunk = bytesPerChunk;
         this.index = index;
         this.store = store;
         this.scan = scan;
@@ -74,8 +79,9 @@ final class DiskChain implements AutoCloseable {
         if (scan == null) {
             return;
         }
-        scan.drain(4096, (ScannedChunk c) -> {
-            if (index.state(c.key()) != TierIndex.EntryState.ABSENT) {
+        scan.drain(Integer.MAX_VALUE, (ScannedChunk c) -> {
+            // Another blocks-per-chunk shares the namespace but not the chunk size: not ours to load.
+            if (index.state(c.key()) != TierIndex.EntryState.ABSENT || c.payloadLength() != bytesPerChunk) {
                 return;
             }
             if (index.prepareStore(List.of(c.key()), List.of(c.parent())) instanceof TierIndex.StorePlan.Accepted a) {
@@ -85,6 +91,14 @@ final class DiskChain implements AutoCloseable {
                 pendingDeletions.add(c.key()); // no room for it: the file goes
             }
         });
+    }
+
+    /** Waits until the restart scan has listed every file, then adopts everything it found. */
+    void awaitScan(java.time.Duration timeout) throws InterruptedException {
+        if (scan != null) {
+            scan.awaitEnd(timeout);
+        }
+        drainScan();
     }
 
     /** Leading keys readable on disk (a chunk being written counts as absent). */
@@ -149,6 +163,9 @@ final class DiskChain implements AutoCloseable {
      * @return true if the host store must wait (victims are being written), false to go ahead
      */
     boolean protectVictims(List<BlockKey> keys, long epoch) {
+        if (!evictWrites.isEmpty()) {
+            return true; // victims are being saved; choosing more now would save more than needed
+        }
         List<BlockKey> unsaved = new ArrayList<>();
         for (BlockKey v : host.index().plannedVictims(keys)) {
             if (index.state(v) == TierIndex.EntryState.ABSENT) {
@@ -159,17 +176,21 @@ final class DiskChain implements AutoCloseable {
             return false;
         }
         // If the disk cannot take them now (writes paused, read-only), the host evicts them unsaved.
-        return write(unsaved, epoch);
+        long job = write(unsaved, epoch);
+        if (job >= 0) {
+            evictWrites.add(job);
+        }
+        return job >= 0;
     }
 
     /**
      * Starts a disk write of readable host entries that are absent from disk.
      *
-     * @return whether a job was started
+     * @return the id of the job started, or -1
      */
-    private boolean write(List<BlockKey> candidates, long epoch) {
-        if (candidates.isEmpty() || transfers.nanoTime() - writesPausedUntil < 0 || !store.writable()) {
-            return false;
+    private long write(List<BlockKey> candidates, long epoch) {
+        if (candidates.isEmpty() || (writesPaused && transfers.nanoTime() - writesPausedUntil < 0) || !store.writable()) {
+            return -1;
         }
         List<BlockKey> keys = new ArrayList<>();
         List<BlockKey> parents = new ArrayList<>();
@@ -184,11 +205,11 @@ final class DiskChain implements AutoCloseable {
             }
         }
         if (keys.isEmpty()) {
-            return false;
+            return -1;
         }
-        if (!(index.prepareStore(keys, parents) instanceof TierIndex.StorePlan.Accepted a)) {
+        if (!(index.prepareStore(keys, parents) instanceof TierIndex.StorePlan.Accepted a) || a.toStore().isEmpty()) {
             stats.storeRefusals++;
-            return false;
+            return -1;
         }
         pendingDeletions.addAll(a.evicted());
         List<BlockKey> toStore = a.toStore();
@@ -203,7 +224,7 @@ final class DiskChain implements AutoCloseable {
         List<BlockKey> deletions = takeDeletions();
         jobs.add(new OffloadJob.DiskWrite(id, toStore, deletions, epoch, deadline));
         transfers.submit(new DiskJob(id, DiskJob.Kind.WRITE, copies, deletions, deadline));
-        return true;
+        return id;
     }
 
     private List<BlockKey> takeDeletions() {
@@ -219,6 +240,7 @@ final class DiskChain implements AutoCloseable {
     }
 
     void applyWrite(OffloadJob.DiskWrite job, TransferResult res, long bytesPerChunk) {
+        evictWrites.remove(job.id());
         host.index().completeLoad(job.chunkKeys());
         int ok = res.success() ? job.chunkKeys().size() : Math.max(0, res.firstFailedChunk());
         if (res.timedOut()) {
@@ -234,6 +256,7 @@ final class DiskChain implements AutoCloseable {
             stats.storeFailures++;
             // Disk full or a write error: stop writing for a while; nothing else is affected.
             writesPausedUntil = transfers.nanoTime() + WRITE_PAUSE_NANOS;
+            writesPaused = true;
         }
     }
 

@@ -94,7 +94,7 @@ public final class OffloadScheduler implements AutoCloseable {
         this.hostAdmission = new AdmissionFilter(config.hostAdmitAfter(), Math.max(1, host.capacity()));
         this.disk = diskParts == null ? null : new DiskChain(diskParts.index(), diskParts.store(), diskParts.scan(), host,
                 transfers, jobs, stats, diskParts.policy(), diskParts.admitAfter(), config.blocksPerChunk(),
-                config.jobDeadline().toNanos());
+                config.blocksPerChunk() * pool.layout().bytesPerBlock(), config.jobDeadline().toNanos());
     }
 
     public OffloadConfig config() {
@@ -507,6 +507,20 @@ public final class OffloadScheduler implements AutoCloseable {
             disk.close();
         }
         host.close();
+    }
+
+    /**
+     * Waits for the disk tier's restart scan to end and adopts what it found (the engine works
+     * without this: chunks not scanned yet are misses; tests and benchmarks want determinism).
+     */
+    public void awaitDiskScan(Duration timeout) {
+        if (disk != null) {
+            try {
+                disk.awaitScan(timeout);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /** The disk tier's bookkeeping, or null without a disk tier. */

@@ -33,7 +33,9 @@ final class OffloadFixture implements AutoCloseable {
     final BlockPool pool;
     final HostTier host;
     final KvEvents events = KvEvents.buffered();
+    /** The fake transfer engine (null for a fixture with a disk tier, which runs the real one). */
     final FaultInjectingTransferEngine transfers;
+    final io.kvtier.offload.transfer.TransferEngine transferEngine;
     final OffloadScheduler offload;
     final Engine engine;
     final int blocksPerChunk;
@@ -60,14 +62,46 @@ final class OffloadFixture implements AutoCloseable {
 
     /** @param hasher null for the real SHA-256 hasher; a test hasher (e.g. one that collides) otherwise */
     OffloadFixture(EngineConfig engineConfig, int hostChunks, OffloadConfig config, String policy, BlockHasher hasher) {
+        this(engineConfig, hostChunks, config, policy, hasher, null, 0, io.kvtier.offload.DiskWritePolicy.THROUGH);
+    }
+
+    /**
+     * With a disk tier of {@code diskChunks} chunks in {@code diskDir} behind the host tier, and the
+     * real {@link io.kvtier.offload.transfer.AsyncTransferEngine} (disk faults go into the files).
+     */
+    static OffloadFixture withDisk(EngineConfig engineConfig, int hostChunks, OffloadConfig config, java.nio.file.Path diskDir,
+                                   int diskChunks, io.kvtier.offload.DiskWritePolicy policy) {
+        return new OffloadFixture(engineConfig, hostChunks, config, "lru", null, diskDir, diskChunks, policy);
+    }
+
+    private OffloadFixture(EngineConfig engineConfig, int hostChunks, OffloadConfig config, String policy, BlockHasher hasher,
+                           java.nio.file.Path diskDir, int diskChunks, io.kvtier.offload.DiskWritePolicy diskPolicy) {
         this.layout = FingerprintModelRunner.layout(engineConfig.blockSize());
         this.blocksPerChunk = config.blocksPerChunk();
         this.pool = new BlockPool(engineConfig.deviceBlocks(), layout);
         this.host = new HostTier(hostChunks, blocksPerChunk * layout.bytesPerBlock(), blocksPerChunk * layout.blockSize(),
                 CachePolicy.named(policy, hostChunks), events);
-        this.transfers = new FaultInjectingTransferEngine(new ChunkCopier(pool.slab(), layout.bytesPerBlock(), host.slab()));
         Namespace ns = Namespace.of("fingerprint", layout);
-        this.offload = new OffloadScheduler(config, pool, host, transfers, ns);
+        ChunkCopier copier = new ChunkCopier(pool.slab(), layout.bytesPerBlock(), host.slab());
+        if (diskDir == null) {
+            this.transfers = new FaultInjectingTransferEngine(copier);
+            this.transferEngine = transfers;
+            this.offload = new OffloadScheduler(config, pool, host, transfers, ns);
+        } else {
+            io.kvtier.tier.disk.DiskStore store;
+            try {
+                store = io.kvtier.tier.disk.DiskStore.open(diskDir, ns.digest(), io.kvtier.tier.disk.DiskFsync.NONE);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            this.transfers = null;
+            this.transferEngine = new io.kvtier.offload.transfer.AsyncTransferEngine(copier,
+                    new io.kvtier.offload.transfer.DiskCopier(host.slab(), store, layout.bytesPerBlock()));
+            TierIndex diskIndex = new TierIndex("disk", diskChunks, CachePolicy.named("lru", diskChunks), events);
+            var scan = io.kvtier.tier.disk.DiskIndexScan.start(store, 1, p -> { });
+            this.offload = new OffloadScheduler(config, pool, host, transferEngine, ns,
+                    new io.kvtier.offload.DiskTierParts(diskIndex, store, scan, diskPolicy, 1));
+        }
         FingerprintModelRunner runner = new FingerprintModelRunner(pool, FingerprintEngines.VOCAB, FingerprintEngines.MAX_POSITIONS);
         this.engine = new Engine(engineConfig, pool, runner, hasher != null ? hasher : BlockHasher.sha256(ns), offload);
     }
@@ -106,7 +140,7 @@ final class OffloadFixture implements AutoCloseable {
             List<Request> d = step();
             done.addAll(d);
             if (d.isEmpty() && engine.stats().steps() == steps) {
-                assertThat(++idle).as("engine stalled with transfers %s", transfers.pendingIds()).isLessThan(10_000);
+                assertThat(++idle).as("engine stalled with %d transfers in flight", transferEngine.inFlight()).isLessThan(10_000);
                 engine.drainTransfers();
             } else {
                 idle = 0;
@@ -210,7 +244,7 @@ final class OffloadFixture implements AutoCloseable {
     void assertDrained() {
         assertThat(engine.hasWork()).isFalse();
         assertThat(offload.jobsInFlight()).isZero();
-        assertThat(transfers.inFlight()).isZero();
+        assertThat(transferEngine.inFlight()).isZero();
         assertThat(pool.freeCount()).isEqualTo(pool.numBlocks());
         assertThat(pool.emptyCount()).isEqualTo(pool.numBlocks() - pool.cachedCount());
         TierIndex idx = host.index();

@@ -1,0 +1,176 @@
+package io.kvtier.engine;
+
+import static io.kvtier.engine.FingerprintEngines.range;
+import static io.kvtier.engine.FingerprintEngines.reference;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.offload.DiskWritePolicy;
+import io.kvtier.offload.OffloadConfig;
+import io.kvtier.tier.TierIndex;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * F02 and S01 with the disk tier in the chain (fingerprint model, real transfer threads, real
+ * files): a tiny host tier pushes reuse through disk promotions.
+ */
+class DiskChainTest {
+
+    private static final int REQUESTS = Integer.getInteger("kvtier.soak.requests", 700) / 2;
+
+    @TempDir
+    Path dir;
+
+    private static List<Path> chunkFiles(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            return s.filter(p -> p.toString().endsWith(".kvc")).sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void flipLastByte(Path p) {
+        try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
+            f.seek(f.length() - 1);
+            int b = f.read();
+            f.seek(f.length() - 1);
+            f.write(b ^ 0x5A);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void promotionFromDiskThenLoad() {
+        try (OffloadFixture f = OffloadFixture.withDisk(FingerprintEngines.config(4, 64), 2, OffloadConfig.DEFAULT, dir, 32,
+                DiskWritePolicy.THROUGH)) {
+            Request a = f.runOne(range(1, 9), 1); // h1, h2 to host, then to disk
+            f.runOne(range(30, 38), 1); // two more chunks evict h1, h2 from the 2-slot host tier
+            assertThat(f.host.index().state(a.blockKeys().get(0))).isEqualTo(TierIndex.EntryState.ABSENT);
+            assertThat(f.offload.diskIndex().state(a.blockKeys().get(0))).isEqualTo(TierIndex.EntryState.READY);
+            f.engine.resetDevicePrefixCache();
+            Request b = f.runOne(range(1, 9), 3);
+            assertThat(b.externalHitTokens()).isEqualTo(Map.of("disk", 8));
+            assertThat(f.offload.stats().blocksLoaded().get("disk")).isEqualTo(2);
+            assertThat(b.outputIds()).containsExactly(reference(range(1, 9), 3));
+            f.assertDrained();
+        }
+    }
+
+    @Test
+    void f02_aCorruptedChunkOnDiskIsDetectedCountedAndDeleted() {
+        try (OffloadFixture f = OffloadFixture.withDisk(FingerprintEngines.config(4, 64), 2, OffloadConfig.DEFAULT, dir, 32,
+                DiskWritePolicy.THROUGH)) {
+            Request a = f.runOne(range(1, 5), 1); // h1 only
+            f.runOne(range(30, 38), 1); // evicts h1 from the host tier
+            List<Path> files = chunkFiles(dir);
+            Path h1 = files.stream().filter(p -> p.getFileName().toString().startsWith(a.blockKeys().get(0).toString()))
+                    .findFirst().orElseThrow();
+            flipLastByte(h1);
+            f.engine.resetDevicePrefixCache();
+            Request b = f.runOne(range(1, 5), 3);
+            assertThat(f.offload.stats().loadFailures()).isEqualTo(1);
+            assertThat(f.offload.diskIndex().state(a.blockKeys().get(0))).as("the bad entry is dropped")
+                    .isNotEqualTo(TierIndex.EntryState.LOADING);
+            assertThat(b.externalHitTokens().getOrDefault("disk", 0)).isZero();
+            assertThat(b.outputIds()).containsExactly(reference(range(1, 5), 3));
+            f.assertDrained();
+        }
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {7, 8})
+    void s01_soakWithTheDiskTierInTheChain(long seed) {
+        try {
+            soak(seed);
+        } catch (AssertionError | RuntimeException e) {
+            throw new AssertionError("S01 (disk) failed with seed " + seed + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void soak(long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        Map<String, int[]> refs = new HashMap<>();
+        List<int[]> prefixes = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            prefixes.add(range(1 + 17 * i, 8 + 17 * i + rnd.nextInt(12)));
+        }
+        DiskWritePolicy policy = rnd.nextBoolean() ? DiskWritePolicy.THROUGH : DiskWritePolicy.ON_EVICT;
+        OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(1 + rnd.nextInt(2)).withJobDeadline(Duration.ofSeconds(5));
+        try (OffloadFixture f = OffloadFixture.withDisk(FingerprintEngines.config(4, 20).withMaxBatchTokens(16 + rnd.nextInt(40)),
+                3, oc, dir, 12, policy)) {
+            List<Request> all = new ArrayList<>();
+            int submitted = 0;
+            int steps = 0;
+            while (submitted < REQUESTS || f.engine.hasWork()) {
+                for (int k = rnd.nextInt(3); k > 0 && submitted < REQUESTS; k--, submitted++) {
+                    int[] prefix = prefixes.get(rnd.nextInt(prefixes.size()));
+                    int[] prompt = Arrays.copyOf(prefix, prefix.length + rnd.nextInt(6));
+                    for (int j = prefix.length; j < prompt.length; j++) {
+                        prompt[j] = 1 + rnd.nextInt(FingerprintEngines.VOCAB - 1);
+                    }
+                    all.add(f.submit(prompt, 1 + rnd.nextInt(10)));
+                }
+                if (rnd.nextInt(40) == 0 && !all.isEmpty()) {
+                    f.engine.abort(all.get(rnd.nextInt(all.size())).id());
+                }
+                if (rnd.nextInt(30) == 0) {
+                    List<Path> files = chunkFiles(dir);
+                    if (!files.isEmpty()) {
+                        Path victim = files.get(rnd.nextInt(files.size()));
+                        if (rnd.nextBoolean()) {
+                            flipLastByte(victim);
+                        } else {
+                            try {
+                                Files.deleteIfExists(victim);
+                            } catch (IOException e) {
+                                throw new UncheckedIOException(e);
+                            }
+                        }
+                    }
+                }
+                if (rnd.nextInt(300) == 0) {
+                    f.engine.resetCache();
+                }
+                f.engine.resetDevicePrefixCache(); // every step: reuse must come from the tiers
+                long before = f.engine.stats().steps();
+                f.step();
+                if (f.engine.stats().steps() == before && f.offload.busy()) {
+                    f.engine.drainTransfers();
+                }
+                assertThat(++steps).isLessThan(200 * REQUESTS);
+            }
+            f.engine.drainTransfers();
+            f.checkInvariants();
+            f.assertDrained();
+            for (Request r : all) {
+                int[] ref = refs.computeIfAbsent(Arrays.toString(r.promptIds()) + "/" + r.maxTokens(),
+                        k -> reference(r.promptIds(), r.maxTokens()));
+                if (r.finishReason() == FinishReason.ABORT) {
+                    assertThat(Arrays.copyOf(ref, Math.min(ref.length, r.numOutputTokens()))).containsExactly(r.outputIds());
+                } else {
+                    assertThat(r.outputIds()).as("request %d", r.id()).containsExactly(ref);
+                }
+            }
+            var s = f.offload.stats();
+            assertThat(s.externalHitTokens().getOrDefault("disk", 0L)).as("disk hits").isPositive();
+            assertThat(s.blocksStored().getOrDefault("disk", 0L)).as("disk stores").isPositive();
+            assertThat(f.engine.stats().preemptions()).as("preemptions").isPositive();
+        }
+    }
+}
