@@ -77,7 +77,7 @@ public final class Checkpoint implements AutoCloseable {
                 throw new ModelFormatException(name + ": " + size + " bytes, shorter than the "
                         + CheckpointLayout.HEADER_BYTES + "-byte llama2.c header");
             }
-            MemorySegment file = ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
+            MemorySegment file = asPlainNative(ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena), arena);
             ModelConfig config = readHeader(name, file);
             checkSize(name, config, size);
             return new Checkpoint(path, config, arena, file);
@@ -91,6 +91,22 @@ public final class Checkpoint implements AutoCloseable {
             arena.close();
             throw e;
         }
+    }
+
+    /**
+     * The same mapped bytes, seen as an ordinary native segment of the same arena. Why: the JIT
+     * compiles Vector API loads well only when every segment reaching a kernel has one
+     * implementation class; the KV slab is a plain native segment, and a mapped segment (a
+     * different class) at the same call sites made C2 give up inlining the vector operations
+     * in the matmul tiles (boxed vectors, ~10x slower) depending on which model ran first.
+     * Falls back to the mapped segment when native access is not enabled.
+     */
+    private static MemorySegment asPlainNative(MemorySegment mapped, Arena arena) {
+        Module self = Checkpoint.class.getModule();
+        if (!self.isNativeAccessEnabled()) {
+            return mapped;
+        }
+        return MemorySegment.ofAddress(mapped.address()).reinterpret(mapped.byteSize(), arena, null);
     }
 
     private static ModelConfig readHeader(String name, MemorySegment file) {

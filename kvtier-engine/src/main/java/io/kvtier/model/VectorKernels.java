@@ -13,6 +13,10 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code kvtier.vector.bits} (128, 256 or 512; default the CPU's preferred width, and never wider
  * than it, since wider species would be emulated). Tails are handled with masked loads.
  *
+ * <p>No helper methods around vector operations: the JDK's vector methods are force-inlined,
+ * ours are not, and when C2 declined to inline a small helper (it did, depending on which model
+ * ran first) every vector crossing it was boxed and the kernel ran ~10x slower.
+ *
  * <p>Matrix products keep several independent accumulators so that FMA latency is hidden, and
  * the batched product works on tiles of 4 weight rows x 4 activation rows: each weight vector
  * loaded feeds 4 FMAs, each weight row comes from memory once and from L1 for the rest of the
@@ -83,31 +87,18 @@ final class VectorKernels implements Kernels {
         int i = 0;
         for (; i + 4 * L <= n; i += 4 * L) {
             long o = aByteOff + (long) i * Float.BYTES;
-            s0 = seg(a, o).fma(FloatVector.fromArray(S, b, bOff + i), s0);
-            s1 = seg(a, o + L * 4L).fma(FloatVector.fromArray(S, b, bOff + i + L), s1);
-            s2 = seg(a, o + L * 8L).fma(FloatVector.fromArray(S, b, bOff + i + 2 * L), s2);
-            s3 = seg(a, o + L * 12L).fma(FloatVector.fromArray(S, b, bOff + i + 3 * L), s3);
+            s0 = FloatVector.fromMemorySegment(S, a, o, LE).fma(FloatVector.fromArray(S, b, bOff + i), s0);
+            s1 = FloatVector.fromMemorySegment(S, a, o + L * 4L, LE).fma(FloatVector.fromArray(S, b, bOff + i + L), s1);
+            s2 = FloatVector.fromMemorySegment(S, a, o + L * 8L, LE).fma(FloatVector.fromArray(S, b, bOff + i + 2 * L), s2);
+            s3 = FloatVector.fromMemorySegment(S, a, o + L * 12L, LE).fma(FloatVector.fromArray(S, b, bOff + i + 3 * L), s3);
         }
         for (; i + L <= n; i += L) {
-            s0 = seg(a, aByteOff + (long) i * Float.BYTES).fma(FloatVector.fromArray(S, b, bOff + i), s0);
+            s0 = FloatVector.fromMemorySegment(S, a, aByteOff + (long) i * Float.BYTES, LE).fma(FloatVector.fromArray(S, b, bOff + i), s0);
         }
         float sum = s0.add(s1).add(s2.add(s3)).reduceLanes(VectorOperators.ADD);
-        // Tail (and short vectors such as an 8-float attention head) with narrower species, not
-        // masks: masked loads from a segment cost several times an unmasked narrow load.
-        if (L > 8 && i + 8 <= n) {
-            sum += FloatVector.fromMemorySegment(S8, a, aByteOff + (long) i * Float.BYTES, LE)
-                    .mul(FloatVector.fromArray(S8, b, bOff + i)).reduceLanes(VectorOperators.ADD);
-            i += 8;
-        }
-        if (L > 4 && i + 4 <= n) {
-            sum += FloatVector.fromMemorySegment(S4, a, aByteOff + (long) i * Float.BYTES, LE)
-                    .mul(FloatVector.fromArray(S4, b, bOff + i)).reduceLanes(VectorOperators.ADD);
-            i += 4;
-        }
-        for (; i < n; i++) {
-            sum += a.get(ScalarKernels.F32, aByteOff + (long) i * Float.BYTES) * b[bOff + i];
-        }
-        return sum;
+        // The tail (and short vectors such as an 8-float attention head) with narrower species:
+        // a masked load from a segment costs several times an unmasked narrow one.
+        return i < n ? sum + tail(a, aByteOff + (long) i * Float.BYTES, b, bOff + i, n - i) : sum;
     }
 
     @Override
@@ -115,7 +106,7 @@ final class VectorKernels implements Kernels {
         FloatVector av = FloatVector.broadcast(S, alpha);
         int i = 0;
         for (; i + L <= n; i += L) {
-            seg(x, xByteOff + (long) i * Float.BYTES).fma(av, FloatVector.fromArray(S, y, yOff + i))
+            FloatVector.fromMemorySegment(S, x, xByteOff + (long) i * Float.BYTES, LE).fma(av, FloatVector.fromArray(S, y, yOff + i))
                     .intoArray(y, yOff + i);
         }
         if (L > 8 && i + 8 <= n) {
@@ -151,7 +142,7 @@ final class VectorKernels implements Kernels {
             FloatVector acc = FloatVector.fromArray(S, y, yOff + j);
             long o = vByteOff + (long) j * Float.BYTES;
             for (int i = 0; i < count; i++) {
-                acc = seg(v, o + i * strideBytes).fma(FloatVector.broadcast(S, w[wOff + i]), acc);
+                acc = FloatVector.fromMemorySegment(S, v, o + i * strideBytes, LE).fma(FloatVector.broadcast(S, w[wOff + i]), acc);
             }
             acc.intoArray(y, yOff + j);
         }
@@ -188,36 +179,58 @@ final class VectorKernels implements Kernels {
     public void matvec(MemorySegment w, int in, float[] x, int xOff, float[] y, int yOff, int rowFrom, int rowTo) {
         long rowBytes = (long) in * Float.BYTES;
         int r = rowFrom;
-        // Four rows at a time: one activation load feeds four independent FMA chains.
         for (; r + 4 <= rowTo; r += 4) {
-            long o0 = r * rowBytes, o1 = o0 + rowBytes, o2 = o1 + rowBytes, o3 = o2 + rowBytes;
-            FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
-            int k = 0;
-            for (; k + L <= in; k += L) {
-                FloatVector xv = FloatVector.fromArray(S, x, xOff + k);
-                long kb = (long) k * Float.BYTES;
-                s0 = seg(w, o0 + kb).fma(xv, s0);
-                s1 = seg(w, o1 + kb).fma(xv, s1);
-                s2 = seg(w, o2 + kb).fma(xv, s2);
-                s3 = seg(w, o3 + kb).fma(xv, s3);
-            }
-            if (k < in) {
-                VectorMask<Float> m = S.indexInRange(k, in);
-                FloatVector xv = FloatVector.fromArray(S, x, xOff + k, m);
-                long kb = (long) k * Float.BYTES;
-                s0 = seg(w, o0 + kb, m).fma(xv, s0);
-                s1 = seg(w, o1 + kb, m).fma(xv, s1);
-                s2 = seg(w, o2 + kb, m).fma(xv, s2);
-                s3 = seg(w, o3 + kb, m).fma(xv, s3);
-            }
-            y[yOff + r] = s0.reduceLanes(VectorOperators.ADD);
-            y[yOff + r + 1] = s1.reduceLanes(VectorOperators.ADD);
-            y[yOff + r + 2] = s2.reduceLanes(VectorOperators.ADD);
-            y[yOff + r + 3] = s3.reduceLanes(VectorOperators.ADD);
+            rows4(w, r * rowBytes, rowBytes, in, x, xOff, y, yOff + r);
         }
         for (; r < rowTo; r++) {
             y[yOff + r] = dot(w, r * rowBytes, x, xOff, in);
         }
+    }
+
+    /** y[yAt..yAt+3] = four weight rows from byte {@code wOff} . x: one activation load feeds four FMA chains. */
+    private static void rows4(MemorySegment w, long wOff, long rowBytes, int in, float[] x, int xOff, float[] y, int yAt) {
+        long o0 = wOff, o1 = o0 + rowBytes, o2 = o1 + rowBytes, o3 = o2 + rowBytes;
+        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
+        int k = 0;
+        for (; k + L <= in; k += L) {
+            FloatVector xv = FloatVector.fromArray(S, x, xOff + k);
+            long kb = (long) k * Float.BYTES;
+            s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).fma(xv, s0);
+            s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).fma(xv, s1);
+            s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).fma(xv, s2);
+            s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).fma(xv, s3);
+        }
+        y[yAt] = s0.reduceLanes(VectorOperators.ADD);
+        y[yAt + 1] = s1.reduceLanes(VectorOperators.ADD);
+        y[yAt + 2] = s2.reduceLanes(VectorOperators.ADD);
+        y[yAt + 3] = s3.reduceLanes(VectorOperators.ADD);
+        if (k < in) {
+            long kb = (long) k * Float.BYTES;
+            y[yAt] += tail(w, o0 + kb, x, xOff + k, in - k);
+            y[yAt + 1] += tail(w, o1 + kb, x, xOff + k, in - k);
+            y[yAt + 2] += tail(w, o2 + kb, x, xOff + k, in - k);
+            y[yAt + 3] += tail(w, o3 + kb, x, xOff + k, in - k);
+        }
+    }
+
+    /** Dot product of fewer than L floats: narrow species, then scalars (no masks). */
+    private static float tail(MemorySegment a, long aByteOff, float[] b, int bOff, int n) {
+        float sum = 0f;
+        int i = 0;
+        if (L > 8 && i + 8 <= n) {
+            sum += FloatVector.fromMemorySegment(S8, a, aByteOff, LE)
+                    .mul(FloatVector.fromArray(S8, b, bOff)).reduceLanes(VectorOperators.ADD);
+            i += 8;
+        }
+        if (L > 4 && i + 4 <= n) {
+            sum += FloatVector.fromMemorySegment(S4, a, aByteOff + (long) i * Float.BYTES, LE)
+                    .mul(FloatVector.fromArray(S4, b, bOff + i)).reduceLanes(VectorOperators.ADD);
+            i += 4;
+        }
+        for (; i < n; i++) {
+            sum += a.get(ScalarKernels.F32, aByteOff + (long) i * Float.BYTES) * b[bOff + i];
+        }
+        return sum;
     }
 
     @Override
@@ -259,7 +272,7 @@ final class VectorKernels implements Kernels {
         int k = 0;
         for (; k + L <= in; k += L) {
             long kb = (long) k * Float.BYTES;
-            FloatVector w0 = seg(w, o0 + kb), w1 = seg(w, o1 + kb), w2 = seg(w, o2 + kb), w3 = seg(w, o3 + kb);
+            FloatVector w0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE), w1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE), w2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE), w3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE);
             FloatVector v = FloatVector.fromArray(S, x, x0 + k);
             a00 = w0.fma(v, a00); a10 = w1.fma(v, a10); a20 = w2.fma(v, a20); a30 = w3.fma(v, a30);
             v = FloatVector.fromArray(S, x, x1 + k);
@@ -269,32 +282,36 @@ final class VectorKernels implements Kernels {
             v = FloatVector.fromArray(S, x, x3 + k);
             a03 = w0.fma(v, a03); a13 = w1.fma(v, a13); a23 = w2.fma(v, a23); a33 = w3.fma(v, a33);
         }
+        // y row i+j, column r+q gets a_qj (no helper method: every vector op must inline, see class doc)
+        y[yOff] = a00.reduceLanes(VectorOperators.ADD);
+        y[yOff + 1] = a10.reduceLanes(VectorOperators.ADD);
+        y[yOff + 2] = a20.reduceLanes(VectorOperators.ADD);
+        y[yOff + 3] = a30.reduceLanes(VectorOperators.ADD);
+        int y1 = yOff + out;
+        y[y1] = a01.reduceLanes(VectorOperators.ADD);
+        y[y1 + 1] = a11.reduceLanes(VectorOperators.ADD);
+        y[y1 + 2] = a21.reduceLanes(VectorOperators.ADD);
+        y[y1 + 3] = a31.reduceLanes(VectorOperators.ADD);
+        int y2 = y1 + out;
+        y[y2] = a02.reduceLanes(VectorOperators.ADD);
+        y[y2 + 1] = a12.reduceLanes(VectorOperators.ADD);
+        y[y2 + 2] = a22.reduceLanes(VectorOperators.ADD);
+        y[y2 + 3] = a32.reduceLanes(VectorOperators.ADD);
+        int y3 = y2 + out;
+        y[y3] = a03.reduceLanes(VectorOperators.ADD);
+        y[y3 + 1] = a13.reduceLanes(VectorOperators.ADD);
+        y[y3 + 2] = a23.reduceLanes(VectorOperators.ADD);
+        y[y3 + 3] = a33.reduceLanes(VectorOperators.ADD);
         if (k < in) {
-            VectorMask<Float> m = S.indexInRange(k, in);
             long kb = (long) k * Float.BYTES;
-            FloatVector w0 = seg(w, o0 + kb, m), w1 = seg(w, o1 + kb, m), w2 = seg(w, o2 + kb, m),
-                    w3 = seg(w, o3 + kb, m);
-            FloatVector v = FloatVector.fromArray(S, x, x0 + k, m);
-            a00 = w0.fma(v, a00); a10 = w1.fma(v, a10); a20 = w2.fma(v, a20); a30 = w3.fma(v, a30);
-            v = FloatVector.fromArray(S, x, x1 + k, m);
-            a01 = w0.fma(v, a01); a11 = w1.fma(v, a11); a21 = w2.fma(v, a21); a31 = w3.fma(v, a31);
-            v = FloatVector.fromArray(S, x, x2 + k, m);
-            a02 = w0.fma(v, a02); a12 = w1.fma(v, a12); a22 = w2.fma(v, a22); a32 = w3.fma(v, a32);
-            v = FloatVector.fromArray(S, x, x3 + k, m);
-            a03 = w0.fma(v, a03); a13 = w1.fma(v, a13); a23 = w2.fma(v, a23); a33 = w3.fma(v, a33);
+            int rest = in - k;
+            for (int q = 0; q < 4; q++) {
+                long wq = wOff + q * rowBytes + kb;
+                for (int j = 0; j < 4; j++) {
+                    y[yOff + j * out + q] += tail(w, wq, x, xOff + j * in + k, rest);
+                }
+            }
         }
-        // y row i+j, column r+q gets a_qj
-        store4(y, yOff, a00, a10, a20, a30);
-        store4(y, yOff + out, a01, a11, a21, a31);
-        store4(y, yOff + 2 * out, a02, a12, a22, a32);
-        store4(y, yOff + 3 * out, a03, a13, a23, a33);
-    }
-
-    private static void store4(float[] y, int at, FloatVector c0, FloatVector c1, FloatVector c2, FloatVector c3) {
-        y[at] = c0.reduceLanes(VectorOperators.ADD);
-        y[at + 1] = c1.reduceLanes(VectorOperators.ADD);
-        y[at + 2] = c2.reduceLanes(VectorOperators.ADD);
-        y[at + 3] = c3.reduceLanes(VectorOperators.ADD);
     }
 
     @Override
@@ -312,12 +329,12 @@ final class VectorKernels implements Kernels {
         float scale = 1f / (float) Math.sqrt(ss.reduceLanes(VectorOperators.ADD) / n + eps);
         i = 0;
         for (; i + L <= n; i += L) {
-            seg(weight, (long) i * Float.BYTES).mul(FloatVector.fromArray(S, x, xOff + i).mul(scale))
+            FloatVector.fromMemorySegment(S, weight, (long) i * Float.BYTES, LE).mul(FloatVector.fromArray(S, x, xOff + i).mul(scale))
                     .intoArray(out, outOff + i);
         }
         if (i < n) {
             VectorMask<Float> m = S.indexInRange(i, n);
-            seg(weight, (long) i * Float.BYTES, m).mul(FloatVector.fromArray(S, x, xOff + i, m).mul(scale))
+            FloatVector.fromMemorySegment(S, weight, (long) i * Float.BYTES, LE, m).mul(FloatVector.fromArray(S, x, xOff + i, m).mul(scale))
                     .intoArray(out, outOff + i, m);
         }
     }
@@ -360,11 +377,12 @@ final class VectorKernels implements Kernels {
         int i = 0;
         for (; i + L <= n; i += L) {
             FloatVector v = FloatVector.fromArray(S, x, off + i);
-            sigmoidTimes(v).intoArray(x, off + i);
+            v.div(v.neg().lanewise(VectorOperators.EXP).add(1f)).intoArray(x, off + i);   // v * sigmoid(v)
         }
         if (i < n) {
             VectorMask<Float> m = S.indexInRange(i, n);
-            sigmoidTimes(FloatVector.fromArray(S, x, off + i, m)).intoArray(x, off + i, m);
+            FloatVector v = FloatVector.fromArray(S, x, off + i, m);
+            v.div(v.neg().lanewise(VectorOperators.EXP).add(1f)).intoArray(x, off + i, m);
         }
     }
 
@@ -372,19 +390,16 @@ final class VectorKernels implements Kernels {
     public void swiglu(float[] gate, int gOff, float[] up, int uOff, int n) {
         int i = 0;
         for (; i + L <= n; i += L) {
-            sigmoidTimes(FloatVector.fromArray(S, gate, gOff + i)).mul(FloatVector.fromArray(S, up, uOff + i))
+            FloatVector g = FloatVector.fromArray(S, gate, gOff + i);
+            g.div(g.neg().lanewise(VectorOperators.EXP).add(1f)).mul(FloatVector.fromArray(S, up, uOff + i))
                     .intoArray(gate, gOff + i);
         }
         if (i < n) {
             VectorMask<Float> m = S.indexInRange(i, n);
-            sigmoidTimes(FloatVector.fromArray(S, gate, gOff + i, m)).mul(FloatVector.fromArray(S, up, uOff + i, m))
+            FloatVector g = FloatVector.fromArray(S, gate, gOff + i, m);
+            g.div(g.neg().lanewise(VectorOperators.EXP).add(1f)).mul(FloatVector.fromArray(S, up, uOff + i, m))
                     .intoArray(gate, gOff + i, m);
         }
-    }
-
-    /** v * sigmoid(v) = v / (1 + exp(-v)). */
-    private static FloatVector sigmoidTimes(FloatVector v) {
-        return v.div(v.neg().lanewise(VectorOperators.EXP).add(1f));
     }
 
     @Override
@@ -396,13 +411,5 @@ final class VectorKernels implements Kernels {
         for (; i < n; i++) {
             y[yOff + i] += x[xOff + i];
         }
-    }
-
-    private static FloatVector seg(MemorySegment s, long byteOff) {
-        return FloatVector.fromMemorySegment(S, s, byteOff, LE);
-    }
-
-    private static FloatVector seg(MemorySegment s, long byteOff, VectorMask<Float> m) {
-        return FloatVector.fromMemorySegment(S, s, byteOff, LE, m);
     }
 }
