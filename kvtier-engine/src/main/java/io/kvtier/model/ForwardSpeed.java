@@ -13,7 +13,8 @@ import java.util.concurrent.ForkJoinPool;
 /**
  * Measures the raw speed of {@link Transformer#forward} on a checkpoint, without scheduler or
  * tiers: single-sequence decode, batched decode ({@code batch} sequences, one token each per
- * forward) and chunked prefill, each after a warm-up run. Decode feeds the greedy (argmax)
+ * forward) and chunked prefill, each after 2 s of warm-up; the best of a few runs is reported
+ * because a shared machine's memory bandwidth varies from run to run. Decode feeds the greedy (argmax)
  * token back, so the work is that of real generation. Used by {@code ./kvtier bench}; run alone
  * with
  * <pre>
@@ -38,7 +39,7 @@ public final class ForwardSpeed {
      * @param positions    positions each decode run and the prefill prompt cover (0..positions-1)
      * @param batch        sequences decoding together in the batched measurement
      * @param prefillChunk tokens per forward in the prefill measurement
-     * @param rounds       timed runs of each measurement (the best is kept), after one warm-up run
+     * @param rounds       timed runs of each measurement (the best is kept), after 2 s of warm-up
      */
     public record Options(int positions, int batch, int prefillChunk, int rounds) {
         public static Options defaults() {
@@ -100,9 +101,18 @@ public final class ForwardSpeed {
         }
     }
 
-    /** Runs {@code task} (which returns tokens processed) once to warm up, then {@code rounds} times; best tok/s. */
+    /** Warm-up per measurement: the JIT needs ~10^4 calls of each kernel before its code is final. */
+    private static final long WARMUP_NANOS = 2_000_000_000L;
+
+    /**
+     * Runs {@code task} (which returns tokens processed) for at least {@link #WARMUP_NANOS} to warm
+     * up, then {@code rounds} times; returns the best rate in tokens/s.
+     */
     private static double best(int rounds, java.util.function.IntSupplier task) {
-        task.getAsInt();
+        long warmEnd = System.nanoTime() + WARMUP_NANOS;
+        do {
+            task.getAsInt();
+        } while (System.nanoTime() < warmEnd);
         double best = 0;
         for (int i = 0; i < rounds; i++) {
             long t0 = System.nanoTime();
