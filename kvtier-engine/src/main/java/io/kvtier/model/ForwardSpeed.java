@@ -72,6 +72,19 @@ public final class ForwardSpeed {
     }
 
     /**
+     * Loads {@code model} and measures it with {@link Kernels#best()} on a fresh pool of one
+     * thread per available processor (shut down afterwards).
+     */
+    public static Result measure(Path model, Options options) {
+        ForkJoinPool pool = new ForkJoinPool(Runtime.getRuntime().availableProcessors());
+        try {
+            return measure(model, Kernels.best(), pool, options);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
      * Loads {@code model}, measures, closes it.
      *
      * @throws ModelFormatException when the checkpoint cannot be loaded

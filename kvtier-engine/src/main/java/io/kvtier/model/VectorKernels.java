@@ -11,11 +11,15 @@ import jdk.incubator.vector.VectorSpecies;
  * Kernels on {@code jdk.incubator.vector}. The species is a static final constant (the JIT only
  * compiles vector code well when it is), chosen once per JVM from the system property
  * {@code kvtier.vector.bits} (128, 256 or 512; default the CPU's preferred width, and never wider
- * than it, since wider species would be emulated). Tails are handled with masked loads.
+ * than it, since wider species would be emulated).
  *
- * <p>No helper methods around vector operations: the JDK's vector methods are force-inlined,
- * ours are not, and when C2 declined to inline a small helper (it did, depending on which model
- * ran first) every vector crossing it was boxed and the kernel ran ~10x slower.
+ * <p>Written for the JIT, as measured: (1) no helper method takes or returns a vector: the JDK's
+ * vector methods are force-inlined, ours are not, and when C2 declined to inline a small helper
+ * every vector crossing it was boxed (~10x slower, depending on which model ran first);
+ * (2) hot methods stay small: a larger {@code matvec} made C1 fail ("out of virtual registers"),
+ * which left it in boxed tier-2 code for good; (3) loads from segments are never masked: tails
+ * use the 8- and 4-float species and scalars (a masked segment load cost ~6x a narrow one).
+ * Array-only elementwise kernels keep masked tails.
  *
  * <p>Matrix products keep several independent accumulators so that FMA latency is hidden, and
  * the batched product works on tiles of 4 weight rows x 4 activation rows: each weight vector
