@@ -13,6 +13,6 @@ final class BenchCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing benchmark: generate or offload");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing benchmark: generate, offload or scheduler");
     }
 }

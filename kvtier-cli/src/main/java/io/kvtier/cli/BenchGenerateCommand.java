@@ -19,19 +19,19 @@ import picocli.CommandLine.Option;
  * best of {@code --repeats} runs after one warm-up run.
  */
 @Command(name = "generate", mixinStandardHelpOptions = true,
-        description = "Single-sequence decode, 32-sequence decode and prefill tokens/s on a model.")
+        description = "Single-sequence decode, --batch-sequence decode and prefill tokens/s on a model.")
 final class BenchGenerateCommand implements Callable<Integer> {
 
     @Option(names = "--model", paramLabel = "FILE", description = "checkpoint (default: stories260K)")
     Path model;
 
-    @Option(names = "--decode-tokens", defaultValue = "256", description = "tokens decoded per sequence (capped by the context)")
+    @Option(names = "--decode-tokens", defaultValue = "256", description = "tokens decoded per sequence, capped by the context (default ${DEFAULT-VALUE})")
     int decodeTokens;
 
     @Option(names = "--batch", defaultValue = "32", description = "sequences decoding together (default ${DEFAULT-VALUE})")
     int batch;
 
-    @Option(names = "--repeats", defaultValue = "3")
+    @Option(names = "--repeats", defaultValue = "3", description = "measured runs after one warm-up; the best is reported (default ${DEFAULT-VALUE})")
     int repeats;
 
     @Option(names = "--threads", defaultValue = "0", description = "compute threads (default: one per core)")
@@ -39,6 +39,10 @@ final class BenchGenerateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        Checks.atLeast(decodeTokens, 1, "--decode-tokens");
+        Checks.atLeast(batch, 1, "--batch");
+        Checks.atLeast(repeats, 1, "--repeats");
+        Checks.atLeast(threads, 0, "--threads");
         Path modelPath = ModelPaths.resolve(model, ModelPaths.DEFAULT_MODEL, "--model");
         Checkpoint checkpoint = Checkpoint.load(modelPath);
         int seqLen = checkpoint.config().seqLen();

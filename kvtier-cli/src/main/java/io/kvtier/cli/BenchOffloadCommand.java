@@ -47,10 +47,10 @@ final class BenchOffloadCommand implements Callable<Integer> {
     @Option(names = "--prompt-tokens", defaultValue = "1000", description = "TTFT prompt length (default ${DEFAULT-VALUE})")
     int promptTokens;
 
-    @Option(names = "--seconds-per-size", defaultValue = "0.5", description = "bandwidth measuring time per chunk size")
+    @Option(names = "--seconds-per-size", defaultValue = "0.5", description = "bandwidth measuring time per chunk size, seconds (default ${DEFAULT-VALUE})")
     double secondsPerSize;
 
-    @Option(names = "--repeats", defaultValue = "3", description = "TTFT and decode runs; the best is reported")
+    @Option(names = "--repeats", defaultValue = "3", description = "TTFT and decode runs after a warm-up; the best is reported (default ${DEFAULT-VALUE})")
     int repeats;
 
     @Option(names = "--threads", defaultValue = "0", description = "compute threads (default: one per core)")
@@ -63,11 +63,26 @@ final class BenchOffloadCommand implements Callable<Integer> {
             description = "where the disk-tier figures write their files (default: a fresh temp dir, deleted after)")
     Path diskDir;
 
-    @Option(names = "--disk-mib-per-size", defaultValue = "128", description = "MiB written and read per chunk size")
+    @Option(names = "--disk-mib-per-size", defaultValue = "128", description = "MiB written and read per chunk size (default ${DEFAULT-VALUE})")
     long diskMibPerSize;
 
     @Override
     public Integer call() throws java.io.IOException {
+        Checks.atLeast(promptTokens, 2, "--prompt-tokens");
+        Checks.atLeast(repeats, 1, "--repeats");
+        Checks.atLeast(threads, 0, "--threads");
+        Checks.positive(secondsPerSize, "--seconds-per-size");
+        Checks.atLeast(diskMibPerSize, 1, "--disk-mib-per-size");
+        Path decodeModel = ModelPaths.resolve(model, ModelPaths.DEFAULT_MODEL, "--model");
+        if (!java.nio.file.Files.isRegularFile(decodeModel)) {
+            throw new BadInputException("--model " + decodeModel + ": no such file");
+        }
+        if (ttftModel != null && !java.nio.file.Files.isRegularFile(ttftModel)) {
+            throw new BadInputException("--ttft-model " + ttftModel + ": no such file");
+        }
+        if (diskDir != null) {
+            Checks.directory(diskDir, "--disk-dir");
+        }
         Path tmp = diskDir != null ? diskDir : Files.createTempDirectory("kvtier-bench-disk");
         try {
             bandwidth();

@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -38,7 +39,7 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--prompt", paramLabel = "TEXT", description = "a prompt (repeatable); an empty prompt is BOS alone")
     List<String> prompts = new ArrayList<>();
 
-    @Option(names = "--prompts", paramLabel = "FILE", description = "a file with one prompt a line, all submitted at once")
+    @Option(names = "--prompts", paramLabel = "FILE", description = "a file with one prompt a line (- for standard input), all submitted at once")
     Path promptsFile;
 
     @Option(names = "--max-tokens", defaultValue = "256", description = "most new tokens per prompt (default ${DEFAULT-VALUE}); the context limit also stops generation")
@@ -56,7 +57,7 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--block-size", defaultValue = "16", description = "token positions per KV block (default ${DEFAULT-VALUE})")
     int blockSize;
 
-    @Option(names = "--device-blocks", defaultValue = "0", description = "blocks in the device KV pool (default: room for 32 full contexts, at most 2 GiB)")
+    @Option(names = "--device-blocks", defaultValue = "0", description = "blocks in the device KV pool (default 0 = room for 32 full contexts, at most 2 GiB)")
     int deviceBlocks;
 
     @Option(names = "--max-batch-tokens", defaultValue = "512", description = "token budget of one engine step: decode tokens plus prefill chunks (default ${DEFAULT-VALUE})")
@@ -65,7 +66,7 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--no-prefix-cache", description = "do not reuse device KV blocks of equal prefixes")
     boolean noPrefixCache;
 
-    @Option(names = "--output", defaultValue = "text", description = "text (default) or jsonl: one object per prompt in input order")
+    @Option(names = "--output", defaultValue = "text", paramLabel = "text|jsonl", description = "text (default) or jsonl: one object per prompt in input order")
     OutputFormat output;
 
     @Option(names = "--stats-json", paramLabel = "FILE", description = "also write the run's summary as JSON")
@@ -78,13 +79,13 @@ final class GenerateCommand implements Callable<Integer> {
             description = "host-memory KV tier size, e.g. 256M, 1G (default ${DEFAULT-VALUE}); 0 turns offloading off")
     String hostCacheBytes;
 
-    @Option(names = "--host-cache-chunks", defaultValue = "0", description = "host tier size in chunks instead of bytes")
+    @Option(names = "--host-cache-chunks", defaultValue = "0", description = "host tier size in chunks instead of --host-cache-bytes")
     int hostCacheChunks;
 
     @Option(names = "--blocks-per-chunk", defaultValue = "1", description = "device blocks per stored chunk (default ${DEFAULT-VALUE})")
     int blocksPerChunk;
 
-    @Option(names = "--eviction", defaultValue = "lru", description = "host tier eviction policy: lru (default) or arc")
+    @Option(names = "--eviction", defaultValue = "lru", paramLabel = "lru|arc", description = "host tier eviction policy: lru (default) or arc")
     String eviction;
 
     @Option(names = "--cache-salt", paramLabel = "SALT",
@@ -104,16 +105,23 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--disk-cache-bytes", defaultValue = "1G", paramLabel = "SIZE", description = "disk tier budget (default ${DEFAULT-VALUE})")
     String diskCacheBytes;
 
-    @Option(names = "--disk-write-policy", defaultValue = "through",
+    @Option(names = "--disk-write-policy", defaultValue = "through", paramLabel = "through|on-evict",
             description = "through (default: after every host store) or on-evict (when the host tier evicts)")
     String diskWritePolicy;
 
-    @Option(names = "--disk-fsync", defaultValue = "none",
+    @Option(names = "--disk-fsync", defaultValue = "none", paramLabel = "none|data|data-and-dir",
             description = "none (default), data (fdatasync before publishing), data-and-dir (and the directory)")
     String diskFsync;
 
     @Option(names = "--disk-admit-after", defaultValue = "1", description = "write a chunk to disk only from its N-th use (default ${DEFAULT-VALUE})")
     int diskAdmitAfter;
+
+    @Option(names = "--disk-scan-wait", defaultValue = "10", paramLabel = "SECONDS",
+            description = "at start, wait up to this long for the disk tier's scan of existing files (default ${DEFAULT-VALUE}; 0: start at once, unscanned chunks are misses)")
+    double diskScanWait;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
 
     @Option(names = "--clear-device-cache-between", description = "with --sequential: drop the device prefix cache between prompts, so reuse must come from the offload tiers")
     boolean clearDeviceCacheBetween;
@@ -122,6 +130,7 @@ final class GenerateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        checkFlags();
         List<String> texts = collectPrompts();
         Path modelPath = ModelPaths.resolve(model, ModelPaths.DEFAULT_MODEL, "--model");
         Path tokPath = ModelPaths.resolve(tokenizer, ModelPaths.DEFAULT_TOKENIZER, "--tokenizer");
@@ -145,6 +154,11 @@ final class GenerateCommand implements Callable<Integer> {
             checkpoint.close();
             throw e;
         }
+        if ((long) blocksPerChunk * blockSize > checkpoint.config().seqLen()) {
+            checkpoint.close();
+            throw new BadInputException("--blocks-per-chunk " + blocksPerChunk + " x --block-size " + blockSize
+                    + " exceeds the model's context of " + checkpoint.config().seqLen() + " tokens: nothing could be stored");
+        }
         List<int[]> ids = new ArrayList<>();
         for (int i = 0; i < texts.size(); i++) {
             int[] p = tok.encode(texts.get(i), true);
@@ -159,6 +173,9 @@ final class GenerateCommand implements Callable<Integer> {
                 : defaultDeviceBlocks(checkpoint, blockSize), maxBatchTokens, EngineConfig.DEFAULT_MAX_RUNNING,
                 !noPrefixCache, Tokenizer.BOS);
         try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads, offloadSetup)) {
+            if (engine.offload() != null && diskScanWait > 0) {
+                engine.offload().awaitDiskScan(java.time.Duration.ofMillis((long) (diskScanWait * 1000)));
+            }
             long t0 = System.nanoTime();
             List<Request> requests = new ArrayList<>();
             for (int i = 0; i < ids.size(); i++) {
@@ -169,7 +186,11 @@ final class GenerateCommand implements Callable<Integer> {
                         engine.resetDevicePrefixCache();
                     }
                 }
-                engine.submit(r);
+                try {
+                    engine.submit(r);
+                } catch (IllegalArgumentException e) {
+                    throw new BadInputException("prompt " + (i + 1) + ": " + e.getMessage(), e);
+                }
                 requests.add(r);
                 if (sequential) {
                     engine.runToCompletion();
@@ -195,13 +216,40 @@ final class GenerateCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** Flag values that are wrong whatever the model: one line, exit 2, before anything is loaded. */
+    private void checkFlags() {
+        Checks.atLeast(blockSize, 1, "--block-size");
+        Checks.atLeast(deviceBlocks, 0, "--device-blocks");
+        Checks.atLeast(maxBatchTokens, 1, "--max-batch-tokens");
+        Checks.atLeast(threads, 0, "--threads");
+        Checks.atLeast(hostCacheChunks, 0, "--host-cache-chunks");
+        Checks.atLeast(blocksPerChunk, 1, "--blocks-per-chunk");
+        Checks.atLeast(diskAdmitAfter, 1, "--disk-admit-after");
+        if (!(diskScanWait >= 0)) {
+            throw new BadInputException("--disk-scan-wait must be >= 0 seconds, got " + diskScanWait);
+        }
+        var parsed = spec.commandLine().getParseResult();
+        if (hostCacheChunks > 0 && parsed.hasMatchedOption("--host-cache-bytes")) {
+            throw new BadInputException("give --host-cache-bytes or --host-cache-chunks, not both");
+        }
+        if (diskCacheDir == null) {
+            for (String flag : List.of("--disk-cache-bytes", "--disk-write-policy", "--disk-fsync", "--disk-admit-after")) {
+                if (parsed.hasMatchedOption(flag)) {
+                    throw new BadInputException(flag + " needs --disk-cache-dir");
+                }
+            }
+        } else {
+            Checks.directory(diskCacheDir, "--disk-cache-dir");
+        }
+        Checks.outputFile(statsJson, "--stats-json");
+    }
+
     private List<String> collectPrompts() throws IOException {
         List<String> all = new ArrayList<>(prompts);
         if (promptsFile != null) {
-            if (!Files.isRegularFile(promptsFile)) {
-                throw new BadInputException("--prompts " + promptsFile + ": no such file");
-            }
-            List<String> lines = Files.readAllLines(promptsFile, StandardCharsets.UTF_8);
+            List<String> lines = promptsFile.toString().equals("-")
+                    ? new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8)).lines().toList()
+                    : Files.readAllLines(Checks.inputFile(promptsFile, "--prompts"), StandardCharsets.UTF_8);
             if (lines.isEmpty()) {
                 throw new BadInputException("--prompts " + promptsFile + ": the file is empty (one prompt a line expected)");
             }
@@ -225,6 +273,9 @@ final class GenerateCommand implements Callable<Integer> {
             throw new BadInputException("--eviction must be lru or arc, got '" + eviction + "'");
         }
         OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk).withOffloadPromptOnly(!offloadDecode);
+        if (bytes == 0 && hostCacheChunks == 0 && diskCacheDir != null) {
+            throw new BadInputException("--disk-cache-dir needs the host tier: the disk tier sits behind it (--host-cache-bytes > 0)");
+        }
         OffloadSetup.DiskSetup disk = null;
         if (diskCacheDir != null) {
             DiskWritePolicy policy;

@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "kvtier", mixinStandardHelpOptions = true, version = "kvtier 0.1.0",
         description = "KV-cache offloading engine for LLM inference on the JVM.",
-        subcommands = {GenerateCommand.class, MakeModelCommand.class, BenchCommand.class, ReplayCommand.class})
+        subcommands = {GenerateCommand.class, ReplayCommand.class, MakeModelCommand.class, BenchCommand.class})
 public final class Main implements Runnable {
 
     @CommandLine.Spec
@@ -18,7 +18,7 @@ public final class Main implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: generate, make-model or bench");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: generate, replay, make-model or bench");
     }
 
     public static void main(String[] args) {
@@ -27,6 +27,8 @@ public final class Main implements Runnable {
 
     /** Runs a command line and returns the exit code (for tests). */
     public static int run(String... args) {
+        // One line per log record (the disk scan reports removed files), not the JDK's two-line default.
+        System.setProperty("java.util.logging.SimpleFormatter.format", "kvtier: %4$s: %5$s%6$s%n");
         CommandLine cli = new CommandLine(new Main());
         cli.setParameterExceptionHandler((ex, a) -> {
             System.err.println("kvtier: " + ex.getMessage() + " (see --help)");
@@ -34,19 +36,45 @@ public final class Main implements Runnable {
         });
         cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             if (isBadInput(ex)) {
-                System.err.println("kvtier: " + ex.getMessage());
+                System.err.println("kvtier: " + describe(ex));
                 return 2;
             }
+
             System.err.println("kvtier: internal error (a bug): " + ex);
             ex.printStackTrace(System.err);
             return 1;
         });
-        return cli.execute(args);
+        try {
+            return cli.execute(args);
+        } catch (OutOfMemoryError e) {
+            // Off-heap slabs are allocated up front: too large a pool or tier fails here, not mid-run.
+            System.err.println("kvtier: not enough memory (" + e.getMessage() + "); lower --device-blocks, "
+                    + "--host-cache-bytes or the model size");
+            return 2;
+        }
     }
 
-    /** Exceptions that describe a user's mistake rather than a bug. */
+    /**
+     * Exceptions that describe a user's mistake or the environment (a path that is a directory, a
+     * full disk, text that is not UTF-8) rather than a bug.
+     */
     static boolean isBadInput(Throwable ex) {
         return ex instanceof BadInputException || ex instanceof ModelFormatException
-                || ex instanceof IllegalArgumentException;
+                || ex instanceof IllegalArgumentException || ex instanceof java.io.IOException
+                || ex instanceof java.io.UncheckedIOException;
+    }
+
+    private static String describe(Throwable ex) {
+        Throwable cause = ex instanceof java.io.UncheckedIOException u ? u.getCause() : ex;
+        if (cause instanceof java.nio.charset.CharacterCodingException) {
+            return "input is not valid UTF-8 text (" + ex.getMessage() + ")";
+        }
+        if (cause instanceof java.nio.file.FileSystemException fs) {
+            return fs.getMessage(); // names the path and the reason, e.g. "x: Is a directory"
+        }
+        if (cause instanceof java.io.IOException io && !(ex instanceof java.io.UncheckedIOException)) {
+            return io.getClass().getSimpleName() + ": " + io.getMessage();
+        }
+        return ex.getMessage();
     }
 }

@@ -16,19 +16,35 @@ final class MakeModelCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "OUT", description = "file to write")
     Path out;
 
-    @Option(names = "--dim", defaultValue = "288") int dim;
-    @Option(names = "--hidden-dim", defaultValue = "768") int hiddenDim;
-    @Option(names = "--layers", defaultValue = "6") int layers;
-    @Option(names = "--heads", defaultValue = "6") int heads;
-    @Option(names = "--kv-heads", defaultValue = "6") int kvHeads;
-    @Option(names = "--vocab", defaultValue = "32000") int vocab;
-    @Option(names = "--seq-len", defaultValue = "256") int seqLen;
-    @Option(names = "--seed", defaultValue = "1") long seed;
+    @Option(names = "--dim", defaultValue = "288", description = "model width (default ${DEFAULT-VALUE})") int dim;
+    @Option(names = "--hidden-dim", defaultValue = "768", description = "feed-forward width (default ${DEFAULT-VALUE})") int hiddenDim;
+    @Option(names = "--layers", defaultValue = "6", description = "transformer layers (default ${DEFAULT-VALUE})") int layers;
+    @Option(names = "--heads", defaultValue = "6", description = "query heads; must divide --dim (default ${DEFAULT-VALUE})") int heads;
+    @Option(names = "--kv-heads", defaultValue = "6", description = "key/value heads; must divide --heads (default ${DEFAULT-VALUE})") int kvHeads;
+    @Option(names = "--vocab", defaultValue = "32000", description = "vocabulary size (default ${DEFAULT-VALUE})") int vocab;
+    @Option(names = "--seq-len", defaultValue = "256", description = "context length in tokens (default ${DEFAULT-VALUE})") int seqLen;
+    @Option(names = "--seed", defaultValue = "1", description = "random seed of the weights (default ${DEFAULT-VALUE})") long seed;
 
     @Override
-    public Integer call() {
+    public Integer call() throws java.io.IOException {
+        for (var f : java.util.Map.of("--dim", dim, "--hidden-dim", hiddenDim, "--layers", layers, "--heads", heads,
+                "--kv-heads", kvHeads, "--vocab", vocab, "--seq-len", seqLen).entrySet()) {
+            Checks.atLeast(f.getValue(), 1, f.getKey());
+        }
+        if (dim % heads != 0 || (dim / heads) % 2 != 0) {
+            throw new BadInputException("--heads " + heads + " must divide --dim " + dim + " into an even head size");
+        }
+        if (heads % kvHeads != 0) {
+            throw new BadInputException("--kv-heads " + kvHeads + " must divide --heads " + heads);
+        }
+        Checks.outputFile(out, "make-model OUT");
         ModelConfig cfg = new ModelConfig(dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen, true);
-        CheckpointWriter.writeRandom(out, cfg, seed);
+        try {
+            CheckpointWriter.writeRandom(out, cfg, seed);
+        } catch (RuntimeException e) {
+            java.nio.file.Files.deleteIfExists(out); // no partial checkpoint left behind
+            throw e;
+        }
         System.err.printf("kvtier: wrote %s: %,d parameters, dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, seq %d%n",
                 out, cfg.parameterCount(), dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen);
         return 0;

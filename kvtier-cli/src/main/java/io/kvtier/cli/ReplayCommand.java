@@ -64,7 +64,7 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--max-running", defaultValue = "256", description = "most requests running at once (default ${DEFAULT-VALUE})")
     int maxRunning;
 
-    @Option(names = "--requests", defaultValue = "0", description = "replay only the first N requests (default: all)")
+    @Option(names = "--requests", defaultValue = "0", description = "replay only the first N requests (default 0: all)")
     int requests;
 
     @Option(names = "--json", paramLabel = "FILE", description = "write the results as JSON (an array with --sweep)")
@@ -115,6 +115,12 @@ final class ReplayCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        Checks.atLeast(threads, 0, "--threads");
+        Checks.atLeast(maxRunning, 1, "--max-running");
+        Checks.outputFile(json, "--json");
+        Checks.outputFile(csv, "--csv");
+        Checks.outputFile(png, "--png");
+        Checks.inputFile(trace, "--trace");
         Trace t = readTrace();
         ReplayConfig cfg = config();
         int cores = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();

@@ -31,7 +31,13 @@ final class Sizes {
             if (v < 0 || Double.isNaN(v) || Double.isInfinite(v)) {
                 throw new NumberFormatException();
             }
-            return (long) (v * mult);
+            double bytes = v * mult;
+            if (bytes > (double) (1L << 50)) {
+                throw new BadInputException(flag + ": '" + text + "' is too large (at most 1P)");
+            }
+            return (long) bytes;
+        } catch (BadInputException e) {
+            throw e;
         } catch (NumberFormatException e) {
             throw new BadInputException(flag + ": '" + text + "' is not a size (e.g. 4096, 256M, 1.5G)");
         }

@@ -85,14 +85,15 @@ public final class Engine implements AutoCloseable {
     public void submit(Request r) {
         int maxPos = runner.maxPositions();
         if (r.promptLength() > maxPos) {
-            throw new IllegalArgumentException("prompt of request " + r.id() + " has " + r.promptLength()
+            throw new IllegalArgumentException("the prompt has " + r.promptLength()
                     + " tokens but the model's context is " + maxPos + " tokens");
         }
         // KV slots a request can need: every position but the last sampled token's.
         long positions = Math.min((long) r.promptLength() + r.maxTokens() - 1, maxPos);
         int blocks = pool.layout().blocksFor(positions);
         if (blocks > pool.numBlocks()) {
-            throw new IllegalArgumentException("request " + r.id() + " needs up to " + positions + " token positions = "
+            throw new IllegalArgumentException(r.promptLength() + " prompt tokens with max tokens " + r.maxTokens()
+                    + " need up to " + positions + " token positions = "
                     + blocks + " blocks of " + config.blockSize() + ", but the device pool has only " + pool.numBlocks()
                     + " blocks; raise the device blocks or the block size, or lower max tokens");
         }

@@ -113,7 +113,7 @@ class SchedulerTest {
         try (Engine e = engine(config(4, 2))) {
             assertThatThrownBy(() -> e.submit(new Request(0, range(1, 6), 10, SamplingParams.GREEDY, ExtraKeys.NONE)))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("needs up to 15 token positions = 4 blocks of 4")
+                    .hasMessageContaining("6 prompt tokens with max tokens 10 need up to 15 token positions = 4 blocks of 4")
                     .hasMessageContaining("only 2 blocks");
         }
     }

@@ -1,0 +1,72 @@
+package io.kvtier.cli;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Flag checks that fail with one line naming the flag ({@link BadInputException}, exit 2). */
+final class Checks {
+
+    private Checks() {
+    }
+
+    static int atLeast(int value, int min, String flag) {
+        if (value < min) {
+            throw new BadInputException(flag + " must be at least " + min + ", got " + value);
+        }
+        return value;
+    }
+
+    static long atLeast(long value, long min, String flag) {
+        if (value < min) {
+            throw new BadInputException(flag + " must be at least " + min + ", got " + value);
+        }
+        return value;
+    }
+
+    static double positive(double value, String flag) {
+        if (!(value > 0) || Double.isInfinite(value)) {
+            throw new BadInputException(flag + " must be a positive number, got " + value);
+        }
+        return value;
+    }
+
+    /** An output file that can be created: a non-empty path whose parent directory exists and which is not a directory. */
+    static Path outputFile(Path file, String flag) {
+        if (file == null) {
+            return null;
+        }
+        if (file.toString().isEmpty()) {
+            throw new BadInputException(flag + ": empty path");
+        }
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent == null || !Files.isDirectory(parent)) {
+            throw new BadInputException(flag + " " + file + ": the directory " + parent + " does not exist");
+        }
+        if (Files.isDirectory(file)) {
+            throw new BadInputException(flag + " " + file + ": is a directory");
+        }
+        return file;
+    }
+
+    /** A directory to use or create: a non-empty path that is not a regular file. */
+    static Path directory(Path dir, String flag) {
+        if (dir.toString().isEmpty()) {
+            throw new BadInputException(flag + ": empty path");
+        }
+        if (Files.exists(dir) && !Files.isDirectory(dir)) {
+            throw new BadInputException(flag + " " + dir + ": not a directory");
+        }
+        return dir;
+    }
+
+    /** A file to read: exists and is not a directory ({@code /dev/stdin} and pipes are fine). */
+    static Path inputFile(Path file, String flag) {
+        if (file.toString().isEmpty() || !Files.exists(file)) {
+            throw new BadInputException(flag + " " + file + ": no such file");
+        }
+        if (Files.isDirectory(file)) {
+            throw new BadInputException(flag + " " + file + ": is a directory, expected a file");
+        }
+        return file;
+    }
+}
