@@ -1,7 +1,6 @@
 package io.kvtier.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineStats;
 import io.kvtier.engine.Request;
@@ -127,7 +126,7 @@ final class GenerateReport {
 
     void writeStatsJson(Path file) {
         try {
-            JSON.enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), stats());
+            JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), stats());
         } catch (IOException e) {
             throw new BadInputException("--stats-json " + file + ": cannot write (" + e.getMessage() + ")", e);
         }

@@ -31,19 +31,8 @@ class ReplayCommandTest {
 
     /** Runs the CLI; returns {exit code, stdout, stderr}. */
     private static Object[] cli(String... args) {
-        PrintStream out = System.out;
-        PrintStream err = System.err;
-        ByteArrayOutputStream o = new ByteArrayOutputStream();
-        ByteArrayOutputStream e = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(o, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(e, true, StandardCharsets.UTF_8));
-            int code = Main.run(args);
-            return new Object[] {code, o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8)};
-        } finally {
-            System.setOut(out);
-            System.setErr(err);
-        }
+        CliRun r = CliRun.of(args);
+        return new Object[] {r.code(), r.out(), r.err()};
     }
 
     @Test

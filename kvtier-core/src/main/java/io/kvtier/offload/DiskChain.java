@@ -108,15 +108,23 @@ final class DiskChain implements AutoCloseable {
 
     /**
      * Starts reading {@code keys} (ready on disk, absent from the host) into host slots.
+     * {@code hostKeys} are the request's chunks before them, ready in the host: they are part of
+     * the same store plan, so making room for the promoted chunks never evicts them.
      *
      * @return false if the host tier has no room for them now (nothing changed)
      */
-    boolean promote(List<BlockKey> keys, List<BlockKey> parents, List<int[]> tokens, BlockKey namespace, long epoch) {
-        if (!(host.index().prepareStore(keys, parents) instanceof TierIndex.StorePlan.Accepted a)) {
+    boolean promote(List<BlockKey> hostKeys, List<BlockKey> hostParents, List<BlockKey> keys, List<BlockKey> parents,
+                    List<int[]> tokens, BlockKey namespace, long epoch) {
+        List<BlockKey> all = new ArrayList<>(hostKeys);
+        all.addAll(keys);
+        List<BlockKey> allParents = new ArrayList<>(hostParents);
+        allParents.addAll(parents);
+        if (!(host.index().prepareStore(all, allParents) instanceof TierIndex.StorePlan.Accepted a)) {
             return false;
         }
-        if (a.toStore().size() != keys.size()) {
-            host.index().completeStore(a.toStore(), false); // some keys appeared in the host meanwhile: not now
+        if (!a.toStore().equals(keys)) {
+            // Not exactly the disk chunks (one appeared in, or left, the host meanwhile): not now.
+            host.index().completeStore(a.toStore(), false);
             return false;
         }
         index.prepareLoad(keys);

@@ -172,6 +172,12 @@ public final class OffloadScheduler implements AutoCloseable {
      */
     public Lookup promote(SequenceView r, int deviceHitBlocks, Lookup.Promote p) {
         int firstChunk = deviceHitBlocks / chunk() + p.hostChunks();
+        List<BlockKey> hostKeys = new ArrayList<>();
+        List<BlockKey> hostParents = new ArrayList<>();
+        for (int c = deviceHitBlocks / chunk(); c < firstChunk; c++) {
+            hostKeys.add(chunkKey(r, c));
+            hostParents.add(parentOf(r, c));
+        }
         List<BlockKey> keys = new ArrayList<>();
         List<BlockKey> parents = new ArrayList<>();
         List<int[]> tokens = new ArrayList<>();
@@ -180,7 +186,7 @@ public final class OffloadScheduler implements AutoCloseable {
             parents.add(parentOf(r, c));
             tokens.add(r.tokens(c * chunk() * blockSize, (c + 1) * chunk() * blockSize));
         }
-        if (disk.promote(keys, parents, tokens, namespace, epoch)) {
+        if (disk.promote(hostKeys, hostParents, keys, parents, tokens, namespace, epoch)) {
             return new Lookup.Wait("promoting " + keys.size() + " chunks from disk");
         }
         int end = firstChunk * chunk();

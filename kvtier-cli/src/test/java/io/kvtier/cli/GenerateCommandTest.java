@@ -1,0 +1,125 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvtier.engine.ReferenceRecords;
+import io.kvtier.engine.ReferenceRecords.Record;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** {@code ./kvtier generate} on the real model: reference outputs as JSON lines, and bad input. */
+class GenerateCommandTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final List<Record> RECORDS = ReferenceRecords.load();
+
+    @TempDir
+    Path dir;
+
+    private String model() {
+        return ReferenceRecords.model().toString();
+    }
+
+    private String tokenizer() {
+        return ReferenceRecords.tokenizer().toString();
+    }
+
+    /** Every record through the CLI, all prompts of one max-tokens value submitted at once. */
+    @ParameterizedTest(name = "block size {0}, {1} device blocks")
+    @CsvSource({"16, 0", "16, 32", "64, 8"})
+    void jsonlReproducesEveryReferenceRecord(int blockSize, int deviceBlocks) throws IOException {
+        Path stats = dir.resolve("stats.json");
+        for (int i = 0; i < RECORDS.size(); i++) {
+            Record rec = RECORDS.get(i);
+            Path prompts = dir.resolve("p" + i + ".txt");
+            Files.writeString(prompts, rec.prompt() + "\n");
+            CliRun r = CliRun.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompts", prompts.toString(),
+                    "--max-tokens", String.valueOf(rec.maxTokens()), "--output", "jsonl", "--block-size", String.valueOf(blockSize),
+                    "--device-blocks", String.valueOf(deviceBlocks), "--stats-json", stats.toString());
+            assertThat(r.code()).as("record %d: %s", i, r.err()).isZero();
+            JsonNode o = JSON.readTree(r.out().lines().findFirst().orElseThrow());
+            assertThat(ints(o.get("prompt_ids"))).as("record %d", i).containsExactly(rec.promptIds());
+            assertThat(ints(o.get("generated_ids"))).as("record %d", i).containsExactly(rec.expectedOutput());
+            assertThat(o.get("text").asText()).isEqualTo(rec.text());
+            JsonNode s = JSON.readTree(stats.toFile());
+            assertThat(s.get("device_blocks_free_at_end").asInt())
+                    .isEqualTo(s.get("device_blocks_total").asInt() - s.get("device_blocks_cached_at_end").asInt());
+        }
+    }
+
+    @Test
+    void allRecordsAtOnceWithASmallPoolPreemptAndMatch() throws IOException {
+        // Prompts of different max tokens: submit all with the largest and compare the prefix each record fixes.
+        Path prompts = dir.resolve("all.txt");
+        List<String> lines = new ArrayList<>();
+        for (Record rec : RECORDS) {
+            lines.add(rec.prompt());
+        }
+        Files.write(prompts, lines);
+        Path stats = dir.resolve("stats.json");
+        CliRun r = CliRun.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompts", prompts.toString(),
+                "--max-tokens", "64", "--output", "jsonl", "--block-size", "64", "--device-blocks", "8",
+                "--stats-json", stats.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        List<String> out = r.out().lines().toList();
+        assertThat(out).hasSize(RECORDS.size());
+        for (int i = 0; i < RECORDS.size(); i++) {
+            int[] expected = RECORDS.get(i).expectedOutput();
+            int[] got = ints(JSON.readTree(out.get(i)).get("generated_ids"));
+            int n = Math.min(64, expected.length);
+            assertThat(got).as("record %d", i).startsWith(java.util.Arrays.copyOf(expected, n));
+        }
+        assertThat(JSON.readTree(stats.toFile()).get("preemptions").asInt()).isPositive();
+    }
+
+    @Test
+    void badInputGivesOneLineAndExitTwo() throws IOException {
+        Path truncated = dir.resolve("trunc.bin");
+        Files.write(truncated, java.util.Arrays.copyOf(Files.readAllBytes(ReferenceRecords.model()), 100_000));
+        Path foreign = dir.resolve("foreign.bin");
+        Files.writeString(foreign, "this is not a model, just some text that is long enough".repeat(10));
+        Path empty = dir.resolve("empty.txt");
+        Files.writeString(empty, "");
+        Path longPrompt = dir.resolve("long.txt");
+        Files.writeString(longPrompt, "hello ".repeat(600) + "\n");
+        String[][] cases = {
+            {"--model", dir.resolve("missing.bin").toString()},
+            {"--model", truncated.toString()},
+            {"--model", foreign.toString()},
+            {"--tokenizer", dir.resolve("missing.tok").toString()},
+            {"--prompts", empty.toString()},
+            {"--prompts", longPrompt.toString()},
+            {"--no-such-flag"},
+            {"--max-tokens", "0"},
+            {"--top-p", "0"},
+            {"--block-size", "0"},
+            {"--host-cache-bytes", "lots"},
+        };
+        for (String[] c : cases) {
+            List<String> args = new ArrayList<>(List.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "hi"));
+            args.addAll(List.of(c));
+            CliRun r = CliRun.of(args.toArray(String[]::new));
+            assertThat(r.code()).as("%s -> %s", List.of(c), r.err()).isEqualTo(2);
+            assertThat(r.err().strip().lines().toList()).as("%s", List.of(c)).hasSize(1);
+            assertThat(r.err()).startsWith("kvtier: ").doesNotContain("Exception", "\tat ");
+            assertThat(r.out()).isEmpty();
+        }
+    }
+
+    private static int[] ints(JsonNode a) {
+        int[] out = new int[a.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = a.get(i).asInt();
+        }
+        return out;
+    }
+}
