@@ -251,20 +251,13 @@ public final class OffloadScheduler implements AutoCloseable {
      * {@code kvWritten} = positions whose KV now exists. Every full chunk below it not yet handled
      * becomes part of one store job, created now (§3.1). A store the tier refuses for space is
      * retried at the request's next commit; the request's cursor advances only when accepted.
+     * {@code blockTable} gives the request's block table, asked for only when a store is due.
      */
-    public void onCommit(SequenceView r, int kvWritten, int[] blockTable) {
-        if (jobs.hasLoad(r.id())) {
-            return;
-        }
-        int fullBlocks = kvWritten / blockSize;
-        if (config.offloadPromptOnly()) {
-            // Blocks holding at least one prompt token; the one straddling the prompt's end counts.
-            fullBlocks = Math.min(fullBlocks, (r.promptLength() + blockSize - 1) / blockSize);
-        }
+    public void onCommit(SequenceView r, int kvWritten, java.util.function.Supplier<int[]> blockTable) {
+        int toChunk = storableChunks(r, kvWritten);
         int fromChunk = storedBlocks.getOrDefault(r.id(), 0) / chunk();
-        int toChunk = Math.min(fullBlocks, r.blockKeys().size()) / chunk();
-        if (toChunk <= fromChunk) {
-            return;
+        if (toChunk <= fromChunk || jobs.hasLoad(r.id())) {
+            return; // the common case of a decode step: nothing new to store, nothing copied
         }
         List<BlockKey> keys = new ArrayList<>();
         List<BlockKey> parents = new ArrayList<>();
@@ -286,6 +279,7 @@ public final class OffloadScheduler implements AutoCloseable {
             return; // the host's victims are being saved to disk first; retried at the next commit
         }
         TierIndex.StorePlan plan = host.index().prepareStore(keys, parents);
+        int[] table = null;
         if (!(plan instanceof TierIndex.StorePlan.Accepted accepted)) {
             stats.storeRefusals++;
             return;
@@ -302,7 +296,10 @@ public final class OffloadScheduler implements AutoCloseable {
             int c = fromChunk + keys.indexOf(accepted.toStore().get(i));
             int[] dev = new int[chunk()];
             for (int j = 0; j < chunk(); j++) {
-                dev[j] = blockTable[c * chunk() + j];
+                if (table == null) {
+                    table = blockTable.get();
+                }
+                dev[j] = table[c * chunk() + j];
                 pool.retain(dev[j]);
                 sources[s++] = dev[j];
             }
@@ -312,6 +309,16 @@ public final class OffloadScheduler implements AutoCloseable {
         long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
         jobs.add(new OffloadJob.Store(id, r.id(), HostTier.NAME, fromChunk, sources, accepted.toStore(), epoch, deadline));
         transfers.submit(new StoreJob(id, copies, deadline));
+    }
+
+    /** Full chunks below {@code kvWritten} that may be stored (prompt blocks only unless decode blocks are offloaded). */
+    private int storableChunks(SequenceView r, int kvWritten) {
+        int fullBlocks = kvWritten / blockSize;
+        if (config.offloadPromptOnly()) {
+            // Blocks holding at least one prompt token; the one straddling the prompt's end counts.
+            fullBlocks = Math.min(fullBlocks, (r.promptLength() + blockSize - 1) / blockSize);
+        }
+        return Math.min(fullBlocks, r.blockKeys().size()) / chunk();
     }
 
     /** Applies every completed transfer; returns the loads that ended for requests still waiting. */

@@ -201,7 +201,7 @@ public final class Engine implements AutoCloseable {
             if (offload != null) {
                 // Stores are decided here, after the forward pass, from the KV really written (§3.1),
                 // for finishing requests too, before their blocks are released.
-                offload.onCommit(r, r.numComputed(), kv.blockTable(r.id()));
+                offload.onCommit(r, r.numComputed(), () -> kv.blockTable(r.id()));
             }
             if (reason != null) {
                 finish(r, reason, done);

@@ -74,6 +74,18 @@ public final class AsyncTransferEngine implements TransferEngine {
     private final BlockingQueue<Ticket> stores = new LinkedBlockingQueue<>();
     private final BlockingQueue<Ticket> loads = new LinkedBlockingQueue<>();
     private final BlockingQueue<Ticket> diskJobs = new LinkedBlockingQueue<>();
+    /** Store jobs queued or running on the store thread (an inline store must not overtake one). */
+    private final java.util.concurrent.atomic.AtomicInteger storesQueued = new java.util.concurrent.atomic.AtomicInteger();
+
+    /**
+     * A store job of at most this many payload bytes, submitted while no other store is queued,
+     * runs at once on the engine thread: copying a few KiB costs less than waking the store thread,
+     * which on a small machine would preempt a compute thread mid-step. Its result still arrives
+     * through {@link #poll()}, like any other.
+     */
+    static final long INLINE_STORE_BYTES = Long.getLong("kvtier.transfer.inlineStoreBytes", 256 << 10);
+
+    private final long inlineStoreBytes;
     private final BlockingQueue<TransferResult> results = new LinkedBlockingQueue<>();
     private final Thread storeThread;
     private final Thread loadThread;
@@ -105,10 +117,16 @@ public final class AsyncTransferEngine implements TransferEngine {
      * make a job late at any chunk).
      */
     AsyncTransferEngine(ChunkCopier copier, ObjIntConsumer<TransferJob> beforeChunk) {
-        this(copier, null, beforeChunk);
+        this(copier, null, beforeChunk, 0); // tests that hook the worker keep every store on it
     }
 
-    AsyncTransferEngine(ChunkCopier copier, DiskCopier disk, ObjIntConsumer<TransferJob> beforeChunk) {
+    private AsyncTransferEngine(ChunkCopier copier, DiskCopier disk, ObjIntConsumer<TransferJob> beforeChunk) {
+        this(copier, disk, beforeChunk, INLINE_STORE_BYTES);
+    }
+
+    private AsyncTransferEngine(ChunkCopier copier, DiskCopier disk, ObjIntConsumer<TransferJob> beforeChunk,
+                                long inlineStoreBytes) {
+        this.inlineStoreBytes = inlineStoreBytes;
         this.copier = Objects.requireNonNull(copier, "copier");
         this.disk = disk;
         this.beforeChunk = beforeChunk;
@@ -138,7 +156,14 @@ public final class AsyncTransferEngine implements TransferEngine {
         Ticket t = new Ticket(job, nanoTime());
         pending.put(job.jobId(), t);
         switch (job) {
-            case StoreJob s -> stores.add(t);
+            case StoreJob s -> {
+                if (storesQueued.get() == 0 && payloadBytes(s) <= inlineStoreBytes) {
+                    run(t);
+                } else {
+                    storesQueued.incrementAndGet();
+                    stores.add(t);
+                }
+            }
             case LoadJob l -> loads.add(t);
             case DiskJob d -> diskJobs.add(t);
         }
@@ -286,8 +311,22 @@ public final class AsyncTransferEngine implements TransferEngine {
             if (t == STOP) {
                 return;
             }
-            run(t);
+            try {
+                run(t);
+            } finally {
+                if (t.job instanceof StoreJob) {
+                    storesQueued.decrementAndGet();
+                }
+            }
         }
+    }
+
+    private long payloadBytes(StoreJob job) {
+        long n = 0;
+        for (ChunkCopy c : job.chunks()) {
+            n += copier.payloadBytes(c);
+        }
+        return n;
     }
 
     private void run(Ticket t) {
