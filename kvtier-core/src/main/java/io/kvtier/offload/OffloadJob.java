@@ -46,46 +46,36 @@ public sealed interface OffloadJob {
     /** Request id of jobs that belong to a tier, not to a request (disk writes, promotions). */
     long TIER_JOB = -1;
 
+    /** A job between two tiers: it belongs to no request and touches no device block. */
+    sealed interface TierJob extends OffloadJob permits DiskWrite, Promote {
+        @Override
+        default long requestId() {
+            return TIER_JOB;
+        }
+
+        @Override
+        default int[] deviceBlocks() {
+            return new int[0];
+        }
+
+        @Override
+        default String tier() {
+            return "disk";
+        }
+    }
+
     /**
      * Host -> disk: the host entries of {@code chunkKeys} are pinned (read) and the disk entries are
      * being stored. {@code deleted} are evicted disk keys whose files the job deletes first.
      */
     record DiskWrite(long id, List<BlockKey> chunkKeys, List<BlockKey> deleted, long epoch, long deadlineNanos)
-            implements OffloadJob {
-        @Override
-        public long requestId() {
-            return TIER_JOB;
-        }
-
-        @Override
-        public int[] deviceBlocks() {
-            return new int[0];
-        }
-
-        @Override
-        public String tier() {
-            return "disk";
-        }
+            implements TierJob {
     }
 
     /**
      * Disk -> host (promotion): the disk entries of {@code chunkKeys} are pinned (read) and the host
      * entries are being stored; afterwards a request loads them from the host like any host hit.
      */
-    record Promote(long id, List<BlockKey> chunkKeys, long epoch, long deadlineNanos) implements OffloadJob {
-        @Override
-        public long requestId() {
-            return TIER_JOB;
-        }
-
-        @Override
-        public int[] deviceBlocks() {
-            return new int[0];
-        }
-
-        @Override
-        public String tier() {
-            return "disk";
-        }
+    record Promote(long id, List<BlockKey> chunkKeys, long epoch, long deadlineNanos) implements TierJob {
     }
 }
