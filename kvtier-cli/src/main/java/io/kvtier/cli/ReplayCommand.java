@@ -189,6 +189,12 @@ final class ReplayCommand implements Callable<Integer> {
         return t;
     }
 
+    private static void nonNegative(Double v, String flag) {
+        if (v != null && !(v >= 0 && !v.isInfinite())) {
+            throw new BadInputException(flag + " must be a number >= 0, got " + v);
+        }
+    }
+
     private ReplayConfig config() {
         ReplayConfig.Mode m = switch (mode.toLowerCase(java.util.Locale.ROOT)) {
             case "instant" -> ReplayConfig.Mode.INSTANT;
@@ -205,6 +211,24 @@ final class ReplayCommand implements Callable<Integer> {
             };
         }
         CostModel ref = CostModel.REFERENCE;
+        nonNegative(linearUsPerToken, "--linear-us-per-token");
+        nonNegative(attentionNsPerPair, "--attention-ns-per-pair");
+        nonNegative(weightReadMs, "--weight-read-ms");
+        nonNegative(kvReadNsPerToken, "--kv-read-ns-per-token");
+        nonNegative(stepOverheadMs, "--step-overhead-ms");
+        nonNegative(hostLatencyUs, "--host-latency-us");
+        if (hostGbps != null) {
+            Checks.positive(hostGbps, "--host-gbps");
+        }
+        if (kvBytesPerToken != null) {
+            Checks.atLeast(kvBytesPerToken.longValue(), 1, "--kv-bytes-per-token");
+        }
+        if (contextTokens != null) {
+            Checks.atLeast(contextTokens, 1, "--context-tokens");
+        }
+        Checks.atLeast(blockSize, 1, "--block-size");
+        Checks.atLeast(maxBatchTokens, 0, "--max-batch-tokens"); // 0: the mode's default
+        Checks.positive(speedup, "--speedup");
         CostModel cost = new CostModel(ref.name() + (customCost() ? " (modified)" : ""),
                 kvBytesPerToken != null ? kvBytesPerToken : ref.kvBytesPerToken(),
                 linearUsPerToken != null ? linearUsPerToken * 1e3 : ref.linearNanosPerToken(),
