@@ -93,7 +93,7 @@ public final class AsyncTransferEngine implements TransferEngine {
 
     // Engine thread only.
     private final Map<Long, Ticket> pending = new LinkedHashMap<>();
-    private final ArrayDeque<TransferResult> undelivered = new ArrayDeque<>();
+    private final Undelivered undelivered = new Undelivered();
     private boolean closed;
 
     /** An engine copying between the device slab and the host slots of {@code copier}. */
@@ -172,9 +172,7 @@ public final class AsyncTransferEngine implements TransferEngine {
     @Override
     public List<TransferResult> poll() {
         collect();
-        List<TransferResult> out = List.copyOf(undelivered);
-        undelivered.clear();
-        return out;
+        return undelivered.drain();
     }
 
     @Override
@@ -192,7 +190,7 @@ public final class AsyncTransferEngine implements TransferEngine {
         long end = nanoTime() + Math.max(0, timeout.toNanos());
         collect();
         try {
-            while (anyPending(wanted) && !(any && anyDelivered(wanted))) {
+            while (anyPending(wanted) && !(any && undelivered.containsAny(wanted))) {
                 long now = nanoTime();
                 if (now - end >= 0) {
                     break;
@@ -212,24 +210,7 @@ public final class AsyncTransferEngine implements TransferEngine {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        List<TransferResult> out = new ArrayList<>();
-        for (Iterator<TransferResult> it = undelivered.iterator(); it.hasNext(); ) {
-            TransferResult r = it.next();
-            if (wanted.contains(r.jobId())) {
-                out.add(r);
-                it.remove();
-            }
-        }
-        return out;
-    }
-
-    private boolean anyDelivered(Set<Long> ids) {
-        for (TransferResult r : undelivered) {
-            if (ids.contains(r.jobId())) {
-                return true;
-            }
-        }
-        return false;
+        return undelivered.take(wanted);
     }
 
     private boolean anyPending(Set<Long> ids) {

@@ -62,7 +62,7 @@ public final class FaultInjectingTransferEngine implements TransferEngine {
     private final ChunkCopier copier;
     private final TransferClock clock;
     private final Map<Long, Pending> pending = new LinkedHashMap<>();
-    private final ArrayDeque<TransferResult> undelivered = new ArrayDeque<>();
+    private final Undelivered undelivered = new Undelivered();
     private final List<Rule> rules = new ArrayList<>();
     private final Set<BlockKey> failingChunks = new HashSet<>();
     private final List<TransferJob> submitted = new ArrayList<>();
@@ -249,9 +249,7 @@ public final class FaultInjectingTransferEngine implements TransferEngine {
             }
         }
         expire();
-        List<TransferResult> out = List.copyOf(undelivered);
-        undelivered.clear();
-        return out;
+        return undelivered.drain();
     }
 
     @Override
@@ -272,7 +270,7 @@ public final class FaultInjectingTransferEngine implements TransferEngine {
                 runRunnable(true);
                 expire();
                 boolean done = wanted.stream().noneMatch(pending::containsKey)
-                        || (any && undelivered.stream().anyMatch(r -> wanted.contains(r.jobId())));
+                        || (any && undelivered.containsAny(wanted));
                 if (done || clock.nanoTime() - end >= 0) {
                     break;
                 }
@@ -287,15 +285,7 @@ public final class FaultInjectingTransferEngine implements TransferEngine {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        List<TransferResult> out = new ArrayList<>();
-        for (Iterator<TransferResult> it = undelivered.iterator(); it.hasNext(); ) {
-            TransferResult r = it.next();
-            if (wanted.contains(r.jobId())) {
-                out.add(r);
-                it.remove();
-            }
-        }
-        return out;
+        return undelivered.take(wanted);
     }
 
     @Override
