@@ -2,8 +2,6 @@ package io.kvtier.offload.transfer;
 
 import io.kvtier.tier.ChunkHeader;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.Iterator;
