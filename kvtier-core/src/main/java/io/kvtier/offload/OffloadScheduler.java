@@ -326,6 +326,9 @@ public final class OffloadScheduler implements AutoCloseable {
         if (disk != null) {
             disk.drainScan();
         }
+        if (jobs.isEmpty()) {
+            return List.of(); // every job is registered until it completes: nothing to collect
+        }
         return apply(transfers.poll());
     }
 
