@@ -458,14 +458,6 @@ public final class OffloadScheduler implements AutoCloseable {
     }
 
     /**
-     * The request was preempted: its blocks were released (jobs keep theirs). The store cursor is
-     * kept: what was stored stays stored, and the request is not re-admitted until its jobs end.
-     */
-    public void onPreempted(long requestId) {
-        // Nothing to undo: jobs hold their own block references.
-    }
-
-    /**
      * Drops every tier entry and forgets every request's progress. Jobs in flight keep their
      * resources until they complete; their results are then ignored (§3.7).
      *
