@@ -21,7 +21,11 @@ class RealModelOffloadTest {
     private static final List<Record> RECORDS = ReferenceRecords.load();
 
     private static List<Request> runSequential(boolean saltPerPrompt, OffloadConfig oc) {
-        OffloadSetup setup = new OffloadSetup(16L << 20, 0, "lru", oc);
+        return runSequential(saltPerPrompt, oc, "lru");
+    }
+
+    private static List<Request> runSequential(boolean saltPerPrompt, OffloadConfig oc, String eviction) {
+        OffloadSetup setup = new OffloadSetup(16L << 20, 0, eviction, oc);
         List<Request> done = new ArrayList<>();
         try (Engine e = LlamaRunner.engine(Checkpoint.load(ReferenceRecords.model()), EngineConfig.of(16, 32),
                 Kernels.best(), 2, setup)) {
@@ -52,6 +56,13 @@ class RealModelOffloadTest {
         for (Request r : done) {
             assertThat(r.deviceHitTokens()).isZero();
         }
+    }
+
+    @Test
+    void arcEvictionGivesTheSameHitsAndOutputs() {
+        List<Request> done = runSequential(false, OffloadConfig.DEFAULT, "arc");
+        assertThat(done.get(4).externalHitTokens().get("host")).isEqualTo(32);
+        assertThat(done.get(5).externalHitTokens().get("host")).isEqualTo(32);
     }
 
     @Test
