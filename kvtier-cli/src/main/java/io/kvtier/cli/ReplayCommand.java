@@ -46,7 +46,7 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--host-tokens", defaultValue = "inf", paramLabel = "N", description = "host tier capacity in tokens (k/M/G = 1e3/1e6/1e9, Ki/Mi/Gi = 2^10/2^20/2^30), 0 for none, or inf (default)")
     String hostTokens;
 
-    @Option(names = "--disk-tokens", defaultValue = "0", paramLabel = "N", description = "disk tier capacity in tokens: only 0 until the disk tier is wired into replay (issue 5)")
+    @Option(names = "--disk-tokens", defaultValue = "0", paramLabel = "N", description = "disk tier capacity in tokens behind the host tier (written through from it; a disk hit is promoted into the host, then loaded), 0 for none (default), or inf")
     String diskTokens;
 
     @Option(names = "--block-size", defaultValue = "512", description = "tokens per block (default ${DEFAULT-VALUE}, the traces' hash granularity; the optimum needs 512)")

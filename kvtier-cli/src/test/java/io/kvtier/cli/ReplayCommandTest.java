@@ -68,9 +68,9 @@ class ReplayCommandTest {
 
     @Test
     void userMistakesAreOneLineAndExitCode2() throws IOException {
-        Object[] disk = cli("replay", "--trace", trace().toString(), "--disk-tokens", "1M");
+        Object[] disk = cli("replay", "--trace", trace().toString(), "--disk-tokens", "min");
         assertThat(disk[0]).isEqualTo(2);
-        assertThat((String) disk[2]).contains("disk tier is not available").doesNotContain("Exception");
+        assertThat((String) disk[2]).contains("--disk-tokens").doesNotContain("Exception");
         Object[] missing = cli("replay", "--trace", dir.resolve("nope.jsonl").toString());
         assertThat(missing[0]).isEqualTo(2);
         assertThat((String) missing[2]).contains("no such file");
@@ -89,5 +89,30 @@ class ReplayCommandTest {
         Object[] r = cli("bench", "scheduler", "--running", "8", "--prompt-tokens", "32", "--steps", "20", "--repeats", "1");
         assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
         assertThat((String) r[1]).contains("engine time per step outside the forward pass");
+    }
+
+    @Test
+    void aDiskTierBehindTheHostTierServesWhatTheHostEvicted() throws IOException {
+        // A stores blocks 0,1; B's two blocks evict them from the 2-chunk host tier; C's prefix 0,1
+        // comes back from disk (written through from the host), promoted and loaded.
+        Path t = dir.resolve("disk.jsonl");
+        Files.writeString(t, """
+                {"timestamp": 0, "input_length": 1300, "output_length": 5, "hash_ids": [0, 1, 2]}
+                {"timestamp": 100, "input_length": 1024, "output_length": 5, "hash_ids": [5, 6]}
+                {"timestamp": 200, "input_length": 1300, "output_length": 2, "hash_ids": [0, 1, 3]}
+                """);
+        Path json = dir.resolve("disk.json");
+        Object[] r = cli("replay", "--trace", t.toString(), "--host-tokens", "1024", "--disk-tokens", "5120",
+                "--json", json.toString());
+        assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
+        JsonNode j = new ObjectMapper().readTree(json.toFile());
+        assertThat(j.get("hit_tokens_by_tier").get("disk").asLong()).isEqualTo(1024);
+        assertThat(j.get("hit_tokens_by_tier").get("host").asLong()).isZero();
+        assertThat(j.get("chunks_written_by_tier").get("disk").asLong()).isEqualTo(4);
+        assertThat(j.get("hit_tokens").asLong()).isEqualTo(1024);
+        assertThat(j.get("optimum_token_hit_ratio").asDouble()).isEqualTo(j.get("token_hit_ratio").asDouble());
+        Object[] noHost = cli("replay", "--trace", t.toString(), "--host-tokens", "0", "--disk-tokens", "5120");
+        assertThat(noHost[0]).isEqualTo(2);
+        assertThat((String) noHost[2]).contains("--disk-tokens").contains("--host-tokens");
     }
 }

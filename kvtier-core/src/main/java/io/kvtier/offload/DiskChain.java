@@ -39,6 +39,7 @@ final class DiskChain implements AutoCloseable {
     private final int blocksPerChunk;
     private final long deadlineNanos;
     private final long bytesPerChunk;
+    private final BlockKey namespace;
     private final List<BlockKey> pendingDeletions = new ArrayList<>();
     private final Set<BlockKey> promoted = new HashSet<>();
     /** Disk writes started to save host victims (write-on-evict); host stores wait while any runs. */
@@ -51,8 +52,9 @@ final class DiskChain implements AutoCloseable {
 
     DiskChain(TierIndex index, DiskStore store, DiskIndexScan scan, HostTier host, TransferEngine transfers,
               JobRegistry jobs, OffloadStats stats, DiskWritePolicy writePolicy, int admitAfter, int blocksPerChunk,
-              long bytesPerChunk, long deadlineNanos) {
+              long bytesPerChunk, long deadlineNanos, BlockKey namespace) {
         this.bytesPerChunk = bytesPerChunk;
+        this.namespace = namespace;
         this.index = index;
         this.store = store;
         this.scan = scan;
@@ -197,7 +199,8 @@ final class DiskChain implements AutoCloseable {
      * @return the id of the job started, or -1
      */
     private long write(List<BlockKey> candidates, long epoch) {
-        if (candidates.isEmpty() || (writesPaused && transfers.nanoTime() - writesPausedUntil < 0) || !store.writable()) {
+        if (candidates.isEmpty() || (writesPaused && transfers.nanoTime() - writesPausedUntil < 0)
+                || (store != null && !store.writable())) {
             return -1;
         }
         List<BlockKey> keys = new ArrayList<>();
@@ -205,8 +208,10 @@ final class DiskChain implements AutoCloseable {
         List<ChunkHeader> headers = new ArrayList<>();
         for (BlockKey k : candidates) {
             if (host.index().readable(k) && index.state(k) == TierIndex.EntryState.ABSENT && !keys.contains(k)) {
-                // A ready host slot is written by nobody: its header can be read here.
-                ChunkHeader h = ChunkHeader.readFrom(host.slab().headerOf(host.index().slotOf(k)), 0);
+                // A ready host slot is written by nobody: its header can be read here. A host tier
+                // without slot memory (the replay's) has the parent in its bookkeeping; no tokens.
+                ChunkHeader h = host.hasSlab() ? ChunkHeader.readFrom(host.slab().headerOf(host.index().slotOf(k)), 0)
+                        : ChunkHeader.of(namespace, k, host.index().parentOf(k), new int[0], bytesPerChunk, 0);
                 keys.add(k);
                 parents.add(h.parent());
                 headers.add(h);
@@ -310,6 +315,8 @@ final class DiskChain implements AutoCloseable {
         if (scan != null) {
             scan.close();
         }
-        store.close();
+        if (store != null) {
+            store.close();
+        }
     }
 }

@@ -94,7 +94,7 @@ public final class OffloadScheduler implements AutoCloseable {
         this.hostAdmission = new AdmissionFilter(config.hostAdmitAfter(), Math.max(1, host.capacity()));
         this.disk = diskParts == null ? null : new DiskChain(diskParts.index(), diskParts.store(), diskParts.scan(), host,
                 transfers, jobs, stats, diskParts.policy(), diskParts.admitAfter(), config.blocksPerChunk(),
-                config.blocksPerChunk() * pool.layout().bytesPerBlock(), config.jobDeadline().toNanos());
+                config.blocksPerChunk() * pool.layout().bytesPerBlock(), config.jobDeadline().toNanos(), this.namespace);
     }
 
     public OffloadConfig config() {

@@ -80,6 +80,11 @@ public final class HostTier implements AutoCloseable {
         return slab;
     }
 
+    /** Whether the tier has slot memory ({@link #withoutSlab} has none). */
+    public boolean hasSlab() {
+        return slab != null;
+    }
+
     /** Number of chunks. */
     public int capacity() {
         return index.capacity();

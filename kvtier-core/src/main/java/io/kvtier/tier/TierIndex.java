@@ -350,6 +350,12 @@ public final class TierIndex {
         return victims.size() < need ? List.of() : victims;
     }
 
+    /** The parent key recorded for {@code key}, or null if absent. */
+    public BlockKey parentOf(BlockKey key) {
+        Entry e = entries.get(key);
+        return e == null ? null : e.parent;
+    }
+
     /** Whether the key's bytes are readable (READY or LOADING). */
     public boolean readable(BlockKey key) {
         Entry e = entries.get(key);

@@ -52,7 +52,7 @@ public final class Replay {
         TimedRecorder timed = cfg.mode() == ReplayConfig.Mode.TIMED ? new TimedRecorder(reqs.size()) : null;
         try (ReplayEngine re = new ReplayEngine(reqs, cfg, timed)) {
             int[] hits = new int[reqs.size()];
-            long[] counts = new long[3]; // device hit tokens, host hit tokens, output tokens
+            long[] counts = new long[4]; // device hit tokens, host hit tokens, output tokens, disk hit tokens
             if (timed == null) {
                 runInstant(re, reqs, cfg, hits, counts, progress);
             } else {
@@ -61,7 +61,7 @@ public final class Replay {
             ReplayResult.Optimum optimum = null;
             if (cfg.mode() == ReplayConfig.Mode.INSTANT && cfg.blockSize() == ChunkTrace.CHUNK_TOKENS) {
                 ChunkTrace c = chunks != null ? chunks : ChunkTrace.of(trace);
-                long capacity = (long) re.deviceBlocks + re.hostChunks;
+                long capacity = (long) re.deviceBlocks + re.hostChunks + re.diskChunks;
                 optimum = new ReplayResult.Optimum(capacity, BeladyOptimum.run(c, capacity, HitRule.ENGINE).hitTokens(),
                         Ceiling.compute(c, HitRule.ENGINE).hitTokens());
             }
@@ -73,7 +73,8 @@ public final class Replay {
             return new ReplayResult(trace.source(), cfg, re.deviceBlocks, re.hostChunks, reqs.size(), trace.promptTokens(),
                     counts[2], counts[0], counts[1], stored, loaded, re.host == null ? 0 : re.host.index().evictions(),
                     os == null ? 0 : os.storeRefusals(), re.engine.stats().preemptions(), stored * bytesPerBlock,
-                    loaded * bytesPerBlock, hits, optimum, timing, (System.nanoTime() - t0) / 1e9);
+                    loaded * bytesPerBlock, hits, optimum, timing, (System.nanoTime() - t0) / 1e9, re.diskChunks, counts[3],
+                    os == null ? 0 : os.blocksStored().getOrDefault("disk", 0L));
         }
     }
 
@@ -91,14 +92,17 @@ public final class Replay {
     private static void account(Request r, int[] hits, long[] counts, int firstStart) {
         long device = r.deviceHitTokens();
         long host = r.externalHitTokens().getOrDefault(HostTier.NAME, 0);
+        long disk = r.externalHitTokens().getOrDefault("disk", 0);
         if (firstStart >= 0) {
             device = Math.min(device, firstStart);
-            host = firstStart - device;
+            disk = Math.min(disk, firstStart - device);
+            host = firstStart - device - disk;
         }
-        hits[(int) r.id()] = (int) (device + host);
+        hits[(int) r.id()] = (int) (device + host + disk);
         counts[0] += device;
         counts[1] += host;
         counts[2] += r.numOutputTokens();
+        counts[3] += disk;
     }
 
     private static void runInstant(ReplayEngine re, List<TraceRequest> reqs, ReplayConfig cfg, int[] hits,

@@ -10,7 +10,7 @@ import io.kvtier.replay.trace.TraceRequest;
  * @param policy         the host tier's policy
  * @param device         device tier capacity, tokens ({@link Capacity#MIN} allowed)
  * @param host           host tier capacity, tokens (0 = no offloading)
- * @param disk           disk tier capacity, tokens; only 0 until the disk tier is wired in (issue 5)
+ * @param disk           disk tier capacity, tokens (0 = none); written through from the host tier
  * @param blockSize      token positions per block (512 = the traces' hash granularity)
  * @param speedup        timed mode: arrivals at {@code timestamp / speedup}
  * @param cost           the simulated data plane's cost model
@@ -64,9 +64,12 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
         if (host.kind() == Capacity.Kind.MIN) {
             throw new IllegalArgumentException("--host-tokens: 'min' is for the device tier only");
         }
-        if (disk.kind() != Capacity.Kind.TOKENS || disk.tokens() != 0) {
-            throw new IllegalArgumentException("--disk-tokens: the disk tier is not available in replay yet "
-                    + "(issue 5 builds it); use 0");
+        if (disk.kind() == Capacity.Kind.MIN) {
+            throw new IllegalArgumentException("--disk-tokens: 'min' is for the device tier only");
+        }
+        if (!(disk.kind() == Capacity.Kind.TOKENS && disk.tokens() == 0)
+                && host.kind() == Capacity.Kind.TOKENS && host.tokens() == 0) {
+            throw new IllegalArgumentException("--disk-tokens: the disk tier sits behind the host tier; give --host-tokens too");
         }
     }
 

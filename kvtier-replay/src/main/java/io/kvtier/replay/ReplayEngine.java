@@ -38,6 +38,8 @@ final class ReplayEngine implements AutoCloseable {
     final int deviceBlocks;
     /** Host tier size, chunks (0 = no offloading). */
     final int hostChunks;
+    /** Disk tier chunks (0 = none). */
+    final int diskChunks;
     /** The simulated model's context, tokens: the cost model's, or the trace's longest request if longer. */
     final int maxPositions;
     /** Step token budget used. */
@@ -76,6 +78,11 @@ final class ReplayEngine implements AutoCloseable {
             case TOKENS -> (int) Math.min(Integer.MAX_VALUE, cfg.host().blocks(bs));
             case MIN -> throw new IllegalArgumentException("--host-tokens: 'min' is for the device tier only");
         };
+        diskChunks = hostChunks == 0 ? 0 : switch (cfg.disk().kind()) {
+            case INF -> (int) Math.min(Integer.MAX_VALUE, Math.max(1, promptBlocks));
+            case TOKENS -> (int) Math.min(Integer.MAX_VALUE, cfg.disk().blocks(bs));
+            case MIN -> throw new IllegalArgumentException("--disk-tokens: 'min' is for the device tier only");
+        };
         maxBatchTokens = cfg.maxBatchTokens() > 0 ? cfg.maxBatchTokens()
                 : cfg.mode() == ReplayConfig.Mode.INSTANT ? longestPrompt : ReplayConfig.TIMED_MAX_BATCH_TOKENS;
         EngineConfig ec = new EngineConfig(bs, deviceBlocks, maxBatchTokens, cfg.maxRunning(), true, -1);
@@ -86,8 +93,12 @@ final class ReplayEngine implements AutoCloseable {
             transfers = new SimulatedTransferEngine(cfg.cost(), clock, bs);
             host = HostTier.withoutSlab(hostChunks, CachePolicy.named(cfg.policy().evictionPolicy(), hostChunks),
                     KvEvents.discarding());
+            // The disk tier: the real bookkeeping and write-through chain, files simulated by the transfer engine.
+            io.kvtier.offload.DiskTierParts disk = diskChunks == 0 ? null : new io.kvtier.offload.DiskTierParts(
+                    new io.kvtier.tier.TierIndex("disk", diskChunks, CachePolicy.named(cfg.policy().evictionPolicy(), diskChunks),
+                            KvEvents.discarding()), null, null, io.kvtier.offload.DiskWritePolicy.THROUGH, 1);
             offload = new OffloadScheduler(OffloadConfig.DEFAULT.withHostAdmitAfter(cfg.policy().admitAfter()), pool, host,
-                    transfers, ns);
+                    transfers, ns, disk);
         } else {
             transfers = null;
             host = null;

@@ -42,9 +42,14 @@ public final class ReplayReport {
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (stores into the host)%n", "host",
                 r.hostChunks() == 0 ? "0 (off)" : capacity(c.host(), (long) r.hostChunks() * bs, String.format(Locale.ROOT, "%,d chunks", r.hostChunks())),
                 r.hostHitTokens(), r.ratio(r.hostHitTokens()), r.hostChunksWritten());
+        if (r.diskChunks() > 0) {
+            out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (stores into the disk, through the host)%n", "disk",
+                    capacity(c.disk(), (long) r.diskChunks() * bs, String.format(Locale.ROOT, "%,d chunks", r.diskChunks())),
+                    r.diskHitTokens(), r.ratio(r.diskHitTokens()), r.diskChunksWritten());
+        }
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f%n", "total", "", r.hitTokens(), r.tokenHitRatio());
         if (r.optimum() != null) {
-            out.printf(Locale.ROOT, "  optimum (Belady at %,d chunks = device + host): %.4f; this policy reaches %.3f of it%n",
+            out.printf(Locale.ROOT, "  optimum (Belady at %,d chunks = device + host" + (r.diskChunks() > 0 ? " + disk" : "") + "): %.4f; this policy reaches %.3f of it%n",
                     r.optimum().capacityChunks(), r.optimumTokenHitRatio(), r.fractionOfOptimum());
             out.printf(Locale.ROOT, "  ceiling (unbounded cache): %.4f; optimum/ceiling %.3f, policy/ceiling %.3f%n",
                     r.ceilingTokenHitRatio(), r.optimumTokenHitRatio() / r.ceilingTokenHitRatio(),

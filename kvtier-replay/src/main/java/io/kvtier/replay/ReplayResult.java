@@ -27,19 +27,23 @@ import java.util.Map;
  * @param optimum            the offline references (instant mode at block size 512), or null
  * @param timing             latencies and throughput (timed mode), or null
  * @param wallSeconds        real time the replay took
+ * @param diskChunks         disk tier used, chunks of one block (0 = none)
+ * @param diskHitTokens      prompt tokens promoted from the disk tier and loaded
+ * @param diskChunksWritten  chunks written into the disk tier
  */
 public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, int hostChunks, int requests,
                            long promptTokens, long outputTokens, long deviceHitTokens, long hostHitTokens,
                            long hostChunksWritten, long deviceChunksLoaded, long hostEvictions, long storeRefusals,
                            long preemptions, long bytesStored, long bytesLoaded, int[] hitTokensByRequest,
-                           Optimum optimum, Timing timing, double wallSeconds) {
+                           Optimum optimum, Timing timing, double wallSeconds, int diskChunks, long diskHitTokens,
+                           long diskChunksWritten) {
 
     /**
      * The offline references at the same capacity, over the trace's 512-token blocks under the
      * engine's hit rule (a hit never covers a prompt's last token).
      *
-     * @param capacityChunks   chunks given to Belady: device blocks + host chunks, the most distinct
-     *                         blocks the engine's two tiers can hold together
+     * @param capacityChunks   chunks given to Belady: device blocks + host chunks + disk chunks, the
+     *                         most distinct blocks the engine's tiers can hold together
      * @param beladyHitTokens  hit tokens of the Belady optimum at that capacity
      * @param ceilingHitTokens hit tokens of an unbounded cache
      */
@@ -86,9 +90,9 @@ public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, 
         return hitTokensByRequest[i];
     }
 
-    /** Prompt tokens not computed: device plus host hits. */
+    /** Prompt tokens not computed: device, host and disk hits. */
     public long hitTokens() {
-        return deviceHitTokens + hostHitTokens;
+        return deviceHitTokens + hostHitTokens + diskHitTokens;
     }
 
     /** Hit tokens / prompt tokens. */
@@ -101,6 +105,9 @@ public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, 
         Map<String, Long> m = new LinkedHashMap<>();
         m.put("device", deviceHitTokens);
         m.put("host", hostHitTokens);
+        if (diskChunks > 0) {
+            m.put("disk", diskHitTokens);
+        }
         return m;
     }
 
@@ -109,6 +116,9 @@ public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, 
         Map<String, Long> m = new LinkedHashMap<>();
         m.put("device", deviceChunksLoaded);
         m.put("host", hostChunksWritten);
+        if (diskChunks > 0) {
+            m.put("disk", diskChunksWritten);
+        }
         return m;
     }
 

@@ -46,8 +46,10 @@ class ReplayOutputTest {
     void badSettingsAreRefusedWithTheFlagNamed() {
         ReplayConfig d = ReplayConfig.defaults(ReplayConfig.Mode.INSTANT);
         assertThatThrownBy(() -> d.withHost(Capacity.MIN)).hasMessageContaining("--host-tokens");
-        assertThatThrownBy(() -> new ReplayConfig(d.mode(), d.policy(), d.device(), d.host(), Capacity.tokens(1000),
-                512, 1, d.cost(), 0, 256, false)).hasMessageContaining("--disk-tokens").hasMessageContaining("issue 5");
+        assertThatThrownBy(() -> new ReplayConfig(d.mode(), d.policy(), d.device(), Capacity.tokens(0), Capacity.tokens(1000),
+                512, 1, d.cost(), 0, 256, false)).hasMessageContaining("--disk-tokens").hasMessageContaining("--host-tokens");
+        assertThatThrownBy(() -> new ReplayConfig(d.mode(), d.policy(), d.device(), d.host(), Capacity.MIN,
+                512, 1, d.cost(), 0, 256, false)).hasMessageContaining("--disk-tokens");
         assertThatThrownBy(() -> Replay.run(HAND, d.withDevice(Capacity.tokens(1024)), Progress.none()))
                 .hasMessageContaining("--device-tokens").hasMessageContaining("needs 4");
         assertThatThrownBy(() -> Policy.parse("fifo")).hasMessageContaining("lru, arc or lru-admit2");

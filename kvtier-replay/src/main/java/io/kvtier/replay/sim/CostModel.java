@@ -116,6 +116,20 @@ public record CostModel(String name, long kvBytesPerToken, double linearNanosPer
         return Math.round(hostLatencyNanos + bytes / hostBytesPerSecond * 1e9);
     }
 
+    /**
+     * Disk tier bandwidth, bytes/s: one datacenter NVMe PCIe Gen4 SSD reading sequentially (about
+     * 7 GB/s; e.g. Samsung PM9A3 / 990 Pro datasheets), the same figure used for writes.
+     */
+    public static final double DISK_BYTES_PER_SECOND = 7e9;
+
+    /** Fixed cost of one disk job (open, read or write, close; NVMe latency plus file-system work), ns. */
+    public static final double DISK_LATENCY_NANOS = 100_000;
+
+    /** Time to move {@code bytes} between the host tier and disk in one job, ns. */
+    public long diskTransferNanos(long bytes) {
+        return Math.round(DISK_LATENCY_NANOS + bytes / DISK_BYTES_PER_SECOND * 1e9);
+    }
+
     /** The figures in one line, with units. */
     public String describe() {
         return String.format("%s: KV %,d B/token, linear %.2f us/token, attention %.3f ns/pair, weight read %.3f ms, "

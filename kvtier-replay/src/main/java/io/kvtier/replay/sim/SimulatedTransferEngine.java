@@ -34,6 +34,7 @@ public final class SimulatedTransferEngine implements TransferEngine {
 
     private static final int STORE = 0;
     private static final int LOAD = 1;
+    private static final int DISK = 2;
 
     private record Pending(long jobId, int lane, long startNanos, long endNanos, long bytes, boolean missesDeadline) {
     }
@@ -44,10 +45,10 @@ public final class SimulatedTransferEngine implements TransferEngine {
     private final PriorityQueue<Pending> queue = new PriorityQueue<>(
             Comparator.comparingLong(Pending::endNanos).thenComparingLong(Pending::jobId));
     private final Map<Long, Pending> byId = new HashMap<>();
-    private final long[] laneEnd = new long[2];
-    private final long[] jobs = new long[2];
-    private final long[] bytes = new long[2];
-    private final long[] busyNanos = new long[2];
+    private final long[] laneEnd = new long[3];
+    private final long[] jobs = new long[3];
+    private final long[] bytes = new long[3];
+    private final long[] busyNanos = new long[3];
     private boolean closed;
 
     /** @param blockTokens token positions per device block (the engine's block size) */
@@ -71,16 +72,16 @@ public final class SimulatedTransferEngine implements TransferEngine {
         int lane = switch (job) {
             case StoreJob s -> STORE;
             case LoadJob l -> LOAD;
-            case io.kvtier.offload.transfer.DiskJob d ->
-                    throw new IllegalArgumentException("job " + job.jobId() + ": the replay has no disk tier yet");
+            case io.kvtier.offload.transfer.DiskJob d -> DISK;
         };
         long blocks = 0;
         for (ChunkCopy c : job.chunks()) {
-            blocks += c.copiedBlockCount();
+            // A disk job touches no device block: its size is the whole chunk.
+            blocks += lane == DISK ? c.blockCount() : c.copiedBlockCount();
         }
         long size = blocks * blockTokens * cost.kvBytesPerToken();
         long start = Math.max(clock.nanoTime(), laneEnd[lane]);
-        long end = start + cost.hostTransferNanos(size);
+        long end = start + (lane == DISK ? cost.diskTransferNanos(size) : cost.hostTransferNanos(size));
         laneEnd[lane] = end;
         jobs[lane]++;
         bytes[lane] += size;
