@@ -134,7 +134,9 @@ public final class TraceReader {
         } catch (InputCoercionException e) {
             throw new TraceFormatException(source, lineNo, field, "number out of range: " + e.getOriginalMessage(), e);
         } catch (JsonProcessingException e) {
-            throw new TraceFormatException(source, lineNo, field, "malformed JSON: " + e.getOriginalMessage()
+            // Jackson's message may embed its own source description; the line and column say enough.
+            String what = e.getOriginalMessage().replaceAll(" ?\\(start marker at \\[Source: [^\\]]*\\]\\)", "");
+            throw new TraceFormatException(source, lineNo, field, "malformed JSON: " + what
                     + " at column " + e.getLocation().getColumnNr(), e);
         } catch (IOException e) {
             throw new TraceFormatException(source, lineNo, field, "unreadable: " + e.getMessage(), e);
