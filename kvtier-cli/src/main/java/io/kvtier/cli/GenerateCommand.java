@@ -175,6 +175,9 @@ final class GenerateCommand implements Callable<Integer> {
         try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads, offloadSetup)) {
             if (engine.offload() != null && diskScanWait > 0) {
                 engine.offload().awaitDiskScan(java.time.Duration.ofMillis((long) (diskScanWait * 1000)));
+                if (diskCacheDir != null && System.console() != null && System.console().isTerminal()) {
+                    System.err.println(); // end the scan's progress line
+                }
             }
             long t0 = System.nanoTime();
             List<Request> requests = new ArrayList<>();
