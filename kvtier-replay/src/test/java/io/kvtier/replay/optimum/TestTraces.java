@@ -1,10 +1,10 @@
 package io.kvtier.replay.optimum;
 
+import io.kvtier.replay.trace.RandomTraces;
 import io.kvtier.replay.trace.TraceRequest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.SplittableRandom;
 
 /** Small hand-made and seeded random traces for the optimum tests. */
 final class TestTraces {
@@ -21,37 +21,9 @@ final class TestTraces {
         return ChunkTrace.of("hand", List.of(requests));
     }
 
-    /**
-     * A random prefix-sharing trace: each request extends a prefix of an earlier request (or
-     * starts afresh) with new blocks; about one request in five has a length that is a
-     * multiple of 512, the others end in a partial block.
-     *
-     * @param seed      random seed
-     * @param requests  number of requests
-     * @param maxBlocks most blocks per request
-     */
+    /** A seeded random prefix-sharing trace ({@link RandomTraces#random}) as chunk ids. */
     static ChunkTrace random(long seed, int requests, int maxBlocks) {
-        SplittableRandom rnd = new SplittableRandom(seed);
-        List<TraceRequest> out = new ArrayList<>();
-        int nextId = 0;
-        for (int r = 0; r < requests; r++) {
-            int blocks = 1 + rnd.nextInt(maxBlocks);
-            int[] ids = new int[blocks];
-            int shared = 0;
-            if (!out.isEmpty() && rnd.nextInt(10) < 8) {
-                // Recent requests are likelier to be extended, as in a chat.
-                int back = Math.min(out.size(), 1 + rnd.nextInt(Math.min(out.size(), 1 + rnd.nextInt(12))));
-                TraceRequest base = out.get(out.size() - back);
-                shared = Math.min(blocks, 1 + rnd.nextInt(base.blocks()));
-                System.arraycopy(base.hashIds(), 0, ids, 0, shared);
-            }
-            for (int i = shared; i < blocks; i++) {
-                ids[i] = nextId++;
-            }
-            int last = rnd.nextInt(5) == 0 ? 512 : 1 + rnd.nextInt(511);
-            out.add(new TraceRequest(r, (blocks - 1) * 512 + last, 1, ids));
-        }
-        return ChunkTrace.of("random-" + seed, out);
+        return ChunkTrace.of(RandomTraces.random(seed, requests, maxBlocks));
     }
 
     /**
