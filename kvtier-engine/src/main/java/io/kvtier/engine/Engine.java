@@ -24,6 +24,8 @@ public final class Engine implements AutoCloseable {
     private final BlockHasher hasher;
     private final OffloadScheduler offload;
     private final Map<Long, Request> active = new HashMap<>();
+    /** Requests to abort at the next step (a set: the step need not scan every active request). */
+    private final java.util.Set<Long> abortsPending = new java.util.LinkedHashSet<>();
     private final EngineStats stats = new EngineStats();
 
     /**
@@ -108,9 +110,8 @@ public final class Engine implements AutoCloseable {
 
     /** Asks to abort a request; it finishes with {@link FinishReason#ABORT} at the next step. */
     public void abort(long requestId) {
-        Request r = active.get(requestId);
-        if (r != null) {
-            r.requestAbort();
+        if (active.containsKey(requestId)) {
+            abortsPending.add(requestId);
         }
     }
 
@@ -128,11 +129,13 @@ public final class Engine implements AutoCloseable {
         if (offload != null) {
             resume(offload.poll());
         }
-        for (Request r : List.copyOf(active.values())) {
-            if (r.abortRequested()) {
+        for (long id : abortsPending) {
+            Request r = active.get(id);
+            if (r != null) {
                 finish(r, FinishReason.ABORT, done);
             }
         }
+        abortsPending.clear();
         StepPlan plan = scheduler.schedule();
         stats.preemptions += plan.preemptions();
         if (plan.isEmpty()) {

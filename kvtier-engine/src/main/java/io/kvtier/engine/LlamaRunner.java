@@ -1,10 +1,14 @@
 package io.kvtier.engine;
 
+import io.kvtier.kv.BlockHasher;
 import io.kvtier.kv.BlockPool;
+import io.kvtier.kv.Namespace;
 import io.kvtier.model.Checkpoint;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.SequenceChunk;
 import io.kvtier.model.Transformer;
+import io.kvtier.offload.OffloadScheduler;
+import io.kvtier.tier.KvEvents;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ForkJoinPool;
@@ -43,10 +47,10 @@ public final class LlamaRunner implements ModelRunner {
     public static Engine engine(Checkpoint checkpoint, EngineConfig config, Kernels kernels, int threads, OffloadSetup offload) {
         BlockPool pool = new BlockPool(config.deviceBlocks(), checkpoint.config().kvLayout(config.blockSize()));
         try {
-            io.kvtier.kv.Namespace ns = io.kvtier.kv.Namespace.of(checkpoint.modelId(), pool.layout());
-            io.kvtier.offload.OffloadScheduler scheduler = offload.build(pool, ns, io.kvtier.tier.KvEvents.discarding());
+            Namespace ns = Namespace.of(checkpoint.modelId(), pool.layout());
+            OffloadScheduler scheduler = offload.build(pool, ns, KvEvents.discarding());
             LlamaRunner runner = new LlamaRunner(checkpoint, pool, kernels, threads);
-            return new Engine(config, pool, runner, io.kvtier.kv.BlockHasher.sha256(ns), scheduler);
+            return new Engine(config, pool, runner, BlockHasher.sha256(ns), scheduler);
         } catch (RuntimeException e) {
             pool.close();
             checkpoint.close();

@@ -35,7 +35,6 @@ public final class Request implements io.kvtier.offload.SequenceView {
     private int deviceHitTokens;
     private final java.util.Map<String, Integer> externalHitTokens = new java.util.TreeMap<>();
     private int preemptions;
-    private boolean abortRequested;
 
     /**
      * @param id        unique id, also the order of arrival
@@ -165,14 +164,6 @@ public final class Request implements io.kvtier.offload.SequenceView {
 
     void countPreemption() {
         preemptions++;
-    }
-
-    boolean abortRequested() {
-        return abortRequested;
-    }
-
-    void requestAbort() {
-        abortRequested = true;
     }
 
     void append(int token) {
