@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -105,7 +104,6 @@ class DiskChainTest {
 
     private void soak(long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
-        Map<String, int[]> refs = new HashMap<>();
         List<int[]> prefixes = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             prefixes.add(range(1 + 17 * i, 8 + 17 * i + rnd.nextInt(12)));
@@ -158,15 +156,7 @@ class DiskChainTest {
             f.engine.drainTransfers();
             f.checkInvariants();
             f.assertDrained();
-            for (Request r : all) {
-                int[] ref = refs.computeIfAbsent(Arrays.toString(r.promptIds()) + "/" + r.maxTokens(),
-                        k -> reference(r.promptIds(), r.maxTokens()));
-                if (r.finishReason() == FinishReason.ABORT) {
-                    assertThat(Arrays.copyOf(ref, Math.min(ref.length, r.numOutputTokens()))).containsExactly(r.outputIds());
-                } else {
-                    assertThat(r.outputIds()).as("request %d", r.id()).containsExactly(ref);
-                }
-            }
+            FingerprintEngines.assertMatchReferences(all);
             var s = f.offload.stats();
             assertThat(s.externalHitTokens().getOrDefault("disk", 0L)).as("disk hits").isPositive();
             assertThat(s.blocksStored().getOrDefault("disk", 0L)).as("disk stores").isPositive();

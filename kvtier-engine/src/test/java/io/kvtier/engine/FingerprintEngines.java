@@ -29,12 +29,38 @@ public final class FingerprintEngines {
         return EngineConfig.of(blockSize, deviceBlocks).withStopToken(0);
     }
 
-    /** The output of one request run alone with every cache disabled. */
+    private static final java.util.Map<String, int[]> REFERENCES = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** The output of one request run alone with every cache disabled (memoized: it is deterministic). */
     public static int[] reference(int[] prompt, int maxTokens) {
-        try (Engine e = engine(config(4, 4096).withPrefixCaching(false))) {
-            e.submit(new Request(0, prompt, maxTokens, SamplingParams.GREEDY, ExtraKeys.NONE));
-            return e.runToCompletion().getFirst().outputIds();
+        return REFERENCES.computeIfAbsent(java.util.Arrays.toString(prompt) + "/" + maxTokens, k -> {
+            try (Engine e = engine(config(4, 4096).withPrefixCaching(false))) {
+                e.submit(new Request(0, prompt, maxTokens, SamplingParams.GREEDY, ExtraKeys.NONE));
+                return e.runToCompletion().getFirst().outputIds();
+            }
+        }).clone();
+    }
+
+    /**
+     * Checks finished requests against their references: a completed one equals it, an aborted
+     * one is a prefix of it.
+     *
+     * @return how many were aborted
+     */
+    public static int assertMatchReferences(List<Request> requests) {
+        int aborted = 0;
+        for (Request r : requests) {
+            org.assertj.core.api.Assertions.assertThat(r.isFinished()).as("request %d finished", r.id()).isTrue();
+            int[] ref = reference(r.promptIds(), r.maxTokens());
+            if (r.finishReason() == FinishReason.ABORT) {
+                aborted++;
+                org.assertj.core.api.Assertions.assertThat(java.util.Arrays.copyOf(ref, Math.min(ref.length, r.numOutputTokens())))
+                        .as("aborted request %d", r.id()).containsExactly(r.outputIds());
+            } else {
+                org.assertj.core.api.Assertions.assertThat(r.outputIds()).as("request %d", r.id()).containsExactly(ref);
+            }
         }
+        return aborted;
     }
 
     /** Submits all prompts at once and returns the finished requests in id order. */

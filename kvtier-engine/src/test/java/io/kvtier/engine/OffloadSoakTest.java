@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvtier.offload.OffloadConfig;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -22,12 +20,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 class OffloadSoakTest {
 
     private static final int REQUESTS = Integer.getInteger("kvtier.soak.requests", 700);
-    private final Map<String, int[]> references = new HashMap<>();
-
-    private int[] reference(int[] prompt, int maxTokens) {
-        return references.computeIfAbsent(Arrays.toString(prompt) + "/" + maxTokens,
-                k -> FingerprintEngines.reference(prompt, maxTokens));
-    }
 
     @ParameterizedTest(name = "seed {0}")
     @ValueSource(longs = {101, 202, 303})
@@ -87,17 +79,7 @@ class OffloadSoakTest {
             f.engine.drainTransfers();
             f.checkInvariants();
             f.assertDrained();
-            int aborted = 0;
-            for (Request r : all) {
-                assertThat(r.isFinished()).isTrue();
-                int[] ref = reference(r.promptIds(), r.maxTokens());
-                if (r.finishReason() == FinishReason.ABORT) {
-                    aborted++;
-                    assertThat(Arrays.copyOf(ref, Math.min(ref.length, r.numOutputTokens()))).containsExactly(r.outputIds());
-                } else {
-                    assertThat(r.outputIds()).as("request %d", r.id()).containsExactly(ref);
-                }
-            }
+            int aborted = FingerprintEngines.assertMatchReferences(all);
             var s = f.offload.stats();
             // The run must really exercise the machinery it claims to.
             assertThat(f.engine.stats().preemptions()).as("preemptions").isPositive();
