@@ -8,17 +8,21 @@ import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.tier.TierIndex;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,20 +39,45 @@ class DiskChainTest {
     @TempDir
     Path dir;
 
+    /**
+     * The chunk files under {@code dir}, listed while the disk thread writes: not {@code
+     * Files.walk}, which reads each entry's attributes and fails when a temporary file is renamed
+     * away between the listing and that read.
+     */
     private static List<Path> chunkFiles(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            return s.filter(p -> p.toString().endsWith(".kvc")).sorted().toList();
+        List<Path> out = new ArrayList<>();
+        collectChunkFiles(dir, out);
+        out.sort(null);
+        return out;
+    }
+
+    private static void collectChunkFiles(Path dir, List<Path> out) {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            for (Path p : entries) {
+                if (p.getFileName().toString().endsWith(".kvc")) {
+                    out.add(p);
+                } else if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                    collectChunkFiles(p, out);
+                }
+            }
+        } catch (NoSuchFileException e) {
+            // a directory that went away: nothing in it
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
+    /** Flips the last byte of {@code p}, unless the engine evicted the file meanwhile (never creates one). */
     private static void flipLastByte(Path p) {
-        try (RandomAccessFile f = new RandomAccessFile(p.toFile(), "rw")) {
-            f.seek(f.length() - 1);
-            int b = f.read();
-            f.seek(f.length() - 1);
-            f.write(b ^ 0x5A);
+        try (FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.allocate(1);
+            long last = ch.size() - 1;
+            if (last >= 0 && ch.read(b, last) == 1) {
+                b.put(0, (byte) (b.get(0) ^ 0x5A)).rewind();
+                ch.write(b, last);
+            }
+        } catch (NoSuchFileException e) {
+            // evicted between the listing and now
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -115,8 +144,12 @@ class DiskChainTest {
             List<Request> all = new ArrayList<>();
             int submitted = 0;
             int steps = 0;
-            while (submitted < REQUESTS || f.engine.hasWork()) {
-                for (int k = rnd.nextInt(3); k > 0 && submitted < REQUESTS; k--, submitted++) {
+            int target = REQUESTS;
+            while (submitted < target || f.engine.hasWork()) {
+                if (submitted == target && target < 3 * REQUESTS && !exercised(f)) {
+                    target += REQUESTS / 10; // the tiers' timing decides how soon the disk is hit: go on, bounded
+                }
+                for (int k = rnd.nextInt(3); k > 0 && submitted < target; k--, submitted++) {
                     int[] prefix = prefixes.get(rnd.nextInt(prefixes.size()));
                     int[] prompt = Arrays.copyOf(prefix, prefix.length + rnd.nextInt(6));
                     for (int j = prefix.length; j < prompt.length; j++) {
@@ -151,7 +184,7 @@ class DiskChainTest {
                 if (f.engine.stats().steps() == before && f.offload.busy()) {
                     f.engine.drainTransfers();
                 }
-                assertThat(++steps).isLessThan(200 * REQUESTS);
+                assertThat(++steps).isLessThan(600 * REQUESTS);
             }
             f.engine.drainTransfers();
             f.checkInvariants();
@@ -162,5 +195,12 @@ class DiskChainTest {
             assertThat(s.blocksStored().getOrDefault("disk", 0L)).as("disk stores").isPositive();
             assertThat(f.engine.stats().preemptions()).as("preemptions").isPositive();
         }
+    }
+
+    /** Whether the soak has hit and stored to disk and preempted, what it is there to exercise. */
+    private static boolean exercised(OffloadFixture f) {
+        var s = f.offload.stats();
+        return s.externalHitTokens().getOrDefault("disk", 0L) > 0 && s.blocksStored().getOrDefault("disk", 0L) > 0
+                && f.engine.stats().preemptions() > 0;
     }
 }
