@@ -48,6 +48,9 @@
  * <h2>Threads</h2>
  * {@link io.kvtier.tier.disk.DiskStore} is thread-safe and meant for the transfer threads; the
  * tier's bookkeeping ({@link io.kvtier.tier.TierIndex}) stays on the engine thread, which also
- * drains {@link io.kvtier.tier.disk.DiskIndexScan} each step.
+ * drains {@link io.kvtier.tier.disk.DiskIndexScan} each step. A read of more than one piece is
+ * shared with the JVM's {@code ReadHelper} thread ({@code PieceRead}): each piece is read and
+ * checksummed by one thread, the CRCs combined ({@link io.kvtier.tier.disk.Crc32cCombine}); the
+ * read returns only when no other thread touches its file or destination.
  */
 package io.kvtier.tier.disk;

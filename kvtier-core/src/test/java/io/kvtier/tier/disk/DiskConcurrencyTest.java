@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 class DiskConcurrencyTest {
 
     static final long CHILD_PAYLOAD = 5000;
-    private static final long BIG = DiskStore.READ_SPAN / 4 + 123; // 1 MiB: a wide window for races
+    private static final long BIG = DiskStore.READ_PIECE * 8L + 123; // 1 MiB, pieces on two threads: a wide window for races
     private static final int VERSIONS = 3;
 
     @TempDir

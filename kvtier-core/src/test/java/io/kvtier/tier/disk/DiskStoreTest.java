@@ -61,8 +61,9 @@ class DiskStoreTest {
     }
 
     @Test
-    void roundTripIsByteExactForEmptySmallAndMultiSpanPayloads() {
-        long[] sizes = {0, 1, 1000, DiskStore.READ_SPAN * 2L + 17};
+    void roundTripIsByteExactForEmptySmallAndMultiPiecePayloads() {
+        long piece = DiskStore.READ_PIECE;
+        long[] sizes = {0, 1, 1000, piece - 1, piece, piece + 1, 2 * piece, 7 * piece + 17, 40 * piece + 3};
         for (int i = 0; i < sizes.length; i++) {
             MemorySegment p = payload(arena, sizes[i], i);
             write(store, i, p);
