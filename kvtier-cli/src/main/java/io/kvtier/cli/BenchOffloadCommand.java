@@ -100,7 +100,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     }
 
     private void diskBandwidth(Path dir) throws java.io.IOException {
-        System.out.println("== disk tier bandwidth (GB/s of the median file; page cache, --disk-fsync none on both sides) vs plain FileChannel ==");
+        System.out.println("== disk tier bandwidth (GB/s; mean file time, slowest 2% left out; page cache, --disk-fsync none on both sides) vs plain FileChannel ==");
         Files.createDirectories(dir);
         System.out.print(io.kvtier.tier.disk.DiskBandwidth.table(io.kvtier.tier.disk.DiskBandwidth.measure(dir,
                 io.kvtier.tier.disk.DiskBandwidth.DEFAULT_CHUNK_SIZES, diskMibPerSize << 20, 3)));
