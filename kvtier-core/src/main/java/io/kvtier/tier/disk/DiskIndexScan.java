@@ -208,8 +208,11 @@ public final class DiskIndexScan implements AutoCloseable {
         } finally {
             pool.shutdownNow();
             ended = true;
-            endLatch.countDown();
-            progress.accept(progress());
+            try {
+                progress.accept(progress()); // before the latch: who awaited the end has seen the last report
+            } finally {
+                endLatch.countDown();
+            }
         }
     }
 
