@@ -135,11 +135,17 @@ public record ChunkHeader(int formatVersion, BlockKey namespace, BlockKey key, B
         return (int) crc.getValue();
     }
 
+    /**
+     * Largest slice of a segment wrapped as one ByteBuffer: 1 GiB ({@code asByteBuffer} refuses
+     * {@code Integer.MAX_VALUE} bytes, though a ByteBuffer's capacity is an int).
+     */
+    public static final long BUFFER_SLICE = 1L << 30;
+
     /** Adds a segment's bytes to a running CRC32C, in slices a ByteBuffer can address. */
     public static void updateCrc(CRC32C crc, MemorySegment bytes) {
         long size = bytes.byteSize();
-        for (long at = 0; at < size; at += Integer.MAX_VALUE) {
-            crc.update(bytes.asSlice(at, Math.min(Integer.MAX_VALUE, size - at)).asByteBuffer());
+        for (long at = 0; at < size; at += BUFFER_SLICE) {
+            crc.update(bytes.asSlice(at, Math.min(BUFFER_SLICE, size - at)).asByteBuffer());
         }
     }
 

@@ -268,12 +268,12 @@ public final class DiskStore implements AutoCloseable {
     }
 
     private static void writeFully(FileChannel ch, MemorySegment header, MemorySegment payload) throws IOException {
-        int slices = (int) ((payload.byteSize() + Integer.MAX_VALUE - 1) / Integer.MAX_VALUE);
+        int slices = (int) ((payload.byteSize() + ChunkHeader.BUFFER_SLICE - 1) / ChunkHeader.BUFFER_SLICE);
         ByteBuffer[] bufs = new ByteBuffer[1 + slices];
         bufs[0] = header.asByteBuffer();
         for (int i = 0; i < slices; i++) {
-            long at = (long) i * Integer.MAX_VALUE;
-            bufs[1 + i] = payload.asSlice(at, Math.min(Integer.MAX_VALUE, payload.byteSize() - at)).asByteBuffer();
+            long at = (long) i * ChunkHeader.BUFFER_SLICE;
+            bufs[1 + i] = payload.asSlice(at, Math.min(ChunkHeader.BUFFER_SLICE, payload.byteSize() - at)).asByteBuffer();
         }
         int first = 0;
         while (first < bufs.length) {
@@ -303,9 +303,17 @@ public final class DiskStore implements AutoCloseable {
      */
     public DiskRead read(BlockKey key, BlockKey parent, int[] tokens, MemorySegment dst) {
         Path file = layout.fileOf(key);
+        long size;
         FileChannel ch;
         try {
-            ch = FileChannel.open(file, StandardOpenOption.READ);
+            // lstat first: opening a named pipe would block, and a link is never ours. Its size
+            // serves as the file's (a file replaced meanwhile is a complete chunk, or fails below).
+            BasicFileAttributes attrs = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+            if (!attrs.isRegularFile()) {
+                return new DiskRead.Corrupt(file + ": not a regular file (a link, directory, pipe or device); not opened");
+            }
+            size = attrs.size();
+            ch = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS);
         } catch (NoSuchFileException e) {
             return new DiskRead.Missing();
         } catch (IOException | RuntimeException e) {
@@ -314,7 +322,6 @@ public final class DiskStore implements AutoCloseable {
         try (ch) {
             long headerBytes = ChunkHeader.encodedSize(tokens.length);
             long payloadBytes = dst.byteSize();
-            long size = ch.size();
             MemorySegment h = scratch(Math.min(headerBytes, size));
             if (size != headerBytes + payloadBytes) {
                 readFully(ch, h.asByteBuffer());
@@ -322,7 +329,7 @@ public final class DiskStore implements AutoCloseable {
                 return new DiskRead.Corrupt(file + ": " + size + " bytes, expected " + (headerBytes + payloadBytes)
                         + " (header " + headerBytes + " + payload " + payloadBytes + "): truncated or extended");
             }
-            return readVerified(ch, h, key, parent, tokens, dst);
+            return readVerified(ch, size, h, key, parent, tokens, dst);
         } catch (BadChunk e) {
             return new DiskRead.Corrupt(file + ": " + e.getMessage());
         } catch (IOException | RuntimeException e) {
@@ -334,10 +341,11 @@ public final class DiskStore implements AutoCloseable {
      * Header and payload of a file of the right size: the header and piece 0 in one readv, the
      * other pieces by this thread and the {@link ReadHelper} side by side ({@link PieceRead}).
      */
-    private DiskRead readVerified(FileChannel ch, MemorySegment h, BlockKey key, BlockKey parent, int[] tokens,
-                                  MemorySegment dst) throws IOException, BadChunk {
+    private DiskRead readVerified(FileChannel ch, long size, MemorySegment h, BlockKey key, BlockKey parent,
+                                  int[] tokens, MemorySegment dst) throws IOException, BadChunk {
         PieceRead pieces = new PieceRead(ch, h.byteSize(), dst, READ_PIECE);
-        boolean shared = pieces.pieces() > 1;
+        // a segment of a confined arena is this thread's alone: then this thread reads every piece
+        boolean shared = pieces.pieces() > 1 && HELPER.canWrite(dst);
         if (shared) {
             HELPER.offer(pieces); // it starts on piece 1 while this thread reads the header and piece 0
         }
@@ -345,7 +353,7 @@ public final class DiskStore implements AutoCloseable {
         boolean finished = false;
         try {
             readFully(ch, h.asByteBuffer(), pieces.firstPiece().asByteBuffer());
-            ChunkHeader header = expectedHeader(h, ch.size(), key, parent, tokens, dst.byteSize());
+            ChunkHeader header = expectedHeader(h, size, key, parent, tokens, dst.byteSize());
             pieces.pieceDone();
             firstDone = true;
             int actual = pieces.finish();

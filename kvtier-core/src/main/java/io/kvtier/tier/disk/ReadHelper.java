@@ -1,5 +1,6 @@
 package io.kvtier.tier.disk;
 
+import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -37,6 +38,11 @@ final class ReadHelper {
     /** The JVM's helper (started on first use). */
     static ReadHelper get() {
         return INSTANCE;
+    }
+
+    /** Whether the helper thread may write {@code dst} (not a segment confined to another thread). */
+    boolean canWrite(MemorySegment dst) {
+        return dst.isAccessibleBy(thread);
     }
 
     /** Makes {@code job}'s pieces available to the helper; its reader still must finish or cancel it. */
