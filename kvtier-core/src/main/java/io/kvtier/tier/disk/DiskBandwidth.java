@@ -24,20 +24,21 @@ import java.util.stream.Stream;
  * chunk size, {@code files} chunk files are written and read back through {@link DiskStore}
  * (header, temporary file, atomic rename; reads verify header and CRC32C) and, as the baseline,
  * the same number of files of the same sizes are written and read with a plain sequential
- * {@link FileChannel} (create, one write, close; open, one read, close), spread over 256
- * directories like the store's files and under names never used before in the run, like the
- * store's temporary files (some file systems create a recently deleted name faster). Both sides
- * use {@link DiskFsync#NONE}, so both measure the page cache path when the files fit in memory;
- * compare like with like. The two sides are interleaved file by file (alternating which goes
- * first; reads are repeated {@value #READ_PASSES} times per round), so that both see the same
- * machine: background write-back, other processes, the page
- * cache's state. Figures are payload gigabytes (10^9 bytes) per second of the mean time per file,
- * over all rounds but the first, which warms up (with one round, that one counts), leaving out the
- * slowest 2% of each side's files. Why trimmed: on a small VM a few scheduler stalls of
- * milliseconds land in one side or the other and decide a plain total (a read that uses the
- * {@link ReadHelper} is exposed on two threads). Why a mean and not a median: on some file systems
- * a file write takes one of two very different times (on this machine's ext4, about 0.1 or
- * 1 ms for 256 KiB), and a median flips between them with a small shift in the mix.
+ * {@link FileChannel} (create, one write, close; open, one read, close) in one directory: the
+ * simplest way to put those bytes in files, so the tier's layout (256 shard directories), header,
+ * temporary file and rename all count as its cost. Plain files get names never used before in
+ * the run, like the store's temporary files (some file systems create a recently deleted name
+ * faster). Both sides use {@link DiskFsync#NONE}, so both measure the page cache path when the
+ * files fit in memory. The two sides are interleaved file by file (alternating which goes first;
+ * reads are repeated {@value #READ_PASSES} times per round), so that both see the same machine:
+ * background write-back, other processes, the page cache's state. Figures are payload gigabytes
+ * (10^9 bytes) per second of the mean time per file, over all rounds but the first, which warms
+ * up (with one round, that one counts), leaving out the slowest 2% of each side's files. Why
+ * trimmed: on a small VM a few scheduler stalls of milliseconds land in one side or the other and
+ * decide a plain total (a read that uses the {@link ReadHelper} is exposed on two threads). Why a
+ * mean and not a median: on some file systems creating a file takes one of two very different
+ * times (on this machine's ext4, a few microseconds or about 1 ms), and a median flips between
+ * them with a small shift in the mix.
  *
  * <p>Files go to a fresh subdirectory {@code kvtier-bandwidth-<pid>} of the given directory, which
  * is deleted afterwards.
@@ -49,6 +50,9 @@ public final class DiskBandwidth {
 
     /** Share of the files whose times count: the slowest 2% of each side are scheduler stalls. */
     static final double KEPT = 0.98;
+
+    /** How long both read paths run before anything is measured. */
+    static final long WARM_UP_NANOS = 1_000_000_000L;
 
     /** Times the files are read per round: reads are short, more of them steady the figure. */
     static final int READ_PASSES = 4;
@@ -106,9 +110,7 @@ public final class DiskBandwidth {
                 throw new IOException("bandwidth: " + store.layout().namespaceDir() + " is owned by another store");
             }
             Path plainDir = Files.createDirectories(work.resolve("plain"));
-            for (int shard = 0; shard < 256; shard++) { // spread like the store's files: like with like
-                Files.createDirectories(plainDir.resolve(plainShard(shard)));
-            }
+            warmUp(store, plainDir);
             for (long size : chunkSizes) {
                 rows.add(measureSize(store, plainDir, size, bytesPerSize, rounds));
             }
@@ -193,13 +195,9 @@ public final class DiskBandwidth {
         }
     }
 
-    private static String plainShard(int shard) {
-        return String.format(Locale.ROOT, "%02x", shard);
-    }
-
-    /** File {@code i} of round {@code r} of the plain side, in one of 256 directories like the store's. */
+    /** File {@code i} of round {@code r} of the plain side. */
     private static String plainName(int r, int i) {
-        return plainShard(i & 255) + "/" + r + "-" + i;
+        return r + "-" + i;
     }
 
     /** Payload GB/s of the mean time per file over the fastest {@link #KEPT} of the files. */
@@ -212,6 +210,31 @@ public final class DiskBandwidth {
             sum += sorted[i];
         }
         return (double) bytes * kept / sum;
+    }
+
+    /**
+     * Runs both read paths for a second on a file of three pieces, so that the JIT has compiled
+     * the multi-piece path and the {@link ReadHelper}'s loop before any size is measured (each
+     * size's own warm-up round is short for the large sizes, and on two cores the compiler
+     * thread competes with the reader and the helper).
+     */
+    private static void warmUp(DiskStore store, Path plainDir) throws IOException {
+        long size = 2L * DiskStore.READ_PIECE + 1;
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment payload = arena.allocate(size, 4096);
+            MemorySegment back = arena.allocate(DiskCapacity.fileBytes(size, TOKENS), 4096);
+            BlockKey key = new BlockKey(1, 2, 3, DiskStore.PID);
+            ChunkHeader header = ChunkHeader.of(store.namespace(), key, BlockKey.of(new byte[32]), new int[TOKENS], size,
+                    ChunkHeader.crc32c(payload));
+            storeWrite(store, key, header, payload);
+            plainWrite(plainDir, "warm-up", back);
+            for (long start = System.nanoTime(); System.nanoTime() - start < WARM_UP_NANOS; ) {
+                storeRead(store, key, header, payload);
+                plainRead(plainDir, "warm-up", back);
+            }
+            store.delete(key);
+            Files.delete(plainDir.resolve("warm-up"));
+        }
     }
 
     private static long storeWrite(DiskStore store, BlockKey key, ChunkHeader header, MemorySegment payload)
