@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One chunk file's payload, read and checksummed in pieces of {@code pieceBytes} by whoever is
@@ -20,6 +21,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * more, so the caller may close the one and reuse the other afterwards.
  */
 final class PieceRead {
+
+    /** How long the reader spins for a helper's piece before it naps (a page-cache piece takes a few µs). */
+    private static final long SPIN_NANOS = 200_000;
+    private static final long NAP_NANOS = 20_000;
 
     private final FileChannel channel;
     private final long payloadOffset;
@@ -144,12 +149,18 @@ final class PieceRead {
     }
 
     private void awaitFinished(int count) {
-        // At most one piece (microseconds) on the helper; yield in case it was preempted.
-        for (int spins = 0; finished.get() < count; spins++) {
-            if (spins < 10_000) {
+        // From the page cache a piece takes microseconds: spin. From a real disk (or with the
+        // helper preempted) it may take milliseconds: then sleep in short naps, not burn a core.
+        long start = 0;
+        while (finished.get() < count) {
+            long now = System.nanoTime();
+            if (start == 0) {
+                start = now;
+            }
+            if (now - start < SPIN_NANOS) {
                 Thread.onSpinWait();
             } else {
-                Thread.yield();
+                LockSupport.parkNanos(NAP_NANOS);
             }
         }
     }
