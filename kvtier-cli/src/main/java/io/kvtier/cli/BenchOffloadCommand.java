@@ -13,6 +13,7 @@ import io.kvtier.model.Kernels;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.offload.transfer.CopyBandwidth;
+import io.kvtier.tier.disk.ColdDiskBandwidth;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -33,6 +34,9 @@ import picocli.CommandLine.Option;
 @Command(name = "offload", mixinStandardHelpOptions = true,
         description = "Host- and disk-tier bandwidth, decode overhead of offloading, TTFT with a host or disk hit vs recompute.")
 final class BenchOffloadCommand implements Callable<Integer> {
+
+    /** Chunk sizes of {@code --cold-disk}: the sizes the disk-tier targets are about. */
+    private static final long[] COLD_CHUNK_SIZES = {256 << 10, 1 << 20, 4 << 20};
 
     /** Decode time measured per engine, at least (whole waves of requests). */
     private static final long DECODE_NANOS = 300_000_000L;
@@ -69,6 +73,10 @@ final class BenchOffloadCommand implements Callable<Integer> {
     @Option(names = "--disk-mib-per-size", defaultValue = "128", description = "MiB written and read per chunk size (default ${DEFAULT-VALUE})")
     long diskMibPerSize;
 
+    @Option(names = "--cold-disk", description = "also read the disk-tier files with the page cache dropped before "
+            + "each side (needs root; chunks of 256 KiB, 1 MiB and 4 MiB)")
+    boolean coldDisk;
+
     @Override
     public Integer call() throws java.io.IOException {
         Checks.atLeast(promptTokens, 2, "--prompt-tokens");
@@ -86,10 +94,17 @@ final class BenchOffloadCommand implements Callable<Integer> {
         if (diskDir != null) {
             Checks.directory(diskDir, "--disk-dir");
         }
+        if (coldDisk && !Files.isWritable(Path.of("/proc/sys/vm/drop_caches"))) {
+            throw new BadInputException("--cold-disk drops the page cache, which needs root (/proc/sys/vm/drop_caches "
+                    + "is not writable here)");
+        }
         Path tmp = diskDir != null ? diskDir : Files.createTempDirectory("kvtier-bench-disk");
         try {
             bandwidth();
             diskBandwidth(tmp.resolve("bandwidth"));
+            if (coldDisk) {
+                coldDiskBandwidth(tmp.resolve("cold"));
+            }
             decode();
             if (!skipTtft) {
                 ttft(tmp.resolve("ttft"));
@@ -100,6 +115,14 @@ final class BenchOffloadCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    private void coldDiskBandwidth(Path dir) throws java.io.IOException {
+        System.out.println("== disk tier reads from the device (GB/s; page cache dropped before each side, two passes) "
+                + "vs plain FileChannel ==");
+        Files.createDirectories(dir);
+        System.out.print(ColdDiskBandwidth.table(ColdDiskBandwidth.measure(dir, COLD_CHUNK_SIZES, diskMibPerSize << 20,
+                ColdDiskBandwidth::dropPageCache)));
     }
 
     private void diskBandwidth(Path dir) throws java.io.IOException {

@@ -237,7 +237,7 @@ public final class DiskBandwidth {
         }
     }
 
-    private static long storeWrite(DiskStore store, BlockKey key, ChunkHeader header, MemorySegment payload)
+    static long storeWrite(DiskStore store, BlockKey key, ChunkHeader header, MemorySegment payload)
             throws IOException {
         long t0 = System.nanoTime();
         DiskWrite w = store.write(key, header, payload);
@@ -248,7 +248,7 @@ public final class DiskBandwidth {
         return t;
     }
 
-    private static long storeRead(DiskStore store, BlockKey key, ChunkHeader header, MemorySegment dst)
+    static long storeRead(DiskStore store, BlockKey key, ChunkHeader header, MemorySegment dst)
             throws IOException {
         long t0 = System.nanoTime();
         DiskRead r = store.read(key, header.parent(), header.tokens(), dst);
@@ -259,7 +259,7 @@ public final class DiskBandwidth {
         return t;
     }
 
-    private static long plainWrite(Path dir, String name, MemorySegment bytes) throws IOException {
+    static long plainWrite(Path dir, String name, MemorySegment bytes) throws IOException {
         long t0 = System.nanoTime();
         try (FileChannel ch = FileChannel.open(dir.resolve(name), StandardOpenOption.CREATE_NEW,
                 StandardOpenOption.WRITE)) {
@@ -271,7 +271,7 @@ public final class DiskBandwidth {
         return System.nanoTime() - t0;
     }
 
-    private static long plainRead(Path dir, String name, MemorySegment into) throws IOException {
+    static long plainRead(Path dir, String name, MemorySegment into) throws IOException {
         long t0 = System.nanoTime();
         try (FileChannel ch = FileChannel.open(dir.resolve(name), StandardOpenOption.READ)) {
             ByteBuffer b = into.asByteBuffer();
@@ -282,7 +282,7 @@ public final class DiskBandwidth {
         return System.nanoTime() - t0;
     }
 
-    private static void deleteTree(Path work) throws IOException {
+    static void deleteTree(Path work) throws IOException {
         if (!Files.exists(work)) {
             return;
         }
@@ -306,7 +306,7 @@ public final class DiskBandwidth {
         return sb.toString();
     }
 
-    private static String size(long b) {
+    static String size(long b) {
         return b >= 1 << 20 && b % (1 << 20) == 0 ? b / (1 << 20) + " MiB" : b / 1024 + " KiB";
     }
 

@@ -1,0 +1,166 @@
+package io.kvtier.tier.disk;
+
+import io.kvtier.kv.BlockKey;
+import io.kvtier.tier.ChunkHeader;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+
+/**
+ * Disk tier reads from the device, not the page cache, beside plain reads of the same bytes: for
+ * each chunk size, {@code files} chunk files are written through {@link DiskStore} and as plain
+ * files (as in {@link DiskBandwidth}), then each side is read once after the page cache was
+ * dropped, twice, in alternating order. Figures are payload GB/s over both passes of a side.
+ *
+ * <p>Dropping the page cache ({@link #dropPageCache}) needs root on Linux; the measurement takes
+ * a {@link DropCache} so that a test can pass a no-op (then it measures the page cache).
+ */
+public final class ColdDiskBandwidth {
+
+    private static final Path DROP_CACHES = Path.of("/proc/sys/vm/drop_caches");
+
+    /**
+     * One chunk size's cold figures.
+     *
+     * @param chunkBytes     payload bytes per file
+     * @param files          files per side
+     * @param storeReadGBps  DiskStore read (verified), payload GB/s
+     * @param plainReadGBps  plain FileChannel read, payload GB/s
+     */
+    public record Row(long chunkBytes, int files, double storeReadGBps, double plainReadGBps) {
+
+        /** DiskStore read over plain read. */
+        public double readRatio() {
+            return storeReadGBps / plainReadGBps;
+        }
+    }
+
+    private ColdDiskBandwidth() {
+    }
+
+    /**
+     * Writes dirty pages back ({@code sync}) and drops the page cache, dentries and inodes.
+     *
+     * @throws IOException saying that root is needed when {@code /proc/sys/vm/drop_caches} is not
+     *                     writable, or when {@code sync} fails
+     */
+    public static void dropPageCache() throws IOException {
+        try {
+            Process sync = new ProcessBuilder("sync").inheritIO().start();
+            if (sync.waitFor() != 0) {
+                throw new IOException("sync exited with " + sync.exitValue());
+            }
+            Files.writeString(DROP_CACHES, "3");
+        } catch (AccessDeniedException e) {
+            throw new IOException("dropping the page cache needs root (cannot write " + DROP_CACHES + ")", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for sync", e);
+        }
+    }
+
+    /**
+     * Measures each chunk size.
+     *
+     * @param dir          an existing directory on the disk to measure
+     * @param chunkSizes   payload bytes per chunk file, each > 0
+     * @param bytesPerSize payload bytes per side for each size (files = max(4, bytesPerSize / size))
+     * @param dropCache    run before each side's reads: {@link #dropPageCache}, or a no-op in tests
+     * @throws IOException if the directory cannot be used, a write or read fails, or dropCache does
+     */
+    public static List<Row> measure(Path dir, long[] chunkSizes, long bytesPerSize, DropCache dropCache)
+            throws IOException {
+        Path work = dir.resolve("kvtier-cold-bandwidth-" + DiskStore.PID);
+        Files.createDirectories(work);
+        BlockKey ns = new BlockKey(0x6b76746965722d63L, 0x6f6c642d62616e64L, DiskStore.PID, System.nanoTime());
+        List<Row> rows = new ArrayList<>();
+        try (DiskStore store = DiskStore.open(work.resolve("store"), ns, DiskFsync.NONE)) {
+            if (!store.writable()) {
+                throw new IOException("bandwidth: " + store.layout().namespaceDir() + " is owned by another store");
+            }
+            Path plainDir = Files.createDirectories(work.resolve("plain"));
+            for (long size : chunkSizes) {
+                rows.add(measureSize(store, plainDir, size, bytesPerSize, dropCache));
+            }
+        } finally {
+            DiskBandwidth.deleteTree(work);
+        }
+        return rows;
+    }
+
+    /** What runs before each side's reads. */
+    @FunctionalInterface
+    public interface DropCache {
+        /** Empties the page cache (or not, in a test). */
+        void drop() throws IOException;
+    }
+
+    private static Row measureSize(DiskStore store, Path plainDir, long size, long bytesPerSize, DropCache dropCache)
+            throws IOException {
+        if (size <= 0) {
+            throw new IllegalArgumentException("chunk size must be positive, got " + size);
+        }
+        int files = (int) Math.max(4, Math.min(1 << 20, bytesPerSize / size));
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment payload = arena.allocate(size, 4096);
+            SplittableRandom rnd = new SplittableRandom(size);
+            for (long i = 0; i + 8 <= size; i += 8) {
+                payload.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
+            }
+            int crc = ChunkHeader.crc32c(payload);
+            int[] tokens = new int[DiskBandwidth.TOKENS];
+            BlockKey[] keys = new BlockKey[files];
+            ChunkHeader[] headers = new ChunkHeader[files];
+            long fileBytes = DiskCapacity.fileBytes(size, DiskBandwidth.TOKENS);
+            MemorySegment plainFile = arena.allocate(fileBytes, 4096);
+            MemorySegment.copy(payload, 0, plainFile, fileBytes - size, size);
+            for (int i = 0; i < files; i++) {
+                keys[i] = new BlockKey(rnd.nextLong(), rnd.nextLong(), rnd.nextLong(), i);
+                headers[i] = ChunkHeader.of(store.namespace(), keys[i], BlockKey.of(new byte[32]), tokens, size, crc);
+                DiskBandwidth.storeWrite(store, keys[i], headers[i], payload);
+                DiskBandwidth.plainWrite(plainDir, "cold-" + i, plainFile);
+            }
+            MemorySegment back = arena.allocate(fileBytes, 4096);
+            long storeNanos = 0;
+            long plainNanos = 0;
+            for (int pass = 0; pass < 2; pass++) {
+                for (int side = 0; side < 2; side++) {
+                    boolean storeSide = (pass + side) % 2 == 0;
+                    dropCache.drop();
+                    for (int i = 0; i < files; i++) {
+                        if (storeSide) {
+                            storeNanos += DiskBandwidth.storeRead(store, keys[i], headers[i], back.asSlice(0, size));
+                        } else {
+                            plainNanos += DiskBandwidth.plainRead(plainDir, "cold-" + i, back);
+                        }
+                    }
+                }
+            }
+            for (int i = 0; i < files; i++) {
+                store.delete(keys[i]);
+                Files.delete(plainDir.resolve("cold-" + i));
+            }
+            double bytes = 2.0 * files * size;
+            return new Row(size, files, bytes / storeNanos, bytes / plainNanos);
+        }
+    }
+
+    /** A table of rows: size, files, the two GB/s figures and their ratio. */
+    public static String table(List<Row> rows) {
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%10s %7s %12s %12s %7s%n", "chunk", "files",
+                "store read", "plain read", "ratio"));
+        for (Row r : rows) {
+            sb.append(String.format(Locale.ROOT, "%10s %7d %7.2f GB/s %7.2f GB/s %6.0f%%%n", DiskBandwidth.size(r.chunkBytes()),
+                    r.files(), r.storeReadGBps(), r.plainReadGBps(), 100 * r.readRatio()));
+        }
+        return sb.toString();
+    }
+}
