@@ -5,14 +5,11 @@ import io.kvtier.tier.ChunkHeader;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.SplittableRandom;
 
 /**
  * Disk tier reads from the device, not the page cache, beside plain reads of the same bytes: for
@@ -78,22 +75,8 @@ public final class ColdDiskBandwidth {
      */
     public static List<Row> measure(Path dir, long[] chunkSizes, long bytesPerSize, DropCache dropCache)
             throws IOException {
-        Path work = dir.resolve("kvtier-cold-bandwidth-" + DiskStore.PID);
-        Files.createDirectories(work);
-        BlockKey ns = new BlockKey(0x6b76746965722d63L, 0x6f6c642d62616e64L, DiskStore.PID, System.nanoTime());
-        List<Row> rows = new ArrayList<>();
-        try (DiskStore store = DiskStore.open(work.resolve("store"), ns, DiskFsync.NONE)) {
-            if (!store.writable()) {
-                throw new IOException("bandwidth: " + store.layout().namespaceDir() + " is owned by another store");
-            }
-            Path plainDir = Files.createDirectories(work.resolve("plain"));
-            for (long size : chunkSizes) {
-                rows.add(measureSize(store, plainDir, size, bytesPerSize, dropCache));
-            }
-        } finally {
-            DiskBandwidth.deleteTree(work);
-        }
-        return rows;
+        return BenchChunks.forEachSize(dir, "kvtier-cold-bandwidth", chunkSizes, (store, plainDir, unused) -> null,
+                (store, plainDir, size) -> measureSize(store, plainDir, size, bytesPerSize, dropCache));
     }
 
     /** What runs before each side's reads. */
@@ -105,30 +88,16 @@ public final class ColdDiskBandwidth {
 
     private static Row measureSize(DiskStore store, Path plainDir, long size, long bytesPerSize, DropCache dropCache)
             throws IOException {
-        if (size <= 0) {
-            throw new IllegalArgumentException("chunk size must be positive, got " + size);
-        }
-        int files = (int) Math.max(4, Math.min(1 << 20, bytesPerSize / size));
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment payload = arena.allocate(size, 4096);
-            SplittableRandom rnd = new SplittableRandom(size);
-            for (long i = 0; i + 8 <= size; i += 8) {
-                payload.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
-            }
-            int crc = ChunkHeader.crc32c(payload);
-            int[] tokens = new int[DiskBandwidth.TOKENS];
-            BlockKey[] keys = new BlockKey[files];
-            ChunkHeader[] headers = new ChunkHeader[files];
-            long fileBytes = DiskCapacity.fileBytes(size, DiskBandwidth.TOKENS);
-            MemorySegment plainFile = arena.allocate(fileBytes, 4096);
-            MemorySegment.copy(payload, 0, plainFile, fileBytes - size, size);
+            BenchChunks c = BenchChunks.of(arena, store.namespace(), size, bytesPerSize);
+            int files = c.files();
+            BlockKey[] keys = c.keys();
+            ChunkHeader[] headers = c.headers();
             for (int i = 0; i < files; i++) {
-                keys[i] = new BlockKey(rnd.nextLong(), rnd.nextLong(), rnd.nextLong(), i);
-                headers[i] = ChunkHeader.of(store.namespace(), keys[i], BlockKey.of(new byte[32]), tokens, size, crc);
-                DiskBandwidth.storeWrite(store, keys[i], headers[i], payload);
-                DiskBandwidth.plainWrite(plainDir, "cold-" + i, plainFile);
+                DiskBandwidth.storeWrite(store, keys[i], headers[i], c.payload());
+                DiskBandwidth.plainWrite(plainDir, "cold-" + i, c.plainFile());
             }
-            MemorySegment back = arena.allocate(fileBytes, 4096);
+            MemorySegment back = arena.allocate(c.plainFile().byteSize(), 4096);
             long storeNanos = 0;
             long plainNanos = 0;
             for (int pass = 0; pass < 2; pass++) {

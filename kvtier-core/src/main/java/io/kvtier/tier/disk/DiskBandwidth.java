@@ -5,18 +5,15 @@ import io.kvtier.tier.ChunkHeader;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.SplittableRandom;
 import java.util.stream.Stream;
 
 /**
@@ -56,9 +53,6 @@ public final class DiskBandwidth {
 
     /** Times the files are read per round: reads are short, more of them steady the figure. */
     static final int READ_PASSES = 4;
-
-    /** Tokens per chunk header used by the measurement (one block of 16 tokens). */
-    static final int TOKENS = 16;
 
     /**
      * One chunk size's figures.
@@ -101,50 +95,23 @@ public final class DiskBandwidth {
         if (rounds < 1) {
             throw new IllegalArgumentException("rounds must be >= 1, got " + rounds);
         }
-        Path work = dir.resolve("kvtier-bandwidth-" + DiskStore.PID);
-        Files.createDirectories(work);
-        BlockKey ns = new BlockKey(0x6b76746965722d62L, 0x616e647769647468L, DiskStore.PID, System.nanoTime());
-        List<Row> rows = new ArrayList<>();
-        try (DiskStore store = DiskStore.open(work.resolve("store"), ns, DiskFsync.NONE)) {
-            if (!store.writable()) {
-                throw new IOException("bandwidth: " + store.layout().namespaceDir() + " is owned by another store");
-            }
-            Path plainDir = Files.createDirectories(work.resolve("plain"));
+        return BenchChunks.forEachSize(dir, "kvtier-bandwidth", chunkSizes, (store, plainDir, unused) -> {
             warmUp(store, plainDir);
-            for (long size : chunkSizes) {
-                rows.add(measureSize(store, plainDir, size, bytesPerSize, rounds));
-            }
-        } finally {
-            deleteTree(work);
-        }
-        return rows;
+            return null;
+        }, (store, plainDir, size) -> measureSize(store, plainDir, size, bytesPerSize, rounds));
     }
 
     private static Row measureSize(DiskStore store, Path plainDir, long size, long bytesPerSize, int rounds)
             throws IOException {
-        if (size <= 0) {
-            throw new IllegalArgumentException("chunk size must be positive, got " + size);
-        }
-        int files = (int) Math.max(4, Math.min(1 << 20, bytesPerSize / size));
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment payload = arena.allocate(size, 4096);
-            SplittableRandom rnd = new SplittableRandom(size);
-            for (long i = 0; i + 8 <= size; i += 8) {
-                payload.set(ValueLayout.JAVA_LONG_UNALIGNED, i, rnd.nextLong());
-            }
+            BenchChunks c = BenchChunks.of(arena, store.namespace(), size, bytesPerSize);
+            int files = c.files();
+            BlockKey[] keys = c.keys();
+            ChunkHeader[] headers = c.headers();
+            MemorySegment payload = c.payload();
+            MemorySegment plainFile = c.plainFile();
             MemorySegment readBack = arena.allocate(size, 4096);
-            int[] tokens = new int[TOKENS];
-            int crc = ChunkHeader.crc32c(payload);
-            BlockKey[] keys = new BlockKey[files];
-            ChunkHeader[] headers = new ChunkHeader[files];
-            for (int i = 0; i < files; i++) {
-                keys[i] = new BlockKey(rnd.nextLong(), rnd.nextLong(), rnd.nextLong(), i);
-                headers[i] = ChunkHeader.of(store.namespace(), keys[i], BlockKey.of(new byte[32]), tokens, size, crc);
-            }
-            long fileBytes = DiskCapacity.fileBytes(size, TOKENS);
-            MemorySegment plainFile = arena.allocate(fileBytes, 4096);
-            MemorySegment.copy(payload, 0, plainFile, fileBytes - size, size);
-            MemorySegment plainBack = arena.allocate(fileBytes, 4096);
+            MemorySegment plainBack = arena.allocate(plainFile.byteSize(), 4096);
             int counted = rounds == 1 ? 1 : rounds - 1;
             // per-file times of the counted rounds: store write, plain write, store read, plain read
             long[][] times = {new long[files * counted], new long[files * counted],
@@ -219,20 +186,16 @@ public final class DiskBandwidth {
      * thread competes with the reader and the helper).
      */
     private static void warmUp(DiskStore store, Path plainDir) throws IOException {
-        long size = 2L * DiskStore.READ_PIECE + 1;
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment payload = arena.allocate(size, 4096);
-            MemorySegment back = arena.allocate(DiskCapacity.fileBytes(size, TOKENS), 4096);
-            BlockKey key = new BlockKey(1, 2, 3, DiskStore.PID);
-            ChunkHeader header = ChunkHeader.of(store.namespace(), key, BlockKey.of(new byte[32]), new int[TOKENS], size,
-                    ChunkHeader.crc32c(payload));
-            storeWrite(store, key, header, payload);
-            plainWrite(plainDir, "warm-up", back);
+            BenchChunks c = BenchChunks.of(arena, store.namespace(), 2L * DiskStore.READ_PIECE + 1, 0);
+            MemorySegment back = arena.allocate(c.plainFile().byteSize(), 4096);
+            storeWrite(store, c.keys()[0], c.headers()[0], c.payload());
+            plainWrite(plainDir, "warm-up", c.plainFile());
             for (long start = System.nanoTime(); System.nanoTime() - start < WARM_UP_NANOS; ) {
-                storeRead(store, key, header, payload);
+                storeRead(store, c.keys()[0], c.headers()[0], back.asSlice(0, c.size()));
                 plainRead(plainDir, "warm-up", back);
             }
-            store.delete(key);
+            store.delete(c.keys()[0]);
             Files.delete(plainDir.resolve("warm-up"));
         }
     }

@@ -108,11 +108,6 @@ final class PieceRead {
         return true;
     }
 
-    /** Whether every piece is claimed (nothing left for a helper). */
-    boolean allClaimed() {
-        return claimed.get() >= pieces;
-    }
-
     /**
      * Reader, after {@link #pieceDone}: reads the pieces nobody claimed, waits for those the
      * helper is running, and combines.
