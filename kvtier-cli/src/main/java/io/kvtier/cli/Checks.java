@@ -23,6 +23,20 @@ final class Checks {
         return value;
     }
 
+    /**
+     * A compute thread count: 0 (one per core) up to 4 per core. More threads than that only
+     * queue for the cores (and each holds its own scratch buffers), so a larger value is a typo.
+     */
+    static int threads(int value, String flag) {
+        int cores = Runtime.getRuntime().availableProcessors();
+        int max = 4 * cores;
+        if (value < 0 || value > max) {
+            throw new BadInputException(flag + " must be 0 (one per core) to " + max + " (4 per core; this machine has "
+                    + cores + "), got " + value);
+        }
+        return value;
+    }
+
     static double positive(double value, String flag) {
         if (!(value > 0) || Double.isInfinite(value)) {
             throw new BadInputException(flag + " must be a positive number, got " + value);

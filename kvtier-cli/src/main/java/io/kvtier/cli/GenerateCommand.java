@@ -16,7 +16,6 @@ import io.kvtier.model.Tokenizer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,7 +65,7 @@ final class GenerateCommand implements Callable<Integer> {
     @Option(names = "--no-prefix-cache", description = "do not reuse device KV blocks of equal prefixes")
     boolean noPrefixCache;
 
-    @Option(names = "--output", defaultValue = "text", paramLabel = "text|jsonl", description = "text (default) or jsonl: one object per prompt in input order")
+    @Option(names = "--output", defaultValue = "text", paramLabel = "text|jsonl", description = "text (default) or jsonl: one object per prompt, printed as it finishes, with its input index")
     OutputFormat output;
 
     @Option(names = "--stats-json", paramLabel = "FILE", description = "also write the run's summary as JSON")
@@ -147,76 +146,70 @@ final class GenerateCommand implements Callable<Integer> {
         }
         OffloadSetup offloadSetup = offloadSetup();
         Checkpoint checkpoint = Checkpoint.load(modelPath);
-        Tokenizer tok;
+        List<int[]> ids;
+        long tokenizeNanos;
         try {
-            tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
-        } catch (RuntimeException e) {
-            checkpoint.close();
-            throw e;
-        }
-        if ((long) blocksPerChunk * blockSize > checkpoint.config().seqLen()) {
-            checkpoint.close();
-            throw new BadInputException("--blocks-per-chunk " + blocksPerChunk + " x --block-size " + blockSize
-                    + " exceeds the model's context of " + checkpoint.config().seqLen() + " tokens: nothing could be stored");
-        }
-        List<int[]> ids = new ArrayList<>();
-        for (int i = 0; i < texts.size(); i++) {
-            int[] p = tok.encode(texts.get(i), true);
-            if (p.length > checkpoint.config().seqLen()) {
-                checkpoint.close();
-                throw new BadInputException("prompt " + (i + 1) + " has " + p.length + " tokens but the model's context is "
-                        + checkpoint.config().seqLen() + " tokens");
+            Tokenizer tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
+            if ((long) blocksPerChunk * blockSize > checkpoint.config().seqLen()) {
+                throw new BadInputException("--blocks-per-chunk " + blocksPerChunk + " x --block-size " + blockSize
+                        + " exceeds the model's context of " + checkpoint.config().seqLen() + " tokens: nothing could be stored");
             }
-            ids.add(p);
+            long t = System.nanoTime();
+            ids = PromptSource.encode(texts, tok, checkpoint.config().seqLen());
+            tokenizeNanos = System.nanoTime() - t;
+            return generate(checkpoint, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
+        } finally {
+            checkpoint.close();
         }
+    }
+
+    /** Runs the tokenized prompts: results printed as they finish, the summary, a clean stop on SIGINT/SIGTERM. */
+    private int generate(Checkpoint checkpoint, Tokenizer tok, List<String> texts, List<int[]> ids, SamplingParams sampling,
+                         OffloadSetup offloadSetup, long tokenizeNanos) {
         EngineConfig config = new EngineConfig(blockSize, deviceBlocks > 0 ? deviceBlocks
                 : defaultDeviceBlocks(checkpoint, blockSize), maxBatchTokens, EngineConfig.DEFAULT_MAX_RUNNING,
                 !noPrefixCache, Tokenizer.BOS);
-        try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads, offloadSetup)) {
+        GenerateRun.Outcome outcome;
+        GenerateReport report;
+        try (StopSignals signals = StopSignals.install();
+             Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads, offloadSetup)) {
             if (engine.offload() != null && diskScanWait > 0) {
                 engine.offload().awaitDiskScan(java.time.Duration.ofMillis((long) (diskScanWait * 1000)));
                 if (diskCacheDir != null && System.console() != null && System.console().isTerminal()) {
                     System.err.println(); // end the scan's progress line
                 }
             }
-            long t0 = System.nanoTime();
             List<Request> requests = new ArrayList<>();
             for (int i = 0; i < ids.size(); i++) {
                 String salt = cacheSalts.isEmpty() ? null : cacheSalts.get(cacheSalts.size() == 1 ? 0 : i);
                 Request r = new Request(i, ids.get(i), maxTokens, sampling, ExtraKeys.salt(salt));
-                if (sequential && i > 0) {
-                    if (clearDeviceCacheBetween) {
-                        engine.resetDevicePrefixCache();
-                    }
-                }
                 try {
-                    engine.submit(r);
+                    engine.checkFits(r);
                 } catch (IllegalArgumentException e) {
                     throw new BadInputException("prompt " + (i + 1) + ": " + e.getMessage(), e);
                 }
                 requests.add(r);
-                if (sequential) {
-                    engine.runToCompletion();
-                    engine.drainTransfers(); // its stores are readable before the next prompt looks
-                }
             }
-            engine.runToCompletion();
-            engine.drainTransfers();
-            double wall = (System.nanoTime() - t0) / 1e9;
             PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-            GenerateReport report = new GenerateReport(engine, requests, texts, tok, wall);
-            if (output == OutputFormat.jsonl) {
-                report.writeJsonl(out);
-            } else {
-                report.writeText(out);
+            ResultPrinter.Format format = output == OutputFormat.jsonl ? ResultPrinter.Format.JSONL
+                    : sequential || ids.size() == 1 ? ResultPrinter.Format.TEXT_STREAMED : ResultPrinter.Format.TEXT;
+            long t0 = System.nanoTime();
+            outcome = new GenerateRun(engine, new ResultPrinter(out, format, tok, texts), signals, sequential,
+                    clearDeviceCacheBetween).run(requests);
+            long t1 = System.nanoTime();
+            RunTimes times = new RunTimes(ProcessClock.at(t0), tokenizeNanos / 1e9,
+                    outcome.firstTokenNanos() == 0 ? 0 : ProcessClock.at(outcome.firstTokenNanos()), ProcessClock.at(t1),
+                    (t1 - t0) / 1e9);
+            report = new GenerateReport(engine, times, outcome);
+            if (outcome.end() == GenerateRun.End.OUTPUT_CLOSED) {
+                return 141; // as a process killed by SIGPIPE: quietly, the reader has gone
             }
-            out.flush();
             report.writeSummary(System.err);
             if (statsJson != null) {
                 report.writeStatsJson(statsJson);
             }
         }
-        return 0;
+        return outcome.end() == GenerateRun.End.SIGNALLED ? 130 : 0;
     }
 
     /** Flag values that are wrong whatever the model: one line, exit 2, before anything is loaded. */
@@ -224,7 +217,7 @@ final class GenerateCommand implements Callable<Integer> {
         Checks.atLeast(blockSize, 1, "--block-size");
         Checks.atLeast(deviceBlocks, 0, "--device-blocks");
         Checks.atLeast(maxBatchTokens, 1, "--max-batch-tokens");
-        Checks.atLeast(threads, 0, "--threads");
+        Checks.threads(threads, "--threads");
         Checks.atLeast(hostCacheChunks, 0, "--host-cache-chunks");
         Checks.atLeast(blocksPerChunk, 1, "--blocks-per-chunk");
         Checks.atLeast(diskAdmitAfter, 1, "--disk-admit-after");
@@ -250,9 +243,7 @@ final class GenerateCommand implements Callable<Integer> {
     private List<String> collectPrompts() throws IOException {
         List<String> all = new ArrayList<>(prompts);
         if (promptsFile != null) {
-            List<String> lines = promptsFile.toString().equals("-")
-                    ? new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8)).lines().toList()
-                    : Files.readAllLines(Checks.inputFile(promptsFile, "--prompts"), StandardCharsets.UTF_8);
+            List<String> lines = PromptSource.read(promptsFile, "--prompts");
             if (lines.isEmpty()) {
                 throw new BadInputException("--prompts " + promptsFile + ": the file is empty (one prompt a line expected)");
             }

@@ -72,9 +72,17 @@ class GenerateCommandTest {
         assertThat(r.code()).as(r.err()).isZero();
         List<String> out = r.out().lines().toList();
         assertThat(out).hasSize(RECORDS.size());
+        // Printed in completion order: each object names its prompt's input position.
+        JsonNode[] byIndex = new JsonNode[RECORDS.size()];
+        for (String line : out) {
+            JsonNode o = JSON.readTree(line);
+            byIndex[o.get("index").asInt()] = o;
+        }
         for (int i = 0; i < RECORDS.size(); i++) {
             int[] expected = RECORDS.get(i).expectedOutput();
-            int[] got = ints(JSON.readTree(out.get(i)).get("generated_ids"));
+            assertThat(byIndex[i]).as("record %d printed", i).isNotNull();
+            assertThat(byIndex[i].get("prompt").asText()).isEqualTo(RECORDS.get(i).prompt());
+            int[] got = ints(byIndex[i].get("generated_ids"));
             int n = Math.min(64, expected.length);
             assertThat(got).as("record %d", i).startsWith(java.util.Arrays.copyOf(expected, n));
         }

@@ -1,5 +1,6 @@
 package io.kvtier.tier;
 
+import io.kvtier.memory.ReservedMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

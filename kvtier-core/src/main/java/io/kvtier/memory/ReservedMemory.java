@@ -1,4 +1,4 @@
-package io.kvtier.tier;
+package io.kvtier.memory;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
