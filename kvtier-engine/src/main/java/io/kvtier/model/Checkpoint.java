@@ -21,7 +21,7 @@ import java.util.HexFormat;
  * kernel (a copy, e.g. {@code make-model} or {@code cp} over the file, did exactly that); a
  * private copy-on-write mapping shares the file's pages until written, so it does not protect
  * either. Once loaded, nothing done to the file affects this object. The cost: one read of the
- * file at load (about 0.2 s per GB from the page cache) and its bytes resident in the process.
+ * file at load and its bytes resident in the process.
  * Every accessor returns a slice, row-major {@code [out][in]} float32 little-endian. The memory
  * belongs to one shared {@link Arena} owned by this object:
  * after {@link #close()} every segment it handed out is invalid.
