@@ -87,6 +87,9 @@ final class GenerateRun {
             }
         }
         stop(active);
+        if (end == End.SIGNALLED) {
+            printer.stopped();
+        }
         engine.drainTransfers();
         return new Outcome(end, finished, requests.size() - finished.size(), firstToken);
     }

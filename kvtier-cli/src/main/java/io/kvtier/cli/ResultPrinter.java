@@ -107,6 +107,16 @@ final class ResultPrinter {
         out.flush();
     }
 
+    /** The run stopped early: a text being streamed ends its line (its request was aborted, unfinished). */
+    void stopped() {
+        if (streaming != null) {
+            streamNewTokens();
+            out.println(stream.finish());
+            streaming = null;
+            out.flush();
+        }
+    }
+
     /** Whether standard output is gone (a write failed: the reader closed the pipe). */
     boolean outputClosed() {
         return out.checkError();
