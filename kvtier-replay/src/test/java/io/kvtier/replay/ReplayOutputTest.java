@@ -117,4 +117,18 @@ class ReplayOutputTest {
         assertThat(r.nanosPerStep()).isPositive();
         assertThat(r.tokensPerStep()).isEqualTo(16.0);
     }
+
+    @Test
+    void aPartlyReplayedTraceSaysSoInTheTableTheSweepAndTheChart() {
+        ReplayConfig cfg = ReplayTraces.instant(Capacity.INF, Policy.LRU);
+        var part = HAND.firstRequests(2);
+        ReplayResult r = Replay.run(part, cfg, Progress.none());
+        assertThat(r.partial()).isTrue();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        ReplayReport.printTable(new PrintStream(bytes, true, StandardCharsets.UTF_8), r);
+        assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("(first 2 of 4 requests)");
+        List<ReplayResult> sweep = Sweep.run(part, cfg, List.of(Policy.LRU), List.of(1024L), 1, Progress.none());
+        assertThat(Sweep.chartTitle(sweep)).contains("(first 2 of 4 requests)");
+        assertThat(Sweep.chartTitle(List.of(Replay.run(HAND, cfg, Progress.none())))).doesNotContain("first");
+    }
 }

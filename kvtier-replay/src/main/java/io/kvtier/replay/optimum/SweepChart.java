@@ -58,9 +58,8 @@ public final class SweepChart {
     private static final Marker[] MARKERS = {SeriesMarkers.CIRCLE, SeriesMarkers.SQUARE, SeriesMarkers.DIAMOND,
         SeriesMarkers.TRIANGLE_UP, SeriesMarkers.TRIANGLE_DOWN, SeriesMarkers.CROSS};
 
-    /** Line patterns, in series order (cycled): the first solid, the rest dashed or dotted. */
-    private static final BasicStroke[] LINES = {SeriesLines.SOLID, SeriesLines.DASH_DASH, SeriesLines.DOT_DOT,
-        SeriesLines.DASH_DOT};
+    /** Line patterns of the series after the first (which is solid), cycled. */
+    private static final BasicStroke[] BROKEN_LINES = {SeriesLines.DASH_DASH, SeriesLines.DOT_DOT, SeriesLines.DASH_DOT};
 
     /** The chart of {@link #write}, not yet drawn. */
     static XYChart chart(String title, Map<String, double[][]> series) {
@@ -85,7 +84,7 @@ public final class SweepChart {
         for (Map.Entry<String, double[][]> e : series.entrySet()) {
             XYSeries s = chart.addSeries(e.getKey(), e.getValue()[0], e.getValue()[1]);
             s.setMarker(MARKERS[i % MARKERS.length]);
-            s.setLineStyle(LINES[i % LINES.length]);
+            s.setLineStyle(i == 0 ? SeriesLines.SOLID : BROKEN_LINES[(i - 1) % BROKEN_LINES.length]);
             i++;
         }
         return chart;
