@@ -187,4 +187,29 @@ class FlagVocabularyTest {
         }
         assertThat(unknown).isEmpty();
     }
+
+    /** The out-of-memory advice names only flags of the command that ran. */
+    @Test
+    void memoryAdviceNamesTheCommandsOwnFlags() {
+        CommandLine replay = new CommandLine(new Main());
+        replay.parseArgs("replay", "--trace", "t.jsonl");
+        assertThat(Main.memoryAdvice(replay)).contains("--device-tokens", "--host-cache-tokens")
+                .doesNotContain("--device-blocks", "--host-cache-bytes", "model size");
+        CommandLine generate = new CommandLine(new Main());
+        generate.parseArgs("generate");
+        assertThat(Main.memoryAdvice(generate)).contains("--device-blocks", "--host-cache-bytes", "model size")
+                .doesNotContain("--device-tokens");
+    }
+
+    /** A shared option shows each command's own default in --help, and hidden former names do not show. */
+    @Test
+    void helpShowsEachCommandsDefaultsAndHidesFormerNames() {
+        CliRun generate = CliRun.of("generate", "--help");
+        assertThat(generate.out()).contains("token positions per KV block (default 16)", "(default 256)");
+        CliRun replay = CliRun.of("replay", "--help");
+        assertThat(replay.out()).contains("token positions per KV block (default 512)", "--eviction", "--stats-json")
+                .doesNotContain("--policy", "--json ", "--host-tokens", "--outputs");
+        CliRun bench = CliRun.of("bench", "generate", "--help");
+        assertThat(bench.out()).contains("(default 32)").doesNotContain("--batch ", "--decode-tokens");
+    }
 }
