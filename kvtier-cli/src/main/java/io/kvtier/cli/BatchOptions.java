@@ -6,14 +6,15 @@ import picocli.CommandLine.Option;
  * The scheduler's shape, shared by every command that runs the engine's scheduler (the real one in
  * {@code generate}, {@code serve} and {@code bench}, the same one over a simulated GPU in
  * {@code replay}): {@code --block-size}, {@code --max-batch-tokens}, {@code --max-running}.
- * Defaults are the command's ({@link FlagDefaults}).
+ * Defaults are the command's ({@link FlagDefaults}); a command whose default depends on more than
+ * itself describes it in its resource bundle, under the option's description key.
  */
 public final class BatchOptions {
 
     @Option(names = "--block-size", paramLabel = "N", description = "token positions per KV block (default ${DEFAULT-VALUE})")
     Integer blockSize;
 
-    @Option(names = "--max-batch-tokens", paramLabel = "N",
+    @Option(names = "--max-batch-tokens", paramLabel = "N", descriptionKey = "max-batch-tokens",
             description = "token budget of one engine step: decode tokens, then prefill chunks (default ${DEFAULT-VALUE})")
     Integer maxBatchTokens;
 

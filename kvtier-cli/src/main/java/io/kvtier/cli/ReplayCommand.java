@@ -30,7 +30,7 @@ import picocli.CommandLine.Option;
  * scheduler and host tier bookkeeping, with a simulated model runner and transfer engine (a cost
  * model on a virtual clock). See {@code docs/replay-cost-model.md} for the cost model.
  */
-@Command(name = "replay", mixinStandardHelpOptions = true, sortOptions = false, defaultValueProvider = ReplayCommand.Defaults.class,
+@Command(name = "replay", mixinStandardHelpOptions = true, sortOptions = false, resourceBundle = "io.kvtier.cli.ReplayHelp", defaultValueProvider = ReplayCommand.Defaults.class,
         description = "Replay a request trace through the real scheduler and tiers with a simulated GPU; "
                 + "report hit ratios per tier against the optimum, and latencies in timed mode.")
 final class ReplayCommand implements Callable<Integer> {

@@ -207,7 +207,8 @@ class FlagVocabularyTest {
         CliRun generate = CliRun.of("generate", "--help");
         assertThat(generate.out()).contains("token positions per KV block (default 16)", "(default 256)");
         CliRun replay = CliRun.of("replay", "--help");
-        assertThat(replay.out()).contains("token positions per KV block (default 512)", "--eviction", "--stats-json")
+        assertThat(replay.out()).contains("token positions per KV block (default 512)", "--eviction", "--stats-json",
+                        "1 in instant mode").doesNotContain("null")
                 .doesNotContain("--policy", "--json ", "--host-tokens", "--outputs");
         CliRun bench = CliRun.of("bench", "generate", "--help");
         assertThat(bench.out()).contains("(default 32)").doesNotContain("--batch ", "--decode-tokens");
