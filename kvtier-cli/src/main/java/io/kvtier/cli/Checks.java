@@ -24,14 +24,13 @@ final class Checks {
     }
 
     /**
-     * A compute thread count: 0 (one per core) up to 4 per core. More threads than that only
-     * queue for the cores (and each holds its own scratch buffers), so a larger value is a typo.
+     * A compute thread count of at most 4 per core. More threads than that only queue for the
+     * cores (and each holds its own scratch buffers), so a larger value is a typo.
      */
-    static int threads(int value, String flag) {
+    static int atMostFourPerCore(int value, String flag) {
         int cores = Runtime.getRuntime().availableProcessors();
-        int max = 4 * cores;
-        if (value < 0 || value > max) {
-            throw new BadInputException(flag + " must be 0 (one per core) to " + max + " (4 per core; this machine has "
+        if (value > 4 * cores) {
+            throw new BadInputException(flag + " must be at most " + 4 * cores + " (4 per core; this machine has "
                     + cores + "), got " + value);
         }
         return value;

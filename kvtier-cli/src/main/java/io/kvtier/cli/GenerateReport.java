@@ -1,21 +1,16 @@
 package io.kvtier.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineStats;
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.offload.OffloadStats;
 import io.kvtier.tier.TierIndex;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** The summary of a {@code generate} run: on stderr, and as JSON ({@code --stats-json}). */
 final class GenerateReport {
-
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Engine engine;
     private final RunTimes times;
@@ -90,14 +85,6 @@ final class GenerateReport {
         err.printf("kvtier: %.2f s from process start: ready after %.2f s (tokenizing %.2f s), first token at %s%n",
                 times.total(), times.startup(), times.tokenize(),
                 times.firstToken() > 0 ? String.format("%.2f s", times.firstToken()) : "none");
-    }
-
-    void writeStatsJson(Path file) {
-        try {
-            JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), stats());
-        } catch (IOException e) {
-            throw new BadInputException("--stats-json " + file + ": cannot write (" + e.getMessage() + ")", e);
-        }
     }
 
     private static double round(double v) {

@@ -91,9 +91,9 @@ class PromptInputTest {
 
     @Test
     void absurdThreadCountsAreRefused() {
-        assertOneLineError(generate("--prompt", "hi", "--threads", "1000"), "--threads must be 0 (one per core) to",
+        assertOneLineError(generate("--prompt", "hi", "--threads", "1000"), "--threads must be at most", "4 per core",
                 "got 1000");
-        assertOneLineError(generate("--prompt", "hi", "--threads", "-1"), "--threads");
+        assertOneLineError(generate("--prompt", "hi", "--threads", "-1"), "--threads must be at least 1");
     }
 
     private static byte[] concat(byte[] a, byte[] b) {
