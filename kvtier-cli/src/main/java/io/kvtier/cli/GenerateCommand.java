@@ -173,6 +173,10 @@ final class GenerateCommand implements Callable<Integer> {
                 : defaultDeviceBlocks(checkpoint, blockSize), maxBatchTokens, EngineConfig.DEFAULT_MAX_RUNNING,
                 !noPrefixCache, Tokenizer.BOS);
         try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads, offloadSetup)) {
+            String readOnly = engine.offload() == null ? null : engine.offload().diskReadOnlyReason();
+            if (readOnly != null) {
+                System.err.println("kvtier: " + readOnly);
+            }
             if (engine.offload() != null && diskScanWait > 0) {
                 engine.offload().awaitDiskScan(java.time.Duration.ofMillis((long) (diskScanWait * 1000)));
                 if (diskCacheDir != null && System.console() != null && System.console().isTerminal()) {
