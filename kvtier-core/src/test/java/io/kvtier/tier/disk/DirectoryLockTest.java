@@ -16,7 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,13 +28,6 @@ class DirectoryLockTest {
 
     @TempDir
     Path root;
-
-    private final Arena arena = Arena.ofShared();
-
-    @AfterEach
-    void close() {
-        arena.close();
-    }
 
     private Process holder() throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
@@ -69,7 +61,7 @@ class DirectoryLockTest {
 
     @Test
     void deletingTheLockFileOfARunningOwnerNeverMakesTwoOwners() throws Exception {
-        try (DiskStore first = DiskStore.open(root, NS, DiskFsync.NONE)) {
+        try (DiskStore first = DiskStore.open(root, NS, DiskFsync.NONE); Arena arena = Arena.ofConfined()) {
             assertThat(first.role()).isEqualTo(DiskStore.Role.OWNER);
             Files.delete(first.layout().lockFile());
             Process child = holder(); // finds no lock file: makes one and locks it
@@ -92,7 +84,7 @@ class DirectoryLockTest {
 
     @Test
     void anOwnerWhoseLockFileWasDeletedLocksItAgainBeforeItsNextWrite() throws Exception {
-        try (DiskStore first = DiskStore.open(root, NS, DiskFsync.NONE)) {
+        try (DiskStore first = DiskStore.open(root, NS, DiskFsync.NONE); Arena arena = Arena.ofConfined()) {
             Files.delete(first.layout().lockFile());
             MemorySegment p = payload(arena, 100, 2);
             write(first, 2, p); // notices, makes a new lock file and locks it
