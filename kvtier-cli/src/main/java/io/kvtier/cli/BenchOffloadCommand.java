@@ -300,7 +300,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
         double full = Double.MAX_VALUE; // the recompute, interleaved with the hit in this engine
         long id = 0;
         long hit = 0;
-        try (Engine e = LlamaRunner.engine(cp, config, Kernels.best(), threads,
+        try (Engine e = LlamaRunner.engine(cp, config, Kernels.best(), threads.threads(),
                 new OffloadSetup(0, hostChunks, "lru", OffloadConfig.DEFAULT))) {
             for (int i = 0; i < repeats + 1; i++) {
                 e.resetCache();
