@@ -126,6 +126,10 @@ final class GenerateCommand implements Callable<Integer> {
         GenerateRun.Outcome outcome;
         try (StopSignals signals = StopSignals.install();
              Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads.threads(), offloadSetup)) {
+            String readOnly = engine.offload() == null ? null : engine.offload().diskReadOnlyReason();
+            if (readOnly != null) {
+                System.err.println("kvtier: " + readOnly);
+            }
             if (engine.offload() != null && !disk.scanWait().isZero()) {
                 engine.offload().awaitDiskScan(disk.scanWait());
                 if (disk.dir() != null && System.console() != null && System.console().isTerminal()) {

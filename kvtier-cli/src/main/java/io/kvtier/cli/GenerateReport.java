@@ -55,6 +55,7 @@ final class GenerateReport {
         o.put("load_failures", os == null ? 0 : os.loadFailures());
         o.put("store_failures", os == null ? 0 : os.storeFailures());
         o.put("store_refusals", os == null ? 0 : os.storeRefusals());
+        o.put("blocks_not_stored", os == null ? Map.of() : os.blocksNotStored());
         o.put("host_chunks_total", off == null ? 0 : off.host().capacity());
         o.put("host_chunks_used", off == null ? 0 : off.host().capacity() - off.host().index().freeSlots());
         TierIndex disk = off == null ? null : off.diskIndex();
@@ -76,6 +77,9 @@ final class GenerateReport {
                     s.get("store_failures"), s.get("store_refusals"), s.get("host_chunks_used"), s.get("host_chunks_total"),
                     engine.offload().diskIndex() == null ? "" : ", disk chunks " + s.get("disk_chunks_used") + " used of "
                             + s.get("disk_chunks_total"));
+            if (!((Map<?, ?>) s.get("blocks_not_stored")).isEmpty()) {
+                err.printf("kvtier: offload: blocks not stored in the host tier, by reason: %s%n", s.get("blocks_not_stored"));
+            }
         }
         err.printf("kvtier: %s requests, %s prompt tokens (%s hit on device), %s generated in %.2f s (%.0f tokens/s), "
                         + "%s steps, %s preemptions, device blocks %s free + %s cached of %s%n",
