@@ -176,10 +176,17 @@ public final class EngineLoop implements AutoCloseable {
         return f;
     }
 
-    /** Drops the device prefix cache and every offload tier entry (vLLM's reset_prefix_cache). */
-    public CompletableFuture<Void> resetPrefixCache() {
+    /**
+     * Drops the device prefix cache; with {@code offloadToo} also every offload tier entry (loads in
+     * flight are abandoned and their requests recompute).
+     */
+    public CompletableFuture<Void> resetPrefixCache(boolean offloadToo) {
         return call(e -> {
-            e.resetCache();
+            if (offloadToo) {
+                e.resetCache();
+            } else {
+                e.resetDevicePrefixCache();
+            }
             return null;
         });
     }

@@ -14,6 +14,9 @@ import java.util.concurrent.Executors;
  */
 public final class OpenAiServer implements AutoCloseable {
 
+    /** The version {@code GET /version} reports (the project's). */
+    public static final String VERSION = "0.1.0";
+
     private final ServerConfig config;
     private final EngineLoop loop;
     private final ModelText model;
