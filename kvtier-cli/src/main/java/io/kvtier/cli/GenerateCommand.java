@@ -113,10 +113,11 @@ final class GenerateCommand implements Callable<Integer> {
             checkpoint.close();
             throw e;
         }
-        if ((long) offload.blocksPerChunk() * batch.blockSize() > checkpoint.config().seqLen()) {
+        try {
+            offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());
+        } catch (BadInputException e) {
             checkpoint.close();
-            throw new BadInputException("--blocks-per-chunk " + offload.blocksPerChunk() + " x --block-size " + batch.blockSize()
-                    + " exceeds the model's context of " + checkpoint.config().seqLen() + " tokens: nothing could be stored");
+            throw e;
         }
         List<int[]> ids = new ArrayList<>();
         for (int i = 0; i < texts.size(); i++) {
@@ -130,12 +131,7 @@ final class GenerateCommand implements Callable<Integer> {
         }
         EngineConfig config = engineOptions.config(checkpoint, batch, Tokenizer.BOS);
         try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads.threads(), offloadSetup)) {
-            if (engine.offload() != null && !disk.scanWait().isZero()) {
-                engine.offload().awaitDiskScan(disk.scanWait());
-                if (disk.dir() != null && System.console() != null && System.console().isTerminal()) {
-                    System.err.println(); // end the scan's progress line
-                }
-            }
+            disk.awaitScan(engine, System.console() != null && System.console().isTerminal());
             long t0 = System.nanoTime();
             List<Request> requests = new ArrayList<>();
             for (int i = 0; i < ids.size(); i++) {

@@ -79,22 +79,14 @@ final class ServeCommand implements Callable<Integer> {
         Tokenizer tok;
         try {
             tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
-            if ((long) offload.blocksPerChunk() * batch.blockSize() > checkpoint.config().seqLen()) {
-                throw new BadInputException("--blocks-per-chunk " + offload.blocksPerChunk() + " x --block-size " + batch.blockSize()
-                        + " exceeds the model's context of " + checkpoint.config().seqLen() + " tokens: nothing could be stored");
-            }
+            offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());
         } catch (RuntimeException e) {
             checkpoint.close();
             throw e;
         }
         Engine engine = LlamaRunner.engine(checkpoint, engineOptions.config(checkpoint, batch, Tokenizer.BOS), Kernels.best(),
                 threads.threads(), offloadSetup);
-        if (engine.offload() != null && !disk.scanWait().isZero()) {
-            engine.offload().awaitDiskScan(disk.scanWait());
-            if (disk.dir() != null && terminal) {
-                System.err.println(); // end the scan's progress line
-            }
-        }
+        disk.awaitScan(engine, terminal);
         EngineLoop loop = new EngineLoop(engine, serve.maxWaiting()).start();
         OpenAiServer server = new OpenAiServer(config, loop, new LlamaModelText(name, tok));
         try {
