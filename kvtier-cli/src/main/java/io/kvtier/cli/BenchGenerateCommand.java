@@ -6,7 +6,8 @@ import io.kvtier.engine.LlamaRunner;
 import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
-import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Model;
+import io.kvtier.model.Models;
 import io.kvtier.model.Kernels;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -44,7 +45,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
         Checks.atLeast(repeats, 1, "--repeats");
         Checks.atLeast(threads, 0, "--threads");
         Path modelPath = ModelPaths.resolve(model, ModelPaths.DEFAULT_MODEL, "--model");
-        Checkpoint checkpoint = Checkpoint.load(modelPath);
+        Model checkpoint = Models.load(modelPath);
         int seqLen = checkpoint.config().seqLen();
         int steps = Math.min(decodeTokens, seqLen - 1);
         int blockSize = 16;

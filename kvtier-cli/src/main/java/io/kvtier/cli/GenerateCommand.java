@@ -10,7 +10,8 @@ import io.kvtier.tier.disk.DiskFsync;
 import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
-import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Model;
+import io.kvtier.model.Models;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.Tokenizer;
 import java.io.IOException;
@@ -146,7 +147,7 @@ final class GenerateCommand implements Callable<Integer> {
             throw new BadInputException("--clear-device-cache-between needs --sequential");
         }
         OffloadSetup offloadSetup = offloadSetup();
-        Checkpoint checkpoint = Checkpoint.load(modelPath);
+        Model checkpoint = Models.load(modelPath);
         Tokenizer tok;
         try {
             tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
@@ -297,7 +298,7 @@ final class GenerateCommand implements Callable<Integer> {
     }
 
     /** Room for 32 full contexts, capped at 2 GiB of KV. */
-    static int defaultDeviceBlocks(Checkpoint checkpoint, int blockSize) {
+    static int defaultDeviceBlocks(Model checkpoint, int blockSize) {
         var layout = checkpoint.config().kvLayout(blockSize);
         long want = 32L * layout.blocksFor(checkpoint.config().seqLen());
         long cap = (2L << 30) / layout.bytesPerBlock();

@@ -14,11 +14,11 @@ import java.util.List;
  * folder's README §4.3): the prompt ids, the top-8 logits and L2 norm at every prompt position,
  * and 32 greedy steps with their top-8 logits.
  */
-record LlamaCppReference(String model, int promptIndex, String promptKind, String promptText, int[] promptIds,
+public record LlamaCppReference(String model, int promptIndex, String promptKind, String promptText, int[] promptIds,
                          int nVocab, List<Logits> promptLogits, List<Logits> generated, int[] generatedIds) {
 
     /** Top-8 {@code ids}/{@code values} and the L2 norm of one logit vector. */
-    record Logits(double l2, int[] ids, float[] values) {
+    public record Logits(double l2, int[] ids, float[] values) {
 
         /** RMS of the full logit vector: l2 / sqrt(n_vocab). */
         double rms(int nVocab) {
@@ -26,11 +26,11 @@ record LlamaCppReference(String model, int promptIndex, String promptKind, Strin
         }
     }
 
-    static Path folder() {
+    public static Path folder() {
         return io.kvtier.engine.ReferenceRecords.shared().resolve("models/gguf-ref");
     }
 
-    static List<LlamaCppReference> load(Path jsonl) {
+    public static List<LlamaCppReference> load(Path jsonl) {
         ObjectMapper om = new ObjectMapper();
         List<LlamaCppReference> out = new ArrayList<>();
         try {
