@@ -17,7 +17,7 @@ import java.util.function.Consumer;
  * offsets) can be set to any value. {@link #tensor} lays tensors out contiguously at the
  * alignment unless an explicit offset is given.
  */
-final class GgufBytes {
+public final class GgufBytes {
 
     private int magic = 0x46554747;
     private int version = 3;
@@ -28,7 +28,7 @@ final class GgufBytes {
     private long dataBytes;
 
     /** Little-endian output. */
-    static final class Out {
+    public static final class Out {
         final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
 
         Out u8(int v) {
@@ -58,56 +58,56 @@ final class GgufBytes {
         }
     }
 
-    GgufBytes magic(int m) {
+    public GgufBytes magic(int m) {
         magic = m;
         return this;
     }
 
-    GgufBytes version(int v) {
+    public GgufBytes version(int v) {
         version = v;
         return this;
     }
 
     /** A metadata entry with a raw type id and a value writer. */
-    GgufBytes kv(String key, int typeId, Consumer<Out> value) {
+    public GgufBytes kv(String key, int typeId, Consumer<Out> value) {
         kvs.add(o -> value.accept(o.str(key).u32(typeId)));
         return this;
     }
 
-    GgufBytes string(String key, String value) {
+    public GgufBytes string(String key, String value) {
         return kv(key, 8, o -> o.str(value));
     }
 
-    GgufBytes u32(String key, long value) {
+    public GgufBytes u32(String key, long value) {
         if (key.equals("general.alignment")) {
             alignment = value;
         }
         return kv(key, 4, o -> o.u32(value));
     }
 
-    GgufBytes f32(String key, float value) {
+    public GgufBytes f32(String key, float value) {
         return kv(key, 6, o -> o.f32(value));
     }
 
-    GgufBytes bool(String key, boolean value) {
+    public GgufBytes bool(String key, boolean value) {
         return kv(key, 7, o -> o.u8(value ? 1 : 0));
     }
 
-    GgufBytes strings(String key, String... values) {
+    public GgufBytes strings(String key, String... values) {
         return kv(key, 9, o -> {
             o.u32(8).u64(values.length);
             for (String v : values) o.str(v);
         });
     }
 
-    GgufBytes floats(String key, float... values) {
+    public GgufBytes floats(String key, float... values) {
         return kv(key, 9, o -> {
             o.u32(6).u64(values.length);
             for (float v : values) o.f32(v);
         });
     }
 
-    GgufBytes ints(String key, int... values) {
+    public GgufBytes ints(String key, int... values) {
         return kv(key, 9, o -> {
             o.u32(5).u64(values.length);
             for (int v : values) o.u32(v);
@@ -115,13 +115,13 @@ final class GgufBytes {
     }
 
     /** A tensor placed after the previous one (padded to the alignment). */
-    GgufBytes tensor(String name, GgmlType type, long... dims) {
+    public GgufBytes tensor(String name, GgmlType type, long... dims) {
         long offset = nextOffset;
         return tensorAt(name, type.id, offset, type.bytes(product(dims)), dims);
     }
 
     /** A tensor with any type id and offset; {@code bytes} is the data it claims (for layout only). */
-    GgufBytes tensorAt(String name, int typeId, long offset, long bytes, long... dims) {
+    public GgufBytes tensorAt(String name, int typeId, long offset, long bytes, long... dims) {
         infos.add(o -> {
             o.str(name).u32(dims.length);
             for (long d : dims) o.u64(d);
@@ -134,12 +134,12 @@ final class GgufBytes {
     }
 
     /** Size of the data section written after the padding (defaults to the end of the last tensor). */
-    GgufBytes dataBytes(long n) {
+    public GgufBytes dataBytes(long n) {
         dataBytes = n;
         return this;
     }
 
-    byte[] bytes() {
+    public byte[] bytes() {
         Out o = new Out();
         o.u32(magic).u32(version).u64(infos.size()).u64(kvs.size());
         kvs.forEach(k -> k.accept(o));
@@ -152,7 +152,7 @@ final class GgufBytes {
         return o.bytes.toByteArray();
     }
 
-    Path write(Path dir, String name) {
+    public Path write(Path dir, String name) {
         try {
             return Files.write(dir.resolve(name), bytes());
         } catch (IOException e) {
