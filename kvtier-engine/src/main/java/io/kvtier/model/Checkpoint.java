@@ -12,10 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.EnumMap;
-import java.util.HexFormat;
 
 /**
  * A llama2.c checkpoint ({@code run.c} format), memory-mapped read-only. Weights stay in the
@@ -41,7 +38,7 @@ public final class Checkpoint implements Model {
     private final MemorySegment[] rmsAtt, rmsFfn;
     private final MemorySegment rmsFinal;
     private final Weight classifier;
-    private volatile String modelId;
+    private String modelId;
 
     private Checkpoint(Path path, ModelConfig config, Arena arena, MemorySegment file) {
         this.path = path;
@@ -196,30 +193,11 @@ public final class Checkpoint implements Model {
      * on first call (reads the file once), then cached.
      */
     @Override
-    public String modelId() {
-        String id = modelId;
-        if (id == null) {
-            synchronized (this) {
-                id = modelId;
-                if (id == null) {
-                    modelId = id = sha256(file);
-                }
-            }
+    public synchronized String modelId() {
+        if (modelId == null) {
+            modelId = Sha256.of(file);
         }
-        return id;
-    }
-
-    private static String sha256(MemorySegment seg) {
-        try {
-            MessageDigest md = MessageDigest.getInstance("SHA-256");
-            long chunk = 1 << 20;
-            for (long off = 0; off < seg.byteSize(); off += chunk) {
-                md.update(seg.asSlice(off, Math.min(chunk, seg.byteSize() - off)).asByteBuffer());
-            }
-            return HexFormat.of().formatHex(md.digest());
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by every JDK", e);
-        }
+        return modelId;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.kvtier.model.gguf;
 
+import io.kvtier.model.Sha256;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
@@ -7,9 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -64,7 +62,7 @@ public final class DigestCache {
         }
         String key = real + "\n" + attrs.size() + "\n"
                 + attrs.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS) + "\n";
-        Path entry = dir.resolve(hex(digestOf(real.toString().getBytes(StandardCharsets.UTF_8))) + ".digest");
+        Path entry = dir.resolve(Sha256.of(real.toString().getBytes(StandardCharsets.UTF_8)) + ".digest");
         try {
             String stored = Files.readString(entry, StandardCharsets.UTF_8);
             if (stored.startsWith(key)) {
@@ -90,27 +88,6 @@ public final class DigestCache {
 
     private String compute(MemorySegment data) {
         computed.incrementAndGet();
-        try {
-            MessageDigest md = MessageDigest.getInstance("SHA-256");
-            long chunk = 1 << 20;
-            for (long off = 0; off < data.byteSize(); off += chunk) {
-                md.update(data.asSlice(off, Math.min(chunk, data.byteSize() - off)).asByteBuffer());
-            }
-            return hex(md.digest());
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by every JDK", e);
-        }
-    }
-
-    private static byte[] digestOf(byte[] b) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(b);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by every JDK", e);
-        }
-    }
-
-    private static String hex(byte[] b) {
-        return HexFormat.of().formatHex(b);
+        return Sha256.of(data);
     }
 }

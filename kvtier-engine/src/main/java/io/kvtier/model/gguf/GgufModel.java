@@ -41,7 +41,7 @@ public final class GgufModel implements Model {
     private final EnumMap<Matrix, MemorySegment[]> biases = new EnumMap<>(Matrix.class);
     private final EnumMap<Norm, MemorySegment[]> norms = new EnumMap<>(Norm.class);
     private final DigestCache digests;
-    private volatile String modelId;
+    private String modelId;
 
     private GgufModel(GgufFile file, DigestCache digests) {
         this.file = file;
@@ -163,18 +163,12 @@ public final class GgufModel implements Model {
      * files that differ in any weight or in any computed hyper-parameter get different ids.
      */
     @Override
-    public String modelId() {
-        String id = modelId;
-        if (id == null) {
-            synchronized (this) {
-                id = modelId;
-                if (id == null) {
-                    MemorySegment data = file.segment().asSlice(file.dataOffset());
-                    modelId = id = "gguf:" + digests.sha256(file.path(), data) + "|" + config + "|" + spec;
-                }
-            }
+    public synchronized String modelId() {
+        if (modelId == null) {
+            MemorySegment data = file.segment().asSlice(file.dataOffset());
+            modelId = "gguf:" + digests.sha256(file.path(), data) + "|" + config + "|" + spec;
         }
-        return id;
+        return modelId;
     }
 
     @Override

@@ -1,5 +1,7 @@
 package io.kvtier.model.tensor;
 
+import io.kvtier.model.gguf.GgmlType;
+
 /**
  * The weight encodings kvtier computes with, with ggml's type ids and block geometry. A row of
  * {@code n} values (n a multiple of {@link #blockValues()}) takes {@code n / blockValues() *
@@ -7,37 +9,34 @@ package io.kvtier.model.tensor;
  * (see {@link ScalarDequant} for each layout).
  */
 public enum TensorType {
-    F32(0, 1, 4),
-    F16(1, 1, 2),
-    Q4_0(2, 32, 18),
-    Q8_0(8, 32, 34),
-    Q4_K(12, 256, 144),
-    Q6_K(14, 256, 210),
-    BF16(30, 1, 2);
+    F32(GgmlType.F32),
+    F16(GgmlType.F16),
+    Q4_0(GgmlType.Q4_0),
+    Q8_0(GgmlType.Q8_0),
+    Q4_K(GgmlType.Q4_K),
+    Q6_K(GgmlType.Q6_K),
+    BF16(GgmlType.BF16);
 
-    private final int ggmlId;
-    private final int blockValues;
-    private final int blockBytes;
+    /** The ggml type this is: its id and block geometry. */
+    private final GgmlType ggml;
 
-    TensorType(int ggmlId, int blockValues, int blockBytes) {
-        this.ggmlId = ggmlId;
-        this.blockValues = blockValues;
-        this.blockBytes = blockBytes;
+    TensorType(GgmlType ggml) {
+        this.ggml = ggml;
     }
 
     /** ggml's {@code enum ggml_type} value, as stored in a GGUF tensor info. */
     public int ggmlId() {
-        return ggmlId;
+        return ggml.id;
     }
 
     /** Values per block (1 for the float types). */
     public int blockValues() {
-        return blockValues;
+        return ggml.blockSize;
     }
 
     /** Bytes per block. */
     public int blockBytes() {
-        return blockBytes;
+        return ggml.bytesPerBlock;
     }
 
     /**
@@ -46,17 +45,17 @@ public enum TensorType {
      * @throws IllegalArgumentException when {@code values} is not a multiple of the block size
      */
     public long rowBytes(long values) {
-        if (values % blockValues != 0) {
-            throw new IllegalArgumentException(this + " rows hold whole blocks of " + blockValues
+        if (values % blockValues() != 0) {
+            throw new IllegalArgumentException(this + " rows hold whole blocks of " + blockValues()
                     + " values; a row of " + values + " does not");
         }
-        return values / blockValues * blockBytes;
+        return values / blockValues() * blockBytes();
     }
 
     /** The type with ggml id {@code id}, or null when kvtier does not support it. */
     public static TensorType ofGgmlId(int id) {
         for (TensorType t : values()) {
-            if (t.ggmlId == id) {
+            if (t.ggml.id == id) {
                 return t;
             }
         }
