@@ -55,41 +55,40 @@ class ChatTemplateTest {
         return out;
     }
 
-    @Test
-    void llama3TemplateMatchesJinja2AndLlamaCppIds() throws IOException {
-        JsonNode expected = chatReference("llama3-bpe-q8_0.ref.jsonl");
-        try (GgufFile f = GgufFile.open(ref("llama3-bpe-q8_0.gguf"))) {
+    /** Renders the reference's chat on the model's template; asserts Jinja2's text and llama.cpp's ids; returns the template. */
+    private static ChatTemplate rendersAsReference(String model, Map<String, Object> extra) throws IOException {
+        JsonNode expected = chatReference(model.replace(".gguf", ".ref.jsonl"));
+        try (GgufFile f = GgufFile.open(ref(model))) {
             GgufTokenizer tok = GgufTokenizer.of(f);
             ChatTemplate t = ChatTemplate.of(f, tok);
-            String text = t.render(CHAT, true, Map.of("date_string", "26 Jul 2024"));
+            String text = t.render(CHAT, true, extra);
             assertThat(text).isEqualTo(expected.get("prompt_text").asText());
             assertThat(t.encode(tok, text)).containsExactly(ints(expected.get("prompt_ids")));
-            assertThat(t.stopTokenIds()).contains(128_001, 128_008, 128_009);
-
-            // Without date_string the template calls strftime_now("%d %b %Y").
-            ChatTemplate dated = new ChatTemplate("llama3", t.source(), "<|begin_of_text|>", "<|eot_id|>",
-                    t.stopTokenIds(), JULY_26);
-            assertThat(dated.render(CHAT, true)).isEqualTo(expected.get("prompt_text").asText());
-            assertThat(dated.render(CHAT, false)).isEqualTo(expected.get("prompt_text").asText()
-                    .replace("<|start_header_id|>assistant<|end_header_id|>\n\n", ""));
+            return t;
         }
     }
 
     @Test
+    void llama3TemplateMatchesJinja2AndLlamaCppIds() throws IOException {
+        ChatTemplate t = rendersAsReference("llama3-bpe-q8_0.gguf", Map.of("date_string", "26 Jul 2024"));
+        assertThat(t.stopTokenIds()).contains(128_001, 128_008, 128_009);
+        // Without date_string the template calls strftime_now("%d %b %Y").
+        String expected = chatReference("llama3-bpe-q8_0.ref.jsonl").get("prompt_text").asText();
+        ChatTemplate dated = new ChatTemplate("llama3", t.source(), "<|begin_of_text|>", "<|eot_id|>",
+                t.stopTokenIds(), JULY_26);
+        assertThat(dated.render(CHAT, true)).isEqualTo(expected);
+        assertThat(dated.render(CHAT, false))
+                .isEqualTo(expected.replace("<|start_header_id|>assistant<|end_header_id|>\n\n", ""));
+    }
+
+    @Test
     void qwen2TemplateMatchesJinja2AndLlamaCppIds() throws IOException {
-        JsonNode expected = chatReference("qwen2-bpe-q8_0.ref.jsonl");
-        try (GgufFile f = GgufFile.open(ref("qwen2-bpe-q8_0.gguf"))) {
-            GgufTokenizer tok = GgufTokenizer.of(f);
-            ChatTemplate t = ChatTemplate.of(f, tok);
-            String text = t.render(CHAT, true);
-            assertThat(text).isEqualTo(expected.get("prompt_text").asText());
-            assertThat(t.encode(tok, text)).containsExactly(ints(expected.get("prompt_ids")));
-            assertThat(t.stopTokenIds()).containsExactly(151_643, 151_645);
-            // Without a system message the template supplies Qwen's own.
-            assertThat(t.render(List.of(ChatMessage.user("Hi")), true)).isEqualTo("<|im_start|>system\nYou are Qwen,"
-                    + " created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
-                    + "<|im_start|>assistant\n");
-        }
+        ChatTemplate t = rendersAsReference("qwen2-bpe-q8_0.gguf", Map.of());
+        assertThat(t.stopTokenIds()).containsExactly(151_643, 151_645);
+        // Without a system message the template supplies Qwen's own.
+        assertThat(t.render(List.of(ChatMessage.user("Hi")), true)).isEqualTo("<|im_start|>system\nYou are Qwen,"
+                + " created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+                + "<|im_start|>assistant\n");
     }
 
     @Test
