@@ -7,7 +7,8 @@ import io.kvtier.engine.OffloadSetup;
 import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
-import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Model;
+import io.kvtier.model.Models;
 import io.kvtier.model.CheckpointWriter;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.ModelConfig;
@@ -175,7 +176,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     }
 
     private double decodeTokensPerSecond(Path m, int batch, OffloadSetup setup) {
-        Checkpoint cp = Checkpoint.load(m);
+        Model cp = Models.load(m);
         int steps = Math.min(256, cp.config().seqLen() - 1);
         int blocks = (batch + 1) * cp.config().kvLayout(16).blocksFor(cp.config().seqLen());
         EngineConfig config = new EngineConfig(16, blocks, 4096, Math.max(batch, 1), false, -1);
@@ -203,7 +204,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
 
     private void ttft(Path diskRoot) {
         Path m = ttftModel != null ? ttftModel : randomModel();
-        Checkpoint cp = Checkpoint.load(m);
+        Model cp = Models.load(m);
         ModelConfig c = cp.config();
         int len = Math.min(promptTokens, c.seqLen() - 1);
         int[] prompt = new int[len];

@@ -10,9 +10,13 @@ import io.kvtier.tier.disk.DiskFsync;
 import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
-import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Model;
+import io.kvtier.model.Models;
 import io.kvtier.model.Kernels;
+import io.kvtier.model.TextTokenizer;
 import io.kvtier.model.Tokenizer;
+import io.kvtier.model.gguf.GgufModel;
+import io.kvtier.model.tokenizer.GgufTokenizer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -30,10 +34,10 @@ import picocli.CommandLine.Option;
         description = "Generate text for one or more prompts (all submitted at once: continuous batching).")
 final class GenerateCommand implements Callable<Integer> {
 
-    @Option(names = "--model", paramLabel = "FILE", description = "llama2.c checkpoint (default: ../shared/models/stories260K.bin beside the project root)")
+    @Option(names = "--model", paramLabel = "FILE", description = "llama2.c checkpoint or GGUF file, told apart by content (default: ../shared/models/stories260K.bin beside the project root)")
     Path model;
 
-    @Option(names = "--tokenizer", paramLabel = "FILE", description = "llama2.c tokenizer (default: ../shared/models/tok512.bin beside the project root)")
+    @Option(names = "--tokenizer", paramLabel = "FILE", description = "llama2.c tokenizer, for llama2.c checkpoints only: a GGUF model's tokenizer is in its file (default: ../shared/models/tok512.bin beside the project root)")
     Path tokenizer;
 
     @Option(names = "--prompt", paramLabel = "TEXT", description = "a prompt (repeatable); an empty prompt is BOS alone")
@@ -133,7 +137,6 @@ final class GenerateCommand implements Callable<Integer> {
         checkFlags();
         List<String> texts = collectPrompts();
         Path modelPath = ModelPaths.resolve(model, ModelPaths.DEFAULT_MODEL, "--model");
-        Path tokPath = ModelPaths.resolve(tokenizer, ModelPaths.DEFAULT_TOKENIZER, "--tokenizer");
         if (maxTokens < 1) {
             throw new BadInputException("--max-tokens must be at least 1, got " + maxTokens);
         }
@@ -146,10 +149,10 @@ final class GenerateCommand implements Callable<Integer> {
             throw new BadInputException("--clear-device-cache-between needs --sequential");
         }
         OffloadSetup offloadSetup = offloadSetup();
-        Checkpoint checkpoint = Checkpoint.load(modelPath);
-        Tokenizer tok;
+        Model checkpoint = Models.load(modelPath);
+        TextTokenizer tok;
         try {
-            tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
+            tok = tokenizerFor(checkpoint);
         } catch (RuntimeException e) {
             checkpoint.close();
             throw e;
@@ -161,7 +164,7 @@ final class GenerateCommand implements Callable<Integer> {
         }
         List<int[]> ids = new ArrayList<>();
         for (int i = 0; i < texts.size(); i++) {
-            int[] p = tok.encode(texts.get(i), true);
+            int[] p = tok.encode(texts.get(i), true, true);
             if (p.length > checkpoint.config().seqLen()) {
                 checkpoint.close();
                 throw new BadInputException("prompt " + (i + 1) + " has " + p.length + " tokens but the model's context is "
@@ -171,7 +174,7 @@ final class GenerateCommand implements Callable<Integer> {
         }
         EngineConfig config = new EngineConfig(blockSize, deviceBlocks > 0 ? deviceBlocks
                 : defaultDeviceBlocks(checkpoint, blockSize), maxBatchTokens, EngineConfig.DEFAULT_MAX_RUNNING,
-                !noPrefixCache, Tokenizer.BOS);
+                !noPrefixCache, stopToken(tok));
         try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads, offloadSetup)) {
             if (engine.offload() != null && diskScanWait > 0) {
                 engine.offload().awaitDiskScan(java.time.Duration.ofMillis((long) (diskScanWait * 1000)));
@@ -297,7 +300,47 @@ final class GenerateCommand implements Callable<Integer> {
     }
 
     /** Room for 32 full contexts, capped at 2 GiB of KV. */
-    static int defaultDeviceBlocks(Checkpoint checkpoint, int blockSize) {
+    /**
+     * A GGUF model's own tokenizer (from its metadata), or the llama2.c tokenizer of
+     * {@code --tokenizer} for a checkpoint.
+     *
+     * @throws BadInputException for {@code --tokenizer} with a GGUF model, or a vocabulary that
+     *         does not fit the model
+     */
+    private TextTokenizer tokenizerFor(Model m) {
+        if (m instanceof GgufModel g) {
+            if (tokenizer != null) {
+                throw new BadInputException("--tokenizer is for llama2.c checkpoints; the GGUF model " + modelPathText(m)
+                        + " carries its own tokenizer");
+            }
+            GgufTokenizer t = GgufTokenizer.of(g.file());
+            if (t.vocabSize() != m.config().vocabSize()) {
+                throw new BadInputException("GGUF model " + modelPathText(m) + ": its tokenizer has " + t.vocabSize()
+                        + " tokens but its embedding has " + m.config().vocabSize() + " rows");
+            }
+            return t;
+        }
+        Path tokPath = ModelPaths.resolve(tokenizer, ModelPaths.DEFAULT_TOKENIZER, "--tokenizer");
+        return Tokenizer.load(tokPath, m.config().vocabSize());
+    }
+
+    private static String modelPathText(Model m) {
+        return m.path().toString();
+    }
+
+    /**
+     * The token that ends generation: BOS for a llama2.c checkpoint (as run.c), the first of the
+     * tokenizer's end-of-generation ids (EOS) for a GGUF model, or none.
+     */
+    private static int stopToken(TextTokenizer tok) {
+        if (tok instanceof Tokenizer) {
+            return Tokenizer.BOS;
+        }
+        int[] stops = tok.stopTokenIds();
+        return stops.length == 0 ? -1 : stops[0];
+    }
+
+    static int defaultDeviceBlocks(Model checkpoint, int blockSize) {
         var layout = checkpoint.config().kvLayout(blockSize);
         long want = 32L * layout.blocksFor(checkpoint.config().seqLen());
         long cap = (2L << 30) / layout.bytesPerBlock();

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineStats;
 import io.kvtier.engine.Request;
-import io.kvtier.model.Tokenizer;
+import io.kvtier.model.TextTokenizer;
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.offload.OffloadStats;
 import io.kvtier.tier.TierIndex;
@@ -24,10 +24,10 @@ final class GenerateReport {
     private final Engine engine;
     private final List<Request> requests;
     private final List<String> prompts;
-    private final Tokenizer tokenizer;
+    private final TextTokenizer tokenizer;
     private final double wallSeconds;
 
-    GenerateReport(Engine engine, List<Request> requests, List<String> prompts, Tokenizer tokenizer, double wallSeconds) {
+    GenerateReport(Engine engine, List<Request> requests, List<String> prompts, TextTokenizer tokenizer, double wallSeconds) {
         this.engine = engine;
         this.requests = requests;
         this.prompts = prompts;
