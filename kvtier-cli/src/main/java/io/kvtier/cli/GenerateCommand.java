@@ -15,6 +15,7 @@ import io.kvtier.model.Models;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.TextTokenizer;
 import io.kvtier.model.Tokenizer;
+import io.kvtier.model.chat.ChatTemplate;
 import io.kvtier.model.gguf.GgufModel;
 import io.kvtier.model.tokenizer.GgufTokenizer;
 import java.io.IOException;
@@ -45,6 +46,13 @@ final class GenerateCommand implements Callable<Integer> {
 
     @Option(names = "--prompts", paramLabel = "FILE", description = "a file with one prompt a line (- for standard input), all submitted at once")
     Path promptsFile;
+
+    @Option(names = "--chat", description = "each prompt is a user message rendered through the model's chat template"
+            + " (a GGUF file's tokenizer.chat_template, else a plain one); the reply ends at EOS or an end-of-turn token")
+    boolean chat;
+
+    @Option(names = "--system", paramLabel = "TEXT", description = "with --chat: a system message before each prompt")
+    String system;
 
     @Option(names = "--max-tokens", defaultValue = "256", description = "most new tokens per prompt (default ${DEFAULT-VALUE}); the context limit also stops generation")
     int maxTokens;
@@ -162,9 +170,16 @@ final class GenerateCommand implements Callable<Integer> {
             throw new BadInputException("--blocks-per-chunk " + blocksPerChunk + " x --block-size " + blockSize
                     + " exceeds the model's context of " + checkpoint.config().seqLen() + " tokens: nothing could be stored");
         }
+        ChatTemplate template = chat ? ChatPrompts.template(checkpoint, tok) : null;
         List<int[]> ids = new ArrayList<>();
         for (int i = 0; i < texts.size(); i++) {
-            int[] p = tok.encode(texts.get(i), true, true);
+            int[] p;
+            try {
+                p = template != null ? ChatPrompts.encode(template, tok, system, texts.get(i)) : tok.encode(texts.get(i), true, true);
+            } catch (RuntimeException e) {
+                checkpoint.close();
+                throw e;
+            }
             if (p.length > checkpoint.config().seqLen()) {
                 checkpoint.close();
                 throw new BadInputException("prompt " + (i + 1) + " has " + p.length + " tokens but the model's context is "
@@ -174,7 +189,7 @@ final class GenerateCommand implements Callable<Integer> {
         }
         EngineConfig config = new EngineConfig(blockSize, deviceBlocks > 0 ? deviceBlocks
                 : defaultDeviceBlocks(checkpoint, blockSize), maxBatchTokens, EngineConfig.DEFAULT_MAX_RUNNING,
-                !noPrefixCache, stopToken(tok));
+                !noPrefixCache, -1).withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds());
         try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads, offloadSetup)) {
             if (engine.offload() != null && diskScanWait > 0) {
                 engine.offload().awaitDiskScan(java.time.Duration.ofMillis((long) (diskScanWait * 1000)));
@@ -224,6 +239,9 @@ final class GenerateCommand implements Callable<Integer> {
 
     /** Flag values that are wrong whatever the model: one line, exit 2, before anything is loaded. */
     private void checkFlags() {
+        if (system != null && !chat) {
+            throw new BadInputException("--system needs --chat");
+        }
         Checks.atLeast(blockSize, 1, "--block-size");
         Checks.atLeast(deviceBlocks, 0, "--device-blocks");
         Checks.atLeast(maxBatchTokens, 1, "--max-batch-tokens");
@@ -299,7 +317,6 @@ final class GenerateCommand implements Callable<Integer> {
         return new OffloadSetup(hostCacheChunks > 0 ? 0 : bytes, hostCacheChunks, eviction, oc, disk);
     }
 
-    /** Room for 32 full contexts, capped at 2 GiB of KV. */
     /**
      * A GGUF model's own tokenizer (from its metadata), or the llama2.c tokenizer of
      * {@code --tokenizer} for a checkpoint.
@@ -328,18 +345,7 @@ final class GenerateCommand implements Callable<Integer> {
         return m.path().toString();
     }
 
-    /**
-     * The token that ends generation: BOS for a llama2.c checkpoint (as run.c), the first of the
-     * tokenizer's end-of-generation ids (EOS) for a GGUF model, or none.
-     */
-    private static int stopToken(TextTokenizer tok) {
-        if (tok instanceof Tokenizer) {
-            return Tokenizer.BOS;
-        }
-        int[] stops = tok.stopTokenIds();
-        return stops.length == 0 ? -1 : stops[0];
-    }
-
+    /** Room for 32 full contexts, capped at 2 GiB of KV. */
     static int defaultDeviceBlocks(Model checkpoint, int blockSize) {
         var layout = checkpoint.config().kvLayout(blockSize);
         long want = 32L * layout.blocksFor(checkpoint.config().seqLen());
