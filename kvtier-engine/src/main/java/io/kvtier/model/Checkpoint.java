@@ -2,16 +2,12 @@ package io.kvtier.model;
 
 import io.kvtier.model.tensor.TensorType;
 import io.kvtier.model.tensor.Weight;
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.EnumMap;
 
 /**
@@ -72,47 +68,17 @@ public final class Checkpoint implements Model {
      */
     public static Checkpoint load(Path path) {
         String name = "model file " + path;
-        if (Files.isDirectory(path)) {
-            throw new ModelFormatException(name + ": is a directory, expected a llama2.c checkpoint");
-        }
-        Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-            long size = ch.size();
+        return MappedFiles.map(path, name, "a llama2.c checkpoint", (arena, mapped) -> {
+            MemorySegment file = MappedFiles.asPlainNative(mapped, arena);
+            long size = file.byteSize();
             if (size < CheckpointLayout.HEADER_BYTES) {
                 throw new ModelFormatException(name + ": " + size + " bytes, shorter than the "
                         + CheckpointLayout.HEADER_BYTES + "-byte llama2.c header");
             }
-            MemorySegment file = asPlainNative(ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena), arena);
             ModelConfig config = readHeader(name, file);
             checkSize(name, config, size);
             return new Checkpoint(path, config, arena, file);
-        } catch (NoSuchFileException e) {
-            arena.close();
-            throw new ModelFormatException(name + ": not found", e);
-        } catch (IOException e) {
-            arena.close();
-            throw new ModelFormatException(name + ": cannot be read (" + e + ")", e);
-        } catch (RuntimeException e) {
-            arena.close();
-            throw e;
-        }
-    }
-
-    /**
-     * The same mapped bytes, seen as an ordinary native segment of the same arena (closing the
-     * arena still unmaps them). Why: the kernels read weights and the KV slab (a plain native
-     * segment) through the same JDK load paths, whose type profiles then saw two segment
-     * classes; with one class the JIT's inlining of vector loads no longer depended on which
-     * was seen first (measured: 15M single-sequence decode 170 -> 290+ tok/s after the tiny
-     * model had run in the same JVM). Needs native access (--enable-native-access); without it
-     * the mapped segment is used as is.
-     */
-    private static MemorySegment asPlainNative(MemorySegment mapped, Arena arena) {
-        Module self = Checkpoint.class.getModule();
-        if (!self.isNativeAccessEnabled()) {
-            return mapped;
-        }
-        return MemorySegment.ofAddress(mapped.address()).reinterpret(mapped.byteSize(), arena, null);
+        });
     }
 
     private static ModelConfig readHeader(String name, MemorySegment file) {

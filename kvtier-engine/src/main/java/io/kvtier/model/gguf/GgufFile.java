@@ -1,14 +1,12 @@
 package io.kvtier.model.gguf;
 
+import io.kvtier.model.MappedFiles;
 import io.kvtier.model.ModelFormatException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -93,23 +91,7 @@ public final class GgufFile implements AutoCloseable {
      */
     public static GgufFile open(Path path) {
         String name = "GGUF file " + path;
-        if (Files.isDirectory(path)) {
-            throw new ModelFormatException(name + ": is a directory");
-        }
-        Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-            MemorySegment seg = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
-            return parse(path, name, arena, seg);
-        } catch (NoSuchFileException e) {
-            arena.close();
-            throw new ModelFormatException(name + ": not found", e);
-        } catch (IOException e) {
-            arena.close();
-            throw new ModelFormatException(name + ": cannot be read (" + e + ")", e);
-        } catch (RuntimeException e) {
-            arena.close();
-            throw e;
-        }
+        return MappedFiles.map(path, name, "a GGUF file", (arena, seg) -> parse(path, name, arena, seg));
     }
 
     private static GgufFile parse(Path path, String name, Arena arena, MemorySegment seg) {

@@ -65,60 +65,41 @@ final class BpeEncoder {
             out.add(whole);
             return;
         }
-        // Symbols: start/end char offsets into word, linked by prev/next; a merged-away symbol has start == end.
-        int n = word.length(); // byte-alphabet chars are all in the BMP: one char per symbol
-        int[] start = new int[n];
-        int[] end = new int[n];
-        int[] prev = new int[n];
-        int[] next = new int[n];
-        for (int i = 0; i < n; i++) {
-            start[i] = i;
-            end[i] = i + 1;
-            prev[i] = i - 1;
-            next[i] = i + 1 < n ? i + 1 : -1;
-        }
+        SymbolChain c = new SymbolChain(word); // byte-alphabet chars are all in the BMP: one char per symbol
         PriorityQueue<Pair> queue = new PriorityQueue<>();
-        for (int i = 1; i < n; i++) {
-            offer(word, queue, i - 1, i, start, end);
+        for (int i = 1; i < c.size(); i++) {
+            offer(c, queue, i - 1, i);
         }
         while (!queue.isEmpty()) {
             Pair p = queue.poll();
             int l = p.left;
             int r = p.right;
-            if (start[l] == end[l] || start[r] == end[r]) {
-                continue;
-            }
             // Outdated: a side was merged with something else since this pair was queued.
-            if (next[l] != r || end[r] - start[l] != p.text.length() || !word.startsWith(p.text, start[l])) {
+            if (c.isEmpty(l) || c.isEmpty(r) || c.next[l] != r || !c.pair(l, r).equals(p.text)) {
                 continue;
             }
-            end[l] = end[r];
-            start[r] = end[r];
-            next[l] = next[r];
-            if (next[r] >= 0) {
-                prev[next[r]] = l;
-            }
-            if (prev[l] >= 0) offer(word, queue, prev[l], l, start, end);
-            if (next[l] >= 0) offer(word, queue, l, next[l], start, end);
+            c.merge(l, r);
+            if (c.prev[l] >= 0) offer(c, queue, c.prev[l], l);
+            if (c.next[l] >= 0) offer(c, queue, l, c.next[l]);
         }
-        for (int i = 0; i >= 0; i = next[i]) {
-            String sym = word.substring(start[i], end[i]);
+        for (int i = 0; i >= 0; i = c.next[i]) {
+            String sym = c.symbol(i);
             int id = vocab.id(sym);
             if (id != Vocabulary.NONE) {
                 out.add(id);
                 continue;
             }
             for (int k = 0; k < sym.length(); k++) {
-                char c = sym.charAt(k);
-                int single = c < 0x80 ? vocab.id(String.valueOf(c)) : Vocabulary.NONE;
+                char ch = sym.charAt(k);
+                int single = ch < 0x80 ? vocab.id(String.valueOf(ch)) : Vocabulary.NONE;
                 if (single != Vocabulary.NONE) out.add(single);
             }
         }
     }
 
-    private void offer(String word, PriorityQueue<Pair> queue, int l, int r, int[] start, int[] end) {
-        String left = word.substring(start[l], end[l]);
-        String right = word.substring(start[r], end[r]);
+    private void offer(SymbolChain c, PriorityQueue<Pair> queue, int l, int r) {
+        String left = c.symbol(l);
+        String right = c.symbol(r);
         Integer rank = ranks.get(key(left, right));
         if (rank != null) {
             queue.add(new Pair(l, r, left + right, rank));

@@ -45,48 +45,57 @@ final class SpmEncoder {
     /** Appends the tokens of {@code text} (already with its space prefix, spaces not yet escaped). */
     void encode(String text, IntList out) {
         String s = text.replace(" ", "\u2581");
-        int n = s.codePointCount(0, s.length());
-        if (n == 0) {
+        SymbolChain c = new SymbolChain(s);
+        if (c.size() == 0) {
             return;
         }
-        int[] start = new int[n];
-        int[] end = new int[n];
-        int[] prev = new int[n];
-        int[] next = new int[n];
-        for (int i = 0, off = 0; i < n; i++) {
-            start[i] = off;
-            off += Character.charCount(s.codePointAt(off));
-            end[i] = off;
-            prev[i] = i - 1;
-            next[i] = i + 1 < n ? i + 1 : -1;
+        PriorityQueue<Bigram> queue = new PriorityQueue<>();
+        for (int i = 1; i < c.size(); i++) {
+            tryAdd(c, queue, i - 1, i);
         }
-        Session session = new Session(s, start, end);
-        for (int i = 1; i < n; i++) {
-            session.tryAdd(i - 1, i);
-        }
-        while (!session.queue.isEmpty()) {
-            Bigram b = session.queue.poll();
+        while (!queue.isEmpty()) {
+            Bigram b = queue.poll();
             int l = b.left;
             int r = b.right;
-            if (start[l] == end[l] || start[r] == end[r] || utf8Len(s, l, start, end) + utf8Len(s, r, start, end) != b.size) {
+            // Outdated: a side was merged since (llama.cpp compares the byte sizes).
+            if (c.isEmpty(l) || c.isEmpty(r) || utf8Length(c.text, c.start[l], c.end[r]) != b.size) {
                 continue;
             }
-            end[l] = end[r];
-            start[r] = end[r];
-            next[l] = next[r];
-            if (next[r] >= 0) {
-                prev[next[r]] = l;
-            }
-            session.tryAdd(prev[l], l);
-            session.tryAdd(l, next[l]);
+            c.merge(l, r);
+            tryAdd(c, queue, c.prev[l], l);
+            tryAdd(c, queue, l, c.next[l]);
         }
-        for (int i = 0; i >= 0; i = next[i]) {
-            session.resegment(s.substring(start[i], end[i]), out);
+        for (int i = 0; i >= 0; i = c.next[i]) {
+            resegment(c.symbol(i), out);
         }
     }
 
-    private static int utf8Len(String s, int i, int[] start, int[] end) {
-        return utf8Length(s, start[i], end[i]);
+    private void tryAdd(SymbolChain c, PriorityQueue<Bigram> queue, int l, int r) {
+        if (l < 0 || r < 0) {
+            return;
+        }
+        String text = c.pair(l, r);
+        int id = vocab.id(text);
+        if (id != Vocabulary.NONE) {
+            queue.add(new Bigram(l, r, vocab.scores[id], utf8Length(c.text, c.start[l], c.end[r])));
+        }
+    }
+
+    /** The token of a final symbol, or its bytes as byte tokens. */
+    private void resegment(String text, IntList out) {
+        int id = vocab.id(text);
+        if (id != Vocabulary.NONE) {
+            out.add(id);
+            return;
+        }
+        for (byte b : text.getBytes(StandardCharsets.UTF_8)) {
+            int t = byteTokens[b & 0xFF];
+            if (t == Vocabulary.NONE) {
+                throw new ModelFormatException(vocab.file + ": SentencePiece vocabulary has no byte token <0x"
+                        + String.format("%02X", b & 0xFF) + "> for text it cannot otherwise encode");
+            }
+            out.add(t);
+        }
     }
 
     private static int utf8Length(String s, int from, int to) {
@@ -96,47 +105,5 @@ final class SpmEncoder {
             bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : Character.isSurrogate(c) ? 2 : 3;
         }
         return bytes;
-    }
-
-    /** The state of one encode call: the text, its symbols and the queue. */
-    private final class Session {
-        final String s;
-        final int[] start;
-        final int[] end;
-        final PriorityQueue<Bigram> queue = new PriorityQueue<>();
-
-        Session(String s, int[] start, int[] end) {
-            this.s = s;
-            this.start = start;
-            this.end = end;
-        }
-
-        void tryAdd(int l, int r) {
-            if (l < 0 || r < 0) {
-                return;
-            }
-            String text = s.substring(start[l], end[r]);
-            int id = vocab.id(text);
-            if (id == Vocabulary.NONE) {
-                return;
-            }
-            queue.add(new Bigram(l, r, vocab.scores[id], utf8Length(s, start[l], end[r])));
-        }
-
-        void resegment(String text, IntList out) {
-            int id = vocab.id(text);
-            if (id != Vocabulary.NONE) {
-                out.add(id);
-                return;
-            }
-            for (byte b : text.getBytes(StandardCharsets.UTF_8)) {
-                int t = byteTokens[b & 0xFF];
-                if (t == Vocabulary.NONE) {
-                    throw new ModelFormatException(vocab.file + ": SentencePiece vocabulary has no byte token <0x"
-                            + String.format("%02X", b & 0xFF) + "> for text it cannot otherwise encode");
-                }
-                out.add(t);
-            }
-        }
     }
 }

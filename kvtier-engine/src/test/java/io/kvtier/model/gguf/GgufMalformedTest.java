@@ -181,6 +181,6 @@ class GgufMalformedTest {
     void missingFileAndDirectory() {
         Path missing = dir.resolve("nope.gguf");
         assertThat(expectError(missing)).isEqualTo("not found");
-        assertThat(expectError(dir)).isEqualTo("is a directory");
+        assertThat(expectError(dir)).isEqualTo("is a directory, expected a GGUF file");
     }
 }
