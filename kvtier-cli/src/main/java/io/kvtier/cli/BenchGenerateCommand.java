@@ -6,7 +6,8 @@ import io.kvtier.engine.LlamaRunner;
 import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
-import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Model;
+import io.kvtier.model.Models;
 import io.kvtier.model.Kernels;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -73,7 +74,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
         Checks.atLeast(repeats, 1, "--repeats");
         int computeThreads = threads.threads();
         Path modelPath = model.model();
-        Checkpoint checkpoint = Checkpoint.load(modelPath);
+        Model checkpoint = Models.load(modelPath);
         int seqLen = checkpoint.config().seqLen();
         int steps = Math.min(decodeTokens, seqLen - 1);
         int blocks = (sequences + 1) * checkpoint.config().kvLayout(blockSize).blocksFor(seqLen);
@@ -87,10 +88,48 @@ final class BenchGenerateCommand implements Callable<Integer> {
             int prompt = Math.min(seqLen - 1, 512);
             double prefill = best(() -> prefill(engine, ids, prompt));
             System.out.printf("single-sequence decode: %,.0f tokens/s (%d tokens)%n", single, steps);
+            long weightBytes = weightBytesPerToken(checkpoint);
+            double copy = copyBytesPerSecond();
+            double bound = copy / weightBytes;
+            System.out.printf("  bandwidth bound:      %,.0f tokens/s = %,.1f MB of weights per token over a %.2f GB/s copy"
+                    + " bandwidth measured now; decode at %.2fx the bound's time per token%n",
+                    bound, weightBytes / 1e6, copy / 1e9, bound / single);
             System.out.printf("%d-sequence decode:     %,.0f tokens/s (%.2fx single)%n", sequences, batched, batched / single);
             System.out.printf("prefill:                %,.0f tokens/s (%d-token prompt)%n", prefill, prompt);
         }
         return 0;
+    }
+
+    /** Bytes of every matrix a decoded token reads: all layers' projections and the classifier. */
+    static long weightBytesPerToken(Model m) {
+        long bytes = m.classifier().data().byteSize();
+        for (Model.Matrix x : Model.Matrix.values()) {
+            for (int l = 0; l < m.config().layers(); l++) {
+                bytes += m.matrix(x, l).data().byteSize();
+            }
+        }
+        return bytes;
+    }
+
+    /**
+     * Bytes/s of one thread copying a 256 MiB native buffer to another (well beyond the caches),
+     * best of 5 passes: the memory bandwidth that the bound divides the weight bytes by.
+     */
+    static double copyBytesPerSecond() {
+        long size = 256L << 20;
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment a = arena.allocate(size, 64);
+            java.lang.foreign.MemorySegment b = arena.allocate(size, 64);
+            a.fill((byte) 1);
+            b.fill((byte) 2);
+            double best = 0;
+            for (int i = 0; i < 5; i++) {
+                long t0 = System.nanoTime();
+                java.lang.foreign.MemorySegment.copy(i % 2 == 0 ? a : b, 0, i % 2 == 0 ? b : a, 0, size);
+                best = Math.max(best, size / ((System.nanoTime() - t0) / 1e9));
+            }
+            return best;
+        }
     }
 
     private double best(java.util.function.DoubleSupplier run) {

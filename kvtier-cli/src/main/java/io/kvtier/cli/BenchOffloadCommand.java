@@ -7,7 +7,8 @@ import io.kvtier.engine.OffloadSetup;
 import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
-import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Model;
+import io.kvtier.model.Models;
 import io.kvtier.model.CheckpointWriter;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.ModelConfig;
@@ -191,7 +192,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     }
 
     private double decodeTokensPerSecond(Path m, int batch, OffloadSetup setup) {
-        Checkpoint cp = Checkpoint.load(m);
+        Model cp = Models.load(m);
         int steps = Math.min(256, cp.config().seqLen() - 1);
         int blocks = (batch + 1) * cp.config().kvLayout(16).blocksFor(cp.config().seqLen());
         EngineConfig config = new EngineConfig(16, blocks, 4096, Math.max(batch, 1), false, -1);
@@ -219,7 +220,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
 
     private void ttft(Path diskRoot) {
         Path m = ttftModel != null ? ttftModel : randomModel();
-        Checkpoint cp = Checkpoint.load(m);
+        Model cp = Models.load(m);
         ModelConfig c = cp.config();
         int len = Math.min(promptTokens, c.seqLen() - 1);
         int[] prompt = new int[len];
@@ -294,7 +295,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
         if (hostChunks < 1) {
             return;
         }
-        Checkpoint cp = Checkpoint.load(m);
+        Model cp = Models.load(m);
         EngineConfig config = new EngineConfig(16, 2 * cp.config().kvLayout(16).blocksFor(cp.config().seqLen()), 4096, 4, true, -1);
         double best = Double.MAX_VALUE;
         double full = Double.MAX_VALUE; // the recompute, interleaved with the hit in this engine

@@ -1,7 +1,7 @@
 package io.kvtier.cli;
 
 import io.kvtier.engine.EngineConfig;
-import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Model;
 import picocli.CommandLine.Option;
 
 /**
@@ -29,7 +29,7 @@ public final class EngineOptions {
     }
 
     /** The engine's configuration for {@code checkpoint}, with {@code batch}'s scheduler shape. */
-    public EngineConfig config(Checkpoint checkpoint, BatchOptions batch, int stopToken) {
+    public EngineConfig config(Model checkpoint, BatchOptions batch, int stopToken) {
         Integer blocks = deviceBlocks();
         Integer budget = batch.maxBatchTokens();
         return new EngineConfig(batch.blockSize(), blocks != null ? blocks : defaultDeviceBlocks(checkpoint, batch.blockSize()),
@@ -37,7 +37,7 @@ public final class EngineOptions {
     }
 
     /** Room for 32 full contexts, capped at 2 GiB of KV. */
-    static int defaultDeviceBlocks(Checkpoint checkpoint, int blockSize) {
+    static int defaultDeviceBlocks(Model checkpoint, int blockSize) {
         var layout = checkpoint.config().kvLayout(blockSize);
         long want = 32L * layout.blocksFor(checkpoint.config().seqLen());
         long cap = (2L << 30) / layout.bytesPerBlock();

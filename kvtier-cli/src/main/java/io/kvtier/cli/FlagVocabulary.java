@@ -40,7 +40,7 @@ public final class FlagVocabulary {
 
     /** The concepts of the shared flags. */
     public static final List<Concept> CONCEPTS = List.of(
-            new Concept("--model", "the checkpoint file", Set.of(ModelOptions.class),
+            new Concept("--model", "the model file (llama2.c checkpoint or GGUF)", Set.of(ModelOptions.class),
                     List.of("--checkpoint", "--model-file", "--model-path")),
             new Concept("--tokenizer", "the tokenizer file", Set.of(TokenizerOptions.class),
                     List.of("--tokenizer-file", "--tokenizer-path", "--vocab-file")),

@@ -7,9 +7,14 @@ import io.kvtier.engine.OffloadSetup;
 import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
-import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Model;
+import io.kvtier.model.Models;
 import io.kvtier.model.Kernels;
+import io.kvtier.model.TextTokenizer;
 import io.kvtier.model.Tokenizer;
+import io.kvtier.model.chat.ChatTemplate;
+import io.kvtier.model.gguf.GgufModel;
+import io.kvtier.model.tokenizer.GgufTokenizer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -37,6 +42,13 @@ final class GenerateCommand implements Callable<Integer> {
 
     @Option(names = "--prompts", paramLabel = "FILE", description = "a file with one prompt a line (- for standard input), all submitted at once")
     Path promptsFile;
+
+    @Option(names = "--chat", description = "each prompt is a user message rendered through the model's chat template"
+            + " (a GGUF file's tokenizer.chat_template, else a plain one); the reply ends at EOS or an end-of-turn token")
+    boolean chat;
+
+    @Option(names = "--system", paramLabel = "TEXT", description = "with --chat: a system message before each prompt")
+    String system;
 
     @Mixin
     MaxTokensOptions maxTokens;
@@ -103,23 +115,26 @@ final class GenerateCommand implements Callable<Integer> {
             throw new BadInputException("--clear-device-cache-between needs --sequential");
         }
         OffloadSetup offloadSetup = offload.setup(eviction, disk, System.console() != null && System.console().isTerminal());
-        Checkpoint checkpoint = Checkpoint.load(modelPath);
+        Model checkpoint = Models.load(modelPath);
         try {
-            Tokenizer tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
+            TextTokenizer tok = tokenizerFor(checkpoint);
             offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());
+            ChatTemplate template = chat ? ChatPrompts.template(checkpoint, tok) : null;
             long t = System.nanoTime();
-            List<int[]> ids = PromptSource.encode(texts, tok, checkpoint.config().seqLen());
+            List<int[]> ids = PromptSource.encode(texts, tok, checkpoint.config().seqLen(),
+                    text -> template != null ? ChatPrompts.encode(template, tok, system, text) : tok.encode(text, true, true));
             long tokenizeNanos = System.nanoTime() - t;
-            return generate(checkpoint, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
+            EngineConfig config = engineOptions.config(checkpoint, batch, -1)
+                    .withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds());
+            return generate(checkpoint, config, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
         } finally {
             checkpoint.close(); // the engine closes it too; closing twice is harmless
         }
     }
 
     /** Runs the tokenized prompts: results printed as they finish, the summary, a clean stop on SIGINT/SIGTERM. */
-    private int generate(Checkpoint checkpoint, Tokenizer tok, List<String> texts, List<int[]> ids, SamplingParams sampling,
-                         OffloadSetup offloadSetup, long tokenizeNanos) {
-        EngineConfig config = engineOptions.config(checkpoint, batch, Tokenizer.BOS);
+    private int generate(Model checkpoint, EngineConfig config, TextTokenizer tok, List<String> texts, List<int[]> ids,
+                         SamplingParams sampling, OffloadSetup offloadSetup, long tokenizeNanos) {
         GenerateRun.Outcome outcome;
         try (StopSignals signals = StopSignals.install();
              Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads.threads(), offloadSetup)) {
@@ -161,6 +176,9 @@ final class GenerateCommand implements Callable<Integer> {
 
     /** Flag values that are wrong whatever the model: one line, exit 2, before anything is loaded. */
     private void checkFlags() {
+        if (system != null && !chat) {
+            throw new BadInputException("--system needs --chat");
+        }
         batch.blockSize();
         batch.maxBatchTokens();
         batch.maxRunning();
@@ -183,5 +201,28 @@ final class GenerateCommand implements Callable<Integer> {
             all.add("");
         }
         return all;
+    }
+
+    /**
+     * A GGUF model's own tokenizer (from its metadata), or the llama2.c tokenizer of
+     * {@code --tokenizer} for a checkpoint.
+     *
+     * @throws BadInputException for {@code --tokenizer} with a GGUF model, or a vocabulary that
+     *         does not fit the model
+     */
+    private TextTokenizer tokenizerFor(Model m) {
+        if (m instanceof GgufModel g) {
+            if (tokenizer.given()) {
+                throw new BadInputException("--tokenizer is for llama2.c checkpoints; the GGUF model " + m.path()
+                        + " carries its own tokenizer");
+            }
+            GgufTokenizer t = GgufTokenizer.of(g.file());
+            if (t.vocabSize() != m.config().vocabSize()) {
+                throw new BadInputException("GGUF model " + m.path() + ": its tokenizer has " + t.vocabSize()
+                        + " tokens but its embedding has " + m.config().vocabSize() + " rows");
+            }
+            return t;
+        }
+        return Tokenizer.load(tokenizer.tokenizer(), m.config().vocabSize());
     }
 }

@@ -2,15 +2,20 @@ package io.kvtier.cli;
 
 import io.kvtier.model.CheckpointWriter;
 import io.kvtier.model.ModelConfig;
+import io.kvtier.model.gguf.GgufWriter;
+import io.kvtier.model.tensor.TensorType;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-/** {@code ./kvtier make-model OUT ...}: a random-weight llama2.c checkpoint, to measure speed at larger shapes. */
+/**
+ * {@code ./kvtier make-model OUT ...}: a random-weight model, a llama2.c checkpoint or a GGUF
+ * file (matrices F32, F16, BF16, Q8_0 or Q4_0), to measure speed at larger shapes.
+ */
 @Command(name = "make-model", mixinStandardHelpOptions = true,
-        description = "Write a random-weight checkpoint in the llama2.c format (default shape: stories15M).")
+        description = "Write a random-weight model, llama2.c or GGUF (default shape: stories15M).")
 final class MakeModelCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "OUT", description = "file to write")
@@ -25,6 +30,10 @@ final class MakeModelCommand implements Callable<Integer> {
     @Option(names = "--seq-len", defaultValue = "256", description = "context length in tokens (default ${DEFAULT-VALUE})") int seqLen;
     @Option(names = "--seed", defaultValue = "1", description = "random seed of the weights (default ${DEFAULT-VALUE})") long seed;
     @Option(names = "--force", description = "replace OUT if it exists") boolean force;
+    @Option(names = "--format", defaultValue = "llama2c", paramLabel = "FORMAT",
+            description = "llama2c or gguf (default ${DEFAULT-VALUE})") String format;
+    @Option(names = "--type", defaultValue = "f32", paramLabel = "TYPE",
+            description = "GGUF matrix encoding: f32, f16, bf16, q8_0 or q4_0 (default ${DEFAULT-VALUE}; norms stay f32)") String type;
 
     @Override
     public Integer call() throws java.io.IOException {
@@ -38,14 +47,43 @@ final class MakeModelCommand implements Callable<Integer> {
         if (heads % kvHeads != 0) {
             throw new BadInputException("--kv-heads " + kvHeads + " must divide --heads " + heads);
         }
+        boolean gguf = switch (format) {
+            case "llama2c" -> false;
+            case "gguf" -> true;
+            default -> throw new BadInputException("--format must be llama2c or gguf, got '" + format + "'");
+        };
+        TensorType tensorType = tensorType(type);
+        if (!gguf && tensorType != TensorType.F32) {
+            throw new BadInputException("--type " + type + " needs --format gguf (llama2.c checkpoints are f32)");
+        }
+        if (gguf && (dim % tensorType.blockValues() != 0 || hiddenDim % tensorType.blockValues() != 0)) {
+            throw new BadInputException("--type " + type + " needs --dim and --hidden-dim that are multiples of "
+                    + tensorType.blockValues() + ", got " + dim + " and " + hiddenDim);
+        }
         Checks.outputFile(out, "make-model OUT");
         if (java.nio.file.Files.exists(out) && !force) {
             throw new BadInputException("make-model " + out + ": the file exists; give --force to replace it");
         }
         ModelConfig cfg = new ModelConfig(dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen, true);
-        CheckpointWriter.writeRandom(out, cfg, seed); // to a temporary name, renamed: a running reader keeps the old file
-        System.err.printf("kvtier: wrote %s: %,d parameters, dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, seq %d%n",
-                out, cfg.parameterCount(), dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen);
+        // Both writers write a temporary name and rename it: a running reader keeps the old file.
+        if (gguf) {
+            GgufWriter.writeRandom(out, cfg, tensorType, seed);
+        } else {
+            CheckpointWriter.writeRandom(out, cfg, seed);
+        }
+        System.err.printf("kvtier: wrote %s (%s%s): %,d parameters, dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, seq %d%n",
+                out, format, gguf ? " " + type : "", cfg.parameterCount(), dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen);
         return 0;
+    }
+
+    private static TensorType tensorType(String name) {
+        return switch (name.toLowerCase(java.util.Locale.ROOT)) {
+            case "f32" -> TensorType.F32;
+            case "f16" -> TensorType.F16;
+            case "bf16" -> TensorType.BF16;
+            case "q8_0" -> TensorType.Q8_0;
+            case "q4_0" -> TensorType.Q4_0;
+            default -> throw new BadInputException("--type must be f32, f16, bf16, q8_0 or q4_0, got '" + name + "'");
+        };
     }
 }

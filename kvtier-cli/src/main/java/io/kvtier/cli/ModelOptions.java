@@ -7,7 +7,8 @@ import picocli.CommandLine.Option;
 public final class ModelOptions {
 
     @Option(names = "--model", paramLabel = "FILE",
-            description = "llama2.c checkpoint (default: ../shared/models/stories260K.bin beside the project root)")
+            description = "llama2.c checkpoint or GGUF file, told apart by content"
+                    + " (default: ../shared/models/stories260K.bin beside the project root)")
     Path model;
 
     /** The given file, or the default checkpoint; {@link BadInputException} if there is none. */

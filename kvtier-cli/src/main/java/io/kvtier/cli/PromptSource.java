@@ -1,6 +1,7 @@
 package io.kvtier.cli;
 
-import io.kvtier.model.Tokenizer;
+import io.kvtier.model.TextTokenizer;
+import java.util.function.Function;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -80,12 +81,13 @@ final class PromptSource {
     }
 
     /**
-     * Token ids of every prompt, BOS first. A prompt whose UTF-8 length alone proves it cannot fit
-     * {@code contextTokens} ({@link Tokenizer#minTokens}) is refused before anything is tokenized.
+     * Token ids of every prompt, each through {@code encoder} (BOS first, or a chat template). A
+     * prompt whose UTF-8 length alone proves it cannot fit {@code contextTokens}
+     * ({@link TextTokenizer#minTokens}) is refused before anything is tokenized.
      *
      * @throws BadInputException naming the prompt (1-based) that is too long or holds a NUL
      */
-    static List<int[]> encode(List<String> prompts, Tokenizer tok, int contextTokens) {
+    static List<int[]> encode(List<String> prompts, TextTokenizer tok, int contextTokens, Function<String, int[]> encoder) {
         for (int i = 0; i < prompts.size(); i++) {
             long bytes = prompts.get(i).getBytes(StandardCharsets.UTF_8).length;
             long least = tok.minTokens(bytes, true);
@@ -98,7 +100,7 @@ final class PromptSource {
         for (int i = 0; i < prompts.size(); i++) {
             int[] p;
             try {
-                p = tok.encode(prompts.get(i), true);
+                p = encoder.apply(prompts.get(i));
             } catch (IllegalArgumentException e) {
                 throw new BadInputException("prompt " + (i + 1) + ": " + e.getMessage(), e);
             }

@@ -3,7 +3,7 @@ package io.kvtier.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvtier.engine.Request;
-import io.kvtier.model.Tokenizer;
+import io.kvtier.model.TextTokenizer;
 import java.io.PrintStream;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,7 +30,7 @@ final class ResultPrinter {
 
     private final PrintStream out;
     private final Format format;
-    private final Tokenizer tokenizer;
+    private final TextTokenizer tokenizer;
     private final List<String> prompts;
     private final TextStream stream;
     private int printed;
@@ -41,7 +41,7 @@ final class ResultPrinter {
     /**
      * @param prompts the prompt texts in input order (a request's id is its index here)
      */
-    ResultPrinter(PrintStream out, Format format, Tokenizer tokenizer, List<String> prompts) {
+    ResultPrinter(PrintStream out, Format format, TextTokenizer tokenizer, List<String> prompts) {
         this.out = out;
         this.format = format;
         this.tokenizer = tokenizer;

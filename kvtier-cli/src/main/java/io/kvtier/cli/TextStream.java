@@ -1,6 +1,6 @@
 package io.kvtier.cli;
 
-import io.kvtier.model.Tokenizer;
+import io.kvtier.model.TextTokenizer;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.CharsetDecoder;
@@ -8,25 +8,25 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The text of a token sequence, one token at a time: what {@link Tokenizer#decode(int[])} gives
+ * The text of a token sequence, one token at a time: what {@link TextTokenizer#decode(int[])} gives
  * for the whole sequence, in pieces. A character split over several byte pieces is held back
  * until it is whole; bytes that never form a character become U+FFFD, as in the whole decode.
  */
 final class TextStream {
 
-    private final Tokenizer tokenizer;
+    private final TextTokenizer tokenizer;
     private final CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
             .onMalformedInput(CodingErrorAction.REPLACE).onUnmappableCharacter(CodingErrorAction.REPLACE);
     private ByteBuffer pending = ByteBuffer.allocate(64);
     private int prev = -1;
 
-    TextStream(Tokenizer tokenizer) {
+    TextStream(TextTokenizer tokenizer) {
         this.tokenizer = tokenizer;
     }
 
     /** The text that token {@code id} completes (often its piece; empty while a character is incomplete). */
     String append(int id) {
-        if (id != Tokenizer.BOS) { // BOS prints nothing, as in decode
+        if (id != tokenizer.bosId()) { // BOS prints nothing, as in decode
             byte[] b = tokenizer.pieceBytes(prev, id);
             if (pending.remaining() < b.length) {
                 ByteBuffer bigger = ByteBuffer.allocate(Math.max(pending.capacity() * 2, pending.position() + b.length));

@@ -7,8 +7,14 @@ import picocli.CommandLine.Option;
 public final class TokenizerOptions {
 
     @Option(names = "--tokenizer", paramLabel = "FILE",
-            description = "llama2.c tokenizer (default: ../shared/models/tok512.bin beside the project root)")
+            description = "llama2.c tokenizer, for llama2.c checkpoints only: a GGUF model's tokenizer is in its file"
+                    + " (default: ../shared/models/tok512.bin beside the project root)")
     Path tokenizer;
+
+    /** True when {@code --tokenizer} was given (a GGUF model refuses it). */
+    public boolean given() {
+        return tokenizer != null;
+    }
 
     /** The given file, or the default tokenizer; {@link BadInputException} if there is none. */
     public Path tokenizer() {

@@ -56,6 +56,30 @@ class GenerateCommandTest {
         }
     }
 
+    /**
+     * stories260K.gguf with the tokenizer from its own metadata: every record's prompt ids and
+     * generated ids (llama.cpp does not stop at BOS as run.c does, so each runs to exactly the
+     * record's length, the final BOS included).
+     */
+    @Test
+    void ggufModelWithItsOwnTokenizerReproducesEveryReferenceRecord() throws IOException {
+        String gguf = ReferenceRecords.shared().resolve("models/gguf/stories260K.gguf").toString();
+        for (int i = 0; i < RECORDS.size(); i++) {
+            Record rec = RECORDS.get(i);
+            Path prompts = dir.resolve("g" + i + ".txt");
+            Files.writeString(prompts, rec.prompt() + "\n");
+            CliRun r = CliRun.of("generate", "--model", gguf, "--prompts", prompts.toString(),
+                    "--max-tokens", String.valueOf(rec.expectedOutput().length), "--output", "jsonl", "--device-blocks", "64");
+            assertThat(r.code()).as("record %d: %s", i, r.err()).isZero();
+            JsonNode o = JSON.readTree(r.out().lines().findFirst().orElseThrow());
+            assertThat(ints(o.get("prompt_ids"))).as("record %d", i).containsExactly(rec.promptIds());
+            assertThat(ints(o.get("generated_ids"))).as("record %d", i).containsExactly(rec.expectedOutput());
+        }
+        CliRun bad = CliRun.of("generate", "--model", gguf, "--tokenizer", tokenizer(), "--prompt", "x");
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.err().strip()).contains("--tokenizer is for llama2.c checkpoints").doesNotContain("\n");
+    }
+
     @Test
     void allRecordsAtOnceWithASmallPoolPreemptAndMatch() throws IOException {
         // Prompts of different max tokens: submit all with the largest and compare the prefix each record fixes.

@@ -226,7 +226,7 @@ public final class Engine implements AutoCloseable {
             FinishReason reason = null;
             if (it.samples()) {
                 int token = Sampler.sample(logits[i], r.sampling(), r.rng());
-                if (token == config.stopToken()) {
+                if (config.isStopToken(token)) {
                     reason = FinishReason.STOP;
                 } else {
                     r.append(token);

@@ -1,5 +1,7 @@
 package io.kvtier.engine;
 
+import java.util.Set;
+
 /**
  * Engine settings.
  *
@@ -9,9 +11,11 @@ package io.kvtier.engine;
  * @param maxRunning     most requests holding device blocks at once
  * @param prefixCaching  reuse device blocks of equal prefixes
  * @param stopToken      token id that ends generation (1 for llama2.c checkpoints); -1 for none
+ * @param moreStopTokens further ids that end generation (a GGUF model's EOS besides its
+ *                       end-of-turn tokens such as {@code <|eot_id|>}, {@code <|im_end|>})
  */
 public record EngineConfig(int blockSize, int deviceBlocks, int maxBatchTokens, int maxRunning,
-                           boolean prefixCaching, int stopToken) {
+                           boolean prefixCaching, int stopToken, Set<Integer> moreStopTokens) {
 
     public static final int DEFAULT_BLOCK_SIZE = 16;
     public static final int DEFAULT_MAX_BATCH_TOKENS = 512;
@@ -22,6 +26,18 @@ public record EngineConfig(int blockSize, int deviceBlocks, int maxBatchTokens, 
         require(deviceBlocks >= 1, "device blocks must be at least 1, got " + deviceBlocks);
         require(maxBatchTokens >= 1, "max batch tokens must be at least 1, got " + maxBatchTokens);
         require(maxRunning >= 1, "max running requests must be at least 1, got " + maxRunning);
+        moreStopTokens = Set.copyOf(moreStopTokens);
+    }
+
+    /** One stop token (or -1 for none). */
+    public EngineConfig(int blockSize, int deviceBlocks, int maxBatchTokens, int maxRunning,
+                        boolean prefixCaching, int stopToken) {
+        this(blockSize, deviceBlocks, maxBatchTokens, maxRunning, prefixCaching, stopToken, Set.of());
+    }
+
+    /** True when sampling {@code token} ends a request. */
+    public boolean isStopToken(int token) {
+        return token == stopToken || moreStopTokens.contains(token);
     }
 
     /** Defaults with the given block size and pool size. */
@@ -30,15 +46,23 @@ public record EngineConfig(int blockSize, int deviceBlocks, int maxBatchTokens, 
     }
 
     public EngineConfig withMaxBatchTokens(int n) {
-        return new EngineConfig(blockSize, deviceBlocks, n, maxRunning, prefixCaching, stopToken);
+        return new EngineConfig(blockSize, deviceBlocks, n, maxRunning, prefixCaching, stopToken, moreStopTokens);
     }
 
     public EngineConfig withPrefixCaching(boolean on) {
-        return new EngineConfig(blockSize, deviceBlocks, maxBatchTokens, maxRunning, on, stopToken);
+        return new EngineConfig(blockSize, deviceBlocks, maxBatchTokens, maxRunning, on, stopToken, moreStopTokens);
     }
 
     public EngineConfig withStopToken(int token) {
-        return new EngineConfig(blockSize, deviceBlocks, maxBatchTokens, maxRunning, prefixCaching, token);
+        return new EngineConfig(blockSize, deviceBlocks, maxBatchTokens, maxRunning, prefixCaching, token, Set.of());
+    }
+
+    /** Every id in {@code tokens} ends generation (none when empty). */
+    public EngineConfig withStopTokens(int... tokens) {
+        Set<Integer> more = new java.util.HashSet<>();
+        for (int i = 1; i < tokens.length; i++) more.add(tokens[i]);
+        return new EngineConfig(blockSize, deviceBlocks, maxBatchTokens, maxRunning, prefixCaching,
+                tokens.length == 0 ? -1 : tokens[0], more);
     }
 
     private static void require(boolean ok, String message) {

@@ -3,7 +3,7 @@ package io.kvtier.engine;
 import io.kvtier.kv.BlockHasher;
 import io.kvtier.kv.BlockPool;
 import io.kvtier.kv.Namespace;
-import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Model;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.SequenceChunk;
 import io.kvtier.model.Transformer;
@@ -19,7 +19,7 @@ import java.util.concurrent.ForkJoinPool;
  */
 public final class LlamaRunner implements ModelRunner {
 
-    private final Checkpoint checkpoint;
+    private final Model checkpoint;
     private final BlockPool pool;
     private final ForkJoinPool compute;
     private final Transformer transformer;
@@ -27,7 +27,7 @@ public final class LlamaRunner implements ModelRunner {
     /**
      * @param threads compute threads (0 = one per core)
      */
-    public LlamaRunner(Checkpoint checkpoint, BlockPool pool, Kernels kernels, int threads) {
+    public LlamaRunner(Model checkpoint, BlockPool pool, Kernels kernels, int threads) {
         this.checkpoint = checkpoint;
         this.pool = pool;
         this.compute = ComputePool.create(threads);
@@ -39,12 +39,12 @@ public final class LlamaRunner implements ModelRunner {
      * by the model, and block keys in the namespace of the exact weights (the file's SHA-256).
      * The engine owns everything and closes it, the checkpoint included.
      */
-    public static Engine engine(Checkpoint checkpoint, EngineConfig config, Kernels kernels, int threads) {
+    public static Engine engine(Model checkpoint, EngineConfig config, Kernels kernels, int threads) {
         return engine(checkpoint, config, kernels, threads, OffloadSetup.OFF);
     }
 
     /** The same, with the offload tiers of {@code offload} (off when it is not enabled). */
-    public static Engine engine(Checkpoint checkpoint, EngineConfig config, Kernels kernels, int threads, OffloadSetup offload) {
+    public static Engine engine(Model checkpoint, EngineConfig config, Kernels kernels, int threads, OffloadSetup offload) {
         BlockPool pool = new BlockPool(config.deviceBlocks(), checkpoint.config().kvLayout(config.blockSize()));
         try {
             Namespace ns = Namespace.of(checkpoint.modelId(), pool.layout(), offload.config().blocksPerChunk());

@@ -13,10 +13,12 @@ final class Activations {
 
     /** Per token of the step: id, position, index of its chunk. */
     int[] token = new int[0], pos = new int[0], chunk = new int[0];
-    /** Residual stream x, normed xb, attention output / projections xb2: [T][dim]. */
-    float[] x, xb, xb2;
-    /** Queries [T][dim] (heads*headDim == dim); keys and values [T][kvDim]. */
-    float[] q, k, v;
+    /** Residual stream x, normed xb, projections: [T][dim]. */
+    float[] x, xb;
+    /** Attention output xb2 and queries q: [T][heads*headDim]; keys and values [T][kvDim]. */
+    float[] xb2, q, k, v;
+    /** RoPE cos/sin of one token's position: [ropeDim/2]. */
+    final float[] cos, sin;
     /** Feed-forward gate and up projections: [T][hidden]. */
     float[] hb, hb2;
     /** Attention scores, one row per participating thread: [threads][seqLen]. */
@@ -27,6 +29,8 @@ final class Activations {
     Activations(ModelConfig c, int threads) {
         this.c = c;
         this.att = new float[threads][c.seqLen()];
+        this.cos = new float[c.headDim() / 2];
+        this.sin = new float[c.headDim() / 2];
         ensureTokens(1);
     }
 
@@ -40,8 +44,8 @@ final class Activations {
         chunk = new int[n];
         x = new float[n * c.dim()];
         xb = new float[n * c.dim()];
-        xb2 = new float[n * c.dim()];
-        q = new float[n * c.dim()];
+        xb2 = new float[n * c.qDim()];
+        q = new float[n * c.qDim()];
         k = new float[n * c.kvDim()];
         v = new float[n * c.kvDim()];
         hb = new float[n * c.hiddenDim()];

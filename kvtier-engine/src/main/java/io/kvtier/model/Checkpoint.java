@@ -1,18 +1,14 @@
 package io.kvtier.model;
 
-import java.io.IOException;
+import io.kvtier.model.tensor.TensorType;
+import io.kvtier.model.tensor.Weight;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
+import java.util.EnumMap;
 
 /**
  * A llama2.c checkpoint ({@code run.c} format), read once into off-heap memory of this process
@@ -29,7 +25,7 @@ import java.util.HexFormat;
  * <p>Thread safety: accessors may be called from any thread (the compute pool reads weights
  * concurrently); {@link #close()} must not race with readers.
  */
-public final class Checkpoint implements AutoCloseable {
+public final class Checkpoint implements Model {
 
     private static final ValueLayout.OfInt INT_LE =
             ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -38,30 +34,35 @@ public final class Checkpoint implements AutoCloseable {
     private final ModelConfig config;
     private final Arena arena;
     private final MemorySegment file;
-    private final MemorySegment tokenEmbedding;
-    private final MemorySegment[] rmsAtt, wq, wk, wv, wo, rmsFfn, w1, w2, w3;
+    private final ArchSpec spec;
+    private final Weight tokenEmbedding;
+    private final EnumMap<Matrix, Weight[]> matrices = new EnumMap<>(Matrix.class);
+    private final MemorySegment[] rmsAtt, rmsFfn;
     private final MemorySegment rmsFinal;
-    private final MemorySegment classifier;
-    private volatile String modelId;
+    private final Weight classifier;
+    private String modelId;
 
     private Checkpoint(Path path, ModelConfig config, Arena arena, MemorySegment file) {
         this.path = path;
         this.config = config;
         this.arena = arena;
         this.file = file;
+        this.spec = ArchSpec.llama2c(config);
         CheckpointLayout layout = CheckpointLayout.of(config);
-        tokenEmbedding = slice(layout.tensor("token_embedding_table"), 0);
+        int d = config.dim();
+        tokenEmbedding = f32(slice(layout.tensor("token_embedding_table"), 0), config.vocabSize(), d);
         rmsAtt = perLayer(layout.tensor("rms_att_weight"));
-        wq = perLayer(layout.tensor("wq"));
-        wk = perLayer(layout.tensor("wk"));
-        wv = perLayer(layout.tensor("wv"));
-        wo = perLayer(layout.tensor("wo"));
+        matrices.put(Matrix.Q, perLayer(layout.tensor("wq"), config.qDim(), d));
+        matrices.put(Matrix.K, perLayer(layout.tensor("wk"), config.kvDim(), d));
+        matrices.put(Matrix.V, perLayer(layout.tensor("wv"), config.kvDim(), d));
+        matrices.put(Matrix.O, perLayer(layout.tensor("wo"), d, config.qDim()));
         rmsFfn = perLayer(layout.tensor("rms_ffn_weight"));
-        w1 = perLayer(layout.tensor("w1"));
-        w2 = perLayer(layout.tensor("w2"));
-        w3 = perLayer(layout.tensor("w3"));
+        matrices.put(Matrix.GATE, perLayer(layout.tensor("w1"), config.hiddenDim(), d));
+        matrices.put(Matrix.DOWN, perLayer(layout.tensor("w2"), d, config.hiddenDim()));
+        matrices.put(Matrix.UP, perLayer(layout.tensor("w3"), config.hiddenDim(), d));
         rmsFinal = slice(layout.tensor("rms_final_weight"), 0);
-        classifier = config.sharedClassifier() ? tokenEmbedding : slice(layout.tensor("wcls"), 0);
+        classifier = config.sharedClassifier() ? tokenEmbedding
+                : f32(slice(layout.tensor("wcls"), 0), config.vocabSize(), d);
     }
 
     /**
@@ -73,55 +74,16 @@ public final class Checkpoint implements AutoCloseable {
      */
     public static Checkpoint load(Path path) {
         String name = "model file " + path;
-        if (Files.isDirectory(path)) {
-            throw new ModelFormatException(name + ": is a directory, expected a llama2.c checkpoint");
-        }
-        Arena arena = Arena.ofShared();
-        try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-            long size = ch.size();
+        return MappedFiles.read(path, name, "a llama2.c checkpoint", (arena, file) -> {
+            long size = file.byteSize();
             if (size < CheckpointLayout.HEADER_BYTES) {
                 throw new ModelFormatException(name + ": " + size + " bytes, shorter than the "
                         + CheckpointLayout.HEADER_BYTES + "-byte llama2.c header");
             }
-            MemorySegment file = readAll(name, path, ch, size, arena);
             ModelConfig config = readHeader(name, file);
             checkSize(name, config, size);
             return new Checkpoint(path, config, arena, file);
-        } catch (NoSuchFileException e) {
-            arena.close();
-            throw new ModelFormatException(name + ": not found", e);
-        } catch (IOException e) {
-            arena.close();
-            throw new ModelFormatException(name + ": cannot be read (" + e + ")", e);
-        } catch (RuntimeException e) {
-            arena.close();
-            throw e;
-        }
-    }
-
-    /**
-     * The whole file in fresh off-heap memory (a plain native segment: the kernels read weights
-     * and the KV slab through the same segment class, which keeps the JIT's vector loads
-     * monomorphic). A file whose size or modification time changes while it is read is refused:
-     * the copy could mix two versions.
-     */
-    private static MemorySegment readAll(String name, Path path, FileChannel ch, long size, Arena arena) throws IOException {
-        java.nio.file.attribute.FileTime before = Files.getLastModifiedTime(path);
-        MemorySegment file = io.kvtier.memory.ReservedMemory.reserve(arena, size);
-        long piece = 64L << 20;
-        for (long off = 0; off < size; ) {
-            java.nio.ByteBuffer buf = file.asSlice(off, Math.min(piece, size - off)).asByteBuffer();
-            while (buf.hasRemaining()) {
-                if (ch.read(buf, off + buf.position()) < 0) {
-                    throw new ModelFormatException(name + ": shrank to " + (off + buf.position()) + " bytes while being read");
-                }
-            }
-            off += buf.capacity();
-        }
-        if (ch.size() != size || !Files.getLastModifiedTime(path).equals(before)) {
-            throw new ModelFormatException(name + ": changed while being read; try again once it is written");
-        }
-        return file;
+        });
     }
 
     private static ModelConfig readHeader(String name, MemorySegment file) {
@@ -167,6 +129,18 @@ public final class Checkpoint implements AutoCloseable {
         return file.asSlice(t.offsetOf(i), t.floatsEach() * Float.BYTES);
     }
 
+    private static Weight f32(MemorySegment s, int rows, int cols) {
+        return new Weight(TensorType.F32, s, rows, cols);
+    }
+
+    private Weight[] perLayer(CheckpointLayout.Tensor t, int rows, int cols) {
+        Weight[] out = new Weight[t.count()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = f32(slice(t, i), rows, cols);
+        }
+        return out;
+    }
+
     private MemorySegment[] perLayer(CheckpointLayout.Tensor t) {
         MemorySegment[] out = new MemorySegment[t.count()];
         for (int i = 0; i < out.length; i++) {
@@ -175,10 +149,12 @@ public final class Checkpoint implements AutoCloseable {
         return out;
     }
 
+    @Override
     public ModelConfig config() {
         return config;
     }
 
+    @Override
     public Path path() {
         return path;
     }
@@ -187,89 +163,51 @@ public final class Checkpoint implements AutoCloseable {
      * Hex SHA-256 of the whole file: names the exact weights (for the KV namespace). Computed
      * on first call (reads the file once), then cached.
      */
-    public String modelId() {
-        String id = modelId;
-        if (id == null) {
-            synchronized (this) {
-                id = modelId;
-                if (id == null) {
-                    modelId = id = sha256(file);
-                }
-            }
+    @Override
+    public synchronized String modelId() {
+        if (modelId == null) {
+            modelId = Sha256.of(file);
         }
-        return id;
+        return modelId;
     }
 
-    private static String sha256(MemorySegment seg) {
-        try {
-            MessageDigest md = MessageDigest.getInstance("SHA-256");
-            long chunk = 1 << 20;
-            for (long off = 0; off < seg.byteSize(); off += chunk) {
-                md.update(seg.asSlice(off, Math.min(chunk, seg.byteSize() - off)).asByteBuffer());
-            }
-            return HexFormat.of().formatHex(md.digest());
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by every JDK", e);
-        }
+    @Override
+    public ArchSpec spec() {
+        return spec;
     }
 
-    /** Token embedding, {@code [vocab][dim]}. */
-    public MemorySegment tokenEmbedding() {
+    @Override
+    public Weight tokenEmbedding() {
         return tokenEmbedding;
     }
 
-    /** RMS weight before attention, {@code [dim]}. */
-    public MemorySegment rmsAtt(int layer) {
-        return rmsAtt[layer];
+    @Override
+    public Weight matrix(Matrix m, int layer) {
+        return matrices.get(m)[layer];
     }
 
-    /** Query projection, {@code [heads*headDim][dim]}. */
-    public MemorySegment wq(int layer) {
-        return wq[layer];
+    /** A llama2.c checkpoint has no biases. */
+    @Override
+    public MemorySegment bias(Matrix m, int layer) {
+        return null;
     }
 
-    /** Key projection, {@code [kvHeads*headDim][dim]}. */
-    public MemorySegment wk(int layer) {
-        return wk[layer];
+    @Override
+    public MemorySegment norm(Norm n, int layer) {
+        return switch (n) {
+            case ATTENTION -> rmsAtt[layer];
+            case FFN -> rmsFfn[layer];
+            case Q_HEAD, K_HEAD -> null;
+        };
     }
 
-    /** Value projection, {@code [kvHeads*headDim][dim]}. */
-    public MemorySegment wv(int layer) {
-        return wv[layer];
-    }
-
-    /** Attention output projection, {@code [dim][heads*headDim]}. */
-    public MemorySegment wo(int layer) {
-        return wo[layer];
-    }
-
-    /** RMS weight before the feed-forward layer, {@code [dim]}. */
-    public MemorySegment rmsFfn(int layer) {
-        return rmsFfn[layer];
-    }
-
-    /** Feed-forward gate projection, {@code [hidden][dim]}. */
-    public MemorySegment w1(int layer) {
-        return w1[layer];
-    }
-
-    /** Feed-forward down projection, {@code [dim][hidden]}. */
-    public MemorySegment w2(int layer) {
-        return w2[layer];
-    }
-
-    /** Feed-forward up projection, {@code [hidden][dim]}. */
-    public MemorySegment w3(int layer) {
-        return w3[layer];
-    }
-
-    /** Final RMS weight, {@code [dim]}. */
-    public MemorySegment rmsFinal() {
+    @Override
+    public MemorySegment outputNorm() {
         return rmsFinal;
     }
 
-    /** Classifier, {@code [vocab][dim]}; the token embedding itself when shared. */
-    public MemorySegment classifier() {
+    @Override
+    public Weight classifier() {
         return classifier;
     }
 

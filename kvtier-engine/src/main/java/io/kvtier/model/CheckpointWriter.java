@@ -33,21 +33,7 @@ public final class CheckpointWriter {
      * @throws UncheckedIOException when the file cannot be written
      */
     public static void writeRandom(Path out, ModelConfig cfg, long seed) {
-        Path abs = out.toAbsolutePath();
-        Path tmp = abs.resolveSibling("." + abs.getFileName() + ".tmp-" + ProcessHandle.current().pid());
-        try {
-            writeRandomTo(tmp, cfg, seed);
-            java.nio.file.Files.move(tmp, abs, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write checkpoint " + out, e);
-        } finally {
-            try {
-                java.nio.file.Files.deleteIfExists(tmp);
-            } catch (IOException ignored) {
-                // best effort: only left when the write itself failed
-            }
-        }
+        AtomicReplace.replace(out, "checkpoint", tmp -> writeRandomTo(tmp, cfg, seed));
     }
 
     private static void writeRandomTo(Path out, ModelConfig cfg, long seed) throws IOException {

@@ -91,7 +91,7 @@ public final class ForwardSpeed {
      * @throws IllegalArgumentException when {@code positions} exceeds the model's seq_len
      */
     public static Result measure(Path model, Kernels kernels, ForkJoinPool pool, Options options) {
-        try (Checkpoint checkpoint = Checkpoint.load(model);
+        try (Model checkpoint = Models.load(model);
              Transformer transformer = new Transformer(checkpoint, kernels, pool)) {
             return measure(model.getFileName().toString(), transformer, pool.getParallelism(), options);
         }

@@ -46,7 +46,7 @@ final class PagedAttention {
 
     /**
      * For query head {@code h} of token {@code t} at position p: {@code out[t][h] = softmax(q[t][h] .
-     * K[0..p][h/group] / sqrt(headDim)) . V[0..p][h/group]}, where out is {@code a.xb2} [T][dim].
+     * K[0..p][h/group] / sqrt(headDim)) . V[0..p][h/group]}, where out is {@code a.xb2} [T][heads*headDim].
      * {@code att} is a score buffer of at least p+1 floats.
      */
     void attend(int layer, int t, int h, Activations a, float[] att, List<SequenceChunk> chunks,
@@ -60,7 +60,7 @@ final class PagedAttention {
         long headBytes = (long) (h / c.kvGroup()) * hd * Float.BYTES;
         long kOff = layout.byteOffset(layer, 0, 0) + headBytes;
         long vOff = layout.byteOffset(layer, 1, 0) + headBytes;
-        int qOff = t * c.dim() + h * hd;
+        int qOff = t * c.qDim() + h * hd;
 
         // scores over positions 0..p, one block at a time
         for (int s0 = 0, b = 0; s0 <= p; s0 += bs, b++) {

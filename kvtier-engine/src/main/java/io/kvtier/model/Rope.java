@@ -1,47 +1,68 @@
 package io.kvtier.model;
 
 /**
- * Rotary position embedding as llama2.c {@code run.c}: within each head, the adjacent pair
- * {@code (2i, 2i+1)} is rotated by the angle {@code pos * 10000^(-2i/headDim)}. The cos/sin
- * values are tabulated once per position, computed in float as run.c does ({@code powf},
- * {@code cosf}, {@code sinf}) so that results match the reference bit for bit as far as
- * possible.
+ * Rotary position embedding of one family ({@link ArchSpec}): in each head, pair {@code i}
+ * ({@code i < ropeDim/2}) is rotated by the angle {@code pos * theta_i},
+ * {@code theta_i = base^(-2i/ropeDim) / factor_i}. The pair is {@code (2i, 2i+1)} for
+ * {@link ArchSpec.RopeStyle#NORM} and {@code (i, i + ropeDim/2)} for
+ * {@link ArchSpec.RopeStyle#NEOX}; floats beyond {@code ropeDim} are left alone.
+ *
+ * <p>Computed in float as llama2.c's {@code run.c} does ({@code powf}, float angle, {@code cosf},
+ * {@code sinf}) so that llama2.c checkpoints match it bit for bit as far as possible; the angles
+ * of a position are computed once per step and token, not tabulated per position (a table for
+ * a 128k-position context would take tens of MB).
  */
 final class Rope {
 
     private final int headDim;
     private final int half;
-    /** [seqLen][headDim/2] */
-    private final float[] cos;
-    private final float[] sin;
+    private final boolean neox;
+    /** theta_i, [ropeDim/2]. */
+    private final float[] freq;
 
-    Rope(int headDim, int seqLen) {
+    Rope(ArchSpec spec, int headDim) {
+        if (spec.ropeDim() > headDim) {
+            throw new IllegalArgumentException("rope dimension " + spec.ropeDim() + " exceeds the head size " + headDim);
+        }
         this.headDim = headDim;
-        this.half = headDim / 2;
-        this.cos = new float[seqLen * half];
-        this.sin = new float[seqLen * half];
+        this.half = spec.ropeDim() / 2;
+        this.neox = spec.rope() == ArchSpec.RopeStyle.NEOX;
+        this.freq = new float[half];
+        float[] factors = spec.ropeFreqFactors();
         for (int i = 0; i < half; i++) {
-            float freq = 1.0f / (float) Math.pow(10000.0f, (2 * i) / (float) headDim);
-            for (int pos = 0; pos < seqLen; pos++) {
-                float val = pos * freq;
-                cos[pos * half + i] = (float) Math.cos(val);
-                sin[pos * half + i] = (float) Math.sin(val);
-            }
+            float f = 1.0f / (float) Math.pow(spec.ropeTheta(), (2 * i) / (float) spec.ropeDim());
+            freq[i] = factors == null ? f : f / factors[i];
         }
     }
 
-    /** Rotates {@code heads} consecutive heads of {@code vec} starting at {@code off}, for position {@code pos}. */
-    void rotate(float[] vec, int off, int heads, int pos) {
-        int t = pos * half;
+    /** Fills {@code cos[0..ropeDim/2)}, {@code sin[...]} with the rotation of position {@code pos}. */
+    void angles(int pos, float[] cos, float[] sin) {
+        for (int i = 0; i < half; i++) {
+            float val = pos * freq[i];
+            cos[i] = (float) Math.cos(val);
+            sin[i] = (float) Math.sin(val);
+        }
+    }
+
+    /** Floats needed by {@link #angles}'s arrays. */
+    int pairs() {
+        return half;
+    }
+
+    /** Rotates {@code heads} consecutive heads of {@code vec} starting at {@code off} by the given angles. */
+    void rotate(float[] vec, int off, int heads, float[] cos, float[] sin) {
+        int stride = neox ? 1 : 2;
+        int partner = neox ? half : 1;
         for (int h = 0; h < heads; h++) {
             int base = off + h * headDim;
             for (int i = 0; i < half; i++) {
-                float fcr = cos[t + i];
-                float fci = sin[t + i];
-                float v0 = vec[base + 2 * i];
-                float v1 = vec[base + 2 * i + 1];
-                vec[base + 2 * i] = v0 * fcr - v1 * fci;
-                vec[base + 2 * i + 1] = v0 * fci + v1 * fcr;
+                int a = base + stride * i;
+                float fcr = cos[i];
+                float fci = sin[i];
+                float v0 = vec[a];
+                float v1 = vec[a + partner];
+                vec[a] = v0 * fcr - v1 * fci;
+                vec[a + partner] = v0 * fci + v1 * fcr;
             }
         }
     }

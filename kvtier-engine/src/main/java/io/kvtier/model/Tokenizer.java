@@ -21,7 +21,7 @@ import java.util.Map;
  *
  * <p>Immutable and thread-safe.
  */
-public final class Tokenizer {
+public final class Tokenizer implements TextTokenizer {
 
     /** Beginning-of-sequence id (llama2.c). */
     public static final int BOS = 1;
@@ -107,6 +107,7 @@ public final class Tokenizer {
         return new Tokenizer(pieces, scores);
     }
 
+    @Override
     public int vocabSize() {
         return pieces.length;
     }
@@ -118,9 +119,27 @@ public final class Tokenizer {
      * ceil((bytes + 1) / longest piece) tokens. Lets a caller refuse a prompt that cannot fit a
      * context before paying for its tokenization.
      */
+    @Override
     public long minTokens(long utf8Bytes, boolean bos) {
         long text = utf8Bytes == 0 ? 0 : (utf8Bytes + 1 + longestPiece - 1) / longestPiece;
         return text + (bos ? 1 : 0);
+    }
+
+    /** {@link #encode(String, boolean)} with BOS when {@code addSpecial}; llama2.c has no special tokens to parse. */
+    @Override
+    public int[] encode(String text, boolean addSpecial, boolean parseSpecial) {
+        return encode(text, addSpecial);
+    }
+
+    @Override
+    public int bosId() {
+        return BOS;
+    }
+
+    /** run.c stops when it samples BOS (id 1). */
+    @Override
+    public int[] stopTokenIds() {
+        return new int[] {BOS};
     }
 
     /** The bytes of piece {@code id} as stored (a copy). */
@@ -244,6 +263,7 @@ public final class Tokenizer {
      * {@code <0xNN>} piece. (run.c's {@code safe_printf} then drops unprintable single bytes;
      * kvtier keeps them so that byte pieces of a multi-byte character survive.)
      */
+    @Override
     public byte[] pieceBytes(int prevToken, int token) {
         if (byteValue[token] >= 0) {
             return new byte[] {(byte) byteValue[token]};
@@ -271,6 +291,7 @@ public final class Tokenizer {
      * {@code prompt_ids + generated_ids} without the final BOS that ends generation (run.c stops
      * before printing it; here it would print nothing anyway).
      */
+    @Override
     public String decode(int[] ids) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int prev = -1;

@@ -1,6 +1,9 @@
 package io.kvtier.model;
 
 import io.kvtier.kv.KvLayout;
+import io.kvtier.model.tensor.QuantMatmul;
+import io.kvtier.model.tensor.TensorType;
+import io.kvtier.model.tensor.Weight;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -9,28 +12,33 @@ import java.util.Objects;
 import java.util.concurrent.ForkJoinPool;
 
 /**
- * The Llama transformer of a llama2.c checkpoint, run one engine step at a time over a batch of
- * chunks of different sequences, with its KV cache in a paged slab.
+ * The Llama-family transformer of a {@link Model} (a llama2.c checkpoint or a GGUF file of the
+ * {@code llama}, {@code qwen2} or {@code qwen3} family), run one engine step at a time over a
+ * batch of chunks of different sequences, with its KV cache in a paged slab.
  *
- * <p>The forward pass follows llama2.c {@code run.c}'s {@code forward}, top to bottom, except
- * that every step works on all {@code T} tokens of the batch at once, so each weight matrix is
- * read from memory once per step however many tokens there are. Shapes in comments: {@code T}
- * tokens in the step, {@code D} = dim, {@code KV} = kvDim, {@code H} = hiddenDim, {@code V} =
- * vocabSize, {@code C} = chunks that want logits.
+ * <p>The forward pass follows llama2.c {@code run.c}'s {@code forward}, top to bottom, with the
+ * families' differences taken from the model's {@link ArchSpec} (RoPE style, base and factors,
+ * q/k/v biases, per-head q/k norms, norm epsilon), except that every step works on all {@code T}
+ * tokens of the batch at once, so each weight matrix is read from memory once per step however
+ * many tokens there are. Weights are used in their file encoding ({@link Weight}): F32 through
+ * {@link Kernels#matmul}, the others through {@link QuantMatmul}. Shapes in comments: {@code T}
+ * tokens in the step, {@code D} = dim, {@code Q} = heads * headDim, {@code KV} = kvDim, {@code H}
+ * = hiddenDim, {@code V} = vocabSize, {@code C} = chunks that want logits.
  *
  * <p>Not thread-safe: one engine thread calls {@link #forward}; the computation itself is spread
  * over the given pool (large matrix products split by output rows, attention by heads).
  */
 public final class Transformer implements AutoCloseable {
 
-    private static final float EPS = 1e-5f;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /** A thread that owns nothing: a segment accessible by it is accessible by the pool's workers. */
     private static final Thread NOT_THE_OWNER = Thread.ofVirtual().unstarted(() -> { });
 
-    private final Checkpoint w;
+    private final Model w;
     private final ModelConfig c;
+    private final ArchSpec spec;
+    private final float eps;
     private final Kernels kernels;
     private final Parallel parallel;
     private final Rope rope;
@@ -38,16 +46,18 @@ public final class Transformer implements AutoCloseable {
     private Activations a;
 
     /**
-     * @param checkpoint  the weights (not owned: the caller closes it after this transformer)
+     * @param model       the weights (not owned: the caller closes it after this transformer)
      * @param kernels     numeric kernels, usually {@link Kernels#best()}
      * @param computePool pool for the parallel parts of a step (not owned)
      */
-    public Transformer(Checkpoint checkpoint, Kernels kernels, ForkJoinPool computePool) {
-        this.w = Objects.requireNonNull(checkpoint, "checkpoint");
-        this.c = checkpoint.config();
+    public Transformer(Model model, Kernels kernels, ForkJoinPool computePool) {
+        this.w = Objects.requireNonNull(model, "model");
+        this.c = model.config();
+        this.spec = model.spec();
+        this.eps = spec.normEps();
         this.kernels = Objects.requireNonNull(kernels, "kernels");
         this.parallel = new Parallel(Objects.requireNonNull(computePool, "computePool"));
-        this.rope = new Rope(c.headDim(), c.seqLen());
+        this.rope = new Rope(spec, c.headDim());
         this.attention = new PagedAttention(c, kernels);
         this.a = new Activations(c, parallel.threads());
     }
@@ -82,14 +92,17 @@ public final class Transformer implements AutoCloseable {
         int tokens = gather(chunks, kvSlab, layout);
         embed(tokens);                                   // x[T][D] = embedding[token]
         for (int l = 0; l < c.layers(); l++) {
-            rmsnorm(a.x, a.xb, w.rmsAtt(l), tokens);      // xb[T][D] = rmsnorm(x) * rms_att
-            qkv(l, tokens);                               // q[T][D], k[T][KV], v[T][KV]
+            rmsnorm(a.x, a.xb, w.norm(Model.Norm.ATTENTION, l), tokens);  // xb[T][D] = rmsnorm(x) * attn_norm
+            qkv(l, tokens);                               // q[T][Q], k[T][KV], v[T][KV] (+ biases)
+            if (spec.qkNorm()) {
+                headNorms(l, tokens);                     // rmsnorm of every q and k head
+            }
             rotary(tokens);                               // rotate q and k in place
             attention.writeKv(l, tokens, a, chunks, kvSlab, layout);
-            attend(l, tokens, chunks, kvSlab, layout);    // xb2[T][D] = attention over the slab
-            matmul(w.wo(l), c.dim(), c.dim(), a.xb2, tokens, a.xb);  // xb[T][D] = xb2 wo^T
+            attend(l, tokens, chunks, kvSlab, layout);    // xb2[T][Q] = attention over the slab
+            matmul(w.matrix(Model.Matrix.O, l), a.xb2, tokens, a.xb);  // xb[T][D] = xb2 wo^T
             residual(tokens);                             // x += xb
-            rmsnorm(a.x, a.xb, w.rmsFfn(l), tokens);      // xb[T][D] = rmsnorm(x) * rms_ffn
+            rmsnorm(a.x, a.xb, w.norm(Model.Norm.FFN, l), tokens);     // xb[T][D] = rmsnorm(x) * ffn_norm
             ffn(l, tokens);                               // xb[T][D] = w2(silu(w1 xb) * w3 xb)
             residual(tokens);                             // x += xb
         }
@@ -139,42 +152,79 @@ public final class Transformer implements AutoCloseable {
         return tokens;
     }
 
-    /** x[t] = token embedding row of token[t]. */
+    /** x[t] = token embedding row of token[t] (decoded from its encoding). */
     private void embed(int tokens) {
         int dim = c.dim();
+        Weight emb = w.tokenEmbedding();
         for (int t = 0; t < tokens; t++) {
-            MemorySegment.copy(w.tokenEmbedding(), F32, (long) a.token[t] * dim * Float.BYTES, a.x, t * dim, dim);
+            if (emb.type() == TensorType.F32) {
+                MemorySegment.copy(emb.data(), F32, (long) a.token[t] * dim * Float.BYTES, a.x, t * dim, dim);
+            } else {
+                QuantMatmul.row(emb, a.token[t], a.x, t * dim);
+            }
         }
     }
 
     /** out[t] = rmsnorm(in[t]) * weight, for every token; [T][D]. */
     private void rmsnorm(float[] in, float[] out, MemorySegment weight, int tokens) {
         for (int t = 0; t < tokens; t++) {
-            kernels.rmsnorm(out, t * c.dim(), in, t * c.dim(), weight, c.dim(), EPS);
+            kernels.rmsnorm(out, t * c.dim(), in, t * c.dim(), weight, c.dim(), eps);
         }
     }
 
-    /** q[T][D] = xb wq^T, k[T][KV] = xb wk^T, v[T][KV] = xb wv^T. */
+    /** q[T][Q] = xb wq^T + bq, k[T][KV] = xb wk^T + bk, v[T][KV] = xb wv^T + bv (biases when the model has them). */
     private void qkv(int l, int tokens) {
-        matmul(w.wq(l), c.dim(), c.dim(), a.xb, tokens, a.q);
-        matmul(w.wk(l), c.dim(), c.kvDim(), a.xb, tokens, a.k);
-        matmul(w.wv(l), c.dim(), c.kvDim(), a.xb, tokens, a.v);
+        project(Model.Matrix.Q, l, tokens, a.q);
+        project(Model.Matrix.K, l, tokens, a.k);
+        project(Model.Matrix.V, l, tokens, a.v);
+    }
+
+    private void project(Model.Matrix m, int l, int tokens, float[] out) {
+        Weight wt = w.matrix(m, l);
+        matmul(wt, a.xb, tokens, out);
+        MemorySegment bias = w.bias(m, l);
+        if (bias != null) {
+            int n = wt.rows();
+            for (int t = 0; t < tokens; t++) {
+                for (int i = 0; i < n; i++) {
+                    out[t * n + i] += bias.getAtIndex(F32, i);
+                }
+            }
+        }
+    }
+
+    /** In place: every query head and key head of every token = rmsnorm(head) * its norm weight [headDim]. */
+    private void headNorms(int l, int tokens) {
+        int hd = c.headDim();
+        MemorySegment qn = w.norm(Model.Norm.Q_HEAD, l);
+        MemorySegment kn = w.norm(Model.Norm.K_HEAD, l);
+        for (int t = 0; t < tokens; t++) {
+            for (int h = 0; h < c.heads(); h++) {
+                int off = t * c.qDim() + h * hd;
+                kernels.rmsnorm(a.q, off, a.q, off, qn, hd, eps);
+            }
+            for (int h = 0; h < c.kvHeads(); h++) {
+                int off = t * c.kvDim() + h * hd;
+                kernels.rmsnorm(a.k, off, a.k, off, kn, hd, eps);
+            }
+        }
     }
 
     /** Rotary embedding of every query head and every key head at the token's position. */
     private void rotary(int tokens) {
         for (int t = 0; t < tokens; t++) {
-            rope.rotate(a.q, t * c.dim(), c.heads(), a.pos[t]);
-            rope.rotate(a.k, t * c.kvDim(), c.kvHeads(), a.pos[t]);
+            rope.angles(a.pos[t], a.cos, a.sin);
+            rope.rotate(a.q, t * c.qDim(), c.heads(), a.cos, a.sin);
+            rope.rotate(a.k, t * c.kvDim(), c.kvHeads(), a.cos, a.sin);
         }
     }
 
-    /** xb2[T][D]: every (token, query head) attends over its sequence's positions 0..p. */
+    /** xb2[T][Q]: every (token, query head) attends over its sequence's positions 0..p. */
     private void attend(int l, int tokens, List<SequenceChunk> chunks, MemorySegment slab, KvLayout layout) {
         int heads = c.heads();
         long work = 0;
         for (int t = 0; t < tokens; t++) {
-            work += (a.pos[t] + 1L) * 2 * c.dim();
+            work += (a.pos[t] + 1L) * 2 * c.qDim();
         }
         // A slab confined to this thread (a test's Arena.ofConfined) cannot be read by the pool.
         boolean shared = slab.isAccessibleBy(NOT_THE_OWNER);
@@ -188,10 +238,10 @@ public final class Transformer implements AutoCloseable {
     /** xb[T][D] = w2 (silu(w1 xb) * (w3 xb)); hb, hb2 [T][H]. */
     private void ffn(int l, int tokens) {
         int hidden = c.hiddenDim();
-        matmul(w.w1(l), c.dim(), hidden, a.xb, tokens, a.hb);
-        matmul(w.w3(l), c.dim(), hidden, a.xb, tokens, a.hb2);
+        matmul(w.matrix(Model.Matrix.GATE, l), a.xb, tokens, a.hb);
+        matmul(w.matrix(Model.Matrix.UP, l), a.xb, tokens, a.hb2);
         kernels.swiglu(a.hb, 0, a.hb2, 0, tokens * hidden);
-        matmul(w.w2(l), hidden, c.dim(), a.hb, tokens, a.xb);
+        matmul(w.matrix(Model.Matrix.DOWN, l), a.hb, tokens, a.xb);
     }
 
     /** x[T][D] += xb[T][D]. */
@@ -217,11 +267,11 @@ public final class Transformer implements AutoCloseable {
         for (SequenceChunk ch : chunks) {
             last += ch.tokens().length;
             if (ch.wantLogits()) {
-                kernels.rmsnorm(a.xLast, r * dim, a.x, last * dim, w.rmsFinal(), dim, EPS);  // xLast[C][D]
+                kernels.rmsnorm(a.xLast, r * dim, a.x, last * dim, w.outputNorm(), dim, eps);  // xLast[C][D]
                 r++;
             }
         }
-        matmul(w.classifier(), dim, vocab, a.xLast, rows, a.logits);   // logits[C][V] = xLast cls^T
+        matmul(w.classifier(), a.xLast, rows, a.logits);   // logits[C][V] = xLast cls^T
         r = 0;
         for (int i = 0; i < chunks.size(); i++) {
             if (chunks.get(i).wantLogits()) {
@@ -232,13 +282,21 @@ public final class Transformer implements AutoCloseable {
         return out;
     }
 
-    /** y[n][out] = x[n][in] W^T, split by output rows over the pool when large enough. */
-    private void matmul(MemorySegment weights, int in, int out, float[] x, int n, float[] y) {
-        parallel.forRange(out, 4, (long) out * in * n,
-                (part, from, to) -> kernels.matmul(weights, in, out, x, n, y, from, to));
+    /** y[n][rows] = x[n][cols] W^T, split by output rows over the pool when large enough. */
+    private void matmul(Weight wt, float[] x, int n, float[] y) {
+        int in = wt.cols();
+        int out = wt.rows();
+        if (wt.type() == TensorType.F32) {
+            MemorySegment data = wt.data();
+            parallel.forRange(out, 4, (long) out * in * n,
+                    (part, from, to) -> kernels.matmul(data, in, out, x, n, y, from, to));
+        } else {
+            parallel.forRange(out, 4, (long) out * in * n,
+                    (part, from, to) -> QuantMatmul.matmul(wt, x, n, y, from, to));
+        }
     }
 
-    /** Releases the scratch buffers; the checkpoint and the pool are not owned and stay open. */
+    /** Releases the scratch buffers; the model and the pool are not owned and stay open. */
     @Override
     public void close() {
         a = null;

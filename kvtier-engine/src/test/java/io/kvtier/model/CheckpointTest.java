@@ -27,9 +27,9 @@ class CheckpointTest {
             assertThat(c.config().headDim()).isEqualTo(8);
             assertThat(c.config().kvDim()).isEqualTo(32);
             assertThat(c.classifier()).isSameAs(c.tokenEmbedding());
-            assertThat(c.tokenEmbedding().byteSize()).isEqualTo(512L * 64 * 4);
-            assertThat(c.wk(4).byteSize()).isEqualTo(32L * 64 * 4);
-            assertThat(c.w2(0).byteSize()).isEqualTo(64L * 172 * 4);
+            assertThat(c.tokenEmbedding().data().byteSize()).isEqualTo(512L * 64 * 4);
+            assertThat(c.matrix(Model.Matrix.K, 4).data().byteSize()).isEqualTo(32L * 64 * 4);
+            assertThat(c.matrix(Model.Matrix.DOWN, 0).data().byteSize()).isEqualTo(64L * 172 * 4);
             assertThat(c.modelId()).hasSize(64).matches("[0-9a-f]+").isEqualTo(c.modelId());
             // Header (28) + parameters + the two legacy RoPE tables equals the file size.
             assertThat(28 + 4 * (c.config().parameterCount() + 512L * 8)).isEqualTo(fileSize(SharedFiles.stories260K()));
@@ -44,9 +44,9 @@ class CheckpointTest {
         try (Checkpoint c = Checkpoint.load(file)) {
             assertThat(c.config()).isEqualTo(separate);
             assertThat(c.classifier()).isNotSameAs(c.tokenEmbedding());
-            assertThat(c.rmsFfn(1).get(ScalarKernels.F32, 4)).isEqualTo(1.0f);
-            assertThat(c.rmsFinal().get(ScalarKernels.F32, 60)).isEqualTo(1.0f);
-            float w = c.wq(1).get(ScalarKernels.F32, 0);
+            assertThat(c.norm(Model.Norm.FFN, 1).get(ScalarKernels.F32, 4)).isEqualTo(1.0f);
+            assertThat(c.outputNorm().get(ScalarKernels.F32, 60)).isEqualTo(1.0f);
+            float w = c.matrix(Model.Matrix.Q, 1).data().get(ScalarKernels.F32, 0);
             assertThat(Math.abs(w)).isLessThan(0.2f).isNotZero();
         }
         Path again = tmp.resolve("again.bin");
@@ -136,7 +136,7 @@ class CheckpointTest {
     @Test
     void closeInvalidatesTheMapping() {
         Checkpoint c = Checkpoint.load(SharedFiles.stories260K());
-        var emb = c.tokenEmbedding();
+        var emb = c.tokenEmbedding().data();
         c.close();
         c.close();
         assertThatThrownBy(() -> emb.get(ValueLayout.JAVA_FLOAT, 0)).isInstanceOf(IllegalStateException.class);

@@ -106,11 +106,7 @@ final class GreedyDriver implements AutoCloseable {
 
     /** Index of the largest logit, the lowest index on ties. */
     static int argmax(float[] v) {
-        int best = 0;
-        for (int i = 1; i < v.length; i++) {
-            if (v[i] > v[best]) best = i;
-        }
-        return best;
+        return LogitsDriver.argmax(v);
     }
 
     @Override

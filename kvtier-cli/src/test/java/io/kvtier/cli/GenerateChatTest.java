@@ -1,0 +1,95 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvtier.engine.ReferenceRecords;
+import io.kvtier.model.Tokenizer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+/** {@code ./kvtier generate --chat}: prompts are user messages rendered through the model's chat template. */
+class GenerateChatTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static Path gguf(String name) {
+        return ReferenceRecords.shared().resolve("models/gguf-ref/" + name);
+    }
+
+    private static JsonNode chatReference(String refFile) throws IOException {
+        for (String line : Files.readAllLines(gguf(refFile))) {
+            JsonNode n = JSON.readTree(line);
+            if (n.get("prompt_kind").asText().equals("chat")) {
+                return n;
+            }
+        }
+        throw new AssertionError("no chat prompt in " + refFile);
+    }
+
+    private static int[] ints(JsonNode a) {
+        int[] out = new int[a.size()];
+        for (int i = 0; i < out.length; i++) out[i] = a.get(i).asInt();
+        return out;
+    }
+
+    /**
+     * Llama 3.2's template (its own date, since the reference fixed 26 Jul 2024, is replaced by
+     * today's: compare the ids around it) gives llama.cpp's prompt ids; Qwen2.5's gives them
+     * exactly, and the reply is the dequantized reference's greedy tokens up to a stop token.
+     */
+    @Test
+    void chatPromptsAreTheTemplatesIds() throws IOException {
+        JsonNode qwen = chatReference("qwen2-bpe-q8_0.deqf32.ref.jsonl");
+        CliRun r = CliRun.of("generate", "--model", gguf("qwen2-bpe-q8_0.gguf").toString(), "--chat",
+                "--system", "You are a helpful assistant.", "--prompt", "Write one short sentence about the sea.",
+                "--max-tokens", "8", "--output", "jsonl", "--device-blocks", "16");
+        assertThat(r.code()).as(r.err()).isZero();
+        JsonNode o = JSON.readTree(r.out().lines().findFirst().orElseThrow());
+        assertThat(ints(o.get("prompt_ids"))).containsExactly(ints(qwen.get("prompt_ids")));
+        int[] generated = ints(o.get("generated_ids"));
+        assertThat(ints(qwen.get("generated_ids"))).startsWith(generated);
+        assertThat(o.get("finish_reason").asText()).isEqualTo(generated.length < 8 ? "stop" : "length");
+
+        JsonNode llama = chatReference("llama3-bpe-q8_0.ref.jsonl");
+        CliRun l = CliRun.of("generate", "--model", gguf("llama3-bpe-q8_0.gguf").toString(), "--chat",
+                "--system", "You are a helpful assistant.", "--prompt", "Write one short sentence about the sea.",
+                "--max-tokens", "1", "--output", "jsonl", "--device-blocks", "16");
+        assertThat(l.code()).as(l.err()).isZero();
+        int[] got = ints(JSON.readTree(l.out().lines().findFirst().orElseThrow()).get("prompt_ids"));
+        int[] want = ints(llama.get("prompt_ids"));
+        // One BOS (the template writes it), then the system header up to "Today Date:" as in the reference.
+        assertThat(got[0]).isEqualTo(128_000);
+        assertThat(Arrays.stream(got).filter(t -> t == 128_000).count()).isEqualTo(1);
+        int header = 14;
+        assertThat(Arrays.copyOf(got, header)).containsExactly(Arrays.copyOf(want, header));
+        assertThat(Arrays.copyOfRange(got, got.length - 20, got.length))
+                .containsExactly(Arrays.copyOfRange(want, want.length - 20, want.length));
+    }
+
+    /** A llama2.c model has no template: the plain one, tokenized with BOS as usual. */
+    @Test
+    void plainTemplateForALlama2cCheckpoint() throws IOException {
+        CliRun r = CliRun.of("generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
+                ReferenceRecords.tokenizer().toString(), "--chat", "--prompt", "Once upon a time", "--max-tokens", "4",
+                "--device-blocks", "16", "--host-cache-bytes", "0", "--output", "jsonl");
+        assertThat(r.code()).as(r.err()).isZero();
+        int[] expected = Tokenizer.load(ReferenceRecords.tokenizer(), 512).encode("User: Once upon a time\n\nAssistant:", true);
+        assertThat(ints(JSON.readTree(r.out().lines().findFirst().orElseThrow()).get("prompt_ids"))).containsExactly(expected);
+    }
+
+    @Test
+    void badChatInputGivesOneLineAndExitTwo() {
+        CliRun sys = CliRun.of("generate", "--system", "x", "--prompt", "y");
+        assertThat(sys.code()).isEqualTo(2);
+        assertThat(sys.err().strip()).isEqualTo("kvtier: --system needs --chat");
+        CliRun qwen3 = CliRun.of("generate", "--model", gguf("qwen3-bpe-f16.gguf").toString(), "--chat", "--prompt", "y");
+        assertThat(qwen3.code()).isEqualTo(2);
+        assertThat(qwen3.err().strip()).startsWith("kvtier: chat template of GGUF file ").contains("cannot be rendered")
+                .doesNotContain("\n");
+    }
+}

@@ -1,0 +1,28 @@
+package io.kvtier.model;
+
+import io.kvtier.model.gguf.DigestCache;
+import io.kvtier.model.gguf.GgufFile;
+import io.kvtier.model.gguf.GgufModel;
+import java.nio.file.Path;
+
+/** Opens a model file of either format, recognised by its content (the {@code GGUF} magic), not its name. */
+public final class Models {
+
+    private Models() {
+    }
+
+    /**
+     * A GGUF model when the file starts with {@code GGUF}, else a llama2.c checkpoint; GGUF
+     * digests are cached in {@link DigestCache#defaultCache()}.
+     *
+     * @throws ModelFormatException (one line naming the file) when it is neither, or malformed
+     */
+    public static Model load(Path path) {
+        return load(path, DigestCache.defaultCache());
+    }
+
+    /** The same with GGUF digests cached in {@code digests}. */
+    public static Model load(Path path, DigestCache digests) {
+        return GgufFile.isGguf(path) ? GgufModel.load(path, digests) : Checkpoint.load(path);
+    }
+}

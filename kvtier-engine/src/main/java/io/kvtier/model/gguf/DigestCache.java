@@ -1,0 +1,93 @@
+package io.kvtier.model.gguf;
+
+import io.kvtier.model.Sha256;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * SHA-256 digests of model data, remembered in a directory so that a multi-GB model is hashed
+ * once, not at every start. An entry is keyed by the file's real path, size and modification
+ * time: a file replaced or rewritten in place (new mtime or size) is hashed again. One small
+ * text file per model ({@code <sha256 of the path>.digest}: path, size, mtime in ns, digest),
+ * written to a temporary file and moved into place, so concurrent processes never read half an
+ * entry. When the directory cannot be written, digests are computed and not remembered.
+ */
+public final class DigestCache {
+
+    private final Path dir;
+    private final AtomicInteger computed = new AtomicInteger();
+
+    /** A cache in {@code dir} (created when first written). */
+    public DigestCache(Path dir) {
+        this.dir = dir;
+    }
+
+    /**
+     * The default cache: {@code $KVTIER_CACHE_DIR/digests}, else {@code $XDG_CACHE_HOME/kvtier/digests},
+     * else {@code ~/.cache/kvtier/digests}.
+     */
+    public static DigestCache defaultCache() {
+        String own = System.getenv("KVTIER_CACHE_DIR");
+        if (own != null && !own.isBlank()) {
+            return new DigestCache(Path.of(own, "digests"));
+        }
+        String xdg = System.getenv("XDG_CACHE_HOME");
+        Path base = xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");
+        return new DigestCache(base.resolve("kvtier").resolve("digests"));
+    }
+
+    /** Digests actually computed (not found in the cache) by this instance. */
+    public int computed() {
+        return computed.get();
+    }
+
+    /**
+     * Hex SHA-256 of {@code data}, a region of {@code file} that is fixed by the file's content:
+     * the cached value when the file's path, size and mtime match an entry, else computed and stored.
+     */
+    public String sha256(Path file, MemorySegment data) {
+        Path real;
+        BasicFileAttributes attrs;
+        try {
+            real = file.toRealPath();
+            attrs = Files.readAttributes(real, BasicFileAttributes.class);
+        } catch (IOException e) {
+            return compute(data);
+        }
+        String key = real + "\n" + attrs.size() + "\n"
+                + attrs.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS) + "\n";
+        Path entry = dir.resolve(Sha256.of(real.toString().getBytes(StandardCharsets.UTF_8)) + ".digest");
+        try {
+            String stored = Files.readString(entry, StandardCharsets.UTF_8);
+            if (stored.startsWith(key)) {
+                String digest = stored.substring(key.length()).strip();
+                if (digest.matches("[0-9a-f]{64}")) {
+                    return digest;
+                }
+            }
+        } catch (IOException e) {
+            // no entry (or unreadable): compute below
+        }
+        String digest = compute(data);
+        try {
+            Files.createDirectories(dir);
+            Path tmp = Files.createTempFile(dir, "entry", ".tmp");
+            Files.writeString(tmp, key + digest + "\n", StandardCharsets.UTF_8);
+            Files.move(tmp, entry, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            // A read-only cache only costs a re-hash at the next start.
+        }
+        return digest;
+    }
+
+    private String compute(MemorySegment data) {
+        computed.incrementAndGet();
+        return Sha256.of(data);
+    }
+}

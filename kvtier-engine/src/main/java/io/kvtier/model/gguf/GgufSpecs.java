@@ -1,0 +1,75 @@
+package io.kvtier.model.gguf;
+
+import io.kvtier.model.ArchSpec;
+import io.kvtier.model.ModelConfig;
+import io.kvtier.model.ModelFormatException;
+import java.util.List;
+
+/**
+ * The supported GGUF architecture families and how their metadata keys become a
+ * {@link ModelConfig} and an {@link ArchSpec}, with llama.cpp's defaults for absent keys
+ * ({@code rope.freq_base} 10000, {@code head_count_kv} = {@code head_count},
+ * {@code key_length} = {@code embedding_length / head_count}, {@code rope.dimension_count} =
+ * {@code key_length}).
+ */
+final class GgufSpecs {
+
+    /** The families kvtier runs. */
+    static final List<String> ARCHITECTURES = List.of("llama", "qwen2", "qwen3");
+
+    private GgufSpecs() {
+    }
+
+    static ModelConfig config(String file, String arch, GgufMetadata md, GgufTensor embedding, boolean tied) {
+        if (!ARCHITECTURES.contains(arch)) {
+            throw new ModelFormatException(file + ": architecture '" + arch + "' is not supported (supported: "
+                    + String.join(", ", ARCHITECTURES) + ")");
+        }
+        int dim = md.getInt(arch + ".embedding_length");
+        int hidden = md.getInt(arch + ".feed_forward_length");
+        int layers = md.getInt(arch + ".block_count");
+        int heads = md.getInt(arch + ".attention.head_count");
+        int kvHeads = md.getInt(arch + ".attention.head_count_kv", heads);
+        int seqLen = md.getInt(arch + ".context_length");
+        int headDim = md.getInt(arch + ".attention.key_length", heads > 0 ? dim / heads : 0);
+        int valueDim = md.getInt(arch + ".attention.value_length", headDim);
+        if (valueDim != headDim) {
+            throw new ModelFormatException(file + ": attention.value_length " + valueDim + " differs from key_length "
+                    + headDim + "; kvtier's KV layout needs them equal");
+        }
+        long vocab = embedding.dims().length == 2 ? embedding.dim(1) : -1;
+        if (embedding.dim(0) != dim || vocab <= 0 || vocab > Integer.MAX_VALUE) {
+            throw new ModelFormatException(file + ": tensor token_embd.weight has ne "
+                    + java.util.Arrays.toString(embedding.dims()) + ", expected [" + dim + ", n_vocab]");
+        }
+        String problem = ModelConfig.shapeProblem(dim, hidden, layers, heads, kvHeads, (int) vocab, seqLen, headDim);
+        if (problem != null) {
+            throw new ModelFormatException(file + ": " + problem);
+        }
+        return new ModelConfig(dim, hidden, layers, heads, kvHeads, (int) vocab, seqLen, tied, headDim);
+    }
+
+    static ArchSpec spec(String file, String arch, GgufMetadata md, ModelConfig c, float[] freqFactors) {
+        float theta = md.getFloat(arch + ".rope.freq_base", 10000f);
+        int ropeDim = md.getInt(arch + ".rope.dimension_count", c.headDim());
+        float eps = md.getFloat(arch + ".attention.layer_norm_rms_epsilon");
+        if (ropeDim <= 0 || ropeDim > c.headDim() || ropeDim % 2 != 0) {
+            throw new ModelFormatException(file + ": rope.dimension_count " + ropeDim + " must be even and at most the head size "
+                    + c.headDim());
+        }
+        if (freqFactors != null && freqFactors.length != ropeDim / 2) {
+            throw new ModelFormatException(file + ": rope_freqs.weight holds " + freqFactors.length + " factors, expected "
+                    + ropeDim / 2);
+        }
+        if (!(theta > 0) || !(eps > 0)) {
+            throw new ModelFormatException(file + ": rope.freq_base " + theta + " and layer_norm_rms_epsilon " + eps
+                    + " must be positive");
+        }
+        return switch (arch) {
+            case "llama" -> new ArchSpec(arch, ArchSpec.RopeStyle.NORM, theta, ropeDim, freqFactors, eps, false, false);
+            case "qwen2" -> new ArchSpec(arch, ArchSpec.RopeStyle.NEOX, theta, ropeDim, freqFactors, eps, true, false);
+            case "qwen3" -> new ArchSpec(arch, ArchSpec.RopeStyle.NEOX, theta, ropeDim, freqFactors, eps, false, true);
+            default -> throw new IllegalStateException("unreachable: " + arch);
+        };
+    }
+}

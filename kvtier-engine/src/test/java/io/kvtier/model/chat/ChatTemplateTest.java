@@ -1,0 +1,183 @@
+package io.kvtier.model.chat;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvtier.engine.ReferenceRecords;
+import io.kvtier.model.Tokenizer;
+import io.kvtier.model.gguf.GgufFile;
+import io.kvtier.model.tokenizer.GgufTokenizer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Real chat templates (Llama 3.2 and Qwen2.5 from the gguf-ref models, Phi-3 from llama.cpp's
+ * vocab file) render exactly the text the reference rendered with Python's Jinja2, and that
+ * text tokenizes to llama.cpp's ids.
+ */
+class ChatTemplateTest {
+
+    private static final List<ChatMessage> CHAT = List.of(
+            ChatMessage.system("You are a helpful assistant."),
+            ChatMessage.user("Write one short sentence about the sea."));
+    /** 26 Jul 2024, the date the reference fixed. */
+    private static final Clock JULY_26 = Clock.fixed(Instant.parse("2024-07-26T12:00:00Z"), ZoneOffset.UTC);
+
+    private static Path ref(String name) {
+        return ReferenceRecords.shared().resolve("models/gguf-ref/" + name);
+    }
+
+    /** The reference's chat line: prompt_text and prompt_ids. */
+    private static JsonNode chatReference(String refFile) throws IOException {
+        ObjectMapper json = new ObjectMapper();
+        for (String line : Files.readAllLines(ref(refFile))) {
+            JsonNode n = json.readTree(line);
+            if (n.get("prompt_kind").asText().equals("chat")) {
+                return n;
+            }
+        }
+        throw new AssertionError("no chat prompt in " + refFile);
+    }
+
+    private static int[] ints(JsonNode a) {
+        int[] out = new int[a.size()];
+        for (int i = 0; i < out.length; i++) out[i] = a.get(i).asInt();
+        return out;
+    }
+
+    /** Renders the reference's chat on the model's template; asserts Jinja2's text and llama.cpp's ids; returns the template. */
+    private static ChatTemplate rendersAsReference(String model, Map<String, Object> extra) throws IOException {
+        JsonNode expected = chatReference(model.replace(".gguf", ".ref.jsonl"));
+        try (GgufFile f = GgufFile.open(ref(model))) {
+            GgufTokenizer tok = GgufTokenizer.of(f);
+            ChatTemplate t = ChatTemplate.of(f, tok);
+            String text = t.render(CHAT, true, extra);
+            assertThat(text).isEqualTo(expected.get("prompt_text").asText());
+            assertThat(t.encode(tok, text)).containsExactly(ints(expected.get("prompt_ids")));
+            return t;
+        }
+    }
+
+    @Test
+    void llama3TemplateMatchesJinja2AndLlamaCppIds() throws IOException {
+        ChatTemplate t = rendersAsReference("llama3-bpe-q8_0.gguf", Map.of("date_string", "26 Jul 2024"));
+        assertThat(t.stopTokenIds()).contains(128_001, 128_008, 128_009);
+        // Without date_string the template calls strftime_now("%d %b %Y").
+        String expected = chatReference("llama3-bpe-q8_0.ref.jsonl").get("prompt_text").asText();
+        ChatTemplate dated = new ChatTemplate("llama3", t.source(), "<|begin_of_text|>", "<|eot_id|>",
+                t.stopTokenIds(), JULY_26);
+        assertThat(dated.render(CHAT, true)).isEqualTo(expected);
+        assertThat(dated.render(CHAT, false))
+                .isEqualTo(expected.replace("<|start_header_id|>assistant<|end_header_id|>\n\n", ""));
+    }
+
+    @Test
+    void qwen2TemplateMatchesJinja2AndLlamaCppIds() throws IOException {
+        ChatTemplate t = rendersAsReference("qwen2-bpe-q8_0.gguf", Map.of());
+        assertThat(t.stopTokenIds()).containsExactly(151_643, 151_645);
+        // Without a system message the template supplies Qwen's own.
+        assertThat(t.render(List.of(ChatMessage.user("Hi")), true)).isEqualTo("<|im_start|>system\nYou are Qwen,"
+                + " created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+                + "<|im_start|>assistant\n");
+    }
+
+    @Test
+    void phi3TemplateFromLlamaCppVocab() {
+        try (GgufFile f = GgufFile.open(ReferenceRecords.shared().resolve("models/gguf/vocab/ggml-vocab-phi-3.gguf"))) {
+            GgufTokenizer tok = GgufTokenizer.of(f);
+            ChatTemplate t = ChatTemplate.of(f, tok);
+            String text = t.render(List.of(ChatMessage.user("Hi"), ChatMessage.assistant("Hello."),
+                    ChatMessage.user("Bye")), true);
+            assertThat(text).isEqualTo("<s><|user|>\nHi<|end|>\n<|assistant|>\nHello.<|end|>\n<|user|>\nBye<|end|>\n"
+                    + "<|assistant|>\n");
+            // <|end|> (32007) is an end-of-turn token besides EOS 32000.
+            assertThat(t.stopTokenIds()).contains(32_000, 32_007);
+            // llama.cpp marks Phi-3's special tokens RSTRIP (the "\n" after <|user|> goes) and SentencePiece
+            // puts its space prefix on text that follows a special token.
+            var v = tok.vocabulary();
+            assertThat(t.encode(tok, text)).containsExactly(1, 32_010, v.id("\u2581Hi"), 32_007, 32_001,
+                    v.id("\u2581Hello"), v.id("."), 32_007, 32_010, v.id("\u2581By"), v.id("e"), 32_007, 32_001);
+        }
+    }
+
+    @Test
+    void qwen3TemplateFailsWithAClearMessage() {
+        try (GgufFile f = GgufFile.open(ref("qwen3-bpe-f16.gguf"))) {
+            ChatTemplate t = ChatTemplate.of(f, GgufTokenizer.of(f));
+            assertThatThrownBy(() -> t.render(CHAT, true))
+                    .isInstanceOf(ChatTemplateException.class)
+                    .hasMessageStartingWith("chat template of GGUF file " + ref("qwen3-bpe-f16.gguf") + " cannot be rendered: line ")
+                    .hasMessageNotContaining("\n");
+        }
+    }
+
+    @Test
+    void plainTemplateForModelsWithoutOne() {
+        Tokenizer llama2c = Tokenizer.load(ReferenceRecords.tokenizer(), 512);
+        ChatTemplate t = ChatTemplate.plain(llama2c);
+        assertThat(t.render(List.of(ChatMessage.system("Be brief."), ChatMessage.user("  Once upon a time ")), true))
+                .isEqualTo("System: Be brief.\n\nUser: Once upon a time\n\nAssistant:");
+        assertThat(t.stopTokenIds()).containsExactly(Tokenizer.BOS);
+        try (GgufFile f = GgufFile.open(ReferenceRecords.shared().resolve("models/gguf/stories260K.gguf"))) {
+            GgufTokenizer tok = GgufTokenizer.of(f);
+            ChatTemplate g = ChatTemplate.of(f, tok);
+            assertThat(g.source()).isEqualTo(ChatTemplate.PLAIN);
+            assertThat(g.stopTokenIds()).containsExactly(2);
+            assertThat(g.encode(tok, "User: Hi\n\nAssistant:")[0]).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void raiseExceptionRefusesWithTheTemplatesMessage() {
+        ChatTemplate t = new ChatTemplate("test template", "{% if messages[0].role != 'user' %}"
+                + "{{ raise_exception('Conversation roles must alternate user/assistant') }}{% endif %}ok", "", "",
+                new int[] {2}, JULY_26);
+        assertThat(t.render(List.of(ChatMessage.user("x")), true)).isEqualTo("ok");
+        assertThatThrownBy(() -> t.render(List.of(ChatMessage.assistant("x")), true))
+                .isInstanceOf(ChatTemplateException.class)
+                .hasMessage("test template refused the messages: Conversation roles must alternate user/assistant");
+    }
+
+    @Test
+    void tojsonWritesPythonJson() {
+        Map<String, Object> tool = new LinkedHashMap<>();
+        tool.put("name", "get_weather");
+        tool.put("parameters", Map.of("city", "Zürich \"old\"\n"));
+        tool.put("n", List.of(1, 2.5, true));
+        ChatTemplate t = new ChatTemplate("t", "{{ tool | tojson }}|{{ tool | tojson(indent=2) }}|{{ strftime_now('%Y-%m-%d %a %B %e') }}",
+                "", "", new int[0], JULY_26);
+        assertThat(t.render(List.of(), false, Map.of("tool", tool))).isEqualTo(
+                "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Zürich \\\"old\\\"\\n\"}, \"n\": [1, 2.5, true]}"
+                + "|{\n  \"name\": \"get_weather\",\n  \"parameters\": {\n    \"city\": \"Zürich \\\"old\\\"\\n\"\n  },\n"
+                + "  \"n\": [\n    1,\n    2.5,\n    true\n  ]\n}|2024-07-26 Fri July 26");
+    }
+
+    @Test
+    void notBindsLooserThanComparisonsAsInJinja2() {
+        ChatTemplate t = new ChatTemplate("t", "{% if not d is defined %}A{% else %}B{% endif %}"
+                + "{{ not n == 3 }} {{ n > 1 and not d == 'y' }} {{ 'x' not in d }} {{ d is not none }}"
+                + "{% if not messages|length == 1 -%} many {%- endif %}{{ ' not a word ' }}",
+                "", "", new int[0], JULY_26);
+        assertThat(t.render(List.of(), false, Map.of("d", "x", "n", 3))).isEqualTo("Bfalse true false truemany not a word ");
+        assertThat(NotPrecedence.expression(" if not (a) and not b.c is defined -")).isEqualTo(
+                " if not ( (a)) and not ( b.c is defined) -");
+    }
+
+    @Test
+    void loopControlsWork() {
+        ChatTemplate t = new ChatTemplate("t", "{% for m in messages %}{% if loop.first %}{% continue %}{% endif %}"
+                + "{{ m.content }}{% break %}{% endfor %}", "", "", new int[0], JULY_26);
+        assertThat(t.render(List.of(ChatMessage.user("a"), ChatMessage.user("b"), ChatMessage.user("c")), false))
+                .isEqualTo("b");
+    }
+}
