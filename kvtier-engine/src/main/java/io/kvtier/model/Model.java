@@ -76,7 +76,7 @@ public interface Model extends AutoCloseable {
     /** Classifier {@code [vocab][dim]}; the token embedding itself when tied. */
     Weight classifier();
 
-    /** Unmaps the file; every segment handed out becomes invalid. */
+    /** Frees the weights; every segment handed out becomes invalid. Closing again does nothing. */
     @Override
     void close();
 }

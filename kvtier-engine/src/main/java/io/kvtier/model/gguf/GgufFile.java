@@ -370,9 +370,11 @@ public final class GgufFile implements AutoCloseable {
         return file.asSlice(dataOffset + t.offset(), t.byteSize());
     }
 
-    /** Unmaps the file; every segment handed out becomes invalid. */
+    /** Unmaps the file; every segment handed out becomes invalid. Closing again does nothing. */
     @Override
-    public void close() {
-        arena.close();
+    public synchronized void close() {
+        if (arena.scope().isAlive()) {
+            arena.close();
+        }
     }
 }

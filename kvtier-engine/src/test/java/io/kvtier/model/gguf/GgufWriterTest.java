@@ -1,6 +1,7 @@
 package io.kvtier.model.gguf;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.model.Checkpoint;
 import io.kvtier.model.CheckpointWriter;
@@ -96,6 +97,17 @@ class GgufWriterTest {
      * The largest-magnitude value survives (exactly for Q4_0, whose scale -4/-8 is an exact half;
      * within the f16 rounding of the scale 4/127 for Q8_0); an all-zero block stays zero.
      */
+    @Test
+    void closingAGgufModelTwiceIsHarmlessAndInvalidatesItsWeights() {
+        Path gguf = tmp.resolve("c.gguf");
+        GgufWriter.writeRandom(gguf, new ModelConfig(64, 128, 1, 4, 4, 32, 16, true), TensorType.F32, 3);
+        Model m = Models.load(gguf, new DigestCache(tmp.resolve("d")));
+        var emb = m.tokenEmbedding().data();
+        m.close();
+        m.close(); // generate closes the model and so does its engine
+        assertThatThrownBy(() -> emb.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0)).isInstanceOf(IllegalStateException.class);
+    }
+
     @Test
     void encodersKeepTheExtremeAndZeroBlocks() {
         float[] x = new float[64];
