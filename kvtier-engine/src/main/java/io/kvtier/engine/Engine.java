@@ -90,6 +90,11 @@ public final class Engine implements AutoCloseable {
         return stats;
     }
 
+    /** The parent key of every sequence's first block (the seed of this engine's key chain). */
+    public BlockKey namespaceSeed() {
+        return hasher.namespaceSeed();
+    }
+
     /** The offload scheduler, or null when offloading is off. */
     public OffloadScheduler offload() {
         return offload;

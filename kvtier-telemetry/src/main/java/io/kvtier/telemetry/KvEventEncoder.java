@@ -70,6 +70,13 @@ public final class KvEventEncoder {
         this.dataParallelRank = dataParallelRank;
     }
 
+    /** An encoder for {@code engine}'s events: its key chain's seed, block size and chunk size. */
+    public static KvEventEncoder forEngine(io.kvtier.engine.Engine engine, HashFormat hashFormat) {
+        int bs = engine.config().blockSize();
+        int chunk = engine.offload() == null ? bs : engine.offload().config().blocksPerChunk() * bs;
+        return new KvEventEncoder(engine.namespaceSeed(), bs, chunk, hashFormat, 0);
+    }
+
     /** The value a key is sent as: a {@link BigInteger} in [0, 2^64) or the 32 bytes. */
     public Object wireHash(BlockKey key) {
         return switch (hashFormat) {

@@ -138,6 +138,16 @@ public final class KvEventPublisher implements AutoCloseable {
         }
     }
 
+    /** The PUB socket's address as bound (a {@code *} port resolved), e.g. {@code tcp://127.0.0.1:5557}. */
+    public String endpoint() {
+        return pub.getLastEndpoint();
+    }
+
+    /** The replay socket's address as bound, or null without one. */
+    public String replayEndpoint() {
+        return replay == null ? null : replay.getLastEndpoint();
+    }
+
     /** Batches sent so far (the next batch's sequence number). */
     public long published() {
         return published;
