@@ -210,6 +210,13 @@ public final class EngineLoop implements AutoCloseable {
         return thread.isAlive() && deathCause == null;
     }
 
+    /** False once a shutdown began or the loop ended: {@link #submit} refuses new requests. */
+    public boolean accepting() {
+        synchronized (gate) {
+            return accepting && deathCause == null;
+        }
+    }
+
     /** Why the engine thread died, or null. */
     public String deathCause() {
         return deathCause;

@@ -32,6 +32,8 @@ final class ServerFixture implements AutoCloseable {
     static final String MODEL = "stories260K";
 
     final Tokenizer tokenizer;
+    /** Requests the engine finished by an abort (a departed client, a stop string). */
+    final java.util.concurrent.atomic.AtomicInteger aborted = new java.util.concurrent.atomic.AtomicInteger();
     final EngineLoop loop;
     final OpenAiServer server;
     final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
@@ -47,7 +49,10 @@ final class ServerFixture implements AutoCloseable {
         OffloadSetup offload = hostBytes > 0 ? new OffloadSetup(hostBytes, 0, "lru", OffloadConfig.DEFAULT) : OffloadSetup.OFF;
         EngineConfig ec = new EngineConfig(16, deviceBlocks, 512, EngineConfig.DEFAULT_MAX_RUNNING, true, Tokenizer.BOS);
         Engine engine = LlamaRunner.engine(cp, ec, Kernels.best(), 2, offload);
-        this.loop = new EngineLoop(engine, maxWaiting).start();
+        this.loop = new EngineLoop(engine, maxWaiting);
+        loop.addStepListener((e, finished) -> finished.stream()
+                .filter(r -> r.finishReason() == io.kvtier.engine.FinishReason.ABORT).forEach(r -> aborted.incrementAndGet()));
+        loop.start();
         try {
             this.server = new OpenAiServer(config, loop, new LlamaModelText(MODEL, tokenizer)).start();
         } catch (IOException e) {
