@@ -65,6 +65,15 @@ public final class ServerTelemetry implements EngineLoop.StepListener, AutoClose
         }
     }
 
+    /** The KV event publisher, or null. */
+    public KvEventPublisher publisher() {
+        return publisher;
+    }
+
+    public ServeMetrics metrics() {
+        return metrics;
+    }
+
     /** Stops the publisher (its queued batches are sent first). */
     @Override
     public void close() {
