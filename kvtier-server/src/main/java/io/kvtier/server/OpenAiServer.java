@@ -23,6 +23,7 @@ public final class OpenAiServer implements AutoCloseable {
     private final Routes routes;
     private HttpServer http;
     private ExecutorService executor;
+    private final java.util.concurrent.atomic.AtomicBoolean stopped = new java.util.concurrent.atomic.AtomicBoolean();
 
     public OpenAiServer(ServerConfig config, EngineLoop loop, ModelText model) {
         this.config = config;
@@ -66,8 +67,12 @@ public final class OpenAiServer implements AutoCloseable {
     /**
      * Graceful stop: new requests are refused at once, the engine loop finishes or aborts what is
      * in flight within the configured grace and closes the engine, then the listener closes.
+     * Later calls do nothing.
      */
     public void stop() {
+        if (!stopped.compareAndSet(false, true)) {
+            return;
+        }
         routes.stopAccepting();
         loop.shutdown(config.shutdownGrace());
         if (http != null) {

@@ -34,6 +34,8 @@ final class ServerFixture implements AutoCloseable {
     final Tokenizer tokenizer;
     /** Requests the engine finished by an abort (a departed client, a stop string). */
     final java.util.concurrent.atomic.AtomicInteger aborted = new java.util.concurrent.atomic.AtomicInteger();
+    /** Set to make the engine thread fail after its next step (a stand-in for a bug). */
+    final java.util.concurrent.atomic.AtomicBoolean killOnNextStep = new java.util.concurrent.atomic.AtomicBoolean();
     final EngineLoop loop;
     final OpenAiServer server;
     final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
@@ -52,6 +54,11 @@ final class ServerFixture implements AutoCloseable {
         this.loop = new EngineLoop(engine, maxWaiting);
         loop.addStepListener((e, finished) -> finished.stream()
                 .filter(r -> r.finishReason() == io.kvtier.engine.FinishReason.ABORT).forEach(r -> aborted.incrementAndGet()));
+        loop.addStepListener((e, finished) -> {
+            if (killOnNextStep.get()) {
+                throw new IllegalStateException("test: engine killed");
+            }
+        });
         loop.start();
         try {
             this.server = new OpenAiServer(config, loop, new LlamaModelText(MODEL, tokenizer)).start();
