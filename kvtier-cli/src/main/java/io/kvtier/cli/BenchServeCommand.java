@@ -91,8 +91,12 @@ final class BenchServeCommand implements Callable<Integer> {
         List<ServeBenchReport.Side> sides = new ArrayList<>();
         if (url != null) {
             String base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
-            String name = servedModel.isEmpty() ? firstModel(base) : servedModel;
-            sides.add(new ServeBenchReport.Side("server", load.run(base, name), scrape(base)));
+            try {
+                String name = servedModel.isEmpty() ? firstModel(base) : servedModel;
+                sides.add(new ServeBenchReport.Side("server", load.run(base, name), scrape(base)));
+            } catch (java.net.ConnectException | IllegalArgumentException e) {
+                throw new BadInputException("bench serve: cannot reach " + base + " (" + e + ")");
+            }
         } else {
             sides.addAll(startAndCompare(load, out));
         }

@@ -84,7 +84,7 @@ record ServeLoad(int conversations, int turns, int systemTokens, int userTokens,
     Result run(String baseUrl, String model) throws IOException, InterruptedException {
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
         Client c = new Client(http, baseUrl, model);
-        int[] system = c.tokens(SYSTEM_TEXT.repeat(1 + systemTokens / 20), systemTokens, true);
+        int[] system = c.tokens(SYSTEM_TEXT, systemTokens, true);
         Histogram ttft = histogram();
         Histogram itl = histogram();
         Histogram e2e = histogram();
@@ -159,19 +159,29 @@ record ServeLoad(int conversations, int turns, int systemTokens, int userTokens,
     /** The HTTP side: {@code /tokenize} and streamed {@code /v1/completions}. */
     private record Client(HttpClient http, String base, String model) {
 
-        /** The first {@code n} token ids of {@code text} (it must have that many), without a leading BOS unless {@code bos}. */
+        /**
+         * {@code n} token ids: those of {@code text} (without its BOS), repeated as often as needed;
+         * with {@code bos}, BOS first.
+         */
         int[] tokens(String text, int n, boolean bos) throws IOException, InterruptedException {
             ObjectNode body = JSON.createObjectNode().put("model", model).put("prompt", text);
-            JsonNode r = JSON.readTree(post("/tokenize", body, HttpResponse.BodyHandlers.ofString()).body());
-            JsonNode ids = r.get("tokens");
-            int skip = !bos && ids != null && ids.size() > 0 && ids.get(0).asInt() == BOS ? 1 : 0;
-            if (ids == null || ids.size() - skip < n) {
-                throw new BadInputException("bench serve: /tokenize gave " + (ids == null ? "no tokens" : ids.size() + " tokens")
-                        + " for a text that needs " + n);
+            JsonNode ids = JSON.readTree(post("/tokenize", body, HttpResponse.BodyHandlers.ofString()).body()).path("tokens");
+            List<Integer> text0 = new ArrayList<>();
+            ids.forEach(t -> text0.add(t.asInt()));
+            if (!text0.isEmpty() && text0.getFirst() == BOS) {
+                text0.removeFirst();
+            }
+            if (text0.isEmpty()) {
+                throw new BadInputException("bench serve: /tokenize gave no tokens for '" + text + "'");
             }
             int[] out = new int[n];
-            for (int i = 0; i < n; i++) {
-                out[i] = ids.get(skip + i).asInt();
+            int from = 0;
+            if (bos) {
+                out[0] = BOS;
+                from = 1;
+            }
+            for (int i = from; i < n; i++) {
+                out[i] = text0.get((i - from) % text0.size());
             }
             return out;
         }
