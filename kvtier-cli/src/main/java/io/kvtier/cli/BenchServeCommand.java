@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -20,7 +21,7 @@ import picocli.CommandLine.Option;
  * end-to-end latency percentiles, throughput and cached tokens; with the host tier off and on side
  * by side when it starts the servers itself.
  */
-@Command(name = "serve", mixinStandardHelpOptions = true,
+@Command(name = "serve", mixinStandardHelpOptions = true, defaultValueProvider = BenchServeCommand.Defaults.class,
         description = "Load a server with concurrent multi-turn conversations; compare the host tier off and on.")
 final class BenchServeCommand implements Callable<Integer> {
 
@@ -28,15 +29,15 @@ final class BenchServeCommand implements Callable<Integer> {
             + "default: start one with the host tier off, then one with it on, and compare")
     String url;
 
-    @Option(names = "--served-model", defaultValue = "", paramLabel = "NAME",
+    @Option(names = "--served-model-name", defaultValue = "", paramLabel = "NAME",
             description = "with --url: the model name to send (default: the first of GET /v1/models)")
     String servedModel;
 
-    @Option(names = "--model", paramLabel = "FILE", description = "llama2.c checkpoint for the servers it starts (default: stories260K)")
-    Path model;
+    @Mixin
+    ModelOptions model;
 
-    @Option(names = "--tokenizer", paramLabel = "FILE", description = "its tokenizer (default: tok512.bin)")
-    Path tokenizer;
+    @Mixin
+    TokenizerOptions tokenizer;
 
     @Option(names = "--conversations", defaultValue = "16", description = "concurrent conversations (default ${DEFAULT-VALUE})")
     int conversations;
@@ -50,29 +51,44 @@ final class BenchServeCommand implements Callable<Integer> {
     @Option(names = "--user-tokens", defaultValue = "32", description = "tokens of each user message (default ${DEFAULT-VALUE})")
     int userTokens;
 
-    @Option(names = "--max-tokens", defaultValue = "32", description = "most tokens of each answer (default ${DEFAULT-VALUE})")
-    int maxTokens;
+    /** Most tokens of each answer. */
+    @Mixin
+    MaxTokensOptions maxTokens;
 
-    @Option(names = "--device-blocks", defaultValue = "0",
-            description = "device pool of the servers it starts (default 0: a quarter of the conversations' history, "
-                    + "at least the longest request)")
-    int deviceBlocks;
+    /** Temperature and top-p of every request; the seed picks the user messages. */
+    @Mixin
+    SamplingOptions sampling;
 
-    @Option(names = "--max-batch-tokens", defaultValue = "512", description = "token budget of one engine step (default ${DEFAULT-VALUE})")
-    int maxBatchTokens;
+    @Mixin
+    BatchOptions batch;
 
-    @Option(names = "--host-cache-bytes", defaultValue = "1G", paramLabel = "SIZE",
-            description = "host tier of the 'on' server (default ${DEFAULT-VALUE})")
-    String hostCacheBytes;
+    /** --device-blocks: default a quarter of the conversations' history, at least the longest request. */
+    @Mixin
+    EngineOptions engine;
 
-    @Option(names = "--threads", defaultValue = "0", description = "compute threads of the servers it starts (default: one per core)")
-    int threads;
+    /** The 'on' side's tiers. */
+    @Mixin
+    OffloadOptions offload;
 
-    @Option(names = "--seed", defaultValue = "42", description = "seed of the user messages (default ${DEFAULT-VALUE})")
-    long seed;
+    @Mixin
+    EvictionOptions eviction;
+
+    @Mixin
+    DiskOptions disk;
+
+    @Mixin
+    ThreadsOptions threads;
 
     @Option(names = "--png", paramLabel = "FILE", description = "also draw the latency percentiles as a PNG chart")
     Path png;
+
+    /** This command's defaults of shared options. */
+    static final class Defaults extends FlagDefaults {
+        Defaults() {
+            super(java.util.Map.of("--max-tokens", "32", "--block-size", "16", "--max-batch-tokens", "512",
+                    "--max-running", String.valueOf(io.kvtier.engine.EngineConfig.DEFAULT_MAX_RUNNING), "--host-cache-bytes", "1G"));
+        }
+    }
 
     @Override
     public Integer call() throws IOException, InterruptedException {
@@ -80,10 +96,9 @@ final class BenchServeCommand implements Callable<Integer> {
         Checks.atLeast(turns, 1, "--turns");
         Checks.atLeast(systemTokens, 1, "--system-tokens");
         Checks.atLeast(userTokens, 1, "--user-tokens");
-        Checks.atLeast(maxTokens, 1, "--max-tokens");
-        Checks.atLeast(deviceBlocks, 0, "--device-blocks");
-        Checks.atLeast(threads, 0, "--threads");
-        ServeLoad load = new ServeLoad(conversations, turns, systemTokens, userTokens, maxTokens, seed);
+        int maxTokens = this.maxTokens.maxTokens();
+        engine.check();
+        ServeLoad load = new ServeLoad(conversations, turns, systemTokens, userTokens, maxTokens, sampling.params());
         PrintStream out = System.out;
         out.printf("bench serve: %d conversations x %d turns, system prompt %d tokens, user messages %d, answers up to %d "
                 + "(longest request %d prompt tokens; history %d tokens)%n", conversations, turns, systemTokens, userTokens,
@@ -98,7 +113,7 @@ final class BenchServeCommand implements Callable<Integer> {
                 throw new BadInputException("bench serve: cannot reach " + base + " (" + e + ")");
             }
         } else {
-            sides.addAll(startAndCompare(load, out));
+            sides.addAll(startAndCompare(load, maxTokens, out));
         }
         ServeBenchReport.print(out, sides);
         if (png != null) {
@@ -108,41 +123,48 @@ final class BenchServeCommand implements Callable<Integer> {
         return 0;
     }
 
-    private List<ServeBenchReport.Side> startAndCompare(ServeLoad load, PrintStream out) throws IOException, InterruptedException {
-        Path m = ModelPaths.resolve(model, ModelPaths.DEFAULT_MODEL, "--model");
-        Path t = ModelPaths.resolve(tokenizer, ModelPaths.DEFAULT_TOKENIZER, "--tokenizer");
+    private List<ServeBenchReport.Side> startAndCompare(ServeLoad load, int maxTokens, PrintStream out)
+            throws IOException, InterruptedException {
+        io.kvtier.engine.OffloadSetup on = offload.setup(eviction, disk, false);
+        if (!on.enabled()) {
+            throw new BadInputException("--host-cache-bytes must be positive: the comparison needs a host tier for its 'on' side");
+        }
+        Path m = model.model();
+        Path t = tokenizer.tokenizer();
         for (Path p : List.of(m, t)) {
             if (!Files.isRegularFile(p)) {
                 throw new BadInputException((p == m ? "--model " : "--tokenizer ") + p + ": no such file");
             }
         }
-        int seqLen;
+        io.kvtier.engine.EngineConfig config;
         try (Checkpoint cp = Checkpoint.load(m)) {
-            seqLen = cp.config().seqLen();
+            int seqLen = cp.config().seqLen();
+            if (load.longestPromptTokens() + maxTokens > seqLen) {
+                throw new BadInputException("the last turn needs " + (load.longestPromptTokens() + maxTokens) + " positions but the "
+                        + "model's context is " + seqLen + "; lower --turns, --system-tokens, --user-tokens or --max-tokens");
+            }
+            config = engine.config(cp, batch, io.kvtier.model.Tokenizer.BOS);
         }
-        if (load.longestPromptTokens() + maxTokens > seqLen) {
-            throw new BadInputException("the last turn needs " + (load.longestPromptTokens() + maxTokens) + " positions but the model's "
-                    + "context is " + seqLen + "; lower --turns, --system-tokens, --user-tokens or --max-tokens");
+        int bs = config.blockSize();
+        if (engine.deviceBlocks == null) {
+            int longest = (load.longestPromptTokens() + maxTokens + bs - 1) / bs;
+            config = new io.kvtier.engine.EngineConfig(bs, Math.max(longest + 1, (load.historyTokens() + bs - 1) / bs / 4),
+                    config.maxBatchTokens(), config.maxRunning(), config.prefixCaching(), config.stopToken());
         }
-        int longest = (load.longestPromptTokens() + maxTokens + 15) / 16;
-        int blocks = deviceBlocks > 0 ? deviceBlocks : Math.max(longest + 1, (load.historyTokens() + 15) / 16 / 4);
-        long host = Sizes.parseBytes(hostCacheBytes, "--host-cache-bytes");
-        if (host <= 0) {
-            throw new BadInputException("--host-cache-bytes must be positive: the comparison needs a host tier for its 'on' side");
-        }
-        out.printf("servers: %s, device pool %d blocks of 16 (%d tokens), host tier %s on the 'on' side%n",
-                m.getFileName(), blocks, blocks * 16, hostCacheBytes);
+        out.printf("servers: %s, device pool %d blocks of %d (%d tokens), host tier %s on the 'on' side%n",
+                m.getFileName(), config.deviceBlocks(), bs, config.deviceBlocks() * bs, offload.hostCacheBytes);
         // JIT warm-up on a throwaway server, so that the first side measured is not the slower for it.
-        try (BenchServer s = new BenchServer(m, t, blocks, maxBatchTokens, host, threads)) {
-            new ServeLoad(Math.min(4, conversations), Math.min(2, turns), systemTokens, userTokens, maxTokens, seed + 1)
+        try (BenchServer s = new BenchServer(m, t, config, on, threads.threads())) {
+            new ServeLoad(Math.min(4, conversations), Math.min(2, turns), systemTokens, userTokens, maxTokens, load.sampling())
                     .run(s.url(), BenchServer.MODEL);
         }
         List<ServeBenchReport.Side> sides = new ArrayList<>();
-        for (boolean on : new boolean[] {false, true}) {
-            try (BenchServer s = new BenchServer(m, t, blocks, maxBatchTokens, on ? host : 0, threads)) {
+        for (boolean hostTier : new boolean[] {false, true}) {
+            String name = hostTier ? "host tier on" : "host tier off";
+            try (BenchServer s = new BenchServer(m, t, config, hostTier ? on : io.kvtier.engine.OffloadSetup.OFF, threads.threads())) {
                 ServeLoad.Result r = load.run(s.url(), BenchServer.MODEL);
-                sides.add(new ServeBenchReport.Side(on ? "host tier on" : "host tier off", r, scrape(s.url())));
-                out.printf("  %s: %.1f s%n", on ? "host tier on" : "host tier off", r.wallSeconds());
+                sides.add(new ServeBenchReport.Side(name, r, scrape(s.url())));
+                out.printf("  %s: %.1f s%n", name, r.wallSeconds());
             }
         }
         return sides;
@@ -152,7 +174,7 @@ final class BenchServeCommand implements Callable<Integer> {
         String body = get(base + "/v1/models");
         var data = new com.fasterxml.jackson.databind.ObjectMapper().readTree(body).path("data");
         if (data.isEmpty()) {
-            throw new BadInputException("bench serve: " + base + "/v1/models lists no model; give --served-model");
+            throw new BadInputException("bench serve: " + base + "/v1/models lists no model; give --served-model-name");
         }
         return data.get(0).path("id").asText();
     }

@@ -7,7 +7,6 @@ import io.kvtier.engine.OffloadSetup;
 import io.kvtier.model.Checkpoint;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.Tokenizer;
-import io.kvtier.offload.OffloadConfig;
 import io.kvtier.server.EngineLoop;
 import io.kvtier.server.LlamaModelText;
 import io.kvtier.server.OpenAiServer;
@@ -32,10 +31,10 @@ final class BenchServer implements AutoCloseable {
     private final OpenAiServer server;
 
     /**
-     * @param hostBytes host tier size, 0 for none
-     * @param threads   compute threads (0 = one per core)
+     * @param offload the offload tiers ({@link OffloadSetup#OFF} for none)
+     * @param threads compute threads (0 = one per core)
      */
-    BenchServer(Path model, Path tokenizer, int deviceBlocks, int maxBatchTokens, long hostBytes, int threads) {
+    BenchServer(Path model, Path tokenizer, EngineConfig config, OffloadSetup offload, int threads) {
         Checkpoint cp = Checkpoint.load(model);
         Tokenizer tok;
         try {
@@ -44,9 +43,7 @@ final class BenchServer implements AutoCloseable {
             cp.close();
             throw e;
         }
-        EngineConfig ec = new EngineConfig(16, deviceBlocks, maxBatchTokens, EngineConfig.DEFAULT_MAX_RUNNING, true, Tokenizer.BOS);
-        OffloadSetup offload = hostBytes > 0 ? new OffloadSetup(hostBytes, 0, "lru", OffloadConfig.DEFAULT) : OffloadSetup.OFF;
-        Engine engine = LlamaRunner.engine(cp, ec, Kernels.best(), threads, offload);
+        Engine engine = LlamaRunner.engine(cp, config, Kernels.best(), threads, offload);
         ServerTelemetry telemetry = new ServerTelemetry(new ServeMetrics(MODEL, engine.snapshot()), null, null);
         EngineLoop loop = new EngineLoop(engine, 1024);
         this.server = new OpenAiServer(ServerConfig.loopback(0), loop, new LlamaModelText(MODEL, tok));

@@ -35,9 +35,10 @@ import org.HdrHistogram.Histogram;
  * @param systemTokens  tokens of the shared system prompt
  * @param userTokens    tokens of each user message
  * @param maxTokens     most tokens of each answer
- * @param seed          picks the user messages' words
+ * @param sampling      temperature and top-p of every request; its seed picks the user messages' words
  */
-record ServeLoad(int conversations, int turns, int systemTokens, int userTokens, int maxTokens, long seed) {
+record ServeLoad(int conversations, int turns, int systemTokens, int userTokens, int maxTokens,
+                 io.kvtier.engine.SamplingParams sampling) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
     /** llama2.c's BOS id, which {@code /tokenize} puts first. */
@@ -83,7 +84,7 @@ record ServeLoad(int conversations, int turns, int systemTokens, int userTokens,
      */
     Result run(String baseUrl, String model) throws IOException, InterruptedException {
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
-        Client c = new Client(http, baseUrl, model);
+        Client c = new Client(http, baseUrl, model, sampling);
         int[] system = c.tokens(SYSTEM_TEXT, systemTokens, true);
         Histogram ttft = histogram();
         Histogram itl = histogram();
@@ -98,7 +99,7 @@ record ServeLoad(int conversations, int turns, int systemTokens, int userTokens,
                 int id = conv;
                 futures.add(pool.submit(() -> {
                     int[] history = system;
-                    java.util.SplittableRandom rnd = new java.util.SplittableRandom(seed * 1_000_003 + id);
+                    java.util.SplittableRandom rnd = new java.util.SplittableRandom(sampling.seed() * 1_000_003 + id);
                     for (int turn = 0; turn < turns; turn++) {
                         int[] user = c.tokens(userMessage(rnd, id, turn, userTokens), userTokens, false);
                         int[] promptIds = concat(history, user);
@@ -157,7 +158,7 @@ record ServeLoad(int conversations, int turns, int systemTokens, int userTokens,
     }
 
     /** The HTTP side: {@code /tokenize} and streamed {@code /v1/completions}. */
-    private record Client(HttpClient http, String base, String model) {
+    private record Client(HttpClient http, String base, String model, io.kvtier.engine.SamplingParams sampling) {
 
         /**
          * {@code n} token ids: those of {@code text} (without its BOS), repeated as often as needed;
@@ -187,7 +188,8 @@ record ServeLoad(int conversations, int turns, int systemTokens, int userTokens,
         }
 
         Turn stream(int[] prompt, int maxTokens) throws IOException, InterruptedException {
-            ObjectNode body = JSON.createObjectNode().put("model", model).put("max_tokens", maxTokens).put("temperature", 0)
+            ObjectNode body = JSON.createObjectNode().put("model", model).put("max_tokens", maxTokens)
+                    .put("temperature", sampling.temperature()).put("top_p", sampling.topP()).put("seed", sampling.seed())
                     .put("stream", true).put("return_token_ids", true);
             body.putObject("stream_options").put("include_usage", true);
             ArrayNode p = body.putArray("prompt");

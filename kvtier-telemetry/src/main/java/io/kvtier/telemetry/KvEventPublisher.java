@@ -94,10 +94,10 @@ public final class KvEventPublisher implements AutoCloseable {
         this.topic = config.topic().getBytes(StandardCharsets.UTF_8);
         this.queue = new ArrayBlockingQueue<>(config.queueBatches());
         try {
-            pub = bind(SocketType.PUB, config.endpoint(), "--kv-events-endpoint");
+            pub = bind(SocketType.PUB, config.endpoint(), "KV event endpoint");
             pub.setSndHWM(100_000);
             replay = config.replayEndpoint() == null ? null
-                    : bind(SocketType.ROUTER, config.replayEndpoint(), "--kv-events-replay-endpoint");
+                    : bind(SocketType.ROUTER, config.replayEndpoint(), "KV event replay endpoint");
         } catch (RuntimeException e) {
             context.close();
             throw e;
@@ -105,13 +105,13 @@ public final class KvEventPublisher implements AutoCloseable {
         thread = Thread.ofPlatform().name("kv-events").daemon().start(this::run);
     }
 
-    private ZMQ.Socket bind(SocketType type, String endpoint, String flag) {
+    private ZMQ.Socket bind(SocketType type, String endpoint, String what) {
         ZMQ.Socket s = context.createSocket(type);
         s.setLinger(0);
         try {
             s.bind(endpoint);
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException(flag + " " + endpoint + ": cannot bind (" + e.getMessage() + ")", e);
+            throw new IllegalArgumentException(what + " " + endpoint + ": cannot bind (" + e.getMessage() + ")", e);
         }
         return s;
     }
