@@ -90,12 +90,8 @@ public final class FlagVocabulary {
                     List.of("--runs", "--iterations")),
             new Concept("--prompt-tokens", "prompt length of a benchmark's requests, tokens",
                     Set.of(BenchOffloadCommand.class, BenchSchedulerCommand.class), List.of("--prompt-len", "--prompt-length")),
-            new Concept("--blocks-per-chunk", "device blocks per stored chunk", Set.of(OffloadOptions.class), List.of("--chunk-blocks")),
-            new Concept("--offload-decode", "store blocks completed during decode too", Set.of(OffloadOptions.class), List.of()),
-            new Concept("--disk-write-policy", "when chunks are written to the disk tier", Set.of(DiskOptions.class), List.of()),
-            new Concept("--disk-fsync", "what is forced to disk before a chunk file is published", Set.of(DiskOptions.class), List.of()),
-            new Concept("--disk-admit-after", "write a chunk to disk only from its N-th use", Set.of(DiskOptions.class), List.of()),
-            new Concept("--disk-scan-wait", "wait at start for the disk tier's restart scan", Set.of(DiskOptions.class), List.of()),
+            new Concept("--served-model-name", "the model's name in the OpenAI API", Set.of(ServeOptions.class, BenchServeCommand.class),
+                    List.of("--model-name")),
             new Concept("--png", "a chart of the run as a PNG file", Set.of(ReplayCommand.class, BenchServeCommand.class),
                     List.of("--chart")));
 
