@@ -11,11 +11,11 @@ import picocli.CommandLine.Model.OptionSpec;
  * defaults that {@code --help} shows as {@code ${DEFAULT-VALUE}}. A subclass per command passes
  * its map (picocli instantiates providers by their no-argument constructor).
  */
-abstract class FlagDefaults implements IDefaultValueProvider {
+public abstract class FlagDefaults implements IDefaultValueProvider {
 
     private final Map<String, String> byFlag;
 
-    FlagDefaults(Map<String, String> byFlag) {
+    protected FlagDefaults(Map<String, String> byFlag) {
         this.byFlag = Map.copyOf(byFlag);
     }
 

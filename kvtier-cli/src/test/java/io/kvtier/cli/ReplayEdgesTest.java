@@ -19,12 +19,7 @@ class ReplayEdgesTest {
     Path dir;
 
     private Path trace() throws IOException {
-        Path t = dir.resolve("hand.jsonl");
-        Files.writeString(t, """
-                {"timestamp": 0, "input_length": 1300, "output_length": 5, "hash_ids": [0, 1, 2]}
-                {"timestamp": 100000, "input_length": 1300, "output_length": 5, "hash_ids": [0, 1, 3]}
-                """);
-        return t;
+        return TraceFiles.write(dir, TraceFiles.request(0, 1300, 5, 0, 1, 2), TraceFiles.request(100_000, 1300, 5, 0, 1, 3));
     }
 
     private CliRun replay(String... args) throws IOException {
@@ -56,12 +51,8 @@ class ReplayEdgesTest {
 
     @Test
     void anUnsortedTraceIsRefusedNamingFileLineAndField() throws IOException {
-        Path t = dir.resolve("unsorted.jsonl");
-        Files.writeString(t, """
-                {"timestamp": 500, "input_length": 600, "output_length": 5, "hash_ids": [0, 1]}
-                {"timestamp": 100, "input_length": 600, "output_length": 5, "hash_ids": [0, 2]}
-                """);
-        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString()), "unsorted.jsonl:2: field 'timestamp'", "sorted");
+        Path t = TraceFiles.write(dir, TraceFiles.request(500, 600, 5, 0, 1), TraceFiles.request(100, 600, 5, 0, 2));
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString()), t.getFileName() + ":2: field 'timestamp'", "sorted");
     }
 
     @Test

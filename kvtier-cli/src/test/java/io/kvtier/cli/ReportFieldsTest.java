@@ -23,16 +23,9 @@ class ReportFieldsTest {
     @TempDir
     Path dir;
 
-    private Path trace(String... lines) throws IOException {
-        Path t = dir.resolve("t" + lines.length + lines[0].hashCode() + ".jsonl");
-        Files.writeString(t, String.join("\n", lines) + "\n");
-        return t;
-    }
-
     private Path diskTrace() throws IOException {
-        return trace("{\"timestamp\": 0, \"input_length\": 1300, \"output_length\": 5, \"hash_ids\": [0, 1, 2]}",
-                "{\"timestamp\": 100, \"input_length\": 1024, \"output_length\": 5, \"hash_ids\": [5, 6]}",
-                "{\"timestamp\": 200, \"input_length\": 1300, \"output_length\": 2, \"hash_ids\": [0, 1, 3]}");
+        return TraceFiles.write(dir, TraceFiles.request(0, 1300, 5, 0, 1, 2), TraceFiles.request(100, 1024, 5, 5, 6),
+                TraceFiles.request(200, 1300, 2, 0, 1, 3));
     }
 
     /** The CSV's header is the JSON record's fields, nested ones joined with dots. */
@@ -125,7 +118,7 @@ class ReportFieldsTest {
 
     @Test
     void aLoneIdleRequestGetsNoQueueingNote() throws IOException {
-        Path one = trace("{\"timestamp\": 0, \"input_length\": 4000, \"output_length\": 50, \"hash_ids\": [0, 1, 2, 3, 4, 5, 6, 7]}");
+        Path one = TraceFiles.write(dir, TraceFiles.request(0, 4000, 50, 0, 1, 2, 3, 4, 5, 6, 7));
         CliRun r = CliRun.of("replay", "--trace", one.toString(), "--mode", "timed");
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("GPU busy").doesNotContain("note:");
