@@ -77,7 +77,7 @@ class RoutesTest {
         assertThat(Json.MAPPER.convertValue(tok.get("tokens"), int[].class)).containsExactly(want);
         JsonNode chatTok = ServerFixture.json(post("/tokenize", "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}").body());
         assertThat(Json.MAPPER.convertValue(chatTok.get("tokens"), int[].class))
-                .containsExactly(f.tokenizer.encode("user: Hi\nassistant:", true));
+                .containsExactly(f.tokenizer.encode("User: Hi\n\nAssistant:", true));
         JsonNode detok = ServerFixture.json(post("/detokenize", "{\"tokens\": " + java.util.Arrays.toString(want) + "}").body());
         assertThat(detok.get("prompt").asText()).isEqualTo("Once upon a time");
         assertThat(post("/detokenize", "{\"tokens\": [1, -4]}").statusCode()).isEqualTo(400);
