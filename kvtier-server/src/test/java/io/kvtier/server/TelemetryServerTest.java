@@ -102,7 +102,7 @@ class TelemetryServerTest {
                 router.apply(s, missed.get(s));
             }
             assertThat(router.nextSeq()).isEqualTo(telemetry.publisher().published()).isPositive();
-            for (List<byte[]> m; (m = recv(sub)) != null; ) {
+            for (List<byte[]> m; (m = EventWire.recv(sub)) != null; ) {
                 long seq = ByteBuffer.wrap(m.get(1)).getLong();
                 assertThat(m.get(2)).as("live batch " + seq + " equals its replay").isEqualTo(missed.get((int) seq));
             }
@@ -171,7 +171,7 @@ class TelemetryServerTest {
         dealer.send(ByteBuffer.allocate(8).putLong(start).array());
         List<byte[]> out = new ArrayList<>();
         while (true) {
-            List<byte[]> m = recv(dealer);
+            List<byte[]> m = EventWire.recv(dealer);
             assertThat(m).as("replay reply [\"\", topic, seq, payload]").isNotNull().hasSize(4);
             long seq = ByteBuffer.wrap(m.get(2)).getLong();
             if (seq == -1) {
@@ -182,15 +182,4 @@ class TelemetryServerTest {
         }
     }
 
-    private static List<byte[]> recv(ZMQ.Socket s) {
-        byte[] first = s.recv();
-        if (first == null) {
-            return null;
-        }
-        List<byte[]> frames = new ArrayList<>(List.of(first));
-        while (s.hasReceiveMore()) {
-            frames.add(s.recv());
-        }
-        return frames;
-    }
 }

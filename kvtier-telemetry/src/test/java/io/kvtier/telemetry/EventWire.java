@@ -130,6 +130,19 @@ public final class EventWire {
         }
     }
 
+    /** The frames of one multipart message, or null when the socket's receive timeout passed first. */
+    public static List<byte[]> recv(org.zeromq.ZMQ.Socket s) {
+        byte[] first = s.recv();
+        if (first == null) {
+            return null;
+        }
+        List<byte[]> frames = new ArrayList<>(List.of(first));
+        while (s.hasReceiveMore()) {
+            frames.add(s.recv());
+        }
+        return frames;
+    }
+
     /** An unsigned 64-bit value as the decoder yields it. */
     public static BigInteger u64(long v) {
         return new BigInteger(Long.toUnsignedString(v));

@@ -47,7 +47,7 @@ class KvEventPublisherTest {
             pub.publish(List.of()); // sends nothing
             List<Frame> live = new ArrayList<>();
             while (live.isEmpty() || live.getLast().seq() < batches.size() - 1) {
-                List<byte[]> msg = recv(sub);
+                List<byte[]> msg = EventWire.recv(sub);
                 assertThat(msg).as("a batch within 10 s").isNotNull().hasSize(3);
                 assertThat(new String(msg.get(0), StandardCharsets.UTF_8)).isEqualTo("kv@test");
                 live.add(new Frame(ByteBuffer.wrap(msg.get(1)).getLong(), msg.get(2)));
@@ -132,7 +132,7 @@ class KvEventPublisherTest {
         dealer.send(ByteBuffer.allocate(8).putLong(start).array());
         List<Frame> out = new ArrayList<>();
         while (true) {
-            List<byte[]> msg = recv(dealer);
+            List<byte[]> msg = EventWire.recv(dealer);
             assertThat(msg).as("a replay reply within 10 s").isNotNull();
             assertThat(msg.getFirst()).as("delimiter").isEmpty();
             long seq = ByteBuffer.wrap(msg.get(2)).getLong();
@@ -145,17 +145,6 @@ class KvEventPublisherTest {
         }
     }
 
-    private static List<byte[]> recv(ZMQ.Socket s) {
-        byte[] first = s.recv();
-        if (first == null) {
-            return null;
-        }
-        List<byte[]> frames = new ArrayList<>(List.of(first));
-        while (s.hasReceiveMore()) {
-            frames.add(s.recv());
-        }
-        return frames;
-    }
 
     private static List<Long> seqs(long from, long to) {
         List<Long> out = new ArrayList<>();
