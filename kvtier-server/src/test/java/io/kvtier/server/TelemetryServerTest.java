@@ -166,7 +166,7 @@ class TelemetryServerTest {
     private static List<byte[]> replayFrom(ZContext ctx, String endpoint, long start) {
         ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
         dealer.connect(endpoint);
-        dealer.setReceiveTimeOut(10_000);
+        dealer.setReceiveTimeOut(60_000);
         dealer.sendMore(new byte[0]);
         dealer.send(ByteBuffer.allocate(8).putLong(start).array());
         List<byte[]> out = new ArrayList<>();
