@@ -85,10 +85,7 @@ final class ServeCommand implements Callable<Integer> {
         Tokenizer tok;
         try {
             tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
-            if ((long) offload.blocksPerChunk() * batch.blockSize() > checkpoint.config().seqLen()) {
-                throw new BadInputException("--blocks-per-chunk " + offload.blocksPerChunk() + " x --block-size " + batch.blockSize()
-                        + " exceeds the model's context of " + checkpoint.config().seqLen() + " tokens: nothing could be stored");
-            }
+            offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());
         } catch (RuntimeException e) {
             checkpoint.close();
             throw e;
@@ -96,12 +93,7 @@ final class ServeCommand implements Callable<Integer> {
         KvEvents events = kvEvents.events();
         Engine engine = LlamaRunner.engine(checkpoint, engineOptions.config(checkpoint, batch, Tokenizer.BOS), Kernels.best(),
                 threads.threads(), offloadSetup, events);
-        if (engine.offload() != null && !disk.scanWait().isZero()) {
-            engine.offload().awaitDiskScan(disk.scanWait());
-            if (disk.dir() != null && terminal) {
-                System.err.println(); // end the scan's progress line
-            }
-        }
+        disk.awaitScan(engine, terminal);
         ServerTelemetry telemetry;
         try {
             telemetry = kvEvents.telemetry(name, engine, events);

@@ -129,6 +129,16 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
+     * Checks what {@link #submit} checks of a request's size, without submitting it: a caller
+     * that submits prompts one after another can refuse a bad one before running any.
+     *
+     * @throws IllegalArgumentException as {@link #checkFits(int, int)}
+     */
+    public void checkFits(Request r) {
+        checkFits(r.promptLength(), r.maxTokens());
+    }
+
+    /**
      * Queues a request.
      *
      * @throws IllegalArgumentException if its prompt exceeds the model's context, or if it could
@@ -188,19 +198,32 @@ public final class Engine implements AutoCloseable {
     public List<Request> runToCompletion() {
         List<Request> done = new ArrayList<>();
         while (hasWork()) {
-            long stepsBefore = stats.steps;
-            List<Request> finished = step();
-            done.addAll(finished);
-            if (finished.isEmpty() && stats.steps == stepsBefore && offload != null && offload.busy()) {
-                // Nothing can run until a transfer ends (a load parks its request, stores hold blocks).
+            done.addAll(advance());
+        }
+        return done;
+    }
+
+    /**
+     * Makes progress once: runs a step, or, when nothing can run until a transfer ends (a load
+     * parks its request, stores hold blocks), waits for one. For a caller that acts between steps
+     * (prints each finished request, stops on a signal).
+     *
+     * @return the requests that finished, in the order they finished
+     * @throws IllegalStateException if no progress is possible (a bug: {@link #submit} refuses
+     *         requests that could never fit)
+     */
+    public List<Request> advance() {
+        long stepsBefore = stats.steps;
+        List<Request> finished = step();
+        if (finished.isEmpty() && stats.steps == stepsBefore && hasWork()) {
+            if (offload != null && offload.busy()) {
                 resume(offload.awaitAny(offload.config().jobDeadline()));
-            } else if (finished.isEmpty() && stats.steps == stepsBefore) {
-                // submit() rejects requests that can never fit, so this is a bug, not bad input.
+            } else {
                 throw new IllegalStateException("engine made no progress: " + scheduler.waiting().size()
                         + " waiting, " + scheduler.running().size() + " running, " + pool.freeCount() + " free blocks");
             }
         }
-        return done;
+        return finished;
     }
 
     private float[][] execute(StepPlan plan) {

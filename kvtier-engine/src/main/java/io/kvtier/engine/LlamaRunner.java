@@ -56,7 +56,7 @@ public final class LlamaRunner implements ModelRunner {
                                 KvEvents events) {
         BlockPool pool = new BlockPool(config.deviceBlocks(), checkpoint.config().kvLayout(config.blockSize()));
         try {
-            Namespace ns = Namespace.of(checkpoint.modelId(), pool.layout());
+            Namespace ns = Namespace.of(checkpoint.modelId(), pool.layout(), offload.config().blocksPerChunk());
             OffloadScheduler scheduler = offload.build(pool, ns, events == null ? KvEvents.discarding() : events);
             LlamaRunner runner = new LlamaRunner(checkpoint, pool, kernels, threads);
             return new Engine(config, pool, runner, BlockHasher.sha256(ns), scheduler, events);

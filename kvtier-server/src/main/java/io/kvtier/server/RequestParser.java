@@ -100,12 +100,21 @@ final class RequestParser {
         if (p.size() > maxPositions) {
             throw tooLong(p.size());
         }
-        int[] ids = new int[p.size()];
+        return tokenIds(p, "prompt");
+    }
+
+    /**
+     * An array of token ids, each in 0 .. vocabSize-1.
+     *
+     * @throws ApiError 400 naming the first bad element
+     */
+    int[] tokenIds(JsonNode array, String param) throws ApiError {
+        int[] ids = new int[array.size()];
         for (int i = 0; i < ids.length; i++) {
-            JsonNode t = p.get(i);
+            JsonNode t = array.get(i);
             if (!t.isIntegralNumber() || !t.canConvertToInt() || t.asInt() < 0 || t.asInt() >= model.vocabSize()) {
-                throw ApiError.badRequest("prompt[" + i + "] must be a token id in 0.." + (model.vocabSize() - 1)
-                        + ", got " + t, "prompt");
+                throw ApiError.badRequest(param + "[" + i + "] must be a token id in 0.." + (model.vocabSize() - 1)
+                        + ", got " + t, param);
             }
             ids[i] = t.asInt();
         }

@@ -193,15 +193,7 @@ final class Routes implements HttpHandler {
         if (t == null || !t.isArray()) {
             throw ApiError.badRequest("tokens must be an array of token ids", "tokens");
         }
-        int[] ids = new int[t.size()];
-        for (int i = 0; i < ids.length; i++) {
-            JsonNode v = t.get(i);
-            if (!v.isIntegralNumber() || !v.canConvertToInt() || v.asInt() < 0 || v.asInt() >= model.vocabSize()) {
-                throw ApiError.badRequest("tokens[" + i + "] must be a token id in 0.." + (model.vocabSize() - 1)
-                        + ", got " + v, "tokens");
-            }
-            ids[i] = v.asInt();
-        }
+        int[] ids = parser.tokenIds(t, "tokens");
         HttpIo.json(ex, 200, Json.object().put("prompt", model.decode(ids)));
     }
 
