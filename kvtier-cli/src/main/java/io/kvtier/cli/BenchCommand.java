@@ -5,7 +5,7 @@ import picocli.CommandLine.Command;
 
 /** {@code ./kvtier bench <what>}: the project's own speed measurements. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Measure speed.",
-        subcommands = {BenchGenerateCommand.class, BenchOffloadCommand.class, BenchSchedulerCommand.class})
+        subcommands = {BenchGenerateCommand.class, BenchOffloadCommand.class, BenchSchedulerCommand.class, BenchServeCommand.class})
 final class BenchCommand implements Runnable {
 
     @CommandLine.Spec
@@ -13,6 +13,6 @@ final class BenchCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing benchmark: generate, offload or scheduler");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing benchmark: generate, offload, scheduler or serve");
     }
 }

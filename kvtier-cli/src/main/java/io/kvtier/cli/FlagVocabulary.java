@@ -89,7 +89,11 @@ public final class FlagVocabulary {
                     Set.of(BenchGenerateCommand.class, BenchOffloadCommand.class, BenchSchedulerCommand.class),
                     List.of("--runs", "--iterations")),
             new Concept("--prompt-tokens", "prompt length of a benchmark's requests, tokens",
-                    Set.of(BenchOffloadCommand.class, BenchSchedulerCommand.class), List.of("--prompt-len", "--prompt-length")));
+                    Set.of(BenchOffloadCommand.class, BenchSchedulerCommand.class), List.of("--prompt-len", "--prompt-length")),
+            new Concept("--served-model-name", "the model's name in the OpenAI API", Set.of(ServeOptions.class, BenchServeCommand.class),
+                    List.of("--model-name")),
+            new Concept("--png", "a chart of the run as a PNG file", Set.of(ReplayCommand.class, BenchServeCommand.class),
+                    List.of("--chart")));
 
     /**
      * Former spellings kept as hidden aliases for one release, by command: each prints a note on

@@ -11,6 +11,8 @@ import io.kvtier.server.EngineLoop;
 import io.kvtier.server.LlamaModelText;
 import io.kvtier.server.OpenAiServer;
 import io.kvtier.server.ServerConfig;
+import io.kvtier.server.ServerTelemetry;
+import io.kvtier.tier.KvEvents;
 import java.io.IOException;
 import java.net.BindException;
 import java.nio.file.Path;
@@ -55,6 +57,9 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     DiskOptions disk;
 
+    @Mixin
+    KvEventsOptions kvEvents;
+
     static final class Defaults extends FlagDefaults {
         Defaults() {
             super(java.util.Map.of("--block-size", "16", "--max-batch-tokens", "512",
@@ -70,6 +75,7 @@ final class ServeCommand implements Callable<Integer> {
         batch.maxRunning();
         engineOptions.check();
         threads.threads();
+        kvEvents.validate();
         boolean terminal = System.console() != null && System.console().isTerminal();
         OffloadSetup offloadSetup = offload.setup(eviction, disk, terminal);
         Path modelPath = model.model();
@@ -84,26 +90,38 @@ final class ServeCommand implements Callable<Integer> {
             checkpoint.close();
             throw e;
         }
+        KvEvents events = kvEvents.events();
         Engine engine = LlamaRunner.engine(checkpoint, engineOptions.config(checkpoint, batch, Tokenizer.BOS), Kernels.best(),
-                threads.threads(), offloadSetup);
+                threads.threads(), offloadSetup, events);
         disk.awaitScan(engine, terminal);
-        EngineLoop loop = new EngineLoop(engine, serve.maxWaiting()).start();
+        ServerTelemetry telemetry;
+        try {
+            telemetry = kvEvents.telemetry(name, engine, events);
+        } catch (RuntimeException e) {
+            engine.close();
+            throw e;
+        }
+        EngineLoop loop = new EngineLoop(engine, serve.maxWaiting());
         OpenAiServer server = new OpenAiServer(config, loop, new LlamaModelText(name, tok));
+        telemetry.install(loop, server);
+        loop.start();
         try {
             server.start();
         } catch (BindException e) {
             loop.shutdown(java.time.Duration.ZERO);
+            telemetry.close();
             throw new BadInputException("cannot listen on " + config.host() + ":" + config.port() + ": " + e.getMessage());
         }
-        return runUntilStopped(server, config);
+        return runUntilStopped(server, config, telemetry);
     }
 
     /** Blocks until SIGTERM/Ctrl-C (exit by the JVM's hook) or until the engine thread dies (exit 1: a bug). */
-    private static int runUntilStopped(OpenAiServer server, ServerConfig config) throws InterruptedException {
+    private static int runUntilStopped(OpenAiServer server, ServerConfig config, ServerTelemetry telemetry) throws InterruptedException {
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             System.err.println("kvtier: stopping: requests in flight may finish for " + config.shutdownGrace().toMillis() / 1000.0 + " s");
             server.stop();
+            telemetry.close(); // after the engine loop: its last KV events are sent
             System.err.println("kvtier: stopped");
             stopped.countDown();
         }, "kvtier-shutdown");
@@ -118,6 +136,7 @@ final class ServeCommand implements Callable<Integer> {
         if (stopped.getCount() > 0 && server.loop().deathCause() != null) {
             Runtime.getRuntime().removeShutdownHook(hook);
             server.stop();
+            telemetry.close();
             System.err.println("kvtier: the engine thread failed (a bug): " + server.loop().deathCause());
             return 1;
         }

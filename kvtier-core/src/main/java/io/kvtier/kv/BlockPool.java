@@ -35,6 +35,7 @@ public final class BlockPool implements AutoCloseable {
     private final int[] prev;
     private final int[] next;
     private final boolean[] inFreeQueue;
+    private java.util.function.Consumer<java.util.List<BlockKey>> evictions = keys -> { };
     private int head = NONE;
     private int tail = NONE;
     private int freeCount;
@@ -78,6 +79,15 @@ public final class BlockPool implements AutoCloseable {
     /** The bytes of one block. */
     public MemorySegment block(int blockId) {
         return slab.asSlice(blockId * layout.bytesPerBlock(), layout.bytesPerBlock());
+    }
+
+    /**
+     * Sets who hears of keys leaving the prefix cache: one key when {@link #allocate()} reuses a
+     * cached free block, every key at {@link #resetPrefixCache()}. Called on the engine thread,
+     * inside those calls. Keys enter the cache only through {@link #cache}, whose caller knows them.
+     */
+    public void onEvictions(java.util.function.Consumer<java.util.List<BlockKey>> listener) {
+        this.evictions = java.util.Objects.requireNonNull(listener, "listener");
     }
 
     /** Blocks with reference count 0 (allocatable; some may still hold a cached key). */
@@ -129,8 +139,10 @@ public final class BlockPool implements AutoCloseable {
         int b = head;
         unlink(b);
         if (keyOf[b] != null) {
-            cached.remove(keyOf[b]);
+            BlockKey evicted = keyOf[b];
+            cached.remove(evicted);
             keyOf[b] = null;
+            evictions.accept(java.util.List.of(evicted));
         }
         refCount[b] = 1;
         return b;
@@ -181,8 +193,12 @@ public final class BlockPool implements AutoCloseable {
 
     /** Drops every cached key (the device prefix cache is emptied); blocks in use stay in use. */
     public void resetPrefixCache() {
+        java.util.List<BlockKey> dropped = java.util.List.copyOf(cached.keySet());
         cached.clear();
         Arrays.fill(keyOf, null);
+        if (!dropped.isEmpty()) {
+            evictions.accept(dropped);
+        }
     }
 
     /**

@@ -142,17 +142,25 @@ public final class KvCacheManager {
     /**
      * Registers in the prefix cache every full block whose KV is written: blocks below
      * {@code kvWritten / blockSize}, whose keys are {@code keys}.
+     *
+     * @return the block indexes (ascending) whose keys entered the prefix cache now; a key already
+     *         cached by another block is not among them
      */
-    public void cacheFullBlocks(long requestId, List<BlockKey> keys, int kvWritten) {
+    public List<Integer> cacheFullBlocks(long requestId, List<BlockKey> keys, int kvWritten) {
         if (!prefixCaching) {
-            return;
+            return List.of();
         }
         Table t = table(requestId);
         int full = Math.min(kvWritten / blockSize(), keys.size());
+        List<Integer> added = new java.util.ArrayList<>(Math.max(0, full - t.cachedBlocks));
         for (int i = t.cachedBlocks; i < full; i++) {
-            pool.cache(t.blocks[i], keys.get(i));
+            boolean absent = pool.lookup(keys.get(i)) < 0;
+            if (pool.cache(t.blocks[i], keys.get(i)) && absent) {
+                added.add(i);
+            }
         }
         t.cachedBlocks = Math.max(t.cachedBlocks, full);
+        return added;
     }
 
     /**

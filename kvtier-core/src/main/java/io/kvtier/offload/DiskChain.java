@@ -109,6 +109,11 @@ final class DiskChain implements AutoCloseable {
         }
     }
 
+    /** Progress of the restart scan (a scan that never ran reads as ended with nothing found). */
+    DiskIndexScan.Progress scanProgress() {
+        return scan == null ? new DiskIndexScan.Progress(0, 0, 0, 0, 0, 0, true, true) : scan.progress();
+    }
+
     /** Waits until the restart scan has listed every file, then adopts everything it found. */
     void awaitScan(java.time.Duration timeout, long epoch) throws InterruptedException {
         if (scan != null) {

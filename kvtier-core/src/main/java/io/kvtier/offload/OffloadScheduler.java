@@ -401,6 +401,8 @@ public final class OffloadScheduler implements AutoCloseable {
             if (res.timedOut()) {
                 stats.jobsTimedOut++;
             }
+            boolean inbound = c.job() instanceof OffloadJob.Load || c.job() instanceof OffloadJob.Promote;
+            OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, c.job().tier(), res.bytes(), res.nanos());
             switch (c.job()) {
                 case OffloadJob.Load load -> {
                     LoadDone d = applyLoad(load, res, current);
@@ -598,6 +600,11 @@ public final class OffloadScheduler implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** Progress of the disk tier's restart scan, or null without a disk tier. */
+    public io.kvtier.tier.disk.DiskIndexScan.Progress diskScanProgress() {
+        return disk == null ? null : disk.scanProgress();
     }
 
     /**

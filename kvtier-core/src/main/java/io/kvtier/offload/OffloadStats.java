@@ -20,6 +20,21 @@ public final class OffloadStats {
     long storeRefusals;
     long jobsTimedOut;
     long staleCompletions;
+    final Map<String, Transfers> stores = new TreeMap<>();
+    final Map<String, Transfers> loads = new TreeMap<>();
+
+    /**
+     * Totals of the transfer jobs of one direction and tier, successful or not.
+     *
+     * @param jobs  jobs that ended
+     * @param bytes payload bytes they copied (a failed job counts the chunks it completed)
+     * @param nanos time they took, as {@link io.kvtier.offload.transfer.TransferResult#nanos()} says
+     */
+    public record Transfers(long jobs, long bytes, long nanos) {
+        Transfers plus(long bytes, long nanos) {
+            return new Transfers(jobs + 1, this.bytes + bytes, this.nanos + nanos);
+        }
+    }
 
     /** Reason: the chunk's index in its chain is at least the host tier's capacity in chunks. */
     public static final String LONGER_THAN_HOST = "longer-than-host-tier";
@@ -30,6 +45,26 @@ public final class OffloadStats {
 
     static void add(Map<String, Long> m, String tier, long n) {
         m.merge(tier, n, Long::sum);
+    }
+
+    static void addTransfer(Map<String, Transfers> m, String tier, long bytes, long nanos) {
+        m.merge(tier, new Transfers(1, bytes, nanos), (a, b) -> a.plus(b.bytes(), b.nanos()));
+    }
+
+    /**
+     * Store jobs per destination tier: {@code host} copies device blocks to host slots, {@code disk}
+     * writes host slots to files.
+     */
+    public Map<String, Transfers> stores() {
+        return Map.copyOf(stores);
+    }
+
+    /**
+     * Load jobs per source tier: {@code host} copies host slots into device blocks, {@code disk}
+     * reads files into host slots (a promotion).
+     */
+    public Map<String, Transfers> loads() {
+        return Map.copyOf(loads);
     }
 
     void notStored(String reason, long blocks) {

@@ -17,14 +17,23 @@ public sealed interface KvEvent {
     String tier();
 
     /**
-     * Keys became readable: a store completed. {@code keys} is a chain in prefix order whose
-     * first key's parent is {@code parent} and each further key's parent is the key before it.
+     * Keys became readable: a store completed, or (tier {@code device}) full blocks entered the
+     * device prefix cache. {@code keys} is a chain in prefix order whose first key's parent is
+     * {@code parent} and each further key's parent is the key before it. {@code tokenIds} are the
+     * tokens of those keys' blocks in order, when the emitter knows them (the device does; offload
+     * tiers keep no token ids in their bookkeeping and emit an empty list).
      */
-    record BlockStored(long seq, List<BlockKey> keys, BlockKey parent, String tier) implements KvEvent {
+    record BlockStored(long seq, List<BlockKey> keys, BlockKey parent, String tier, List<Integer> tokenIds) implements KvEvent {
         public BlockStored {
             keys = List.copyOf(keys);
             Objects.requireNonNull(parent, "parent");
             Objects.requireNonNull(tier, "tier");
+            tokenIds = List.copyOf(tokenIds);
+        }
+
+        /** A store of an offload tier, without token ids. */
+        public BlockStored(long seq, List<BlockKey> keys, BlockKey parent, String tier) {
+            this(seq, keys, parent, tier, List.of());
         }
     }
 

@@ -12,6 +12,9 @@ import java.util.function.Consumer;
  */
 public final class KvEvents {
 
+    /** Tier name of events about the device prefix cache. */
+    public static final String DEVICE = "device";
+
     private final boolean buffering;
     private final List<KvEvent> buffer = new ArrayList<>();
     private final List<Consumer<? super KvEvent>> listeners = new ArrayList<>();
@@ -50,6 +53,19 @@ public final class KvEvents {
 
     void stored(List<BlockKey> keys, BlockKey parent, String tier) {
         emit(new KvEvent.BlockStored(++lastSeq, keys, parent, tier));
+    }
+
+    /**
+     * Full blocks entered the device prefix cache ({@value #DEVICE}): a chain of keys, the parent
+     * of the first, and the blocks' token ids in order. Called by the engine, which knows tokens.
+     */
+    public void deviceStored(List<BlockKey> keys, BlockKey parent, List<Integer> tokenIds) {
+        emit(new KvEvent.BlockStored(++lastSeq, keys, parent, DEVICE, tokenIds));
+    }
+
+    /** Keys left the device prefix cache (a cached free block was reused, or the cache was reset). */
+    public void deviceRemoved(List<BlockKey> keys) {
+        removed(keys, DEVICE);
     }
 
     void removed(List<BlockKey> keys, String tier) {

@@ -3,7 +3,9 @@ package io.kvtier.engine;
 import io.kvtier.kv.BlockHasher;
 import io.kvtier.kv.BlockPool;
 import io.kvtier.kv.KvCacheManager;
+import io.kvtier.kv.BlockKey;
 import io.kvtier.offload.OffloadScheduler;
+import io.kvtier.tier.KvEvents;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -27,6 +29,7 @@ public final class Engine implements AutoCloseable {
     /** Requests to abort at the next step (a set: the step need not scan every active request). */
     private final java.util.Set<Long> abortsPending = new java.util.LinkedHashSet<>();
     private final EngineStats stats = new EngineStats();
+    private final KvEvents events;
 
     /**
      * @param pool   the device pool, created for this engine (closed with it)
@@ -41,6 +44,16 @@ public final class Engine implements AutoCloseable {
      * An engine with offloading: {@code offload} was built on {@code pool}; the engine closes it.
      */
     public Engine(EngineConfig config, BlockPool pool, ModelRunner runner, BlockHasher hasher, OffloadScheduler offload) {
+        this(config, pool, runner, hasher, offload, null);
+    }
+
+    /**
+     * An engine whose device prefix cache reports its changes to {@code events} (tier
+     * {@value KvEvents#DEVICE}): the same {@link KvEvents} the offload tiers were built with, so
+     * that one sequence orders every tier's events. Null: device events are not reported.
+     */
+    public Engine(EngineConfig config, BlockPool pool, ModelRunner runner, BlockHasher hasher, OffloadScheduler offload,
+                  KvEvents events) {
         if (pool.layout().blockSize() != config.blockSize()) {
             throw new IllegalArgumentException("pool block size " + pool.layout().blockSize() + " != config " + config.blockSize());
         }
@@ -51,6 +64,10 @@ public final class Engine implements AutoCloseable {
         this.scheduler = new Scheduler(config, kv, offload);
         this.runner = runner;
         this.hasher = hasher;
+        this.events = events;
+        if (events != null) {
+            pool.onEvictions(events::deviceRemoved);
+        }
     }
 
     public EngineConfig config() {
@@ -71,6 +88,11 @@ public final class Engine implements AutoCloseable {
 
     public EngineStats stats() {
         return stats;
+    }
+
+    /** The parent key of every sequence's first block (the seed of this engine's key chain). */
+    public BlockKey namespaceSeed() {
+        return hasher.namespaceSeed();
     }
 
     /** The offload scheduler, or null when offloading is off. */
@@ -238,7 +260,7 @@ public final class Engine implements AutoCloseable {
                     }
                 }
             }
-            kv.cacheFullBlocks(r.id(), r.blockKeys(), r.numComputed());
+            cacheFullBlocks(r, r.numComputed());
             if (offload != null) {
                 // Stores are decided here, after the forward pass, from the KV really written (§3.1),
                 // for finishing requests too, before their blocks are released.
@@ -263,8 +285,37 @@ public final class Engine implements AutoCloseable {
                 d.lostTokensByTier().forEach((tier, n) -> r.addExternalHitTokens(tier, -n));
             }
             // Loaded blocks hold verified KV under their keys: the device prefix cache may share them.
-            kv.cacheFullBlocks(r.id(), r.blockKeys(), kvWritten);
+            cacheFullBlocks(r, kvWritten);
         }
+    }
+
+    /** Registers the request's full written blocks in the device prefix cache and reports the new keys. */
+    private void cacheFullBlocks(Request r, int kvWritten) {
+        List<Integer> added = kv.cacheFullBlocks(r.id(), r.blockKeys(), kvWritten);
+        if (events == null || added.isEmpty()) {
+            return;
+        }
+        int bs = config.blockSize();
+        int start = 0;
+        for (int i = 1; i <= added.size(); i++) {
+            // One event per run of consecutive blocks: each is a chain whose parent is the block before it.
+            if (i == added.size() || added.get(i) != added.get(i - 1) + 1) {
+                int first = added.get(start);
+                int end = added.get(i - 1) + 1;
+                BlockKey parent = first == 0 ? hasher.namespaceSeed() : r.blockKeys().get(first - 1);
+                List<Integer> tokens = new ArrayList<>((end - first) * bs);
+                for (int p = first * bs; p < end * bs; p++) {
+                    tokens.add(r.tokenAt(p));
+                }
+                events.deviceStored(r.blockKeys().subList(first, end), parent, tokens);
+                start = i;
+            }
+        }
+    }
+
+    /** What the metrics read of this engine now (engine thread; the snapshot is immutable). */
+    public EngineSnapshot snapshot() {
+        return EngineSnapshot.of(this);
     }
 
     /**
@@ -319,7 +370,14 @@ public final class Engine implements AutoCloseable {
         r.finish(reason);
         active.remove(r.id());
         stats.finished++;
+        stats.finishedBy[reason.ordinal()]++;
         stats.deviceHitTokens += r.deviceHitTokens();
+        stats.queriedTokens += r.promptLength();
+        if (offload != null) {
+            int external = r.externalHitTokens().values().stream().mapToInt(Integer::intValue).sum();
+            stats.externalQueriedTokens += r.promptLength() - r.deviceHitTokens();
+            stats.externalHitTokens += external;
+        }
         done.add(r);
     }
 

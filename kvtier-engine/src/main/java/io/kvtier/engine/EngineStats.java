@@ -14,6 +14,39 @@ public final class EngineStats {
     long steps;
     long computedTokens;
     long forwardNanos;
+    final long[] finishedBy = new long[FinishReason.values().length];
+    long queriedTokens;
+    long externalQueriedTokens;
+    long externalHitTokens;
+
+    /** Finished requests that stopped for {@code reason}. */
+    public long finished(FinishReason reason) {
+        return finishedBy[reason.ordinal()];
+    }
+
+    /**
+     * Prompt tokens of finished requests: what the device prefix cache was asked for. Counted at
+     * finish, like {@link #deviceHitTokens()}, so that hits never run ahead of queries.
+     */
+    public long queriedTokens() {
+        return queriedTokens;
+    }
+
+    /**
+     * Prompt tokens of finished requests that the device prefix cache did not hold, with offloading
+     * on: what the offload tiers were asked for (counted at finish).
+     */
+    public long externalQueriedTokens() {
+        return externalQueriedTokens;
+    }
+
+    /**
+     * Prompt tokens finished requests loaded from offload tiers at their first admission (what
+     * each request reports as its external hit, and a client sees in {@code cached_tokens}).
+     */
+    public long externalHitTokens() {
+        return externalHitTokens;
+    }
 
     public long requests() {
         return requests;

@@ -45,12 +45,21 @@ public final class LlamaRunner implements ModelRunner {
 
     /** The same, with the offload tiers of {@code offload} (off when it is not enabled). */
     public static Engine engine(Model checkpoint, EngineConfig config, Kernels kernels, int threads, OffloadSetup offload) {
+        return engine(checkpoint, config, kernels, threads, offload, null);
+    }
+
+    /**
+     * The same, reporting every change of the device prefix cache and of the offload tiers to
+     * {@code events} in one sequence (null: no events).
+     */
+    public static Engine engine(Model checkpoint, EngineConfig config, Kernels kernels, int threads, OffloadSetup offload,
+                                KvEvents events) {
         BlockPool pool = new BlockPool(config.deviceBlocks(), checkpoint.config().kvLayout(config.blockSize()));
         try {
             Namespace ns = Namespace.of(checkpoint.modelId(), pool.layout(), offload.config().blocksPerChunk());
-            OffloadScheduler scheduler = offload.build(pool, ns, KvEvents.discarding());
+            OffloadScheduler scheduler = offload.build(pool, ns, events == null ? KvEvents.discarding() : events);
             LlamaRunner runner = new LlamaRunner(checkpoint, pool, kernels, threads);
-            return new Engine(config, pool, runner, BlockHasher.sha256(ns), scheduler);
+            return new Engine(config, pool, runner, BlockHasher.sha256(ns), scheduler, events);
         } catch (RuntimeException e) {
             pool.close();
             checkpoint.close();

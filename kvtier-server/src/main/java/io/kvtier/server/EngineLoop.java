@@ -30,9 +30,13 @@ import java.util.function.Function;
  */
 public final class EngineLoop implements AutoCloseable {
 
-    /** Called on the engine thread after every step that ran (metrics, tests). Must not block. */
+    /**
+     * Called on the engine thread after every turn of the loop: after each step, and after the
+     * commands and transfer completions applied while idle (so metrics and KV events also see a
+     * cache reset or a store that ended between steps). Must not block.
+     */
     public interface StepListener {
-        /** @param finished the requests that ended in this step (aborted ones included) */
+        /** @param finished the requests that ended in this step (aborted ones included; empty when idle) */
         void onStep(Engine engine, List<Request> finished);
     }
 
@@ -76,6 +80,7 @@ public final class EngineLoop implements AutoCloseable {
     private final LinkedBlockingQueue<Command> inbox = new LinkedBlockingQueue<>();
     private final Map<Long, Active> active = new LinkedHashMap<>();
     private final List<StepListener> listeners = new CopyOnWriteArrayList<>();
+    private volatile java.util.function.UnaryOperator<TokenSink> sinkDecorator = java.util.function.UnaryOperator.identity();
     private final AtomicLong nextId = new AtomicLong();
     /** Requests submitted but not yet admitted (running or loading): the waiting queue. */
     private final AtomicInteger waiting = new AtomicInteger();
@@ -106,6 +111,14 @@ public final class EngineLoop implements AutoCloseable {
     /** Adds a listener; call before {@link #start}. */
     public void addStepListener(StepListener l) {
         listeners.add(l);
+    }
+
+    /**
+     * Wraps the sink of every request submitted from now on, in {@link #submit}'s calling thread at
+     * the request's arrival (metrics time requests from there). Call before {@link #start}.
+     */
+    public void setSinkDecorator(java.util.function.UnaryOperator<TokenSink> decorator) {
+        this.sinkDecorator = java.util.Objects.requireNonNull(decorator, "decorator");
     }
 
     public EngineLoop start() {
@@ -150,6 +163,7 @@ public final class EngineLoop implements AutoCloseable {
             }
             waiting.incrementAndGet();
             long id = nextId.getAndIncrement();
+            sink = sinkDecorator.apply(sink);
             inbox.add(new Submit(new Request(id, g.promptIds(), g.maxTokens(), g.sampling(), ExtraKeys.salt(g.cacheSalt())), sink));
             return id;
         }
@@ -258,10 +272,14 @@ public final class EngineLoop implements AutoCloseable {
                         engine.abort(id);
                     }
                 }
+                List<Request> finished = List.of();
                 if (engine.hasWork()) {
-                    step();
+                    finished = step();
                 } else {
                     engine.awaitTransfers(Duration.ZERO); // apply stores that ended while idle
+                }
+                for (StepListener l : listeners) {
+                    l.onStep(engine, finished);
                 }
             }
             engine.drainTransfers();
@@ -313,7 +331,7 @@ public final class EngineLoop implements AutoCloseable {
         }
     }
 
-    private void step() {
+    private List<Request> step() {
         long before = engine.stats().steps();
         List<Request> finished = engine.step();
         if (finished.isEmpty() && engine.stats().steps() == before) {
@@ -321,9 +339,7 @@ public final class EngineLoop implements AutoCloseable {
             engine.awaitTransfers(Duration.ofMillis(IDLE_POLL_MILLIS));
         }
         emit(finished);
-        for (StepListener l : listeners) {
-            l.onStep(engine, finished);
-        }
+        return finished;
     }
 
     private void emit(List<Request> finished) {

@@ -1,0 +1,199 @@
+package io.kvtier.cli;
+
+import io.kvtier.model.Checkpoint;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code ./kvtier bench serve}: multi-turn conversations against a server, TTFT, inter-token and
+ * end-to-end latency percentiles, throughput and cached tokens; with the host tier off and on side
+ * by side when it starts the servers itself.
+ */
+@Command(name = "serve", mixinStandardHelpOptions = true, defaultValueProvider = BenchServeCommand.Defaults.class,
+        description = "Load a server with concurrent multi-turn conversations; compare the host tier off and on.")
+final class BenchServeCommand implements Callable<Integer> {
+
+    @Option(names = "--url", paramLabel = "URL", description = "a running server (e.g. http://127.0.0.1:8000); "
+            + "default: start one with the host tier off, then one with it on, and compare")
+    String url;
+
+    @Option(names = "--served-model-name", defaultValue = "", paramLabel = "NAME",
+            description = "with --url: the model name to send (default: the first of GET /v1/models)")
+    String servedModel;
+
+    @Mixin
+    ModelOptions model;
+
+    @Mixin
+    TokenizerOptions tokenizer;
+
+    @Option(names = "--conversations", defaultValue = "16", description = "concurrent conversations (default ${DEFAULT-VALUE})")
+    int conversations;
+
+    @Option(names = "--turns", defaultValue = "8", description = "requests per conversation (default ${DEFAULT-VALUE})")
+    int turns;
+
+    @Option(names = "--system-tokens", defaultValue = "256", description = "tokens of the shared system prompt (default ${DEFAULT-VALUE})")
+    int systemTokens;
+
+    @Option(names = "--user-tokens", defaultValue = "32", description = "tokens of each user message (default ${DEFAULT-VALUE})")
+    int userTokens;
+
+    /** Most tokens of each answer. */
+    @Mixin
+    MaxTokensOptions maxTokens;
+
+    /** Temperature and top-p of every request; the seed picks the user messages. */
+    @Mixin
+    SamplingOptions sampling;
+
+    @Mixin
+    BatchOptions batch;
+
+    /** --device-blocks: default a quarter of the conversations' history, at least the longest request. */
+    @Mixin
+    EngineOptions engine;
+
+    /** The 'on' side's tiers. */
+    @Mixin
+    OffloadOptions offload;
+
+    @Mixin
+    EvictionOptions eviction;
+
+    @Mixin
+    DiskOptions disk;
+
+    @Mixin
+    ThreadsOptions threads;
+
+    @Option(names = "--png", paramLabel = "FILE", description = "also draw the latency percentiles as a PNG chart")
+    Path png;
+
+    /** This command's defaults of shared options. */
+    static final class Defaults extends FlagDefaults {
+        Defaults() {
+            super(java.util.Map.of("--max-tokens", "32", "--block-size", "16", "--max-batch-tokens", "512",
+                    "--max-running", String.valueOf(io.kvtier.engine.EngineConfig.DEFAULT_MAX_RUNNING), "--host-cache-bytes", "1G"));
+        }
+    }
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+        Checks.atLeast(conversations, 1, "--conversations");
+        Checks.atLeast(turns, 1, "--turns");
+        Checks.atLeast(systemTokens, 1, "--system-tokens");
+        Checks.atLeast(userTokens, 1, "--user-tokens");
+        int maxTokens = this.maxTokens.maxTokens();
+        engine.check();
+        ServeLoad load = new ServeLoad(conversations, turns, systemTokens, userTokens, maxTokens, sampling.params());
+        PrintStream out = System.out;
+        out.printf("bench serve: %d conversations x %d turns, system prompt %d tokens, user messages %d, answers up to %d "
+                + "(longest request %d prompt tokens; history %d tokens)%n", conversations, turns, systemTokens, userTokens,
+                maxTokens, load.longestPromptTokens(), load.historyTokens());
+        List<ServeBenchReport.Side> sides = new ArrayList<>();
+        if (url != null) {
+            String base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+            try {
+                String name = servedModel.isEmpty() ? firstModel(base) : servedModel;
+                sides.add(new ServeBenchReport.Side("server", load.run(base, name), scrape(base)));
+            } catch (java.net.ConnectException | IllegalArgumentException e) {
+                throw new BadInputException("bench serve: cannot reach " + base + " (" + e + ")");
+            }
+        } else {
+            sides.addAll(startAndCompare(load, maxTokens, out));
+        }
+        ServeBenchReport.print(out, sides);
+        if (png != null) {
+            ServeBenchReport.chart(png, sides, load);
+            out.println("chart: " + png);
+        }
+        return 0;
+    }
+
+    private List<ServeBenchReport.Side> startAndCompare(ServeLoad load, int maxTokens, PrintStream out)
+            throws IOException, InterruptedException {
+        io.kvtier.engine.OffloadSetup on = offload.setup(eviction, disk, false);
+        if (!on.enabled()) {
+            throw new BadInputException("--host-cache-bytes must be positive: the comparison needs a host tier for its 'on' side");
+        }
+        Path m = model.model();
+        Path t = tokenizer.tokenizer();
+        for (Path p : List.of(m, t)) {
+            if (!Files.isRegularFile(p)) {
+                throw new BadInputException((p == m ? "--model " : "--tokenizer ") + p + ": no such file");
+            }
+        }
+        io.kvtier.engine.EngineConfig config;
+        try (Checkpoint cp = Checkpoint.load(m)) {
+            int seqLen = cp.config().seqLen();
+            if (load.longestPromptTokens() + maxTokens > seqLen) {
+                throw new BadInputException("the last turn needs " + (load.longestPromptTokens() + maxTokens) + " positions but the "
+                        + "model's context is " + seqLen + "; lower --turns, --system-tokens, --user-tokens or --max-tokens");
+            }
+            config = engine.config(cp, batch, io.kvtier.model.Tokenizer.BOS);
+        }
+        int bs = config.blockSize();
+        if (engine.deviceBlocks == null) {
+            int longest = (load.longestPromptTokens() + maxTokens + bs - 1) / bs;
+            config = new io.kvtier.engine.EngineConfig(bs, Math.max(longest + 1, (load.historyTokens() + bs - 1) / bs / 4),
+                    config.maxBatchTokens(), config.maxRunning(), config.prefixCaching(), config.stopToken());
+        }
+        out.printf("servers: %s, device pool %d blocks of %d (%d tokens), host tier %s on the 'on' side%n",
+                m.getFileName(), config.deviceBlocks(), bs, config.deviceBlocks() * bs, offload.hostCacheBytes);
+        // JIT warm-up on a throwaway server, so that the first side measured is not the slower for it.
+        try (BenchServer s = new BenchServer(m, t, config, on, threads.threads())) {
+            new ServeLoad(Math.min(4, conversations), Math.min(2, turns), systemTokens, userTokens, maxTokens, load.sampling())
+                    .run(s.url(), BenchServer.MODEL);
+        }
+        List<ServeBenchReport.Side> sides = new ArrayList<>();
+        for (boolean hostTier : new boolean[] {false, true}) {
+            String name = hostTier ? "host tier on" : "host tier off";
+            try (BenchServer s = new BenchServer(m, t, config, hostTier ? on : io.kvtier.engine.OffloadSetup.OFF, threads.threads())) {
+                ServeLoad.Result r = load.run(s.url(), BenchServer.MODEL);
+                sides.add(new ServeBenchReport.Side(name, r, scrape(s.url())));
+                out.printf("  %s: %.1f s%n", name, r.wallSeconds());
+            }
+        }
+        return sides;
+    }
+
+    private static String firstModel(String base) throws IOException, InterruptedException {
+        String body = get(base + "/v1/models");
+        var data = new com.fasterxml.jackson.databind.ObjectMapper().readTree(body).path("data");
+        if (data.isEmpty()) {
+            throw new BadInputException("bench serve: " + base + "/v1/models lists no model; give --served-model-name");
+        }
+        return data.get(0).path("id").asText();
+    }
+
+    /** The server's /metrics text, or empty if it has none. */
+    private static String scrape(String base) throws IOException, InterruptedException {
+        try {
+            return get(base + "/metrics");
+        } catch (BadInputException e) {
+            return "";
+        }
+    }
+
+    private static String get(String url) throws IOException, InterruptedException {
+        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(url)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) {
+            throw new BadInputException("bench serve: GET " + url + " answered " + r.statusCode());
+        }
+        return r.body();
+    }
+}

@@ -1,0 +1,43 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code bench serve} end to end on stories260K with a small load: both sides run every request,
+ * the table has the latency rows and the ratio column, the chart is a PNG; bad input exits 2.
+ */
+class BenchServeCommandTest {
+
+    @Test
+    void comparesTheHostTierOffAndOnAndDrawsTheChart(@TempDir Path dir) throws Exception {
+        Path png = dir.resolve("serve.png");
+        CliRun r = CliRun.of("bench", "serve", "--conversations", "2", "--turns", "2", "--system-tokens", "40",
+                "--user-tokens", "8", "--max-tokens", "4", "--threads", "2", "--png", png.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("host tier off", "host tier on", "off/on", "TTFT p50 (ms)", "TTFT p99 (ms)",
+                "inter-token p90 (ms)", "end-to-end p99 (ms)", "generated tokens/s", "cached prompt tokens");
+        assertThat(r.out()).containsPattern("(?m)^requests +4 +4 *$");
+        // 2 conversations x 2 turns, prompts of 40 + 8 per turn + earlier answers: the prompt tokens of both sides.
+        assertThat(r.out()).containsPattern("(?m)^prompt tokens +(\\d+) +\\1 *$");
+        byte[] head = Files.readAllBytes(png);
+        assertThat(head).startsWith(0x89, 'P', 'N', 'G');
+    }
+
+    @Test
+    void badInputExitsTwoWithOneLine() {
+        CliRun zero = CliRun.of("bench", "serve", "--turns", "0");
+        assertThat(zero.code()).isEqualTo(2);
+        assertThat(zero.err()).contains("--turns");
+        CliRun tooLong = CliRun.of("bench", "serve", "--system-tokens", "600");
+        assertThat(tooLong.code()).isEqualTo(2);
+        assertThat(tooLong.err()).contains("context is 512");
+        CliRun nobody = CliRun.of("bench", "serve", "--url", "http://127.0.0.1:1");
+        assertThat(nobody.code()).isEqualTo(2);
+        assertThat(nobody.err()).contains("cannot reach http://127.0.0.1:1");
+    }
+}
