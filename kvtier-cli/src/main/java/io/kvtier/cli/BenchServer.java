@@ -8,7 +8,7 @@ import io.kvtier.model.Checkpoint;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.Tokenizer;
 import io.kvtier.server.EngineLoop;
-import io.kvtier.server.LlamaModelText;
+import io.kvtier.server.TokenizerModelText;
 import io.kvtier.server.OpenAiServer;
 import io.kvtier.server.ServerConfig;
 import io.kvtier.server.ServerTelemetry;
@@ -46,7 +46,7 @@ final class BenchServer implements AutoCloseable {
         Engine engine = LlamaRunner.engine(cp, config, Kernels.best(), threads, offload);
         ServerTelemetry telemetry = new ServerTelemetry(new ServeMetrics(MODEL, engine.snapshot()), null, null);
         EngineLoop loop = new EngineLoop(engine, 1024);
-        this.server = new OpenAiServer(ServerConfig.loopback(0), loop, new LlamaModelText(MODEL, tok));
+        this.server = new OpenAiServer(ServerConfig.loopback(0), loop, TokenizerModelText.plain(MODEL, tok));
         telemetry.install(loop, server);
         loop.start();
         try {

@@ -13,8 +13,6 @@ import io.kvtier.model.Kernels;
 import io.kvtier.model.TextTokenizer;
 import io.kvtier.model.Tokenizer;
 import io.kvtier.model.chat.ChatTemplate;
-import io.kvtier.model.gguf.GgufModel;
-import io.kvtier.model.tokenizer.GgufTokenizer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -117,7 +115,7 @@ final class GenerateCommand implements Callable<Integer> {
         OffloadSetup offloadSetup = offload.setup(eviction, disk, System.console() != null && System.console().isTerminal());
         Model checkpoint = Models.load(modelPath);
         try {
-            TextTokenizer tok = tokenizerFor(checkpoint);
+            TextTokenizer tok = tokenizer.forModel(checkpoint);
             offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());
             ChatTemplate template = chat ? ChatPrompts.template(checkpoint, tok) : null;
             long t = System.nanoTime();
@@ -201,28 +199,5 @@ final class GenerateCommand implements Callable<Integer> {
             all.add("");
         }
         return all;
-    }
-
-    /**
-     * A GGUF model's own tokenizer (from its metadata), or the llama2.c tokenizer of
-     * {@code --tokenizer} for a checkpoint.
-     *
-     * @throws BadInputException for {@code --tokenizer} with a GGUF model, or a vocabulary that
-     *         does not fit the model
-     */
-    private TextTokenizer tokenizerFor(Model m) {
-        if (m instanceof GgufModel g) {
-            if (tokenizer.given()) {
-                throw new BadInputException("--tokenizer is for llama2.c checkpoints; the GGUF model " + m.path()
-                        + " carries its own tokenizer");
-            }
-            GgufTokenizer t = GgufTokenizer.of(g.file());
-            if (t.vocabSize() != m.config().vocabSize()) {
-                throw new BadInputException("GGUF model " + m.path() + ": its tokenizer has " + t.vocabSize()
-                        + " tokens but its embedding has " + m.config().vocabSize() + " rows");
-            }
-            return t;
-        }
-        return Tokenizer.load(tokenizer.tokenizer(), m.config().vocabSize());
     }
 }

@@ -4,11 +4,12 @@ import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineConfig;
 import io.kvtier.engine.LlamaRunner;
 import io.kvtier.engine.OffloadSetup;
-import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Model;
+import io.kvtier.model.Models;
+import io.kvtier.model.TextTokenizer;
 import io.kvtier.model.Kernels;
-import io.kvtier.model.Tokenizer;
 import io.kvtier.server.EngineLoop;
-import io.kvtier.server.LlamaModelText;
+import io.kvtier.server.TokenizerModelText;
 import io.kvtier.server.OpenAiServer;
 import io.kvtier.server.ServerConfig;
 import io.kvtier.server.ServerTelemetry;
@@ -80,18 +81,18 @@ final class ServeCommand implements Callable<Integer> {
         OffloadSetup offloadSetup = offload.setup(eviction, disk, terminal);
         Path modelPath = model.model();
         String name = serve.modelName(modelPath);
-        Path tokPath = tokenizer.tokenizer();
-        Checkpoint checkpoint = Checkpoint.load(modelPath);
-        Tokenizer tok;
+        Model checkpoint = Models.load(modelPath);
+        TokenizerModelText text;
         try {
-            tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
+            TextTokenizer tok = tokenizer.forModel(checkpoint);
             offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());
+            text = new TokenizerModelText(name, tok, ChatPrompts.template(checkpoint, tok));
         } catch (RuntimeException e) {
             checkpoint.close();
             throw e;
         }
         KvEvents events = kvEvents.events();
-        Engine engine = LlamaRunner.engine(checkpoint, engineOptions.config(checkpoint, batch, Tokenizer.BOS), Kernels.best(),
+        Engine engine = LlamaRunner.engine(checkpoint, engineOptions.config(checkpoint, batch, -1).withStopTokens(text.stopTokenIds()), Kernels.best(),
                 threads.threads(), offloadSetup, events);
         disk.awaitScan(engine, terminal);
         ServerTelemetry telemetry;
@@ -102,7 +103,7 @@ final class ServeCommand implements Callable<Integer> {
             throw e;
         }
         EngineLoop loop = new EngineLoop(engine, serve.maxWaiting());
-        OpenAiServer server = new OpenAiServer(config, loop, new LlamaModelText(name, tok));
+        OpenAiServer server = new OpenAiServer(config, loop, text);
         telemetry.install(loop, server);
         loop.start();
         try {

@@ -1,5 +1,10 @@
 package io.kvtier.cli;
 
+import io.kvtier.model.Model;
+import io.kvtier.model.TextTokenizer;
+import io.kvtier.model.Tokenizer;
+import io.kvtier.model.gguf.GgufModel;
+import io.kvtier.model.tokenizer.GgufTokenizer;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
@@ -19,5 +24,28 @@ public final class TokenizerOptions {
     /** The given file, or the default tokenizer; {@link BadInputException} if there is none. */
     public Path tokenizer() {
         return ModelPaths.resolve(tokenizer, ModelPaths.DEFAULT_TOKENIZER, "--tokenizer");
+    }
+
+    /**
+     * The tokenizer of {@code m}: a GGUF model's own (from its metadata), or the llama2.c
+     * tokenizer of {@code --tokenizer} for a checkpoint.
+     *
+     * @throws BadInputException for {@code --tokenizer} with a GGUF model, or a vocabulary that
+     *         does not fit the model
+     */
+    public TextTokenizer forModel(Model m) {
+        if (m instanceof GgufModel g) {
+            if (given()) {
+                throw new BadInputException("--tokenizer is for llama2.c checkpoints; the GGUF model " + m.path()
+                        + " carries its own tokenizer");
+            }
+            GgufTokenizer t = GgufTokenizer.of(g.file());
+            if (t.vocabSize() != m.config().vocabSize()) {
+                throw new BadInputException("GGUF model " + m.path() + ": its tokenizer has " + t.vocabSize()
+                        + " tokens but its embedding has " + m.config().vocabSize() + " rows");
+            }
+            return t;
+        }
+        return Tokenizer.load(tokenizer(), m.config().vocabSize());
     }
 }

@@ -1,5 +1,8 @@
 package io.kvtier.server;
 
+import io.kvtier.model.chat.ChatMessage;
+import java.util.List;
+
 /**
  * The text side of a model as the server needs it: encode, decode, and its identity. Thread-safe
  * (called from every I/O thread).
@@ -9,8 +12,19 @@ public interface ModelText {
     /** The model's name in the API ({@code model} field, {@code /v1/models}). */
     String modelName();
 
-    /** Token ids of {@code text}, BOS first. */
+    /** Token ids of {@code text}, BOS first (control tokens' text parsed as the tokens). */
     int[] encode(String text);
+
+    /**
+     * The prompt text of a chat, ending where the assistant's reply begins, through the model's
+     * chat template.
+     *
+     * @throws IllegalArgumentException if the template cannot render these messages (a 400)
+     */
+    String renderChat(List<ChatMessage> messages);
+
+    /** Token ids of a rendered chat (BOS added only where the template did not write it). */
+    int[] encodeChat(String rendered);
 
     /** The bytes token {@code token} prints after {@code prevToken} (-1 at the start). */
     byte[] pieceBytes(int prevToken, int token);
@@ -26,7 +40,4 @@ public interface ModelText {
      * the context, which lets the server reject it without encoding it.
      */
     int maxBytesPerToken();
-
-    /** The chat template: the model's own, or {@link PlainChatTemplate}. */
-    ChatTemplate chatTemplate();
 }

@@ -1,5 +1,7 @@
 package io.kvtier.server;
 
+import io.kvtier.model.chat.ChatMessage;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.kvtier.engine.SamplingParams;
 import java.nio.charset.StandardCharsets;
@@ -30,7 +32,7 @@ final class RequestParser {
         if (n != 1) {
             throw ApiError.badRequest("n must be 1: kvtier returns one choice per request, got " + n, "n");
         }
-        int[] prompt = chat ? encode(renderChat(body.get("messages")), "messages") : prompt(body.get("prompt"));
+        int[] prompt = chat ? encode(renderChat(body.get("messages")), "messages", true) : prompt(body.get("prompt"));
         if (prompt.length > maxPositions) {
             throw tooLong(prompt.length);
         }
@@ -57,7 +59,7 @@ final class RequestParser {
     /** The token ids of a {@code /tokenize} body: {@code prompt} or {@code messages}. */
     int[] tokenize(JsonNode body) throws ApiError {
         checkModel(body);
-        return body.has("messages") ? encode(renderChat(body.get("messages")), "messages") : prompt(body.get("prompt"));
+        return body.has("messages") ? encode(renderChat(body.get("messages")), "messages", true) : prompt(body.get("prompt"));
     }
 
     private void checkModel(JsonNode body) throws ApiError {
@@ -123,12 +125,17 @@ final class RequestParser {
 
     /** Encodes text; text that must exceed the context is refused before the (quadratic) encoder sees it. */
     int[] encode(String text, String param) throws ApiError {
+        return encode(text, param, false);
+    }
+
+    /** {@link #encode(String, String)} of a plain text, or of a rendered chat when {@code chat}. */
+    private int[] encode(String text, String param, boolean chat) throws ApiError {
         long bytes = text.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > (long) maxPositions * model.maxBytesPerToken()) {
             throw ApiError.contextLength("This model's maximum context length is " + maxPositions + " tokens. However, your "
                     + param + " has " + bytes + " bytes, more than that many tokens can hold. Please reduce the length.");
         }
-        int[] ids = model.encode(text);
+        int[] ids = chat ? model.encodeChat(text) : model.encode(text);
         if (ids.length > maxPositions) {
             throw tooLong(ids.length);
         }
@@ -139,17 +146,17 @@ final class RequestParser {
         if (messages == null || !messages.isArray() || messages.isEmpty()) {
             throw ApiError.badRequest("messages must be a non-empty array of {role, content}", "messages");
         }
-        List<ChatTemplate.Message> list = new ArrayList<>();
+        List<ChatMessage> list = new ArrayList<>();
         for (int i = 0; i < messages.size(); i++) {
             JsonNode m = messages.get(i);
             String where = "messages[" + i + "]";
             if (!m.isObject() || !m.path("role").isTextual()) {
                 throw ApiError.badRequest(where + " must be an object with a string role", "messages");
             }
-            list.add(new ChatTemplate.Message(m.get("role").asText(), content(m.get("content"), where)));
+            list.add(new ChatMessage(m.get("role").asText(), content(m.get("content"), where)));
         }
         try {
-            return model.chatTemplate().render(list);
+            return model.renderChat(list);
         } catch (IllegalArgumentException e) {
             throw ApiError.badRequest("the chat template cannot render these messages: " + e.getMessage(), "messages");
         }

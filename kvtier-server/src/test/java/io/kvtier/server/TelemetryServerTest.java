@@ -57,7 +57,7 @@ class TelemetryServerTest {
         ServerTelemetry telemetry = new ServerTelemetry(new ServeMetrics(MODEL, engine.snapshot()), events,
                 new KvEventPublisher(new KvEventPublisher.Config("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "kv"), enc));
         EngineLoop loop = new EngineLoop(engine, 64);
-        OpenAiServer server = new OpenAiServer(ServerConfig.loopback(0), loop, new LlamaModelText(MODEL, tok));
+        OpenAiServer server = new OpenAiServer(ServerConfig.loopback(0), loop, TokenizerModelText.plain(MODEL, tok));
         telemetry.install(loop, server);
         loop.start();
         server.start();

@@ -44,8 +44,13 @@ class TextStreamerTest {
         }
 
         @Override
-        public ChatTemplate chatTemplate() {
-            return new PlainChatTemplate();
+        public String renderChat(List<io.kvtier.model.chat.ChatMessage> messages) {
+            throw new UnsupportedOperationException("not used by TextStreamer");
+        }
+
+        @Override
+        public int[] encodeChat(String rendered) {
+            throw new UnsupportedOperationException("not used by TextStreamer");
         }
     }
 

@@ -1,0 +1,53 @@
+package io.kvtier.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvtier.engine.ReferenceRecords;
+import io.kvtier.model.chat.ChatMessage;
+import io.kvtier.model.chat.ChatTemplate;
+import io.kvtier.model.gguf.GgufFile;
+import io.kvtier.model.tokenizer.GgufTokenizer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The server's chat path on a GGUF model's own template: the Qwen2.5 template of the gguf-ref
+ * qwen2 model renders the reference chat to llama.cpp's exact prompt ids (one BOS-free prompt,
+ * as Qwen's template writes its own markers), and a reply stops at {@code <|im_end|>} as well as EOS.
+ */
+class TokenizerModelTextTest {
+
+    private static final Path MODEL = ReferenceRecords.shared().resolve("models/gguf-ref/qwen2-bpe-q8_0.gguf");
+
+    @Test
+    void aGgufChatRendersToLlamaCppsIdsAndStopsAtTheEndOfTurn() throws IOException {
+        JsonNode chat = null;
+        for (String line : Files.readAllLines(MODEL.resolveSibling("qwen2-bpe-q8_0.ref.jsonl"))) {
+            JsonNode n = new ObjectMapper().readTree(line);
+            if (n.get("prompt_kind").asText().equals("chat")) {
+                chat = n;
+            }
+        }
+        assertThat(chat).as("the reference's chat record").isNotNull();
+        try (GgufFile f = GgufFile.open(MODEL)) {
+            GgufTokenizer tok = GgufTokenizer.of(f);
+            TokenizerModelText text = new TokenizerModelText("qwen2", tok, ChatTemplate.of(f, tok));
+            String rendered = text.renderChat(List.of(
+                    ChatMessage.system("You are a helpful assistant."),
+                    ChatMessage.user("Write one short sentence about the sea.")));
+            assertThat(rendered).isEqualTo(chat.get("prompt_text").asText());
+            int[] expected = new int[chat.get("prompt_ids").size()];
+            for (int i = 0; i < expected.length; i++) {
+                expected[i] = chat.get("prompt_ids").get(i).asInt();
+            }
+            assertThat(text.encodeChat(rendered)).containsExactly(expected);
+            int imEnd = tok.encode("<|im_end|>", false, true)[0];
+            assertThat(text.stopTokenIds()).contains(imEnd);
+        }
+    }
+}
