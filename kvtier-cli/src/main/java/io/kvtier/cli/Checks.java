@@ -23,6 +23,19 @@ final class Checks {
         return value;
     }
 
+    /**
+     * A compute thread count of at most 4 per core. More threads than that only queue for the
+     * cores (and each holds its own scratch buffers), so a larger value is a typo.
+     */
+    static int atMostFourPerCore(int value, String flag) {
+        int cores = Runtime.getRuntime().availableProcessors();
+        if (value > 4 * cores) {
+            throw new BadInputException(flag + " must be at most " + 4 * cores + " (4 per core; this machine has "
+                    + cores + "), got " + value);
+        }
+        return value;
+    }
+
     static double positive(double value, String flag) {
         if (!(value > 0) || Double.isInfinite(value)) {
             throw new BadInputException(flag + " must be a positive number, got " + value);

@@ -13,7 +13,6 @@ import io.kvtier.model.Tokenizer;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,7 +53,7 @@ final class GenerateCommand implements Callable<Integer> {
     @Mixin
     ThreadsOptions threads;
 
-    @Option(names = "--output", defaultValue = "text", paramLabel = "text|jsonl", description = "text (default) or jsonl: one object per prompt in input order")
+    @Option(names = "--output", defaultValue = "text", paramLabel = "text|jsonl", description = "text (default) or jsonl: one object per prompt, printed as it finishes, with its input index")
     OutputFormat output;
 
     @Mixin
@@ -95,7 +94,6 @@ final class GenerateCommand implements Callable<Integer> {
         List<String> texts = collectPrompts();
         Path modelPath = model.model();
         Path tokPath = tokenizer.tokenizer();
-        int maxTokens = this.maxTokens.maxTokens();
         SamplingParams sampling = this.sampling.params();
         if (!cacheSalts.isEmpty() && cacheSalts.size() != 1 && cacheSalts.size() != texts.size()) {
             throw new BadInputException("--cache-salt given " + cacheSalts.size() + " times for " + texts.size()
@@ -106,72 +104,67 @@ final class GenerateCommand implements Callable<Integer> {
         }
         OffloadSetup offloadSetup = offload.setup(eviction, disk, System.console() != null && System.console().isTerminal());
         Checkpoint checkpoint = Checkpoint.load(modelPath);
-        Tokenizer tok;
         try {
-            tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
-        } catch (RuntimeException e) {
-            checkpoint.close();
-            throw e;
-        }
-        if ((long) offload.blocksPerChunk() * batch.blockSize() > checkpoint.config().seqLen()) {
-            checkpoint.close();
-            throw new BadInputException("--blocks-per-chunk " + offload.blocksPerChunk() + " x --block-size " + batch.blockSize()
-                    + " exceeds the model's context of " + checkpoint.config().seqLen() + " tokens: nothing could be stored");
-        }
-        List<int[]> ids = new ArrayList<>();
-        for (int i = 0; i < texts.size(); i++) {
-            int[] p = tok.encode(texts.get(i), true);
-            if (p.length > checkpoint.config().seqLen()) {
-                checkpoint.close();
-                throw new BadInputException("prompt " + (i + 1) + " has " + p.length + " tokens but the model's context is "
-                        + checkpoint.config().seqLen() + " tokens");
+            Tokenizer tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
+            if ((long) offload.blocksPerChunk() * batch.blockSize() > checkpoint.config().seqLen()) {
+                throw new BadInputException("--blocks-per-chunk " + offload.blocksPerChunk() + " x --block-size " + batch.blockSize()
+                        + " exceeds the model's context of " + checkpoint.config().seqLen() + " tokens: nothing could be stored");
             }
-            ids.add(p);
+            long t = System.nanoTime();
+            List<int[]> ids = PromptSource.encode(texts, tok, checkpoint.config().seqLen());
+            long tokenizeNanos = System.nanoTime() - t;
+            return generate(checkpoint, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
+        } finally {
+            checkpoint.close(); // the engine closes it too; closing twice is harmless
         }
+    }
+
+    /** Runs the tokenized prompts: results printed as they finish, the summary, a clean stop on SIGINT/SIGTERM. */
+    private int generate(Checkpoint checkpoint, Tokenizer tok, List<String> texts, List<int[]> ids, SamplingParams sampling,
+                         OffloadSetup offloadSetup, long tokenizeNanos) {
         EngineConfig config = engineOptions.config(checkpoint, batch, Tokenizer.BOS);
-        try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads.threads(), offloadSetup)) {
+        GenerateRun.Outcome outcome;
+        try (StopSignals signals = StopSignals.install();
+             Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads.threads(), offloadSetup)) {
+            String readOnly = engine.offload() == null ? null : engine.offload().diskReadOnlyReason();
+            if (readOnly != null) {
+                System.err.println("kvtier: " + readOnly);
+            }
             if (engine.offload() != null && !disk.scanWait().isZero()) {
                 engine.offload().awaitDiskScan(disk.scanWait());
                 if (disk.dir() != null && System.console() != null && System.console().isTerminal()) {
                     System.err.println(); // end the scan's progress line
                 }
             }
-            long t0 = System.nanoTime();
             List<Request> requests = new ArrayList<>();
             for (int i = 0; i < ids.size(); i++) {
                 String salt = cacheSalts.isEmpty() ? null : cacheSalts.get(cacheSalts.size() == 1 ? 0 : i);
-                Request r = new Request(i, ids.get(i), maxTokens, sampling, ExtraKeys.salt(salt));
-                if (sequential && i > 0) {
-                    if (clearDeviceCacheBetween) {
-                        engine.resetDevicePrefixCache();
-                    }
-                }
+                Request r = new Request(i, ids.get(i), maxTokens.maxTokens(), sampling, ExtraKeys.salt(salt));
                 try {
-                    engine.submit(r);
+                    engine.checkFits(r);
                 } catch (IllegalArgumentException e) {
                     throw new BadInputException("prompt " + (i + 1) + ": " + e.getMessage(), e);
                 }
                 requests.add(r);
-                if (sequential) {
-                    engine.runToCompletion();
-                    engine.drainTransfers(); // its stores are readable before the next prompt looks
-                }
             }
-            engine.runToCompletion();
-            engine.drainTransfers();
-            double wall = (System.nanoTime() - t0) / 1e9;
             PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
-            GenerateReport report = new GenerateReport(engine, requests, texts, tok, wall);
-            if (output == OutputFormat.jsonl) {
-                report.writeJsonl(out);
-            } else {
-                report.writeText(out);
+            ResultPrinter.Format format = output == OutputFormat.jsonl ? ResultPrinter.Format.JSONL
+                    : sequential || ids.size() == 1 ? ResultPrinter.Format.TEXT_STREAMED : ResultPrinter.Format.TEXT;
+            long t0 = System.nanoTime();
+            outcome = new GenerateRun(engine, new ResultPrinter(out, format, tok, texts), signals, sequential,
+                    clearDeviceCacheBetween).run(requests);
+            long t1 = System.nanoTime();
+            RunTimes times = new RunTimes(ProcessClock.at(t0), tokenizeNanos / 1e9,
+                    outcome.firstTokenNanos() == 0 ? 0 : ProcessClock.at(outcome.firstTokenNanos()), ProcessClock.at(t1),
+                    (t1 - t0) / 1e9);
+            if (outcome.end() == GenerateRun.End.OUTPUT_CLOSED) {
+                return 141; // as a process killed by SIGPIPE: quietly, the reader has gone
             }
-            out.flush();
+            GenerateReport report = new GenerateReport(engine, times, outcome);
             report.writeSummary(System.err);
             stats.write(List.of(report.stats()), false);
         }
-        return 0;
+        return outcome.end() == GenerateRun.End.SIGNALLED ? 130 : 0;
     }
 
     /** Flag values that are wrong whatever the model: one line, exit 2, before anything is loaded. */
@@ -188,9 +181,7 @@ final class GenerateCommand implements Callable<Integer> {
     private List<String> collectPrompts() throws IOException {
         List<String> all = new ArrayList<>(prompts);
         if (promptsFile != null) {
-            List<String> lines = promptsFile.toString().equals("-")
-                    ? new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8)).lines().toList()
-                    : Files.readAllLines(Checks.inputFile(promptsFile, "--prompts"), StandardCharsets.UTF_8);
+            List<String> lines = PromptSource.read(promptsFile, "--prompts");
             if (lines.isEmpty()) {
                 throw new BadInputException("--prompts " + promptsFile + ": the file is empty (one prompt a line expected)");
             }

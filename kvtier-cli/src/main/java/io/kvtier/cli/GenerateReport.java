@@ -1,76 +1,25 @@
 package io.kvtier.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineStats;
-import io.kvtier.engine.Request;
-import io.kvtier.model.Tokenizer;
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.offload.OffloadStats;
 import io.kvtier.tier.TierIndex;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
-/** Writes what {@code generate} produced: per-request text or JSON lines, and the run summary. */
+/** The summary of a {@code generate} run: on stderr, and as JSON ({@code --stats-json}). */
 final class GenerateReport {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     private final Engine engine;
-    private final List<Request> requests;
-    private final List<String> prompts;
-    private final Tokenizer tokenizer;
-    private final double wallSeconds;
+    private final RunTimes times;
+    private final GenerateRun.Outcome outcome;
 
-    GenerateReport(Engine engine, List<Request> requests, List<String> prompts, Tokenizer tokenizer, double wallSeconds) {
+    GenerateReport(Engine engine, RunTimes times, GenerateRun.Outcome outcome) {
         this.engine = engine;
-        this.requests = requests;
-        this.prompts = prompts;
-        this.tokenizer = tokenizer;
-        this.wallSeconds = wallSeconds;
-    }
-
-    /** The text of a request as the reference prints it: prompt pieces then generated pieces. */
-    String text(Request r) {
-        int[] p = r.promptIds();
-        int[] g = r.outputIds();
-        int[] all = new int[p.length + g.length];
-        System.arraycopy(p, 0, all, 0, p.length);
-        System.arraycopy(g, 0, all, p.length, g.length);
-        return tokenizer.decode(all);
-    }
-
-    void writeText(PrintStream out) {
-        for (int i = 0; i < requests.size(); i++) {
-            if (requests.size() > 1) {
-                out.println(i == 0 ? "--- prompt 1" : "\n--- prompt " + (i + 1));
-            }
-            out.println(text(requests.get(i)));
-        }
-    }
-
-    void writeJsonl(PrintStream out) {
-        for (int i = 0; i < requests.size(); i++) {
-            Request r = requests.get(i);
-            Map<String, Object> o = new LinkedHashMap<>();
-            o.put("prompt", prompts.get(i));
-            o.put("prompt_ids", r.promptIds());
-            o.put("generated_ids", r.outputIds());
-            o.put("text", text(r));
-            o.put("finish_reason", r.finishReason().wireName());
-            o.put("device_hit_tokens", r.deviceHitTokens());
-            o.put("external_hit_tokens", r.externalHitTokens());
-            try {
-                out.println(JSON.writeValueAsString(o));
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
+        this.times = times;
+        this.outcome = outcome;
     }
 
     Map<String, Object> stats() {
@@ -83,8 +32,15 @@ final class GenerateReport {
         o.put("computed_tokens", s.computedTokens());
         o.put("preemptions", s.preemptions());
         o.put("steps", s.steps());
-        o.put("wall_seconds", round(wallSeconds));
-        o.put("decode_tokens_per_second", round(wallSeconds > 0 ? s.generatedTokens() / wallSeconds : 0));
+        o.put("wall_seconds", round(times.wall()));
+        o.put("decode_tokens_per_second", round(times.wall() > 0 ? s.generatedTokens() / times.wall() : 0));
+        o.put("startup_seconds", round(times.startup()));
+        o.put("tokenize_seconds", round(times.tokenize()));
+        o.put("first_token_seconds", round(times.firstToken()));
+        o.put("total_seconds", round(times.total()));
+        o.put("interrupted", outcome.end() != GenerateRun.End.COMPLETED);
+        o.put("finished_requests", outcome.finished().size());
+        o.put("unfinished_requests", outcome.unfinished());
         o.put("device_blocks_total", engine.pool().numBlocks());
         o.put("device_blocks_free_at_end", engine.pool().emptyCount());
         o.put("device_blocks_cached_at_end", engine.pool().cachedCount());
@@ -99,6 +55,7 @@ final class GenerateReport {
         o.put("load_failures", os == null ? 0 : os.loadFailures());
         o.put("store_failures", os == null ? 0 : os.storeFailures());
         o.put("store_refusals", os == null ? 0 : os.storeRefusals());
+        o.put("blocks_not_stored", os == null ? Map.of() : os.blocksNotStored());
         o.put("host_chunks_total", off == null ? 0 : off.host().capacity());
         o.put("host_chunks_used", off == null ? 0 : off.host().capacity() - off.host().index().freeSlots());
         TierIndex disk = off == null ? null : off.diskIndex();
@@ -109,6 +66,10 @@ final class GenerateReport {
 
     void writeSummary(PrintStream err) {
         Map<String, Object> s = stats();
+        if (outcome.end() == GenerateRun.End.SIGNALLED) {
+            err.printf("kvtier: stopped by a signal: %d of %d prompts finished and printed, %d not%n",
+                    outcome.finished().size(), outcome.finished().size() + outcome.unfinished(), outcome.unfinished());
+        }
         if (engine.offload() != null) {
             err.printf("kvtier: offload: external hits %s tokens, blocks stored %s, loaded %s, %s load failures, "
                             + "%s store failures, %s store refusals, host chunks %s used of %s%s%n",
@@ -116,20 +77,18 @@ final class GenerateReport {
                     s.get("store_failures"), s.get("store_refusals"), s.get("host_chunks_used"), s.get("host_chunks_total"),
                     engine.offload().diskIndex() == null ? "" : ", disk chunks " + s.get("disk_chunks_used") + " used of "
                             + s.get("disk_chunks_total"));
+            if (!((Map<?, ?>) s.get("blocks_not_stored")).isEmpty()) {
+                err.printf("kvtier: offload: blocks not stored in the host tier, by reason: %s%n", s.get("blocks_not_stored"));
+            }
         }
         err.printf("kvtier: %s requests, %s prompt tokens (%s hit on device), %s generated in %.2f s (%.0f tokens/s), "
                         + "%s steps, %s preemptions, device blocks %s free + %s cached of %s%n",
                 s.get("requests"), s.get("prompt_tokens"), s.get("device_hit_tokens"), s.get("generated_tokens"),
-                wallSeconds, (double) s.get("decode_tokens_per_second"), s.get("steps"), s.get("preemptions"),
+                times.wall(), (double) s.get("decode_tokens_per_second"), s.get("steps"), s.get("preemptions"),
                 s.get("device_blocks_free_at_end"), s.get("device_blocks_cached_at_end"), s.get("device_blocks_total"));
-    }
-
-    void writeStatsJson(Path file) {
-        try {
-            JSON.writerWithDefaultPrettyPrinter().writeValue(file.toFile(), stats());
-        } catch (IOException e) {
-            throw new BadInputException("--stats-json " + file + ": cannot write (" + e.getMessage() + ")", e);
-        }
+        err.printf("kvtier: %.2f s from process start: ready after %.2f s (tokenizing %.2f s), first token at %s%n",
+                times.total(), times.startup(), times.tokenize(),
+                times.firstToken() > 0 ? String.format("%.2f s", times.firstToken()) : "none");
     }
 
     private static double round(double v) {

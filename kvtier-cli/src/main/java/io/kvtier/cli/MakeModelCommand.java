@@ -24,6 +24,7 @@ final class MakeModelCommand implements Callable<Integer> {
     @Option(names = "--vocab", defaultValue = "32000", description = "vocabulary size (default ${DEFAULT-VALUE})") int vocab;
     @Option(names = "--seq-len", defaultValue = "256", description = "context length in tokens (default ${DEFAULT-VALUE})") int seqLen;
     @Option(names = "--seed", defaultValue = "1", description = "random seed of the weights (default ${DEFAULT-VALUE})") long seed;
+    @Option(names = "--force", description = "replace OUT if it exists") boolean force;
 
     @Override
     public Integer call() throws java.io.IOException {
@@ -38,13 +39,11 @@ final class MakeModelCommand implements Callable<Integer> {
             throw new BadInputException("--kv-heads " + kvHeads + " must divide --heads " + heads);
         }
         Checks.outputFile(out, "make-model OUT");
-        ModelConfig cfg = new ModelConfig(dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen, true);
-        try {
-            CheckpointWriter.writeRandom(out, cfg, seed);
-        } catch (RuntimeException e) {
-            java.nio.file.Files.deleteIfExists(out); // no partial checkpoint left behind
-            throw e;
+        if (java.nio.file.Files.exists(out) && !force) {
+            throw new BadInputException("make-model " + out + ": the file exists; give --force to replace it");
         }
+        ModelConfig cfg = new ModelConfig(dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen, true);
+        CheckpointWriter.writeRandom(out, cfg, seed); // to a temporary name, renamed: a running reader keeps the old file
         System.err.printf("kvtier: wrote %s: %,d parameters, dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, seq %d%n",
                 out, cfg.parameterCount(), dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen);
         return 0;

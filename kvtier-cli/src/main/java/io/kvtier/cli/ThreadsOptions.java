@@ -10,12 +10,13 @@ public final class ThreadsOptions {
 
     /**
      * Threads to use, or 0 for one per core (the engine's convention). {@code --threads 0},
-     * formerly "the default", is taken as absent with a deprecation note.
+     * formerly "the default", is taken as absent with a deprecation note; more than 4 per core is
+     * refused.
      */
     public int threads() {
         threads = Deprecations.zeroMeansDefault(threads, "--threads"); // noted once
         Integer v = threads;
-        return v == null ? 0 : Checks.atLeast(v, 1, "--threads");
+        return v == null ? 0 : Checks.atMostFourPerCore(Checks.atLeast(v, 1, "--threads"), "--threads");
     }
 
     /** Threads to use, with one per core resolved. */

@@ -72,9 +72,17 @@ class GenerateCommandTest {
         assertThat(r.code()).as(r.err()).isZero();
         List<String> out = r.out().lines().toList();
         assertThat(out).hasSize(RECORDS.size());
+        // Printed in completion order: each object names its prompt's input position.
+        JsonNode[] byIndex = new JsonNode[RECORDS.size()];
+        for (String line : out) {
+            JsonNode o = JSON.readTree(line);
+            byIndex[o.get("index").asInt()] = o;
+        }
         for (int i = 0; i < RECORDS.size(); i++) {
             int[] expected = RECORDS.get(i).expectedOutput();
-            int[] got = ints(JSON.readTree(out.get(i)).get("generated_ids"));
+            assertThat(byIndex[i]).as("record %d printed", i).isNotNull();
+            assertThat(byIndex[i].get("prompt").asText()).isEqualTo(RECORDS.get(i).prompt());
+            int[] got = ints(byIndex[i].get("generated_ids"));
             int n = Math.min(64, expected.length);
             assertThat(got).as("record %d", i).startsWith(java.util.Arrays.copyOf(expected, n));
         }
@@ -121,5 +129,22 @@ class GenerateCommandTest {
             out[i] = a.get(i).asInt();
         }
         return out;
+    }
+
+    /** Issue 14 item 8: a disk cache another tier owns is used read-only, and the user is told in one line. */
+    @Test
+    void aDiskCacheOwnedByAnotherTierIsReadOnlyAndSaysSoInOneLine() throws IOException {
+        io.kvtier.kv.Namespace ns;
+        try (io.kvtier.model.Checkpoint c = io.kvtier.model.Checkpoint.load(ReferenceRecords.model())) {
+            ns = io.kvtier.kv.Namespace.of(c.modelId(), c.config().kvLayout(16));
+        }
+        try (io.kvtier.tier.disk.DiskStore owner = io.kvtier.tier.disk.DiskStore.open(dir, ns.digest(),
+                io.kvtier.tier.disk.DiskFsync.NONE)) {
+            assertThat(owner.role()).isEqualTo(io.kvtier.tier.disk.DiskStore.Role.OWNER);
+            CliRun r = CliRun.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "Once upon a time",
+                    "--max-tokens", "2", "--disk-cache-dir", dir.toString());
+            assertThat(r.code()).isZero();
+            assertThat(r.err()).containsOnlyOnce("only reads it").doesNotContain("\tat ").doesNotContain("Exception");
+        }
     }
 }

@@ -76,31 +76,45 @@ final class DiskChain implements AutoCloseable {
         return writePolicy == DiskWritePolicy.ON_EVICT;
     }
 
-    /** Adds the chunks the restart scan found since the last call (a chunk not yet scanned is a miss). */
-    void drainScan() {
+    /**
+     * Adds the chunks the restart scan found since the last call (a chunk not yet scanned is a
+     * miss). The budget holds at once: the scan delivers the oldest files first, so when the
+     * index is full each newer file evicts the oldest one adopted, and the files evicted or left
+     * out are deleted by a disk job started here (not left for a later write that may never come).
+     */
+    void drainScan(long epoch) {
         if (scan == null) {
             return;
         }
         scan.drain(Integer.MAX_VALUE, (ScannedChunk c) -> {
-            // Another blocks-per-chunk shares the namespace but not the chunk size: not ours to load.
-            if (index.state(c.key()) != TierIndex.EntryState.ABSENT || c.payloadLength() != bytesPerChunk) {
+            if (index.state(c.key()) != TierIndex.EntryState.ABSENT) {
                 return;
             }
-            if (index.prepareStore(List.of(c.key()), List.of(c.parent())) instanceof TierIndex.StorePlan.Accepted a) {
+            if (c.payloadLength() != bytesPerChunk) {
+                // The namespace covers the chunk geometry, so such a file is not of this directory.
+                pendingDeletions.add(c.key());
+            } else if (index.prepareStore(List.of(c.key()), List.of(c.parent())) instanceof TierIndex.StorePlan.Accepted a) {
                 pendingDeletions.addAll(a.evicted());
                 index.completeStore(List.of(c.key()), true);
             } else {
                 pendingDeletions.add(c.key()); // no room for it: the file goes
             }
         });
+        if (!pendingDeletions.isEmpty() && store != null && store.writable()) {
+            long id = jobs.newId();
+            long deadline = transfers.nanoTime() + deadlineNanos;
+            List<BlockKey> deletions = takeDeletions();
+            jobs.add(new OffloadJob.DiskWrite(id, List.of(), deletions, epoch, deadline));
+            transfers.submit(new DiskJob(id, DiskJob.Kind.WRITE, List.of(), deletions, deadline));
+        }
     }
 
     /** Waits until the restart scan has listed every file, then adopts everything it found. */
-    void awaitScan(java.time.Duration timeout) throws InterruptedException {
+    void awaitScan(java.time.Duration timeout, long epoch) throws InterruptedException {
         if (scan != null) {
             scan.awaitEnd(timeout);
         }
-        drainScan();
+        drainScan(epoch);
     }
 
     /** Leading keys readable on disk (a chunk being written counts as absent). */
@@ -109,25 +123,29 @@ final class DiskChain implements AutoCloseable {
     }
 
     /**
-     * Starts reading {@code keys} (ready on disk, absent from the host) into host slots.
-     * {@code hostKeys} are the request's chunks before them, ready in the host: they are part of
-     * the same store plan, so making room for the promoted chunks never evicts them.
+     * Starts reading the longest prefix of {@code keys} (ready on disk, absent from the host)
+     * that the host tier can hold beside {@code hostKeys} into host slots, evicting other host
+     * entries by the host's policy. {@code hostKeys} are the request's chunks before them, ready
+     * in the host: making room for the promoted chunks never evicts them.
      *
-     * @return false if the host tier has no room for them now (nothing changed)
+     * @return how many chunks are being promoted (0: no room in the host tier now, nothing changed)
      */
-    boolean promote(List<BlockKey> hostKeys, List<BlockKey> hostParents, List<BlockKey> keys, List<BlockKey> parents,
-                    List<int[]> tokens, BlockKey namespace, long epoch) {
-        List<BlockKey> all = new ArrayList<>(hostKeys);
-        all.addAll(keys);
-        List<BlockKey> allParents = new ArrayList<>(hostParents);
-        allParents.addAll(parents);
-        if (!(host.index().prepareStore(all, allParents) instanceof TierIndex.StorePlan.Accepted a)) {
-            return false;
+    int promote(List<BlockKey> hostKeys, List<BlockKey> keys, List<BlockKey> parents, List<int[]> tokens,
+                BlockKey namespace, long epoch) {
+        Set<BlockKey> keep = new HashSet<>(hostKeys);
+        int n = Math.min(keys.size(), Math.max(0, host.capacity() - hostKeys.size()));
+        n = host.index().fittingPrefix(keys.subList(0, n), keep);
+        if (n == 0) {
+            return 0;
+        }
+        keys = keys.subList(0, n);
+        if (!(host.index().prepareStore(keys, parents.subList(0, n), keep) instanceof TierIndex.StorePlan.Accepted a)) {
+            return 0;
         }
         if (!a.toStore().equals(keys)) {
-            // Not exactly the disk chunks (one appeared in, or left, the host meanwhile): not now.
+            // Not exactly the disk chunks (one appeared in the host meanwhile): not now.
             host.index().completeStore(a.toStore(), false);
-            return false;
+            return 0;
         }
         index.prepareLoad(keys);
         index.touch(keys);
@@ -137,9 +155,9 @@ final class DiskChain implements AutoCloseable {
         }
         long id = jobs.newId();
         long deadline = transfers.nanoTime() + deadlineNanos;
-        jobs.add(new OffloadJob.Promote(id, keys, epoch, deadline));
+        jobs.add(new OffloadJob.Promote(id, List.copyOf(keys), epoch, deadline));
         transfers.submit(new DiskJob(id, DiskJob.Kind.READ, copies, takeDeletions(), deadline));
-        return true;
+        return n;
     }
 
     /** Whether a host load of {@code key} is really a disk hit (its chunk was promoted for it); forgets it. */
@@ -172,12 +190,12 @@ final class DiskChain implements AutoCloseable {
      *
      * @return true if the host store must wait (victims are being written), false to go ahead
      */
-    boolean protectVictims(List<BlockKey> keys, long epoch) {
+    boolean protectVictims(List<BlockKey> keys, Set<BlockKey> keep, long epoch) {
         if (!evictWrites.isEmpty()) {
             return true; // victims are being saved; choosing more now would save more than needed
         }
         List<BlockKey> unsaved = new ArrayList<>();
-        for (BlockKey v : host.index().plannedVictims(keys)) {
+        for (BlockKey v : host.index().plannedVictims(keys, keep)) {
             if (index.state(v) == TierIndex.EntryState.ABSENT) {
                 unsaved.add(v);
             }
@@ -220,7 +238,9 @@ final class DiskChain implements AutoCloseable {
         if (keys.isEmpty()) {
             return -1;
         }
-        if (!(index.prepareStore(keys, parents) instanceof TierIndex.StorePlan.Accepted a) || a.toStore().isEmpty()) {
+        int fits = index.fittingPrefix(keys, Set.of()); // more than the disk holds: the first ones
+        if (fits == 0 || !(index.prepareStore(keys.subList(0, fits), parents.subList(0, fits))
+                instanceof TierIndex.StorePlan.Accepted a) || a.toStore().isEmpty()) {
             stats.storeRefusals++;
             return -1;
         }
@@ -291,15 +311,42 @@ final class DiskChain implements AutoCloseable {
             host.index().completeStore(job.chunkKeys().subList(ok, job.chunkKeys().size()), false);
             stats.loadFailures++;
             if (!res.timedOut()) {
-                index.remove(job.chunkKeys().get(ok)); // missing or corrupt file: the entry goes (§3.4)
+                BlockKey bad = job.chunkKeys().get(ok);
+                // Missing or corrupt file: the entry goes (§3.4), and with it every entry whose chain
+                // passes through it. Those cannot be hit until the bad chunk is recomputed; dropping
+                // them now lets that recompute's stores write the whole chain again in one pass,
+                // instead of meeting (and dropping) one more bad chunk per restart.
+                List<BlockKey> after = index.descendantsOf(bad);
+                index.remove(bad);
+                after.forEach(index::remove);
             }
         }
+    }
+
+    /**
+     * Clean shutdown with write-on-evict: starts writing every readable host chunk that is absent
+     * from disk, hottest first (as many as the disk takes), so the next run starts warm.
+     *
+     * @return whether a write started (the caller waits for the jobs to complete)
+     */
+    boolean flushHost(long epoch) {
+        if (!writeOnEvict()) {
+            return false;
+        }
+        List<BlockKey> coldestFirst = host.index().policy().victims(host.capacity(), host.index()::readable);
+        List<BlockKey> hottestFirst = new ArrayList<>(coldestFirst.reversed());
+        writesPaused = false;
+        return write(hottestFirst, epoch) >= 0;
     }
 
     /** Drops every disk entry (the files stay until overwritten or evicted by a later run's scan). */
     void clear() {
         index.clear();
         promoted.clear();
+    }
+
+    String readOnlyReason() {
+        return store == null ? null : store.readOnlyReason();
     }
 
     int chunksUsed() {

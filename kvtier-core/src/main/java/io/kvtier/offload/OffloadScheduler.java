@@ -14,8 +14,10 @@ import io.kvtier.tier.TierIndex;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -85,6 +87,11 @@ public final class OffloadScheduler implements AutoCloseable {
      */
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace,
                             DiskTierParts diskParts) {
+        if (namespace.blocksPerChunk() != config.blocksPerChunk()) {
+            // The geometry seeds the key chain: a chunk of another geometry must never share a key.
+            throw new IllegalArgumentException("namespace made for " + namespace.blocksPerChunk()
+                    + " blocks per chunk, offloading with " + config.blocksPerChunk());
+        }
         this.config = config;
         this.pool = pool;
         this.host = host;
@@ -164,19 +171,21 @@ public final class OffloadScheduler implements AutoCloseable {
     }
 
     /**
-     * Starts promoting the disk part of a {@link Lookup.Promote} into the host tier. The request
-     * should ask again once it completes (its lookup answers {@link Lookup.Wait} meanwhile).
+     * Starts promoting the disk part of a {@link Lookup.Promote} into the host tier: the longest
+     * prefix of it that the host tier can hold beside the request's host chunks (parents first,
+     * evicting others as the policy says). The request should ask again once it completes (its
+     * lookup answers {@link Lookup.Wait} meanwhile); it then loads what the host holds and
+     * recomputes the rest. Disk chunks that do not fit are counted in
+     * {@link OffloadStats#blocksNotStored()} when the host part is loaded without them.
      *
-     * @return {@link Lookup.Wait} if the promotion started; else (no room in the host tier now)
-     *         the host part alone as a {@link Lookup.Hit}, or {@link Lookup.Miss}
+     * @return {@link Lookup.Wait} if a promotion started; else the host part alone as a
+     *         {@link Lookup.Hit}, or {@link Lookup.Miss}
      */
     public Lookup promote(SequenceView r, int deviceHitBlocks, Lookup.Promote p) {
         int firstChunk = deviceHitBlocks / chunk() + p.hostChunks();
         List<BlockKey> hostKeys = new ArrayList<>();
-        List<BlockKey> hostParents = new ArrayList<>();
         for (int c = deviceHitBlocks / chunk(); c < firstChunk; c++) {
             hostKeys.add(chunkKey(r, c));
-            hostParents.add(parentOf(r, c));
         }
         List<BlockKey> keys = new ArrayList<>();
         List<BlockKey> parents = new ArrayList<>();
@@ -186,9 +195,11 @@ public final class OffloadScheduler implements AutoCloseable {
             parents.add(parentOf(r, c));
             tokens.add(r.tokens(c * chunk() * blockSize, (c + 1) * chunk() * blockSize));
         }
-        if (disk.promote(hostKeys, hostParents, keys, parents, tokens, namespace, epoch)) {
-            return new Lookup.Wait("promoting " + keys.size() + " chunks from disk");
+        int promoted = disk.promote(hostKeys, keys, parents, tokens, namespace, epoch);
+        if (promoted > 0) {
+            return new Lookup.Wait("promoting " + promoted + " of " + keys.size() + " chunks from disk");
         }
+        stats.notStored(OffloadStats.NOT_PROMOTED, (long) keys.size() * chunk());
         int end = firstChunk * chunk();
         return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
     }
@@ -249,9 +260,14 @@ public final class OffloadScheduler implements AutoCloseable {
     /**
      * Called at commit for every request scheduled in the step (finishing ones included), with
      * {@code kvWritten} = positions whose KV now exists. Every full chunk below it not yet handled
-     * becomes part of one store job, created now (§3.1). A store the tier refuses for space is
-     * retried at the request's next commit; the request's cursor advances only when accepted.
-     * {@code blockTable} gives the request's block table, asked for only when a store is due.
+     * becomes part of one store job, created now (§3.1): the longest prefix of them that the host
+     * tier can take, evicting by its policy but never the request's own earlier chunks (a hole
+     * would make the rest unreachable). Chunks a host tier of this capacity can never hold with
+     * their parents (chunk index >= capacity) are counted in {@link OffloadStats#blocksNotStored()}
+     * once and skipped for good; chunks that do not fit only because entries are pinned or being
+     * stored now are retried at the request's next commit (the cursor advances past what was
+     * accepted). {@code blockTable} gives the request's block table, asked for only when a store
+     * is due.
      */
     public void onCommit(SequenceView r, int kvWritten, java.util.function.Supplier<int[]> blockTable) {
         int toChunk = storableChunks(r, kvWritten);
@@ -259,10 +275,13 @@ public final class OffloadScheduler implements AutoCloseable {
         if (toChunk <= fromChunk || jobs.hasLoad(r.id())) {
             return; // the common case of a decode step: nothing new to store, nothing copied
         }
+        // A chain is hit from its head: a chunk at index >= capacity can never be in the host tier
+        // together with all its parents (and the disk is fed from the host tier).
+        int fitChunk = Math.min(toChunk, host.capacity());
         List<BlockKey> keys = new ArrayList<>();
         List<BlockKey> parents = new ArrayList<>();
         boolean admitted = true;
-        for (int c = fromChunk; c < toChunk; c++) {
+        for (int c = fromChunk; c < fitChunk; c++) {
             // Every chunk's use is recorded; the chain is cut at the first one not admitted
             // (a chunk after a hole could never be hit).
             admitted &= hostAdmission.use(chunkKey(r, c)) || host.index().state(chunkKey(r, c)) != TierIndex.EntryState.ABSENT;
@@ -271,34 +290,51 @@ public final class OffloadScheduler implements AutoCloseable {
                 parents.add(parentOf(r, c));
             }
         }
-        if (keys.isEmpty()) {
-            storedBlocks.put(r.id(), toChunk * chunk());
+        Set<BlockKey> keep = new HashSet<>();
+        for (int c = 0; c < fromChunk && c < fitChunk; c++) {
+            keep.add(chunkKey(r, c));
+        }
+        int fits = keys.isEmpty() ? 0 : host.index().fittingPrefix(keys, keep);
+        if (fits == 0 && !keys.isEmpty()) {
+            stats.storeRefusals++; // entries pinned or being stored fill the tier now: retried at the next commit
             return;
         }
-        if (disk != null && disk.writeOnEvict() && disk.protectVictims(keys, epoch)) {
+        boolean all = fits == keys.size();
+        keys = keys.subList(0, fits);
+        parents = parents.subList(0, fits);
+        if (!keys.isEmpty() && disk != null && disk.writeOnEvict() && disk.protectVictims(keys, keep, epoch)) {
             return; // the host's victims are being saved to disk first; retried at the next commit
         }
-        TierIndex.StorePlan plan = host.index().prepareStore(keys, parents);
-        int[] table = null;
-        if (!(plan instanceof TierIndex.StorePlan.Accepted accepted)) {
+        TierIndex.StorePlan plan = keys.isEmpty() ? null : host.index().prepareStore(keys, parents, keep);
+        if (plan != null && !(plan instanceof TierIndex.StorePlan.Accepted)) {
             stats.storeRefusals++;
             return;
         }
-        storedBlocks.put(r.id(), toChunk * chunk());
+        if (all) {
+            int skipped = fitChunk - fromChunk - fits;
+            stats.notStored(OffloadStats.NOT_ADMITTED, (long) skipped * chunk());
+            stats.notStored(OffloadStats.LONGER_THAN_HOST,
+                    (long) (toChunk - Math.max(fromChunk, fitChunk)) * chunk());
+            storedBlocks.put(r.id(), toChunk * chunk());
+        } else {
+            storedBlocks.put(r.id(), (fromChunk + fits) * chunk());
+        }
+        if (plan == null) {
+            return;
+        }
+        TierIndex.StorePlan.Accepted accepted = (TierIndex.StorePlan.Accepted) plan;
         if (accepted.toStore().isEmpty()) {
             return;
         }
         long id = jobs.newId();
         List<ChunkCopy> copies = new ArrayList<>();
         int[] sources = new int[accepted.toStore().size() * chunk()];
+        int[] table = blockTable.get();
         int s = 0;
         for (int i = 0; i < accepted.toStore().size(); i++) {
             int c = fromChunk + keys.indexOf(accepted.toStore().get(i));
             int[] dev = new int[chunk()];
             for (int j = 0; j < chunk(); j++) {
-                if (table == null) {
-                    table = blockTable.get();
-                }
                 dev[j] = table[c * chunk() + j];
                 pool.retain(dev[j]);
                 sources[s++] = dev[j];
@@ -324,7 +360,7 @@ public final class OffloadScheduler implements AutoCloseable {
     /** Applies every completed transfer; returns the loads that ended for requests still waiting. */
     public List<LoadDone> poll() {
         if (disk != null) {
-            disk.drainScan();
+            disk.drainScan(epoch);
         }
         if (jobs.isEmpty()) {
             return List.of(); // every job is registered until it completes: nothing to collect
@@ -506,10 +542,43 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /**
      * Closes the transfer engine (no transfer thread touches device or tier memory afterwards),
-     * then the host tier. The device pool is the engine's, closed after this.
+     * then the host tier. The device pool is the engine's, closed after this. With a disk tier
+     * written on eviction, the host tier's chunks are first written to disk ({@link #flushToDisk}).
      */
     @Override
     public void close() {
+        try {
+            flushToDisk();
+        } finally {
+            closeTiers();
+        }
+    }
+
+    /**
+     * With a disk tier written on host eviction ({@code --disk-write-policy on-evict}): waits for
+     * the jobs in flight, then writes every host chunk absent from disk (hottest first, as many as
+     * the disk budget holds) and waits for those writes, each wait bounded by the job deadline.
+     * A no-op for write-through (the disk already has them) or without a disk tier. Called by
+     * {@link #close} at a clean shutdown; idempotent.
+     */
+    public void flushToDisk() {
+        if (disk == null || !disk.writeOnEvict()) {
+            return;
+        }
+        awaitAll();
+        if (disk.flushHost(epoch)) {
+            awaitAll();
+        }
+    }
+
+    private void awaitAll() {
+        long end = transfers.nanoTime() + config.jobDeadline().toNanos();
+        while (busy() && transfers.nanoTime() - end < 0) {
+            awaitAny(config.jobDeadline());
+        }
+    }
+
+    private void closeTiers() {
         transfers.close();
         if (disk != null) {
             disk.close();
@@ -524,11 +593,19 @@ public final class OffloadScheduler implements AutoCloseable {
     public void awaitDiskScan(Duration timeout) {
         if (disk != null) {
             try {
-                disk.awaitScan(timeout);
+                disk.awaitScan(timeout, epoch);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * Why the disk tier only reads its directory (another process owns it, or the lock file
+     * cannot be written), as one line for the user; null if it writes, or without a disk tier.
+     */
+    public String diskReadOnlyReason() {
+        return disk == null ? null : disk.readOnlyReason();
     }
 
     /** The disk tier's bookkeeping, or null without a disk tier. */

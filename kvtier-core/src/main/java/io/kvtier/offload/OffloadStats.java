@@ -12,6 +12,7 @@ public final class OffloadStats {
     final Map<String, Long> externalHitTokens = new TreeMap<>();
     final Map<String, Long> blocksStored = new TreeMap<>();
     final Map<String, Long> blocksLoaded = new TreeMap<>();
+    final Map<String, Long> blocksNotStored = new TreeMap<>();
     long bytesStored;
     long bytesLoaded;
     long loadFailures;
@@ -20,8 +21,21 @@ public final class OffloadStats {
     long jobsTimedOut;
     long staleCompletions;
 
+    /** Reason: the chunk's index in its chain is at least the host tier's capacity in chunks. */
+    public static final String LONGER_THAN_HOST = "longer-than-host-tier";
+    /** Reason: the chunk (or one before it in its chain) was not admitted to the host tier yet. */
+    public static final String NOT_ADMITTED = "not-admitted";
+    /** Reason: a disk hit's chunk beyond what the host tier could take beside the rest of the hit. */
+    public static final String NOT_PROMOTED = "disk-hit-beyond-host-tier";
+
     static void add(Map<String, Long> m, String tier, long n) {
         m.merge(tier, n, Long::sum);
+    }
+
+    void notStored(String reason, long blocks) {
+        if (blocks > 0) {
+            add(blocksNotStored, reason, blocks);
+        }
     }
 
     /** Prompt tokens whose KV was loaded from each tier instead of computed. */
@@ -43,6 +57,17 @@ public final class OffloadStats {
         return Map.copyOf(blocksLoaded);
     }
 
+    /**
+     * Device blocks that could have been stored in (or promoted to) the host tier but were not,
+     * by reason: {@value #LONGER_THAN_HOST} (the chain is longer than the host tier: its prefix
+     * that fits is stored, the rest never), {@value #NOT_ADMITTED} (admission threshold not
+     * reached), {@value #NOT_PROMOTED} (a disk hit's tail that did not fit beside its head; those
+     * blocks were recomputed). Each block is counted once per request.
+     */
+    public Map<String, Long> blocksNotStored() {
+        return Map.copyOf(blocksNotStored);
+    }
+
     public long bytesStored() {
         return bytesStored;
     }
@@ -61,7 +86,7 @@ public final class OffloadStats {
         return storeFailures;
     }
 
-    /** Stores a tier refused for lack of space (retried later). */
+    /** Stores a tier refused for now because every slot it could use is pinned or being stored (retried at the request's next commit). */
     public long storeRefusals() {
         return storeRefusals;
     }

@@ -1,5 +1,6 @@
 package io.kvtier.tier;
 
+import io.kvtier.memory.ReservedMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -9,7 +10,8 @@ import java.lang.foreign.MemorySegment;
  * {@code maxTokensPerChunk} token ids, rounded up to {@value #ALIGN} bytes) followed by the
  * payload area ({@code payloadBytesPerChunk}, rounded up likewise). The arena is shared: the
  * transfer threads read and write slots, the engine thread owns the slot assignment
- * ({@link TierIndex}).
+ * ({@link TierIndex}). The memory is reserved, not touched ({@link ReservedMemory}): a large tier
+ * costs nothing at start and only the chunks stored become resident.
  */
 public final class HostSlab implements AutoCloseable {
 
@@ -42,7 +44,7 @@ public final class HostSlab implements AutoCloseable {
         this.slotBytes = slotBytesFor(payloadBytesPerChunk, maxTokensPerChunk);
         long total = Math.multiplyExact(slotBytes, (long) slots);
         this.arena = Arena.ofShared();
-        this.memory = arena.allocate(total, 4096);
+        this.memory = ReservedMemory.reserve(arena, total); // pages become resident only when a chunk is stored
     }
 
     /** Bytes of one slot (header area + payload area, aligned). */

@@ -265,6 +265,15 @@ public final class TierIndex {
      *                seed for the first chunk of a sequence), parallel to {@code keys}
      */
     public StorePlan prepareStore(List<BlockKey> keys, List<BlockKey> parents) {
+        return prepareStore(keys, parents, Set.of());
+    }
+
+    /**
+     * As {@link #prepareStore(List, List)}, and never evicting {@code keep} either: the chunks
+     * before {@code keys} in the same chain (a store after its parents' eviction would leave a
+     * hole, and a chain with a hole can only be hit up to the hole).
+     */
+    public StorePlan prepareStore(List<BlockKey> keys, List<BlockKey> parents, Set<BlockKey> keep) {
         if (keys.size() != parents.size()) {
             throw new IllegalArgumentException("tier " + tierName + ": " + keys.size() + " keys but " + parents.size() + " parents");
         }
@@ -293,14 +302,14 @@ public final class TierIndex {
         int need = toStore.size() - freeSlots();
         List<BlockKey> victims = List.of();
         if (need > 0) {
-            victims = policy.victims(need, k -> !keySet.contains(k) && evictable(k));
+            victims = policy.victims(need, k -> !keySet.contains(k) && !keep.contains(k) && evictable(k));
             if (victims.size() < need) {
                 return refuse("tier full: " + toStore.size() + " chunks to store, " + freeSlots() + " free slots, "
                         + victims.size() + " evictable entries");
             }
             for (BlockKey v : victims) {
                 Entry e = entries.get(v);
-                if (e == null || !evictable(v) || keySet.contains(v)) {
+                if (e == null || !evictable(v) || keySet.contains(v) || keep.contains(v)) {
                     throw new IllegalStateException("tier " + tierName + ": policy " + policy.name()
                             + " offered victim " + v.shortHex() + " which is " + state(v));
                 }
@@ -330,11 +339,47 @@ public final class TierIndex {
     }
 
     /**
+     * How many leading keys of a chain {@link #prepareStore(List, List, Set)} would accept now:
+     * the longest prefix {@code keys[0, n)} whose absent keys fit in the free slots plus the
+     * entries evictable outside that prefix and {@code keep}; it ends before a key being
+     * removed. Lets a caller store (or promote) the part of a chain that fits, parents first,
+     * instead of nothing. No side effects.
+     */
+    public int fittingPrefix(List<BlockKey> keys, Set<BlockKey> keep) {
+        int room = freeSlots() + readyCount();
+        for (BlockKey k : keep) {
+            if (evictable(k)) {
+                room--;
+            }
+        }
+        int need = 0;
+        for (int i = 0; i < keys.size(); i++) {
+            Entry e = entries.get(keys.get(i));
+            if (e == null) {
+                need++;
+            } else if (e.doomed) {
+                return i;
+            } else if (evictable(e.key) && !keep.contains(e.key)) {
+                room--; // present: no slot needed, but no longer a victim either
+            }
+            if (need > room) {
+                return i;
+            }
+        }
+        return keys.size();
+    }
+
+    /**
      * The entries a {@link #prepareStore} of {@code keys} would evict now, in eviction order,
      * without changing anything (empty if it needs no eviction or would be refused). Lets a
      * caller save those entries elsewhere first (the disk tier's write-on-evict policy).
      */
     public List<BlockKey> plannedVictims(List<BlockKey> keys) {
+        return plannedVictims(keys, Set.of());
+    }
+
+    /** As {@link #plannedVictims(List)} for {@link #prepareStore(List, List, Set)} with {@code keep}. */
+    public List<BlockKey> plannedVictims(List<BlockKey> keys, Set<BlockKey> keep) {
         Set<BlockKey> keySet = new HashSet<>(keys);
         int absent = 0;
         for (BlockKey k : keySet) {
@@ -346,8 +391,24 @@ public final class TierIndex {
         if (need <= 0 || absent > capacity) {
             return List.of();
         }
-        List<BlockKey> victims = policy.victims(need, k -> !keySet.contains(k) && evictable(k));
+        List<BlockKey> victims = policy.victims(need, k -> !keySet.contains(k) && !keep.contains(k) && evictable(k));
         return victims.size() < need ? List.of() : victims;
+    }
+
+    /**
+     * Every entry whose chain of recorded parents passes through {@code key} (its children,
+     * their children, ...), in any state; empty if none. One pass over the entries.
+     */
+    public List<BlockKey> descendantsOf(BlockKey key) {
+        Map<BlockKey, List<BlockKey>> children = new HashMap<>();
+        for (Entry e : entries.values()) {
+            children.computeIfAbsent(e.parent, p -> new ArrayList<>()).add(e.key);
+        }
+        List<BlockKey> out = new ArrayList<>(children.getOrDefault(key, List.of()));
+        for (int i = 0; i < out.size(); i++) {
+            out.addAll(children.getOrDefault(out.get(i), List.of()));
+        }
+        return out;
     }
 
     /** The parent key recorded for {@code key}, or null if absent. */

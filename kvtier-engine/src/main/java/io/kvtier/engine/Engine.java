@@ -85,6 +85,23 @@ public final class Engine implements AutoCloseable {
      *         never fit in the device pool even alone (message says by how much)
      */
     public void submit(Request r) {
+        checkFits(r);
+        if (active.putIfAbsent(r.id(), r) != null) {
+            throw new IllegalArgumentException("request id " + r.id() + " is already in the engine");
+        }
+        r.extendKeys(hasher, config.blockSize());
+        stats.requests++;
+        stats.promptTokens += r.promptLength();
+        scheduler.add(r);
+    }
+
+    /**
+     * Checks what {@link #submit} checks of a request's size, without submitting it: a caller
+     * that submits prompts one after another can refuse a bad one before running any.
+     *
+     * @throws IllegalArgumentException as {@link #submit}
+     */
+    public void checkFits(Request r) {
         int maxPos = runner.maxPositions();
         if (r.promptLength() > maxPos) {
             throw new IllegalArgumentException("the prompt has " + r.promptLength()
@@ -99,13 +116,6 @@ public final class Engine implements AutoCloseable {
                     + blocks + " blocks of " + config.blockSize() + ", but the device pool has only " + pool.numBlocks()
                     + " blocks; raise the device blocks or the block size, or lower max tokens");
         }
-        if (active.putIfAbsent(r.id(), r) != null) {
-            throw new IllegalArgumentException("request id " + r.id() + " is already in the engine");
-        }
-        r.extendKeys(hasher, config.blockSize());
-        stats.requests++;
-        stats.promptTokens += r.promptLength();
-        scheduler.add(r);
     }
 
     /** Asks to abort a request; it finishes with {@link FinishReason#ABORT} at the next step. */
@@ -151,19 +161,32 @@ public final class Engine implements AutoCloseable {
     public List<Request> runToCompletion() {
         List<Request> done = new ArrayList<>();
         while (hasWork()) {
-            long stepsBefore = stats.steps;
-            List<Request> finished = step();
-            done.addAll(finished);
-            if (finished.isEmpty() && stats.steps == stepsBefore && offload != null && offload.busy()) {
-                // Nothing can run until a transfer ends (a load parks its request, stores hold blocks).
+            done.addAll(advance());
+        }
+        return done;
+    }
+
+    /**
+     * Makes progress once: runs a step, or, when nothing can run until a transfer ends (a load
+     * parks its request, stores hold blocks), waits for one. For a caller that acts between steps
+     * (prints each finished request, stops on a signal).
+     *
+     * @return the requests that finished, in the order they finished
+     * @throws IllegalStateException if no progress is possible (a bug: {@link #submit} refuses
+     *         requests that could never fit)
+     */
+    public List<Request> advance() {
+        long stepsBefore = stats.steps;
+        List<Request> finished = step();
+        if (finished.isEmpty() && stats.steps == stepsBefore && hasWork()) {
+            if (offload != null && offload.busy()) {
                 resume(offload.awaitAny(offload.config().jobDeadline()));
-            } else if (finished.isEmpty() && stats.steps == stepsBefore) {
-                // submit() rejects requests that can never fit, so this is a bug, not bad input.
+            } else {
                 throw new IllegalStateException("engine made no progress: " + scheduler.waiting().size()
                         + " waiting, " + scheduler.running().size() + " running, " + pool.freeCount() + " free blocks");
             }
         }
-        return done;
+        return finished;
     }
 
     private float[][] execute(StepPlan plan) {

@@ -47,7 +47,7 @@ public final class LlamaRunner implements ModelRunner {
     public static Engine engine(Checkpoint checkpoint, EngineConfig config, Kernels kernels, int threads, OffloadSetup offload) {
         BlockPool pool = new BlockPool(config.deviceBlocks(), checkpoint.config().kvLayout(config.blockSize()));
         try {
-            Namespace ns = Namespace.of(checkpoint.modelId(), pool.layout());
+            Namespace ns = Namespace.of(checkpoint.modelId(), pool.layout(), offload.config().blocksPerChunk());
             OffloadScheduler scheduler = offload.build(pool, ns, KvEvents.discarding());
             LlamaRunner runner = new LlamaRunner(checkpoint, pool, kernels, threads);
             return new Engine(config, pool, runner, BlockHasher.sha256(ns), scheduler);

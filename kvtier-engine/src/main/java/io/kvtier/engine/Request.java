@@ -53,7 +53,7 @@ public final class Request implements io.kvtier.offload.SequenceView {
         this.maxTokens = maxTokens;
         this.sampling = sampling;
         this.extraKeys = extraKeys;
-        this.rng = new SplittableRandom(sampling.seed() * 0x9E3779B97F4A7C15L + id);
+        this.rng = SamplingStreams.forRequest(sampling.seed(), id);
         this.tokens = Arrays.copyOf(promptIds, promptIds.length + Math.min(maxTokens, 1024));
         this.numTokens = promptIds.length;
     }

@@ -15,9 +15,15 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
- * A llama2.c checkpoint ({@code run.c} format), memory-mapped read-only. Weights stay in the
- * mapping (no heap copy); every accessor returns a slice of it, row-major {@code [out][in]}
- * float32 little-endian. The mapping belongs to one shared {@link Arena} owned by this object:
+ * A llama2.c checkpoint ({@code run.c} format), read once into off-heap memory of this process
+ * (not the heap; not a mapping of the file). Why not a mapping: a file changed under a mapping
+ * changes the weights mid-run, and one truncated under it kills the JVM with SIGBUS in a
+ * kernel (a copy, e.g. {@code make-model} or {@code cp} over the file, did exactly that); a
+ * private copy-on-write mapping shares the file's pages until written, so it does not protect
+ * either. Once loaded, nothing done to the file affects this object. The cost: one read of the
+ * file at load and its bytes resident in the process.
+ * Every accessor returns a slice, row-major {@code [out][in]} float32 little-endian. The memory
+ * belongs to one shared {@link Arena} owned by this object:
  * after {@link #close()} every segment it handed out is invalid.
  *
  * <p>Thread safety: accessors may be called from any thread (the compute pool reads weights
@@ -59,7 +65,7 @@ public final class Checkpoint implements AutoCloseable {
     }
 
     /**
-     * Maps and validates a checkpoint.
+     * Reads and validates a checkpoint.
      *
      * @throws ModelFormatException when the file is missing or unreadable, shorter than the
      *         header, has implausible or inconsistent header values, or its size differs from
@@ -77,7 +83,7 @@ public final class Checkpoint implements AutoCloseable {
                 throw new ModelFormatException(name + ": " + size + " bytes, shorter than the "
                         + CheckpointLayout.HEADER_BYTES + "-byte llama2.c header");
             }
-            MemorySegment file = asPlainNative(ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena), arena);
+            MemorySegment file = readAll(name, path, ch, size, arena);
             ModelConfig config = readHeader(name, file);
             checkSize(name, config, size);
             return new Checkpoint(path, config, arena, file);
@@ -94,20 +100,28 @@ public final class Checkpoint implements AutoCloseable {
     }
 
     /**
-     * The same mapped bytes, seen as an ordinary native segment of the same arena (closing the
-     * arena still unmaps them). Why: the kernels read weights and the KV slab (a plain native
-     * segment) through the same JDK load paths, whose type profiles then saw two segment
-     * classes; with one class the JIT's inlining of vector loads no longer depended on which
-     * was seen first (measured: 15M single-sequence decode 170 -> 290+ tok/s after the tiny
-     * model had run in the same JVM). Needs native access (--enable-native-access); without it
-     * the mapped segment is used as is.
+     * The whole file in fresh off-heap memory (a plain native segment: the kernels read weights
+     * and the KV slab through the same segment class, which keeps the JIT's vector loads
+     * monomorphic). A file whose size or modification time changes while it is read is refused:
+     * the copy could mix two versions.
      */
-    private static MemorySegment asPlainNative(MemorySegment mapped, Arena arena) {
-        Module self = Checkpoint.class.getModule();
-        if (!self.isNativeAccessEnabled()) {
-            return mapped;
+    private static MemorySegment readAll(String name, Path path, FileChannel ch, long size, Arena arena) throws IOException {
+        java.nio.file.attribute.FileTime before = Files.getLastModifiedTime(path);
+        MemorySegment file = io.kvtier.memory.ReservedMemory.reserve(arena, size);
+        long piece = 64L << 20;
+        for (long off = 0; off < size; ) {
+            java.nio.ByteBuffer buf = file.asSlice(off, Math.min(piece, size - off)).asByteBuffer();
+            while (buf.hasRemaining()) {
+                if (ch.read(buf, off + buf.position()) < 0) {
+                    throw new ModelFormatException(name + ": shrank to " + (off + buf.position()) + " bytes while being read");
+                }
+            }
+            off += buf.capacity();
         }
-        return MemorySegment.ofAddress(mapped.address()).reinterpret(mapped.byteSize(), arena, null);
+        if (ch.size() != size || !Files.getLastModifiedTime(path).equals(before)) {
+            throw new ModelFormatException(name + ": changed while being read; try again once it is written");
+        }
+        return file;
     }
 
     private static ModelConfig readHeader(String name, MemorySegment file) {

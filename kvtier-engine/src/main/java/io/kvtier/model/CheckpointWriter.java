@@ -26,11 +26,31 @@ public final class CheckpointWriter {
      * Writes a checkpoint of shape {@code cfg} to {@code out} (replacing it): matrices ~ N(0, 0.02),
      * RMS weights 1.0, the legacy RoPE tables filled as llama2.c's export does (cos / sin of
      * {@code pos * 10000^(-2i/headDim)}), the classifier only when not shared. Same {@code seed},
-     * same bytes.
+     * same bytes. Written to a temporary file beside {@code out}, then renamed over it: a reader
+     * of {@code out} sees the old file or the whole new one, never a truncated one, and a failed
+     * write leaves {@code out} as it was.
      *
      * @throws UncheckedIOException when the file cannot be written
      */
     public static void writeRandom(Path out, ModelConfig cfg, long seed) {
+        Path abs = out.toAbsolutePath();
+        Path tmp = abs.resolveSibling("." + abs.getFileName() + ".tmp-" + ProcessHandle.current().pid());
+        try {
+            writeRandomTo(tmp, cfg, seed);
+            java.nio.file.Files.move(tmp, abs, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write checkpoint " + out, e);
+        } finally {
+            try {
+                java.nio.file.Files.deleteIfExists(tmp);
+            } catch (IOException ignored) {
+                // best effort: only left when the write itself failed
+            }
+        }
+    }
+
+    private static void writeRandomTo(Path out, ModelConfig cfg, long seed) throws IOException {
         SplittableRandom random = new SplittableRandom(seed);
         CheckpointLayout layout = CheckpointLayout.of(cfg);
         try (FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
@@ -55,8 +75,6 @@ public final class CheckpointWriter {
                     }
                 }
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write checkpoint " + out, e);
         }
     }
 

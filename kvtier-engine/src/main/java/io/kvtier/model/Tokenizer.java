@@ -36,6 +36,8 @@ public final class Tokenizer {
     private final Map<String, Integer> ids;
     /** Raw byte value for {@code <0xNN>} pieces, -1 for others. */
     private final int[] byteValue;
+    /** Bytes in the longest piece (at least 1). */
+    private final int longestPiece;
 
     private Tokenizer(byte[][] pieces, float[] scores) {
         this.pieces = pieces;
@@ -46,6 +48,11 @@ public final class Tokenizer {
             ids.putIfAbsent(key(pieces[i]), i);
             byteValue[i] = parseBytePiece(pieces[i]);
         }
+        int longest = 1;
+        for (byte[] p : pieces) {
+            longest = Math.max(longest, p.length);
+        }
+        this.longestPiece = longest;
     }
 
     /**
@@ -104,6 +111,18 @@ public final class Tokenizer {
         return pieces.length;
     }
 
+    /**
+     * A lower bound on {@code encode(text, bos).length} for any text of {@code utf8Bytes} UTF-8
+     * bytes, without tokenizing: a token covers at most as many bytes of the text as its piece
+     * has (a byte piece covers one), so the text and its dummy-prefix space need at least
+     * ceil((bytes + 1) / longest piece) tokens. Lets a caller refuse a prompt that cannot fit a
+     * context before paying for its tokenization.
+     */
+    public long minTokens(long utf8Bytes, boolean bos) {
+        long text = utf8Bytes == 0 ? 0 : (utf8Bytes + 1 + longestPiece - 1) / longestPiece;
+        return text + (bos ? 1 : 0);
+    }
+
     /** The bytes of piece {@code id} as stored (a copy). */
     public byte[] piece(int id) {
         return pieces[id].clone();
@@ -118,12 +137,19 @@ public final class Tokenizer {
      * {@code bos}; for non-empty text the piece {@code " "} (SentencePiece's dummy prefix); each
      * UTF-8 code point as its piece, else as byte pieces {@code <0xNN>} (id NN+3); then, while
      * possible, merge the adjacent pair whose concatenation is a piece with the highest score
-     * (the leftmost pair on equal scores). Text after a NUL character is ignored, as in C.
+     * (the leftmost pair on equal scores), in O(n log n) time for n bytes.
+     *
+     * @throws IllegalArgumentException if {@code text} contains a NUL character (run.c would
+     *         silently drop everything after it, as C strings end there)
      */
     public int[] encode(String text, boolean bos) {
+        int nul = text.indexOf('\0');
+        if (nul >= 0) {
+            throw new IllegalArgumentException("the text has a NUL character at character " + nul
+                    + " (of " + text.length() + "); it would silently end the prompt");
+        }
         byte[] utf8 = text.getBytes(StandardCharsets.UTF_8);
-        int end = 0;
-        while (end < utf8.length && utf8[end] != 0) end++;
+        int end = utf8.length;
 
         int[] tokens = new int[end + 3];
         int n = 0;
@@ -151,27 +177,65 @@ public final class Tokenizer {
         return Arrays.copyOf(tokens, merge(tokens, n));
     }
 
-    /** Greedy BPE merges in place; returns the new token count. */
+    /**
+     * llama2.c's greedy BPE merges, in place; returns the new token count. run.c rescans every
+     * adjacent pair after each merge (quadratic: a 100 KB prompt took minutes); here every pair
+     * that could merge sits in a priority queue by (score descending, position ascending), so
+     * the merge chosen is the same (the best score, the leftmost on equal scores) in
+     * O(n log n). A queued pair is stale once either side has changed: it is checked when taken.
+     * As in run.c, a pair whose merged score is not above -1e10 never merges.
+     */
     private int merge(int[] tokens, int n) {
-        while (true) {
-            float bestScore = -1e10f;
-            int bestId = -1;
-            int bestIdx = -1;
-            for (int i = 0; i < n - 1; i++) {
-                Integer id = ids.get(key(pieces[tokens[i]]) + key(pieces[tokens[i + 1]]));
-                if (id != null && scores[id] > bestScore) {
-                    bestScore = scores[id];
-                    bestId = id;
-                    bestIdx = i;
-                }
-            }
-            if (bestIdx == -1) {
-                return n;
-            }
-            tokens[bestIdx] = bestId;
-            System.arraycopy(tokens, bestIdx + 2, tokens, bestIdx + 1, n - bestIdx - 2);
-            n--;
+        if (n < 2) {
+            return n;
         }
+        int[] next = new int[n];
+        int[] prev = new int[n];
+        for (int i = 0; i < n; i++) {
+            next[i] = i + 1 < n ? i + 1 : -1;
+            prev[i] = i - 1;
+        }
+        // A pair is encoded as (left position, the two token ids it was queued with, the merged id).
+        java.util.PriorityQueue<Pair> queue = new java.util.PriorityQueue<>(n, Pair.ORDER);
+        for (int i = 0; i + 1 < n; i++) {
+            offer(queue, tokens, i, i + 1);
+        }
+        while (!queue.isEmpty()) {
+            Pair p = queue.poll();
+            int right = next[p.left];
+            if (tokens[p.left] != p.leftId || right != p.right || tokens[right] != p.rightId) {
+                continue; // a side was merged away or changed since this pair was queued
+            }
+            tokens[p.left] = p.merged;
+            tokens[right] = -1;
+            int after = next[right];
+            next[p.left] = after;
+            if (after >= 0) {
+                prev[after] = p.left;
+                offer(queue, tokens, p.left, after);
+            }
+            if (prev[p.left] >= 0) {
+                offer(queue, tokens, prev[p.left], p.left);
+            }
+        }
+        int m = 0;
+        for (int i = 0; i >= 0; i = next[i]) {
+            tokens[m++] = tokens[i];
+        }
+        return m;
+    }
+
+    private void offer(java.util.PriorityQueue<Pair> queue, int[] tokens, int left, int right) {
+        Integer id = ids.get(key(pieces[tokens[left]]) + key(pieces[tokens[right]]));
+        if (id != null && scores[id] > -1e10f) {
+            queue.add(new Pair(scores[id], left, right, tokens[left], tokens[right], id));
+        }
+    }
+
+    /** A mergeable adjacent pair as it was when queued. */
+    private record Pair(float score, int left, int right, int leftId, int rightId, int merged) {
+        static final java.util.Comparator<Pair> ORDER = (a, b) -> a.score != b.score
+                ? Float.compare(b.score, a.score) : Integer.compare(a.left, b.left);
     }
 
     /**

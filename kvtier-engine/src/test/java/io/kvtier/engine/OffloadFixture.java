@@ -81,7 +81,7 @@ final class OffloadFixture implements AutoCloseable {
         this.pool = new BlockPool(engineConfig.deviceBlocks(), layout);
         this.host = new HostTier(hostChunks, blocksPerChunk * layout.bytesPerBlock(), blocksPerChunk * layout.blockSize(),
                 CachePolicy.named(policy, hostChunks), events);
-        Namespace ns = Namespace.of("fingerprint", layout);
+        Namespace ns = Namespace.of("fingerprint", layout, config.blocksPerChunk());
         ChunkCopier copier = new ChunkCopier(pool.slab(), layout.bytesPerBlock(), host.slab());
         if (diskDir == null) {
             this.transfers = new FaultInjectingTransferEngine(copier);

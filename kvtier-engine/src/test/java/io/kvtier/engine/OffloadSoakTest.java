@@ -3,35 +3,38 @@ package io.kvtier.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.offload.OffloadConfig;
+import io.kvtier.offload.OffloadStats;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * ACCEPTANCE S01: mixed requests over a few shared prefixes with aborts, preemptions, tiny device
  * and host capacities, random transfer delays, failures, reordering, corruption and cache
  * resets, on the fingerprint model. Every output equals its reference, every invariant holds
- * after every step, nothing leaks after the drain. Size: {@code -Dkvtier.soak.requests=N} per
+ * after every step, nothing leaks after the drain; one host tier is smaller than the longest
+ * requests (issue 15). Size: {@code -Dkvtier.soak.requests=N} per
  * seed (default 700, three seeds).
  */
 class OffloadSoakTest {
 
     private static final int REQUESTS = Integer.getInteger("kvtier.soak.requests", 700);
 
-    @ParameterizedTest(name = "seed {0}")
-    @ValueSource(longs = {101, 202, 303})
-    void s01_soak(long seed) {
+    /** Host tiers of 6 chunks, and one of 2: smaller than the longest requests (up to 8 blocks), whose prefixes must still be stored and hit. */
+    @ParameterizedTest(name = "seed {0}, host tier of {1} chunks")
+    @CsvSource({"101, 6", "202, 6", "303, 6", "404, 2"})
+    void s01_soak(long seed, int hostChunks) {
         try {
-            soak(seed);
+            soak(seed, hostChunks);
         } catch (AssertionError | RuntimeException e) {
             throw new AssertionError("S01 soak failed with seed " + seed + ": " + e.getMessage(), e);
         }
     }
 
-    private void soak(long seed) {
+    private void soak(long seed, int hostChunks) {
         SplittableRandom rnd = new SplittableRandom(seed);
         int blocksPerChunk = 1 + rnd.nextInt(2);
         OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk).withOffloadPromptOnly(rnd.nextBoolean());
@@ -42,7 +45,7 @@ class OffloadSoakTest {
             prefixes.add(randomTokens(rnd, 4 + rnd.nextInt(17)));
         }
         SplittableRandom faults = rnd.split();
-        try (OffloadFixture f = new OffloadFixture(ec, 6, oc, policy)) {
+        try (OffloadFixture f = new OffloadFixture(ec, hostChunks, oc, policy)) {
             f.bytesCheckEvery = 1;
             f.transfers.reorder(true);
             f.transfers.failJobs(job -> faults.nextInt(25) == 0);
@@ -86,6 +89,9 @@ class OffloadSoakTest {
             assertThat(s.externalHitTokensTotal()).as("external hits").isPositive();
             assertThat(s.loadFailures()).as("load failures").isPositive();
             assertThat(aborted).as("aborts").isPositive();
+            if (hostChunks < 6) {
+                assertThat(s.blocksNotStored()).as("prefixes longer than the host tier").containsKey(OffloadStats.LONGER_THAN_HOST);
+            }
         }
     }
 

@@ -6,8 +6,6 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -18,7 +16,6 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Arrays;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -61,9 +58,7 @@ public final class DiskStore implements AutoCloseable {
 
     private static final ReadHelper HELPER = ReadHelper.get();
 
-    /** Lock-holding stores of this JVM by namespace directory (POSIX locks are per process). */
-    private static final ConcurrentHashMap<Path, DiskStore> OWNERS = new ConcurrentHashMap<>();
-    private static final AtomicLong TEMP_SEQ = new AtomicLong();
+    static final AtomicLong TEMP_SEQ = new AtomicLong();
     static final long PID = ProcessHandle.current().pid();
     /** Tag of this process's temporary files: pid, "x", a random 32-bit hex number. */
     static final String PROCESS_TAG = PID + "x" + Integer.toHexString(new java.security.SecureRandom().nextInt());
@@ -75,13 +70,13 @@ public final class DiskStore implements AutoCloseable {
     private final AtomicIntegerArray shardReady = new AtomicIntegerArray(256);
     private final Object[] stripes = new Object[64];
     private volatile Role role = Role.READER;
-    private FileChannel lockChannel; // guarded by this
-    private FileLock lock;           // guarded by this
+    private final DirectoryLock dirLock;
     private volatile boolean closed;
 
     private DiskStore(DiskLayout layout, DiskFsync fsync) {
         this.layout = layout;
         this.fsync = fsync;
+        this.dirLock = new DirectoryLock(layout);
         for (int i = 0; i < stripes.length; i++) {
             stripes[i] = new Object();
         }
@@ -119,7 +114,8 @@ public final class DiskStore implements AutoCloseable {
     /**
      * Tries to take the namespace directory's lock if this store does not hold it (e.g. the owning
      * process has exited). A store that becomes owner does not know the files written meanwhile
-     * by the former owner: run a {@link DiskIndexScan} to adopt them.
+     * by the former owner: run a {@link DiskIndexScan} to adopt them. Why it failed:
+     * {@link #readOnlyReason()}.
      *
      * @return whether this store is now the owner
      */
@@ -127,27 +123,32 @@ public final class DiskStore implements AutoCloseable {
         if (role == Role.OWNER || closed) {
             return role == Role.OWNER;
         }
-        Path ns = layout.namespaceDir();
-        if (OWNERS.putIfAbsent(ns, this) != null) {
-            return false; // another store of this JVM owns it; never open the lock file twice in one process
+        if (dirLock.tryAcquire()) {
+            role = Role.OWNER;
         }
-        FileChannel ch = null;
-        try {
-            ch = FileChannel.open(layout.requireInside(layout.lockFile()), StandardOpenOption.CREATE,
-                    StandardOpenOption.WRITE);
-            FileLock l = ch.tryLock();
-            if (l != null) {
-                lockChannel = ch;
-                lock = l;
-                role = Role.OWNER;
-                return true;
+        return role == Role.OWNER;
+    }
+
+    /** Whether this store is the owner and its lock still guards the directory ({@link DirectoryLock#stillHeld}). */
+    private boolean stillOwner() {
+        if (role != Role.OWNER) {
+            return false;
+        }
+        synchronized (this) {
+            if (role == Role.OWNER && !closed && !dirLock.stillHeld()) {
+                role = Role.READER;
             }
-        } catch (IOException | OverlappingFileLockException e) {
-            LOG.log(System.Logger.Level.WARNING, "disk tier: cannot lock " + layout.lockFile() + "; reading only", e);
+            return role == Role.OWNER && !closed;
         }
-        closeQuietly(ch);
-        OWNERS.remove(ns, this);
-        return false;
+    }
+
+    /**
+     * Why this store only reads (one line for the user: which process holds the lock, or why the
+     * lock file cannot be created, e.g. a read-only directory); null for the owner.
+     */
+    public String readOnlyReason() {
+        return role == Role.OWNER ? null : closed ? "disk cache " + layout.namespaceDir() + " is closed"
+                : dirLock.failure();
     }
 
     /** This store's role. */
@@ -204,7 +205,7 @@ public final class DiskStore implements AutoCloseable {
             throw new IllegalArgumentException("disk write of key " + key.shortHex() + ": header says "
                     + header.payloadLength() + " payload bytes, the payload has " + payload.byteSize());
         }
-        if (!writable()) {
+        if (!writable() || !stillOwner()) {
             return new DiskWrite.Failed("disk tier " + layout.namespaceDir() + " is " + (closed ? "closed" :
                     "owned by another engine (this one only reads)") + "; chunk " + key.shortHex() + " not written");
         }
@@ -463,7 +464,7 @@ public final class DiskStore implements AutoCloseable {
      * @return whether a file was deleted
      */
     public boolean delete(BlockKey key) {
-        if (!writable()) {
+        if (!writable() || !stillOwner()) {
             return false;
         }
         Path file = layout.requireInside(layout.fileOf(key));
@@ -486,7 +487,7 @@ public final class DiskStore implements AutoCloseable {
      * @return whether it was deleted
      */
     boolean deleteIfUnchanged(Path file, BlockKey key, BasicFileAttributes judged) {
-        if (!writable()) {
+        if (!writable() || !stillOwner()) {
             return false;
         }
         Path p = layout.requireInside(file);
@@ -525,16 +526,6 @@ public final class DiskStore implements AutoCloseable {
         }
     }
 
-    private static void closeQuietly(FileChannel ch) {
-        if (ch != null) {
-            try {
-                ch.close();
-            } catch (IOException e) {
-                // nothing to do
-            }
-        }
-    }
-
     static String describe(Exception e) {
         String m = e.getMessage();
         return e.getClass().getSimpleName() + (m == null ? "" : ": " + m);
@@ -547,17 +538,7 @@ public final class DiskStore implements AutoCloseable {
             return;
         }
         closed = true;
-        if (lock != null) {
-            try {
-                lock.release();
-            } catch (IOException e) {
-                // the channel close below releases it
-            }
-            closeQuietly(lockChannel);
-            lock = null;
-            lockChannel = null;
-            OWNERS.remove(layout.namespaceDir(), this);
-        }
+        dirLock.release();
     }
 
     @Override

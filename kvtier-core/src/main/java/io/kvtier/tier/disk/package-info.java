@@ -7,8 +7,9 @@
  * io.kvtier.tier.disk.DiskLayout}); the bytes are the {@link io.kvtier.tier.ChunkHeader} (magic
  * "KVTC", format version, namespace, key, parent, token ids, payload length, payload CRC32C, header
  * CRC32C) followed by the payload, nothing else ({@link io.kvtier.tier.disk.DiskStore}). Different
- * namespaces (model, dtype, shapes, block size, format) live in different directories and never
- * read each other's files; a file found in the wrong directory fails verification anyway.
+ * namespaces (model, dtype, shapes, block size, blocks per chunk, format) live in different
+ * directories and never read each other's files; a file found in the wrong directory fails
+ * verification anyway.
  *
  * <h2>Publishing</h2>
  * A chunk is written to {@code .<key hex>.kvc.tmp-<pid>x<random>-<n>} in the key's directory, forced to
@@ -19,9 +20,12 @@
  * (or torn by a power loss with {@code --disk-fsync none}) is rejected, never used.
  *
  * <h2>Two processes on one directory: one owner, any number of readers</h2>
- * The choice: an advisory lock ({@link java.nio.channels.FileChannel#tryLock()}) on
+ * The choice: an advisory OS lock ({@link java.nio.channels.FileChannel#tryLock()}) on
  * {@code <root>/<namespace hex>/.lock}, held for the life of a {@link
- * io.kvtier.tier.disk.DiskStore}. The store holding it is the OWNER: the only one that writes,
+ * io.kvtier.tier.disk.DiskStore} ({@code DirectoryLock}); the file's existence means nothing, and
+ * the owner checks before every write and delete that the name still leads to the file it locked,
+ * so deleting or replacing {@code .lock} never makes two owners. A store that cannot own says why
+ * in one line ({@link io.kvtier.tier.disk.DiskStore#readOnlyReason()}). The store holding it is the OWNER: the only one that writes,
  * evicts (deletes) and cleans up after restarts, so its capacity accounting is the truth for the
  * directory. Any other store on the same namespace directory (another process, or a second store
  * in this JVM, which is recognized without touching the lock, because POSIX locks belong to the

@@ -1,0 +1,113 @@
+package io.kvtier.cli;
+
+import io.kvtier.model.Tokenizer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Prompts read from a file or standard input, one a line ({@code \n}, {@code \r\n} or {@code \r}
+ * ends a line). Refuses, with one line naming the file, the line and the column, what would
+ * otherwise change a prompt silently: bytes that are not UTF-8 and NUL characters (which end a
+ * C string: the prompt would be cut there). A UTF-8 byte order mark at the start of the file is
+ * an encoding mark, not text, and is dropped.
+ */
+final class PromptSource {
+
+    private PromptSource() {
+    }
+
+    /** The prompts of {@code file} ({@code -}: standard input), flag {@code flag} for messages. */
+    static List<String> read(Path file, String flag) throws IOException {
+        boolean stdin = file.toString().equals("-");
+        byte[] bytes;
+        if (stdin) {
+            try (InputStream in = System.in) {
+                bytes = in.readAllBytes();
+            }
+        } else {
+            bytes = Files.readAllBytes(Checks.inputFile(file, flag));
+        }
+        return parse(bytes, flag + " " + (stdin ? "(standard input)" : file.toString()));
+    }
+
+    /** The prompts in {@code bytes}; {@code where} (e.g. "--prompts x.txt") starts every error. */
+    static List<String> parse(byte[] bytes, String where) {
+        int start = bytes.length >= 3 && (bytes[0] & 0xFF) == 0xEF && (bytes[1] & 0xFF) == 0xBB && (bytes[2] & 0xFF) == 0xBF ? 3 : 0;
+        String text = decode(bytes, start, where);
+        List<String> lines = text.lines().toList();
+        for (int i = 0; i < lines.size(); i++) {
+            int nul = lines.get(i).indexOf('\0');
+            if (nul >= 0) {
+                throw new BadInputException(where + ": line " + (i + 1) + " has a NUL character at column " + (nul + 1)
+                        + "; it would silently end the prompt");
+            }
+        }
+        return lines;
+    }
+
+    private static String decode(byte[] bytes, int start, String where) {
+        CharsetDecoder dec = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+        ByteBuffer in = ByteBuffer.wrap(bytes, start, bytes.length - start);
+        CharBuffer out = CharBuffer.allocate(bytes.length);
+        CoderResult r = dec.decode(in, out, true);
+        if (!r.isError()) {
+            r = dec.flush(out);
+        }
+        if (r.isError()) {
+            int bad = in.position();
+            int line = 1;
+            int lineStart = start;
+            for (int i = start; i < bad; i++) {
+                if (bytes[i] == '\n' || (bytes[i] == '\r' && (i + 1 >= bytes.length || bytes[i + 1] != '\n'))) {
+                    line++;
+                    lineStart = i + 1;
+                }
+            }
+            throw new BadInputException(String.format("%s: line %d is not valid UTF-8 (byte 0x%02X at byte %d of the line)",
+                    where, line, bytes[bad] & 0xFF, bad - lineStart + 1));
+        }
+        return out.flip().toString();
+    }
+
+    /**
+     * Token ids of every prompt, BOS first. A prompt whose UTF-8 length alone proves it cannot fit
+     * {@code contextTokens} ({@link Tokenizer#minTokens}) is refused before anything is tokenized.
+     *
+     * @throws BadInputException naming the prompt (1-based) that is too long or holds a NUL
+     */
+    static List<int[]> encode(List<String> prompts, Tokenizer tok, int contextTokens) {
+        for (int i = 0; i < prompts.size(); i++) {
+            long bytes = prompts.get(i).getBytes(StandardCharsets.UTF_8).length;
+            long least = tok.minTokens(bytes, true);
+            if (least > contextTokens) {
+                throw new BadInputException("prompt " + (i + 1) + " has " + bytes + " bytes: at least " + least
+                        + " tokens, but the model's context is " + contextTokens + " tokens");
+            }
+        }
+        List<int[]> ids = new java.util.ArrayList<>(prompts.size());
+        for (int i = 0; i < prompts.size(); i++) {
+            int[] p;
+            try {
+                p = tok.encode(prompts.get(i), true);
+            } catch (IllegalArgumentException e) {
+                throw new BadInputException("prompt " + (i + 1) + ": " + e.getMessage(), e);
+            }
+            if (p.length > contextTokens) {
+                throw new BadInputException("prompt " + (i + 1) + " has " + p.length + " tokens but the model's context is "
+                        + contextTokens + " tokens");
+            }
+            ids.add(p);
+        }
+        return ids;
+    }
+}

@@ -1,0 +1,31 @@
+package io.kvtier.cli;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The real {@link Main} in a child JVM (this test run's JDK and class path), for what only a
+ * process shows: signals, exit codes, a closed standard output. Standard error goes to
+ * {@code errFile}; standard output is the process's input stream.
+ */
+final class ChildCli {
+
+    private ChildCli() {
+    }
+
+    static Process start(Path errFile, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
+                "-XX:+DisplayVMOutputToStderr",
+                "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd).redirectError(errFile.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+    }
+
+    /** What the child wrote on standard error, less the JVM's warning about the incubating Vector API. */
+    static String stderr(Path errFile) throws IOException {
+        return java.nio.file.Files.readString(errFile).replace("WARNING: Using incubator modules: jdk.incubator.vector\n", "");
+    }
+}

@@ -1,0 +1,137 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 14 item 3: the real {@code ./kvtier} launcher, copied into a scratch project whose build
+ * is a fake Maven (test resource {@code fake-maven/mvn}: slow, non-atomic, refuses to overlap).
+ * Two launchers started at once after a source change both run the new jar, built once.
+ */
+class LauncherTest {
+
+    @TempDir
+    Path project;
+
+    private Path fakeBin;
+    private Path probeJar;
+
+    @BeforeEach
+    void scratchProject() throws IOException {
+        Path launcher = projectRoot().resolve("kvtier");
+        Files.copy(launcher, project.resolve("kvtier"));
+        project.resolve("kvtier").toFile().setExecutable(true);
+        Files.writeString(project.resolve("pom.xml"), "<project/>\n");
+        Files.createDirectories(project.resolve("src"));
+        Files.writeString(project.resolve("src/Some.java"), "class Some {}\n");
+        fakeBin = Files.createDirectories(project.resolve("fake-bin"));
+        try (InputStream in = LauncherTest.class.getResourceAsStream("/fake-maven/mvn")) {
+            Files.write(fakeBin.resolve("mvn"), in.readAllBytes());
+        }
+        Files.setPosixFilePermissions(fakeBin.resolve("mvn"), PosixFilePermissions.fromString("rwxr-xr-x"));
+        probeJar = probeJar(project.resolve("probe.jar"));
+    }
+
+    /** The project's root: where the real launcher is (the tests run in kvtier-cli/). */
+    private static Path projectRoot() {
+        for (Path d = Path.of("").toAbsolutePath(); d != null; d = d.getParent()) {
+            if (Files.isRegularFile(d.resolve("kvtier")) && Files.isDirectory(d.resolve("kvtier-cli"))) {
+                return d;
+            }
+        }
+        throw new IllegalStateException("launcher ./kvtier not found above " + Path.of("").toAbsolutePath());
+    }
+
+    /** A runnable jar whose main class is {@link LauncherProbe}. */
+    private static Path probeJar(Path out) throws IOException {
+        Manifest m = new Manifest();
+        m.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+        m.getMainAttributes().put(Attributes.Name.MAIN_CLASS, LauncherProbe.class.getName());
+        String entry = LauncherProbe.class.getName().replace('.', '/') + ".class";
+        try (OutputStream f = Files.newOutputStream(out); JarOutputStream jar = new JarOutputStream(f, m);
+             InputStream cls = LauncherProbe.class.getResourceAsStream("/" + entry)) {
+            jar.putNextEntry(new JarEntry(entry));
+            cls.transferTo(jar);
+            jar.closeEntry();
+        }
+        return out;
+    }
+
+    private Process launch(String... args) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(concat(List.of(project.resolve("kvtier").toString()), List.of(args)));
+        pb.directory(project.toFile());
+        pb.environment().put("PATH", fakeBin + ":" + System.getenv("PATH"));
+        pb.environment().put("KVTIER_JAVA_HOME", System.getProperty("java.home"));
+        pb.environment().put("FAKE_MAVEN_JAR", probeJar.toString());
+        return pb.start();
+    }
+
+    private record Result(int code, String out, String err) {
+    }
+
+    private static Result finish(Process p) throws Exception {
+        byte[] out = p.getInputStream().readAllBytes();
+        byte[] err = p.getErrorStream().readAllBytes();
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
+    }
+
+    private void twoAtOnceBothRunOneBuild(String expectedReason, int buildsBefore) throws Exception {
+        Process a = launch("one");
+        Process b = launch("two");
+        Result ra = finish(a);
+        Result rb = finish(b);
+        assertThat(ra.code()).as(ra.err()).isZero();
+        assertThat(rb.code()).as(rb.err()).isZero();
+        assertThat(ra.out()).isEqualTo("probe ran one\n");
+        assertThat(rb.out()).isEqualTo("probe ran two\n");
+        assertThat(project.resolve("overlapping-builds.log")).doesNotExist();
+        assertThat(Files.readAllLines(project.resolve("builds.log"))).hasSize(buildsBefore + 1);
+        assertThat(ra.err() + rb.err()).contains("kvtier: building (" + expectedReason + ") ...");
+    }
+
+    @Test
+    void twoLaunchersOnAFreshCloneBuildOnceAndBothRun() throws Exception {
+        twoAtOnceBothRunOneBuild("first run", 0);
+    }
+
+    @Test
+    void twoLaunchersAfterASourceChangeBuildOnceAndBothRun() throws Exception {
+        Result first = finish(launch("warm"));
+        assertThat(first.code()).as(first.err()).isZero();
+        Files.setLastModifiedTime(project.resolve("src/Some.java"), FileTime.from(Instant.now()));
+        twoAtOnceBothRunOneBuild("sources changed", 1);
+        Result again = finish(launch("again"));
+        assertThat(again.err()).as("no build when nothing changed").doesNotContain("building");
+        assertThat(Files.readAllLines(project.resolve("builds.log"))).hasSize(2);
+    }
+
+    @Test
+    void theLauncherPassesOnTheProgramsExitStatusAndStandardInput() throws Exception {
+        Result r = finish(launch("x"));
+        assertThat(r.code()).isZero();
+        assertThat(r.err()).doesNotContain("WARNING: Using incubator modules");
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        return java.util.stream.Stream.concat(a.stream(), b.stream()).toList();
+    }
+}

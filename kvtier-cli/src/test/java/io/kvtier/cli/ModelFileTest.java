@@ -1,0 +1,89 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvtier.engine.ReferenceRecords;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Issue 14 item 6: a model file changed under a run does not touch it; make-model never clobbers silently. */
+class ModelFileTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aModelTruncatedAndOverwrittenUnderARunningProcessChangesNothing() throws Exception {
+        Path model = Files.copy(ReferenceRecords.model(), dir.resolve("model.bin"));
+        Path prompts = dir.resolve("p.txt");
+        Files.write(prompts, Collections.nCopies(1000, "Once upon a time"));
+        Path err = dir.resolve("err.txt");
+        Process p = ChildCli.start(err, "generate", "--model", model.toString(), "--tokenizer",
+                ReferenceRecords.tokenizer().toString(), "--prompts", prompts.toString(), "--sequential", "--max-tokens", "60",
+                "--output", "jsonl", "--threads", "1");
+        List<String> generated = new ArrayList<>();
+        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            String first = r.readLine();
+            assertThat(first).as(ChildCli.stderr(err)).isNotNull();
+            generated.add(JSON.readTree(first).get("generated_ids").toString());
+            // What `cp other.bin model.bin` does: truncate, then write other bytes in place.
+            try (FileChannel ch = FileChannel.open(model, StandardOpenOption.WRITE)) {
+                ch.truncate(0);
+                ch.write(ByteBuffer.wrap(new byte[4096]), 0);
+            }
+            for (int i = 0; i < 5; i++) {
+                String line = r.readLine();
+                assertThat(line).as("result %d after the change; stderr: %s", i + 2, ChildCli.stderr(err)).isNotNull();
+                generated.add(JSON.readTree(line).get("generated_ids").toString());
+            }
+            p.destroy(); // SIGTERM
+        }
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(ChildCli.stderr(err)).isEqualTo(143);
+        assertThat(generated).as("greedy: every result equals the first").containsOnly(generated.getFirst());
+        assertThat(ChildCli.stderr(err)).doesNotContain("SIGBUS", "fatal error");
+    }
+
+    @Test
+    void makeModelRefusesToReplaceAFileWithoutForce() throws Exception {
+        Path out = dir.resolve("m.bin");
+        String[] shape = {"--dim", "16", "--hidden-dim", "32", "--layers", "1", "--heads", "2", "--kv-heads", "2",
+            "--vocab", "32", "--seq-len", "8"};
+        CliRun first = CliRun.of(concat(new String[] {"make-model", out.toString(), "--seed", "1"}, shape));
+        assertThat(first.code()).as(first.err()).isZero();
+        byte[] original = Files.readAllBytes(out);
+
+        CliRun refused = CliRun.of(concat(new String[] {"make-model", out.toString(), "--seed", "2"}, shape));
+        assertThat(refused.code()).isEqualTo(2);
+        assertThat(refused.err()).isEqualTo("kvtier: make-model " + out + ": the file exists; give --force to replace it\n");
+        assertThat(Files.readAllBytes(out)).isEqualTo(original);
+
+        CliRun forced = CliRun.of(concat(new String[] {"make-model", out.toString(), "--seed", "2", "--force"}, shape));
+        assertThat(forced.code()).as(forced.err()).isZero();
+        assertThat(Files.readAllBytes(out)).hasSameSizeAs(original).isNotEqualTo(original);
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(f -> f.getFileName().toString()).toList()).as("no temporary file left").containsExactly("m.bin");
+        }
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] c = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, c, a.length, b.length);
+        return c;
+    }
+}

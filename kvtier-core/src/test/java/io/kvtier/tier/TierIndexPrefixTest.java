@@ -1,0 +1,71 @@
+package io.kvtier.tier;
+
+import static io.kvtier.tier.Keys.ids;
+import static io.kvtier.tier.Keys.k;
+import static io.kvtier.tier.Keys.keys;
+import static io.kvtier.tier.Keys.parents;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.tier.TierIndex.StorePlan.Accepted;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 15: the part of a chain a tier can take now ({@link TierIndex#fittingPrefix}), stores that
+ * never evict the chain's own earlier chunks ({@code keep}), and a chain's descendants.
+ */
+class TierIndexPrefixTest {
+
+    private final TierIndex tier = new TierIndex("host", 4, CachePolicy.lru(), KvEvents.buffered());
+
+    private void stored(long... ids) {
+        Accepted a = (Accepted) tier.prepareStore(keys(ids), parents(ids));
+        tier.completeStore(a.toStore(), true);
+        tier.checkInvariants();
+    }
+
+    @Test
+    void theFittingPrefixCountsFreeSlotsAndVictimsOutsideTheChainAndKeep() {
+        stored(1, 2); // another chain, evictable
+        stored(10); // the request's own first chunk, kept
+        // 1 free slot + 2 evictable outside {10}: three of the chain 11..15 fit
+        assertThat(tier.fittingPrefix(keys(11, 12, 13, 14, 15), Set.of(k(10)))).isEqualTo(3);
+        // without keep, 10 could go too
+        assertThat(tier.fittingPrefix(keys(11, 12, 13, 14, 15), Set.of())).isEqualTo(4);
+        Accepted a = (Accepted) tier.prepareStore(keys(11, 12, 13), parents(11, 12, 13), Set.of(k(10)));
+        assertThat(ids(a.evicted())).containsExactlyInAnyOrder(1L, 2L);
+        assertThat(tier.state(k(10))).isEqualTo(TierIndex.EntryState.READY);
+        tier.completeStore(a.toStore(), true);
+        tier.checkInvariants();
+    }
+
+    @Test
+    void pinnedAndStoringEntriesAreNoRoomAndPresentKeysNeedNoSlot() {
+        stored(1, 2, 3);
+        tier.prepareLoad(keys(1)); // pinned: not a victim
+        tier.prepareStore(keys(20), parents(20)); // storing: not a victim, takes the free slot
+        assertThat(tier.fittingPrefix(keys(30, 31, 32), Set.of())).isEqualTo(2); // victims 2 and 3
+        // 2 is present: no slot for it, and it stops being a victim
+        assertThat(tier.fittingPrefix(List.of(k(2), k(40), k(41)), Set.of())).isEqualTo(2);
+        assertThat(tier.fittingPrefix(keys(30), Set.of(k(2), k(3)))).isZero();
+    }
+
+    @Test
+    void aKeyBeingRemovedEndsThePrefix() {
+        stored(1, 2);
+        tier.prepareLoad(keys(2));
+        tier.remove(k(2)); // pinned: REMOVING until its load completes
+        assertThat(tier.fittingPrefix(keys(1, 2, 3), Set.of())).isEqualTo(1);
+    }
+
+    @Test
+    void descendantsFollowTheRecordedParents() {
+        stored(1, 2, 3);
+        Accepted branch = (Accepted) tier.prepareStore(List.of(k(9)), List.of(k(2))); // a second child of 2, storing
+        assertThat(ids(tier.descendantsOf(k(2)))).containsExactlyInAnyOrder(3L, 9L);
+        assertThat(ids(tier.descendantsOf(k(1)))).containsExactlyInAnyOrder(2L, 3L, 9L);
+        assertThat(tier.descendantsOf(k(3))).isEmpty();
+        tier.completeStore(branch.toStore(), true);
+    }
+}
