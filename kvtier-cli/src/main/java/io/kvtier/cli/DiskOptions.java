@@ -46,6 +46,19 @@ public final class DiskOptions {
         return dir;
     }
 
+    /**
+     * Waits up to {@code --disk-scan-wait} for the disk tier's scan of existing files (nothing to
+     * wait for without offloading), then ends the scan's progress line on a terminal.
+     */
+    public void awaitScan(io.kvtier.engine.Engine engine, boolean terminal) {
+        if (engine.offload() != null && !scanWait().isZero()) {
+            engine.offload().awaitDiskScan(scanWait());
+            if (dir() != null && terminal) {
+                System.err.println(); // end the scan's progress line
+            }
+        }
+    }
+
     /** How long to wait for the restart scan (zero: not at all). */
     public Duration scanWait() {
         if (!(scanWait >= 0) || scanWait > 86_400) {

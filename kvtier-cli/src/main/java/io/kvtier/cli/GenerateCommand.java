@@ -106,10 +106,7 @@ final class GenerateCommand implements Callable<Integer> {
         Checkpoint checkpoint = Checkpoint.load(modelPath);
         try {
             Tokenizer tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
-            if ((long) offload.blocksPerChunk() * batch.blockSize() > checkpoint.config().seqLen()) {
-                throw new BadInputException("--blocks-per-chunk " + offload.blocksPerChunk() + " x --block-size " + batch.blockSize()
-                        + " exceeds the model's context of " + checkpoint.config().seqLen() + " tokens: nothing could be stored");
-            }
+            offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());
             long t = System.nanoTime();
             List<int[]> ids = PromptSource.encode(texts, tok, checkpoint.config().seqLen());
             long tokenizeNanos = System.nanoTime() - t;
@@ -130,12 +127,7 @@ final class GenerateCommand implements Callable<Integer> {
             if (readOnly != null) {
                 System.err.println("kvtier: " + readOnly);
             }
-            if (engine.offload() != null && !disk.scanWait().isZero()) {
-                engine.offload().awaitDiskScan(disk.scanWait());
-                if (disk.dir() != null && System.console() != null && System.console().isTerminal()) {
-                    System.err.println(); // end the scan's progress line
-                }
-            }
+            disk.awaitScan(engine, System.console() != null && System.console().isTerminal());
             List<Request> requests = new ArrayList<>();
             for (int i = 0; i < ids.size(); i++) {
                 String salt = cacheSalts.isEmpty() ? null : cacheSalts.get(cacheSalts.size() == 1 ? 0 : i);

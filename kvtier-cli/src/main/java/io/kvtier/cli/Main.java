@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "kvtier", mixinStandardHelpOptions = true, version = "kvtier 0.1.0",
         description = "KV-cache offloading engine for LLM inference on the JVM.",
-        subcommands = {GenerateCommand.class, ReplayCommand.class, MakeModelCommand.class, BenchCommand.class})
+        subcommands = {GenerateCommand.class, ServeCommand.class, ReplayCommand.class, MakeModelCommand.class, BenchCommand.class})
 public final class Main implements Runnable {
 
     @CommandLine.Spec
@@ -18,7 +18,7 @@ public final class Main implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: generate, replay, make-model or bench");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: generate, serve, replay, make-model or bench");
     }
 
     public static void main(String[] args) {

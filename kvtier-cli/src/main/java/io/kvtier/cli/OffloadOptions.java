@@ -37,6 +37,19 @@ public final class OffloadOptions {
         return Checks.atLeast(blocksPerChunk, 1, "--blocks-per-chunk");
     }
 
+    /**
+     * Checks that one chunk fits the model's context ({@code contextTokens}); else nothing could
+     * ever be stored.
+     *
+     * @throws BadInputException naming both flags
+     */
+    public void checkChunkFits(int blockSize, int contextTokens) {
+        if ((long) blocksPerChunk() * blockSize > contextTokens) {
+            throw new BadInputException("--blocks-per-chunk " + blocksPerChunk() + " x --block-size " + blockSize
+                    + " exceeds the model's context of " + contextTokens + " tokens: nothing could be stored");
+        }
+    }
+
     /** Checks the values that do not depend on the model (before anything is loaded). */
     public void check(EvictionOptions eviction, DiskOptions disk) {
         setup(eviction, disk, false);

@@ -78,14 +78,52 @@ public final class Engine implements AutoCloseable {
         return offload;
     }
 
+    /** Token positions of the model's context (its longest sequence). */
+    public int maxPositions() {
+        return runner.maxPositions();
+    }
+
+    /**
+     * Checks that a request of this size can run: its prompt fits the model's context and it fits
+     * the device pool even alone. Reads only immutable settings, so any thread may call it.
+     *
+     * @throws IllegalArgumentException if not (the message says by how much)
+     */
+    public void checkFits(int promptLength, int maxTokens) {
+        int maxPos = runner.maxPositions();
+        if (promptLength > maxPos) {
+            throw new IllegalArgumentException("the prompt has " + promptLength
+                    + " tokens but the model's context is " + maxPos + " tokens");
+        }
+        // KV slots a request can need: every position but the last sampled token's.
+        long positions = Math.min((long) promptLength + maxTokens - 1, maxPos);
+        int blocks = pool.layout().blocksFor(positions);
+        if (blocks > pool.numBlocks()) {
+            throw new IllegalArgumentException(promptLength + " prompt tokens with max tokens " + maxTokens
+                    + " need up to " + positions + " token positions = "
+                    + blocks + " blocks of " + config.blockSize() + ", but the device pool has only " + pool.numBlocks()
+                    + " blocks; raise the device blocks or the block size, or lower max tokens");
+        }
+    }
+
+    /**
+     * Checks what {@link #submit} checks of a request's size, without submitting it: a caller
+     * that submits prompts one after another can refuse a bad one before running any.
+     *
+     * @throws IllegalArgumentException as {@link #checkFits(int, int)}
+     */
+    public void checkFits(Request r) {
+        checkFits(r.promptLength(), r.maxTokens());
+    }
+
     /**
      * Queues a request.
      *
      * @throws IllegalArgumentException if its prompt exceeds the model's context, or if it could
-     *         never fit in the device pool even alone (message says by how much)
+     *         never fit in the device pool even alone (see {@link #checkFits})
      */
     public void submit(Request r) {
-        checkFits(r);
+        checkFits(r.promptLength(), r.maxTokens());
         if (active.putIfAbsent(r.id(), r) != null) {
             throw new IllegalArgumentException("request id " + r.id() + " is already in the engine");
         }
@@ -93,29 +131,6 @@ public final class Engine implements AutoCloseable {
         stats.requests++;
         stats.promptTokens += r.promptLength();
         scheduler.add(r);
-    }
-
-    /**
-     * Checks what {@link #submit} checks of a request's size, without submitting it: a caller
-     * that submits prompts one after another can refuse a bad one before running any.
-     *
-     * @throws IllegalArgumentException as {@link #submit}
-     */
-    public void checkFits(Request r) {
-        int maxPos = runner.maxPositions();
-        if (r.promptLength() > maxPos) {
-            throw new IllegalArgumentException("the prompt has " + r.promptLength()
-                    + " tokens but the model's context is " + maxPos + " tokens");
-        }
-        // KV slots a request can need: every position but the last sampled token's.
-        long positions = Math.min((long) r.promptLength() + r.maxTokens() - 1, maxPos);
-        int blocks = pool.layout().blocksFor(positions);
-        if (blocks > pool.numBlocks()) {
-            throw new IllegalArgumentException(r.promptLength() + " prompt tokens with max tokens " + r.maxTokens()
-                    + " need up to " + positions + " token positions = "
-                    + blocks + " blocks of " + config.blockSize() + ", but the device pool has only " + pool.numBlocks()
-                    + " blocks; raise the device blocks or the block size, or lower max tokens");
-        }
     }
 
     /** Asks to abort a request; it finishes with {@link FinishReason#ABORT} at the next step. */
@@ -268,6 +283,16 @@ public final class Engine implements AutoCloseable {
                     scheduler.preempt(r);
                 }
             }
+        }
+    }
+
+    /**
+     * Waits up to {@code timeout} for at least one transfer to end and applies what ended (parked
+     * requests whose loads ended run at the next step). Returns at once when none is in flight.
+     */
+    public void awaitTransfers(java.time.Duration timeout) {
+        if (offload != null && offload.busy()) {
+            resume(offload.awaitAny(timeout));
         }
     }
 

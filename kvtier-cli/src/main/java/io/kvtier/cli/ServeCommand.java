@@ -1,0 +1,127 @@
+package io.kvtier.cli;
+
+import io.kvtier.engine.Engine;
+import io.kvtier.engine.EngineConfig;
+import io.kvtier.engine.LlamaRunner;
+import io.kvtier.engine.OffloadSetup;
+import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Kernels;
+import io.kvtier.model.Tokenizer;
+import io.kvtier.server.EngineLoop;
+import io.kvtier.server.LlamaModelText;
+import io.kvtier.server.OpenAiServer;
+import io.kvtier.server.ServerConfig;
+import java.io.IOException;
+import java.net.BindException;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+
+/**
+ * {@code ./kvtier serve}: the OpenAI-compatible HTTP server over the engine (docs/serving.md).
+ * Runs until SIGTERM or Ctrl-C, then stops gracefully: requests in flight may finish within
+ * {@code --shutdown-grace}, the rest are aborted, the tiers are closed.
+ */
+@Command(name = "serve", mixinStandardHelpOptions = true, defaultValueProvider = ServeCommand.Defaults.class,
+        description = "Serve the model over an OpenAI-compatible HTTP API (completions, chat, streaming).")
+final class ServeCommand implements Callable<Integer> {
+
+    @Mixin
+    ServeOptions serve;
+
+    @Mixin
+    ModelOptions model;
+
+    @Mixin
+    TokenizerOptions tokenizer;
+
+    @Mixin
+    BatchOptions batch;
+
+    @Mixin
+    EngineOptions engineOptions;
+
+    @Mixin
+    ThreadsOptions threads;
+
+    @Mixin
+    OffloadOptions offload;
+
+    @Mixin
+    EvictionOptions eviction;
+
+    @Mixin
+    DiskOptions disk;
+
+    static final class Defaults extends FlagDefaults {
+        Defaults() {
+            super(java.util.Map.of("--block-size", "16", "--max-batch-tokens", "512",
+                    "--max-running", String.valueOf(EngineConfig.DEFAULT_MAX_RUNNING)));
+        }
+    }
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+        ServerConfig config = serve.config();
+        batch.blockSize();
+        batch.maxBatchTokens();
+        batch.maxRunning();
+        engineOptions.check();
+        threads.threads();
+        boolean terminal = System.console() != null && System.console().isTerminal();
+        OffloadSetup offloadSetup = offload.setup(eviction, disk, terminal);
+        Path modelPath = model.model();
+        String name = serve.modelName(modelPath);
+        Path tokPath = tokenizer.tokenizer();
+        Checkpoint checkpoint = Checkpoint.load(modelPath);
+        Tokenizer tok;
+        try {
+            tok = Tokenizer.load(tokPath, checkpoint.config().vocabSize());
+            offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());
+        } catch (RuntimeException e) {
+            checkpoint.close();
+            throw e;
+        }
+        Engine engine = LlamaRunner.engine(checkpoint, engineOptions.config(checkpoint, batch, Tokenizer.BOS), Kernels.best(),
+                threads.threads(), offloadSetup);
+        disk.awaitScan(engine, terminal);
+        EngineLoop loop = new EngineLoop(engine, serve.maxWaiting()).start();
+        OpenAiServer server = new OpenAiServer(config, loop, new LlamaModelText(name, tok));
+        try {
+            server.start();
+        } catch (BindException e) {
+            loop.shutdown(java.time.Duration.ZERO);
+            throw new BadInputException("cannot listen on " + config.host() + ":" + config.port() + ": " + e.getMessage());
+        }
+        return runUntilStopped(server, config);
+    }
+
+    /** Blocks until SIGTERM/Ctrl-C (exit by the JVM's hook) or until the engine thread dies (exit 1: a bug). */
+    private static int runUntilStopped(OpenAiServer server, ServerConfig config) throws InterruptedException {
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            System.err.println("kvtier: stopping: requests in flight may finish for " + config.shutdownGrace().toMillis() / 1000.0 + " s");
+            server.stop();
+            System.err.println("kvtier: stopped");
+            stopped.countDown();
+        }, "kvtier-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        System.err.println("kvtier: serving " + server.model().modelName() + " on http://" + config.host() + ":" + server.port()
+                + "/v1 (SIGTERM or Ctrl-C stops)");
+        while (server.loop().alive()) {
+            if (stopped.await(500, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                return 0;
+            }
+        }
+        if (stopped.getCount() > 0 && server.loop().deathCause() != null) {
+            Runtime.getRuntime().removeShutdownHook(hook);
+            server.stop();
+            System.err.println("kvtier: the engine thread failed (a bug): " + server.loop().deathCause());
+            return 1;
+        }
+        stopped.await();
+        return 0;
+    }
+}

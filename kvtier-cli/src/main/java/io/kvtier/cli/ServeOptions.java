@@ -1,0 +1,112 @@
+package io.kvtier.cli;
+
+import io.kvtier.server.ServerConfig;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import picocli.CommandLine.Option;
+
+/**
+ * The HTTP side of {@code serve}: where it listens, the API key and its sources, the request
+ * limits and the shutdown grace. {@link #config()} checks them all (one line, exit 2).
+ */
+public final class ServeOptions {
+
+    @Option(names = "--host", defaultValue = ServerConfig.DEFAULT_HOST, paramLabel = "ADDR",
+            description = "address to listen on (default ${DEFAULT-VALUE}: this machine only; 0.0.0.0 for every interface)")
+    String host;
+
+    @Option(names = "--port", defaultValue = "8000", paramLabel = "N", description = "TCP port (default ${DEFAULT-VALUE}; 0 picks a free one)")
+    int port;
+
+    @Option(names = "--api-key", paramLabel = "KEY",
+            description = "require 'Authorization: Bearer KEY' on /v1/* and the cache routes (visible in the process list: prefer --api-key-file or --api-key-env)")
+    String apiKey;
+
+    @Option(names = "--api-key-file", paramLabel = "FILE", description = "read the API key from FILE (surrounding whitespace dropped)")
+    Path apiKeyFile;
+
+    @Option(names = "--api-key-env", paramLabel = "VAR", description = "read the API key from the environment variable VAR")
+    String apiKeyEnv;
+
+    @Option(names = "--served-model-name", paramLabel = "NAME",
+            description = "the model's name in the API (default: the checkpoint's file name without its extension)")
+    String servedModelName;
+
+    @Option(names = "--max-waiting", defaultValue = "256", paramLabel = "N",
+            description = "most requests waiting for admission; beyond it a request gets 429 with Retry-After (default ${DEFAULT-VALUE})")
+    int maxWaiting;
+
+    @Option(names = "--max-body-bytes", defaultValue = "1M", paramLabel = "SIZE",
+            description = "largest request body; a larger one gets 413 unread (default ${DEFAULT-VALUE})")
+    String maxBodyBytes;
+
+    @Option(names = "--shutdown-grace", defaultValue = "10", paramLabel = "SECONDS",
+            description = "on SIGTERM, how long requests in flight may finish before they are aborted (default ${DEFAULT-VALUE})")
+    double shutdownGrace;
+
+    /**
+     * The server's settings.
+     *
+     * @throws BadInputException naming the flag of a bad value, or of more than one key source
+     */
+    public ServerConfig config() {
+        if (port < 0 || port > 65535) {
+            throw new BadInputException("--port must be in 0..65535, got " + port);
+        }
+        if (host.isBlank()) {
+            throw new BadInputException("--host: empty address");
+        }
+        Checks.atLeast(maxWaiting, 1, "--max-waiting");
+        long body = Checks.atLeast(Sizes.parseBytes(maxBodyBytes, "--max-body-bytes"), 1, "--max-body-bytes");
+        if (!(shutdownGrace >= 0) || shutdownGrace > 86_400) {
+            throw new BadInputException("--shutdown-grace must be in 0..86400 seconds, got " + shutdownGrace);
+        }
+        return new ServerConfig(host, port, key(), body, Duration.ofMillis((long) (shutdownGrace * 1000)), null);
+    }
+
+    public int maxWaiting() {
+        return maxWaiting;
+    }
+
+    /** The served name: {@code --served-model-name}, else the checkpoint's file name less its extension. */
+    public String modelName(Path checkpoint) {
+        if (servedModelName != null) {
+            if (servedModelName.isBlank()) {
+                throw new BadInputException("--served-model-name: empty name");
+            }
+            return servedModelName;
+        }
+        String file = checkpoint.getFileName().toString();
+        int dot = file.lastIndexOf('.');
+        return dot > 0 ? file.substring(0, dot) : file;
+    }
+
+    private String key() {
+        int sources = (apiKey != null ? 1 : 0) + (apiKeyFile != null ? 1 : 0) + (apiKeyEnv != null ? 1 : 0);
+        if (sources > 1) {
+            throw new BadInputException("give one of --api-key, --api-key-file, --api-key-env");
+        }
+        String key = apiKey;
+        if (apiKeyFile != null) {
+            try {
+                key = Files.readString(Checks.inputFile(apiKeyFile, "--api-key-file"), StandardCharsets.UTF_8).strip();
+            } catch (IOException e) {
+                throw new BadInputException("--api-key-file " + apiKeyFile + ": cannot read (" + e.getMessage() + ")");
+            }
+        } else if (apiKeyEnv != null) {
+            key = System.getenv(apiKeyEnv);
+            if (key == null) {
+                throw new BadInputException("--api-key-env " + apiKeyEnv + ": the variable is not set");
+            }
+            key = key.strip();
+        }
+        if (key != null && key.isEmpty()) {
+            throw new BadInputException("the API key is empty (" + (apiKeyFile != null ? "--api-key-file " + apiKeyFile
+                    : apiKeyEnv != null ? "--api-key-env " + apiKeyEnv : "--api-key") + ")");
+        }
+        return key;
+    }
+}

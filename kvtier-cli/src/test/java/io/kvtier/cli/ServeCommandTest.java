@@ -1,0 +1,128 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code ./kvtier serve} as users run it: bad flags exit 2 with one line; a real process (started
+ * with this test's class path) serves, reads its key from a file, and on SIGTERM lets a stream in
+ * flight finish within the grace, or aborts it with an {@code event: error} when the grace is 0.
+ */
+class ServeCommandTest {
+
+    @Test
+    void badServeFlagsExit2WithOneLine() {
+        for (String[] args : List.of(
+                new String[] {"serve", "--port", "70000"},
+                new String[] {"serve", "--api-key", "a", "--api-key-env", "HOME"},
+                new String[] {"serve", "--api-key-env", "KVTIER_TEST_NO_SUCH_VARIABLE"},
+                new String[] {"serve", "--api-key-file", "/no/such/file"},
+                new String[] {"serve", "--max-waiting", "0"},
+                new String[] {"serve", "--max-body-bytes", "lots"},
+                new String[] {"serve", "--shutdown-grace", "-1"})) {
+            CliRun r = CliRun.of(args);
+            assertThat(r.code()).as(String.join(" ", args) + ": " + r.err()).isEqualTo(2);
+            assertThat(r.err().strip().lines().count()).as(r.err()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void sigtermLetsAStreamInFlightFinishWithinTheGrace(@TempDir Path dir) throws Exception {
+        SseRun run = streamThenSigterm(dir, "30", List.of());
+        assertThat(run.lines).as(String.join("\n", run.lines)).anyMatch(l -> l.contains("\"finish_reason\":\""));
+        assertThat(run.lines.getLast()).isEqualTo("data: [DONE]");
+        assertThat(run.stderr).contains("kvtier: stopping").contains("kvtier: stopped");
+    }
+
+    @Test
+    void sigtermWithoutGraceAbortsTheStreamWithAnErrorEvent(@TempDir Path dir) throws Exception {
+        // A random model slow enough that 400 tokens are still being generated when the signal comes.
+        Path slow = dir.resolve("slow.bin");
+        CliRun made = CliRun.of("make-model", slow.toString(), "--dim", "512", "--hidden-dim", "1536", "--layers", "8",
+                "--heads", "8", "--kv-heads", "8", "--vocab", "512", "--seq-len", "1024");
+        assertThat(made.code()).as(made.err()).isZero();
+        SseRun run = streamThenSigterm(dir, "0", List.of("--model", slow.toString()));
+        assertThat(run.lines).as(String.join("\n", run.lines)).contains("event: error");
+        assertThat(String.join("\n", run.lines)).contains("shutting down").doesNotContain("[DONE]");
+        assertThat(run.stderr).contains("kvtier: stopped");
+    }
+
+    private record SseRun(List<String> lines, String stderr) {
+    }
+
+    /** Starts a server process, begins a long greedy stream, sends SIGTERM, and returns what the client saw. */
+    private static SseRun streamThenSigterm(Path dir, String grace, List<String> extra) throws Exception {
+        Path keyFile = Files.writeString(dir.resolve("key"), "  file-key\n");
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        List<String> cmd = new ArrayList<>(List.of(java.toString(), "--add-modules", "jdk.incubator.vector",
+                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), Main.class.getName(), "serve",
+                "--port", "0", "--threads", "1", "--host-cache-bytes", "4M", "--api-key-file", keyFile.toString(),
+                "--shutdown-grace", grace));
+        cmd.addAll(extra);
+        Path stderrFile = dir.resolve("stderr.txt");
+        Process p = new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(stderrFile.toFile()).start();
+        try {
+            int port = -1;
+            Pattern serving = Pattern.compile("kvtier: serving \\S+ on http://127\\.0\\.0\\.1:(\\d+)/v1");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (port < 0 && p.isAlive() && System.nanoTime() < deadline) {
+                Matcher m = serving.matcher(Files.readString(stderrFile));
+                if (m.find()) {
+                    port = Integer.parseInt(m.group(1));
+                } else {
+                    Thread.sleep(50);
+                }
+            }
+            assertThat(port).as("the server's start line; stderr:\n" + Files.readString(stderrFile)).isPositive();
+            CountDownLatch firstToken = new CountDownLatch(1);
+            List<String> lines = new ArrayList<>();
+            String body = "{\"prompt\": \"\", \"max_tokens\": 400, \"temperature\": 0, \"stream\": true}";
+            HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/completions"))
+                    .header("Authorization", "Bearer file-key").POST(HttpRequest.BodyPublishers.ofString(body)).build();
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            CompletableFuture<Void> client = new CompletableFuture<>();
+            Thread.ofVirtual().start(() -> {
+                try {
+                    HttpResponse<java.util.stream.Stream<String>> r = http.send(req, HttpResponse.BodyHandlers.ofLines());
+                    r.body().forEach(l -> {
+                        if (!l.isEmpty()) {
+                            lines.add(l);
+                        }
+                        if (l.startsWith("data: {")) {
+                            firstToken.countDown();
+                        }
+                    });
+                } catch (IOException | InterruptedException e) {
+                    lines.add("client failed: " + e);
+                } finally {
+                    firstToken.countDown();
+                    client.complete(null);
+                }
+            });
+            assertThat(firstToken.await(120, TimeUnit.SECONDS)).as("first token").isTrue();
+            p.destroy(); // SIGTERM
+            client.get(120, TimeUnit.SECONDS);
+            assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("the server exits after SIGTERM").isTrue();
+            return new SseRun(lines, Files.readString(stderrFile));
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+}

@@ -1,0 +1,263 @@
+package io.kvtier.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.kvtier.engine.SamplingParams;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Turns the JSON body of {@code /v1/completions} and {@code /v1/chat/completions} into
+ * {@link CompletionParams}, or a 400 naming the parameter. Unknown fields are ignored; a known
+ * field of the wrong type or out of range is an error (never silently replaced by a default).
+ */
+final class RequestParser {
+
+    /** OpenAI's limit on stop sequences. */
+    static final int MAX_STOP = 4;
+
+    private final ModelText model;
+    private final int maxPositions;
+
+    RequestParser(ModelText model, int maxPositions) {
+        this.model = model;
+        this.maxPositions = maxPositions;
+    }
+
+    CompletionParams parse(JsonNode body, boolean chat) throws ApiError {
+        checkModel(body);
+        int n = optInt(body, "n", 1, 1, Integer.MAX_VALUE);
+        if (n != 1) {
+            throw ApiError.badRequest("n must be 1: kvtier returns one choice per request, got " + n, "n");
+        }
+        int[] prompt = chat ? encode(renderChat(body.get("messages")), "messages") : prompt(body.get("prompt"));
+        if (prompt.length > maxPositions) {
+            throw tooLong(prompt.length);
+        }
+        int room = maxPositions - prompt.length + 1; // the last token sampled needs no KV slot
+        String maxField = chat && body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+        int maxTokens = Math.min(optInt(body, maxField, room, 1, Integer.MAX_VALUE), room);
+        float temperature = (float) optDouble(body, "temperature", 1.0, 0.0, 2.0);
+        float topP = (float) optDouble(body, "top_p", 1.0, Double.MIN_VALUE, 1.0);
+        long seed = optLong(body, "seed", 0L);
+        boolean stream = optBool(body, "stream", false);
+        boolean includeUsage = false;
+        JsonNode so = body.get("stream_options");
+        if (so != null && !so.isNull()) {
+            if (!so.isObject()) {
+                throw ApiError.badRequest("stream_options must be an object", "stream_options");
+            }
+            includeUsage = optBool(so, "include_usage", false);
+        }
+        return new CompletionParams(chat, prompt, maxTokens, new SamplingParams(temperature, topP, seed), stop(body.get("stop")),
+                stream, includeUsage, optString(body, "user"), optString(body, "cache_salt"),
+                optBool(body, "return_token_ids", false));
+    }
+
+    /** The token ids of a {@code /tokenize} body: {@code prompt} or {@code messages}. */
+    int[] tokenize(JsonNode body) throws ApiError {
+        checkModel(body);
+        return body.has("messages") ? encode(renderChat(body.get("messages")), "messages") : prompt(body.get("prompt"));
+    }
+
+    private void checkModel(JsonNode body) throws ApiError {
+        JsonNode m = body.get("model");
+        if (m != null && !m.isNull()) {
+            if (!m.isTextual()) {
+                throw ApiError.badRequest("model must be a string", "model");
+            }
+            if (!m.asText().equals(model.modelName())) {
+                throw ApiError.notFound("the model '" + m.asText() + "' does not exist; this server serves '"
+                        + model.modelName() + "'", "model_not_found");
+            }
+        }
+    }
+
+    private ApiError tooLong(int tokens) {
+        return ApiError.contextLength("This model's maximum context length is " + maxPositions
+                + " tokens. However, your prompt has " + tokens + " tokens. Please reduce the length of the prompt.");
+    }
+
+    private int[] prompt(JsonNode p) throws ApiError {
+        if (p == null || p.isNull()) {
+            throw ApiError.badRequest("prompt is required: a string or an array of token ids", "prompt");
+        }
+        if (p.isTextual()) {
+            return encode(p.asText(), "prompt");
+        }
+        if (!p.isArray()) {
+            throw ApiError.badRequest("prompt must be a string or an array of token ids", "prompt");
+        }
+        if (p.isEmpty()) {
+            throw ApiError.badRequest("prompt is an empty array", "prompt");
+        }
+        if (p.get(0).isTextual() || p.get(0).isArray()) {
+            if (p.size() != 1) {
+                throw ApiError.badRequest("a batch of " + p.size() + " prompts is not supported: send one prompt per request", "prompt");
+            }
+            return prompt(p.get(0));
+        }
+        if (p.size() > maxPositions) {
+            throw tooLong(p.size());
+        }
+        return tokenIds(p, "prompt");
+    }
+
+    /**
+     * An array of token ids, each in 0 .. vocabSize-1.
+     *
+     * @throws ApiError 400 naming the first bad element
+     */
+    int[] tokenIds(JsonNode array, String param) throws ApiError {
+        int[] ids = new int[array.size()];
+        for (int i = 0; i < ids.length; i++) {
+            JsonNode t = array.get(i);
+            if (!t.isIntegralNumber() || !t.canConvertToInt() || t.asInt() < 0 || t.asInt() >= model.vocabSize()) {
+                throw ApiError.badRequest(param + "[" + i + "] must be a token id in 0.." + (model.vocabSize() - 1)
+                        + ", got " + t, param);
+            }
+            ids[i] = t.asInt();
+        }
+        return ids;
+    }
+
+    /** Encodes text; text that must exceed the context is refused before the (quadratic) encoder sees it. */
+    int[] encode(String text, String param) throws ApiError {
+        long bytes = text.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > (long) maxPositions * model.maxBytesPerToken()) {
+            throw ApiError.contextLength("This model's maximum context length is " + maxPositions + " tokens. However, your "
+                    + param + " has " + bytes + " bytes, more than that many tokens can hold. Please reduce the length.");
+        }
+        int[] ids = model.encode(text);
+        if (ids.length > maxPositions) {
+            throw tooLong(ids.length);
+        }
+        return ids;
+    }
+
+    private String renderChat(JsonNode messages) throws ApiError {
+        if (messages == null || !messages.isArray() || messages.isEmpty()) {
+            throw ApiError.badRequest("messages must be a non-empty array of {role, content}", "messages");
+        }
+        List<ChatTemplate.Message> list = new ArrayList<>();
+        for (int i = 0; i < messages.size(); i++) {
+            JsonNode m = messages.get(i);
+            String where = "messages[" + i + "]";
+            if (!m.isObject() || !m.path("role").isTextual()) {
+                throw ApiError.badRequest(where + " must be an object with a string role", "messages");
+            }
+            list.add(new ChatTemplate.Message(m.get("role").asText(), content(m.get("content"), where)));
+        }
+        try {
+            return model.chatTemplate().render(list);
+        } catch (IllegalArgumentException e) {
+            throw ApiError.badRequest("the chat template cannot render these messages: " + e.getMessage(), "messages");
+        }
+    }
+
+    /** A message's text: a string, null (empty), or an array of {@code {"type": "text", "text"}} parts. */
+    private static String content(JsonNode c, String where) throws ApiError {
+        if (c == null || c.isNull()) {
+            return "";
+        }
+        if (c.isTextual()) {
+            return c.asText();
+        }
+        if (!c.isArray()) {
+            throw ApiError.badRequest(where + ".content must be a string or an array of text parts", "messages");
+        }
+        StringBuilder sb = new StringBuilder();
+        for (JsonNode part : c) {
+            if (!part.isObject() || !"text".equals(part.path("type").asText()) || !part.path("text").isTextual()) {
+                throw ApiError.badRequest(where + ".content: only {\"type\": \"text\", \"text\": ...} parts are supported", "messages");
+            }
+            sb.append(part.get("text").asText());
+        }
+        return sb.toString();
+    }
+
+    private static List<String> stop(JsonNode s) throws ApiError {
+        if (s == null || s.isNull()) {
+            return List.of();
+        }
+        List<String> out = new ArrayList<>();
+        if (s.isTextual()) {
+            out.add(s.asText());
+        } else if (s.isArray()) {
+            for (JsonNode e : s) {
+                if (!e.isTextual()) {
+                    throw ApiError.badRequest("stop must be a string or an array of strings", "stop");
+                }
+                out.add(e.asText());
+            }
+        } else {
+            throw ApiError.badRequest("stop must be a string or an array of strings", "stop");
+        }
+        if (out.size() > MAX_STOP) {
+            throw ApiError.badRequest("at most " + MAX_STOP + " stop sequences, got " + out.size(), "stop");
+        }
+        if (out.stream().anyMatch(String::isEmpty)) {
+            throw ApiError.badRequest("a stop sequence must not be empty", "stop");
+        }
+        return List.copyOf(out);
+    }
+
+    private static int optInt(JsonNode body, String field, int dflt, int min, int max) throws ApiError {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+            throw ApiError.badRequest(field + " must be an integer in " + min + ".." + max + ", got " + v, field);
+        }
+        if (v.asInt() < min || v.asInt() > max) {
+            throw ApiError.badRequest(field + " must be in " + min + ".." + max + ", got " + v.asInt(), field);
+        }
+        return v.asInt();
+    }
+
+    private static long optLong(JsonNode body, String field, long dflt) throws ApiError {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw ApiError.badRequest(field + " must be a 64-bit integer, got " + v, field);
+        }
+        return v.asLong();
+    }
+
+    private static double optDouble(JsonNode body, String field, double dflt, double min, double max) throws ApiError {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isNumber() || !(v.asDouble() >= min && v.asDouble() <= max)) {
+            throw ApiError.badRequest(field + " must be a number in " + (min == Double.MIN_VALUE ? "(0" : "[" + min)
+                    + ", " + max + "], got " + v, field);
+        }
+        return v.asDouble();
+    }
+
+    private static boolean optBool(JsonNode body, String field, boolean dflt) throws ApiError {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isBoolean()) {
+            throw ApiError.badRequest(field + " must be true or false, got " + v, field);
+        }
+        return v.asBoolean();
+    }
+
+    private static String optString(JsonNode body, String field) throws ApiError {
+        JsonNode v = body.get(field);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (!v.isTextual()) {
+            throw ApiError.badRequest(field + " must be a string, got " + v, field);
+        }
+        return v.asText();
+    }
+}

@@ -1,0 +1,184 @@
+package io.kvtier.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every route's shape, the API key, stop strings through HTTP (whole and streamed), the streaming
+ * framing, cached tokens and cache salts, 429 when the waiting queue is full, 503 from a dead engine.
+ */
+class RoutesTest {
+
+    private static final String KEY = "routes-key";
+    private static ServerFixture f;
+
+    @BeforeAll
+    static void start() {
+        f = new ServerFixture(128, 8L << 20, ServerConfig.loopback(0).withApiKey(KEY), 1);
+    }
+
+    @AfterAll
+    static void stop() {
+        f.assertQuiescent();
+        f.close();
+    }
+
+    private static HttpResponse<String> post(String path, String body) {
+        return f.send(HttpRequest.newBuilder(URI.create(f.base() + path)).header("Authorization", "Bearer " + KEY)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build());
+    }
+
+    private static HttpResponse<String> get(String path) {
+        return f.send(HttpRequest.newBuilder(URI.create(f.base() + path)).header("Authorization", "Bearer " + KEY).GET().build());
+    }
+
+    private static SseStream stream(String path, String body) throws Exception {
+        HttpResponse<java.util.stream.Stream<String>> r = f.http.send(HttpRequest.newBuilder(URI.create(f.base() + path))
+                .header("Authorization", "Bearer " + KEY).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofLines());
+        assertThat(r.statusCode()).isEqualTo(200);
+        return SseStream.parse(r.body().toList());
+    }
+
+    @Test
+    void theKeyGuardsTheApiButNotTheProbes() {
+        HttpResponse<String> none = f.get("/v1/models");
+        assertThat(none.statusCode()).isEqualTo(401);
+        assertThat(ServerFixture.json(none.body()).path("error").path("code").asText()).isEqualTo("invalid_api_key");
+        assertThat(none.headers().firstValue("x-should-retry")).hasValue("false");
+        assertThat(f.send(HttpRequest.newBuilder(URI.create(f.base() + "/tokenize")).header("Authorization", "Bearer nope")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"prompt\": \"a\"}")).build()).statusCode()).isEqualTo(401);
+        assertThat(f.get("/health").statusCode()).isEqualTo(200);
+        assertThat(ServerFixture.json(f.get("/version").body()).get("version").asText()).isEqualTo(OpenAiServer.VERSION);
+        assertThat(f.get("/metrics").statusCode()).isEqualTo(404); // reserved: served once a metrics handler is set
+    }
+
+    @Test
+    void modelsTokenizeAndDetokenize() {
+        JsonNode models = ServerFixture.json(get("/v1/models").body());
+        assertThat(models.get("object").asText()).isEqualTo("list");
+        assertThat(models.get("data").get(0).get("id").asText()).isEqualTo(ServerFixture.MODEL);
+        assertThat(models.get("data").get(0).get("max_model_len").asInt()).isEqualTo(512);
+        assertThat(get("/v1/models/" + ServerFixture.MODEL).statusCode()).isEqualTo(200);
+        assertThat(get("/v1/models/other").statusCode()).isEqualTo(404);
+        JsonNode tok = ServerFixture.json(post("/tokenize", "{\"prompt\": \"Once upon a time\"}").body());
+        int[] want = f.tokenizer.encode("Once upon a time", true);
+        assertThat(tok.get("count").asInt()).isEqualTo(want.length);
+        assertThat(Json.MAPPER.convertValue(tok.get("tokens"), int[].class)).containsExactly(want);
+        JsonNode chatTok = ServerFixture.json(post("/tokenize", "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}").body());
+        assertThat(Json.MAPPER.convertValue(chatTok.get("tokens"), int[].class))
+                .containsExactly(f.tokenizer.encode("User: Hi\n\nAssistant:", true));
+        JsonNode detok = ServerFixture.json(post("/detokenize", "{\"tokens\": " + java.util.Arrays.toString(want) + "}").body());
+        assertThat(detok.get("prompt").asText()).isEqualTo("Once upon a time");
+        assertThat(post("/detokenize", "{\"tokens\": [1, -4]}").statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void stopStringsAreCutTheSameWayWholeAndStreamed() throws Exception {
+        String base = "{\"prompt\": \"Once upon a time\", \"max_tokens\": 60, \"temperature\": 0";
+        JsonNode plain = ServerFixture.json(post("/v1/completions", base + "}").body());
+        String full = plain.get("choices").get(0).get("text").asText();
+        // A stop string that starts inside one token and ends in another.
+        assertThat(full.length()).isGreaterThan(20);
+        String stop = full.substring(full.length() / 2 - 1, full.length() / 2 + 4);
+        String want = full.substring(0, full.indexOf(stop));
+        com.fasterxml.jackson.databind.node.ObjectNode req = (com.fasterxml.jackson.databind.node.ObjectNode) ServerFixture.json(base + "}");
+        req.putArray("stop").add(stop);
+        req.putObject("stream_options").put("include_usage", true);
+        String body = req.toString();
+        body = body.substring(0, body.length() - 1);
+        JsonNode whole = ServerFixture.json(post("/v1/completions", body + "}").body());
+        assertThat(whole.get("choices").get(0).get("text").asText()).isEqualTo(want);
+        assertThat(whole.get("choices").get(0).get("finish_reason").asText()).isEqualTo("stop");
+        SseStream s = stream("/v1/completions", body + ", \"stream\": true}");
+        assertThat(s.text()).isEqualTo(want);
+        assertThat(s.finishReason()).isEqualTo("stop");
+        assertThat(s.usage().get("completion_tokens").asInt())
+                .isEqualTo(whole.get("usage").get("completion_tokens").asInt())
+                .isLessThan(plain.get("usage").get("completion_tokens").asInt());
+    }
+
+    @Test
+    void chatStreamFraming() throws Exception {
+        String body = "{\"messages\": [{\"role\": \"user\", \"content\": \"Tell me a story.\"}], \"max_tokens\": 10, \"temperature\": 0, \"stream\": true";
+        SseStream s = stream("/v1/chat/completions", body + ", \"stream_options\": {\"include_usage\": true}}");
+        assertThat(s.done()).isTrue();
+        assertThat(s.chunks().getFirst().get("choices").get(0).get("delta").get("role").asText()).isEqualTo("assistant");
+        List<JsonNode> withChoices = s.chunks().stream().filter(c -> !c.get("choices").isEmpty()).toList();
+        for (JsonNode c : withChoices.subList(0, withChoices.size() - 1)) {
+            assertThat(c.get("choices").get(0).get("finish_reason").isNull()).isTrue();
+            assertThat(c.get("object").asText()).isEqualTo("chat.completion.chunk");
+        }
+        assertThat(withChoices.getLast().get("choices").get(0).get("finish_reason").asText()).isEqualTo("length");
+        assertThat(s.usage().get("completion_tokens").asInt()).isEqualTo(10);
+        assertThat(s.chunks().getLast().get("choices")).isEmpty();
+        SseStream noUsage = stream("/v1/chat/completions", body + "}");
+        assertThat(noUsage.usage()).isNull();
+        assertThat(noUsage.text()).isEqualTo(s.text());
+        assertThat(noUsage.done()).isTrue();
+    }
+
+    @Test
+    void cachedTokensCountDeviceHitsAndCacheSaltsSeparateTenants() {
+        String prompt = "Lily had a red ball. She liked to play with it in the park every day with her friends.";
+        String a = "{\"prompt\": \"" + prompt + "\", \"max_tokens\": 2, \"cache_salt\": \"tenant-a\"}";
+        String b = "{\"prompt\": \"" + prompt + "\", \"max_tokens\": 2, \"cache_salt\": \"tenant-b\"}";
+        JsonNode first = ServerFixture.json(post("/v1/completions", a).body()).get("usage");
+        JsonNode again = ServerFixture.json(post("/v1/completions", a).body()).get("usage");
+        JsonNode other = ServerFixture.json(post("/v1/completions", b).body()).get("usage");
+        int promptTokens = first.get("prompt_tokens").asInt();
+        assertThat(first.get("prompt_tokens_details").get("cached_tokens").asInt()).isZero();
+        assertThat(again.get("prompt_tokens_details").get("cached_tokens").asInt()).isEqualTo((promptTokens - 1) / 16 * 16);
+        assertThat(other.get("prompt_tokens_details").get("cached_tokens").asInt()).as("another tenant's salt").isZero();
+    }
+
+    @Test
+    void aFullWaitingQueueAnswers429WithRetryAfter() throws Exception {
+        CountDownLatch hold = new CountDownLatch(1);
+        f.loop.call(e -> {
+            try {
+                hold.await(); // the engine takes no request until released: the first one waits
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        });
+        CompletableFuture<HttpResponse<String>> first = CompletableFuture.supplyAsync(
+                () -> post("/v1/completions", "{\"prompt\": \"a\", \"max_tokens\": 2}"));
+        while (f.loop.waitingCount() < 1) {
+            Thread.sleep(1);
+        }
+        HttpResponse<String> second = post("/v1/completions", "{\"prompt\": \"b\", \"max_tokens\": 2}");
+        hold.countDown();
+        assertThat(second.statusCode()).isEqualTo(429);
+        assertThat(second.headers().firstValue("Retry-After")).hasValue("1");
+        assertThat(second.headers().firstValue("x-should-retry")).isEmpty();
+        assertThat(first.get().statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aDeadEngineMakesHealth503AndRequestsFailCleanly() {
+        try (ServerFixture dying = new ServerFixture(64, 0, ServerConfig.loopback(0))) {
+            dying.killOnNextStep.set(true);
+            HttpResponse<String> r = dying.post("/v1/completions", "{\"prompt\": \"a\", \"max_tokens\": 5}");
+            assertThat(r.statusCode()).isEqualTo(500);
+            assertThat(ServerFixture.json(r.body()).path("error").path("message").asText()).contains("test: engine killed");
+            while (dying.loop.alive()) {
+                ServerFixture.sleep(5);
+            }
+            assertThat(dying.get("/health").statusCode()).isEqualTo(503);
+            HttpResponse<String> after = dying.post("/v1/completions", "{\"prompt\": \"a\", \"max_tokens\": 5}");
+            assertThat(after.statusCode()).isEqualTo(503);
+        }
+    }
+}
