@@ -3,11 +3,11 @@ package io.kvtier.cli;
 import io.kvtier.replay.Policy;
 import picocli.CommandLine.Option;
 
-/** {@code --eviction lru|arc|lru-admit2}: the host tier's eviction (and admission) policy, in the engine and in replay. */
+/** {@code --eviction lru|arc|lru-admit2|lhd}: the host tier's eviction (and admission) policy, in the engine and in replay. */
 public final class EvictionOptions {
 
-    @Option(names = "--eviction", defaultValue = "lru", paramLabel = "lru|arc|lru-admit2",
-            description = "host tier eviction policy: lru (default), arc, or lru-admit2 (LRU admitting a chunk from its second use)")
+    @Option(names = "--eviction", defaultValue = "lru", paramLabel = "lru|arc|lru-admit2|lhd",
+            description = "host tier eviction policy: lru (default), arc, lru-admit2 (LRU admitting a chunk from its second use), or lhd (hit density by age, learned online)")
     String eviction;
 
     /** The policy; {@link BadInputException} for an unknown name. */
@@ -15,7 +15,7 @@ public final class EvictionOptions {
         try {
             return Policy.parse(eviction);
         } catch (IllegalArgumentException e) {
-            throw new BadInputException("--eviction must be lru, arc or lru-admit2, got '" + eviction + "'");
+            throw new BadInputException("--eviction must be lru, arc, lru-admit2 or lhd, got '" + eviction + "'");
         }
     }
 

@@ -65,13 +65,16 @@ final class ReplayCommand implements Callable<Integer> {
     @Mixin
     MaxTokensOptions maxTokens;
 
-    @Option(names = "--requests", paramLabel = "N", description = "replay only the first N requests (default: all)")
+    @Option(names = "--requests", paramLabel = "N", description = "replay only the first N requests (default: all; counted from --from-request)")
     Integer requests;
+
+    @Option(names = "--from-request", paramLabel = "I", description = "start at the request with 0-based index I in file (arrival) order, skipping the ones before (default 0); e.g. to evaluate on the second half of a trace a policy tuned on the first")
+    Integer fromRequest;
 
     @Mixin
     StatsOptions stats;
 
-    @Option(names = "--sweep", description = "instant replays of lru, arc and lru-admit2 over host capacities, with the optimum and the ceiling; writes --png")
+    @Option(names = "--sweep", description = "instant replays of lru, arc, lru-admit2 and lhd over host capacities, with the optimum and the ceiling; writes --png")
     boolean sweep;
 
     @Option(names = "--sweep-host-cache-tokens", split = ",", paramLabel = "N,N,...", description = "with --sweep: host capacities (default 250k,500k,1M,2M,3M,5M,10M,20M,50M,100M)")
@@ -267,6 +270,13 @@ final class ReplayCommand implements Callable<Integer> {
         }
         if (t.size() == 0) {
             throw new BadInputException("--trace " + trace + ": no requests in the file");
+        }
+        if (fromRequest != null) {
+            if (fromRequest < 0 || fromRequest >= t.size()) {
+                throw new BadInputException("--from-request must be in 0.." + (t.size() - 1) + " (the trace has " + t.size()
+                        + " requests), got " + fromRequest);
+            }
+            t = t.fromRequest(fromRequest);
         }
         return first == null ? t : t.firstRequests(first);
     }

@@ -50,6 +50,23 @@ class ReplayCommandTest {
     }
 
     @Test
+    void fromRequestReplaysTheRestOfTheTraceAndRefusesAnIndexOutside() throws IOException {
+        Path json = dir.resolve("w.json");
+        Object[] r = cli("replay", "--trace", trace().toString(), "--from-request", "1", "--eviction", "lhd",
+                "--stats-json", json.toString());
+        assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
+        assertThat((String) r[1]).contains("hand.jsonl from request 1", "2 requests", "policy lhd");
+        JsonNode j = new ObjectMapper().readTree(json.toFile());
+        // Request [0,1,3] starts cold; [0,1] then hits its first block (the last token is always computed).
+        assertThat(j.get("hit_tokens").asLong()).isEqualTo(512);
+        assertThat(j.get("prompt_tokens").asLong()).isEqualTo(1300 + 1024);
+
+        Object[] bad = cli("replay", "--trace", trace().toString(), "--from-request", "3");
+        assertThat(bad[0]).isEqualTo(2);
+        assertThat((String) bad[2]).contains("--from-request must be in 0..2 (the trace has 3 requests), got 3");
+    }
+
+    @Test
     void timedReplayReportsLatencies() throws IOException {
         Object[] r = cli("replay", "--trace", trace().toString(), "--mode", "timed", "--speedup", "2", "--eviction", "arc");
         assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);

@@ -20,9 +20,9 @@ import java.util.function.Predicate;
  *
  * <p>Not thread-safe: called only from the engine thread, through the tier's bookkeeping.
  */
-public sealed interface CachePolicy permits LruPolicy, ArcPolicy {
+public sealed interface CachePolicy permits LruPolicy, ArcPolicy, HitDensityPolicy {
 
-    /** Short name for logs and configuration ({@code "lru"}, {@code "arc"}). */
+    /** Short name for logs and configuration ({@code "lru"}, {@code "arc"}, {@code "lhd"}). */
     String name();
 
     /** Adds keys that became readable. Keys already members are treated as a touch. */
@@ -62,12 +62,18 @@ public sealed interface CachePolicy permits LruPolicy, ArcPolicy {
         return new ArcPolicy(capacity);
     }
 
-    /** Policy by name ({@code lru} or {@code arc}, case-insensitive) for a tier of {@code capacity} chunks. */
+    /** A new hit-density policy (defaults of {@link HitDensityPolicy}) for a tier of {@code capacity} chunks. */
+    static CachePolicy hitDensity(int capacity) {
+        return new HitDensityPolicy(capacity);
+    }
+
+    /** Policy by name ({@code lru}, {@code arc} or {@code lhd}, case-insensitive) for a tier of {@code capacity} chunks. */
     static CachePolicy named(String name, int capacity) {
         return switch (name.toLowerCase(java.util.Locale.ROOT)) {
             case "lru" -> lru();
             case "arc" -> arc(capacity);
-            default -> throw new IllegalArgumentException("unknown cache policy '" + name + "' (expected lru or arc)");
+            case "lhd" -> hitDensity(capacity);
+            default -> throw new IllegalArgumentException("unknown cache policy '" + name + "' (expected lru, arc or lhd)");
         };
     }
 }

@@ -3,30 +3,16 @@ package io.kvtier.tier;
 import static io.kvtier.tier.Keys.ids;
 import static io.kvtier.tier.Keys.k;
 import static io.kvtier.tier.Keys.keys;
-import static io.kvtier.tier.Keys.parents;
+import static io.kvtier.tier.Stores.store;
+import static io.kvtier.tier.Stores.stored;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.kv.BlockKey;
-import io.kvtier.tier.TierIndex.StorePlan;
 import io.kvtier.tier.TierIndex.StorePlan.Accepted;
 import org.junit.jupiter.api.Test;
 
 class CachePolicyTest {
-
-    private static Accepted store(TierIndex tier, long... ids) {
-        StorePlan plan = tier.prepareStore(keys(ids), parents(ids));
-        assertThat(plan).isInstanceOf(Accepted.class);
-        tier.checkInvariants();
-        return (Accepted) plan;
-    }
-
-    private static Accepted stored(TierIndex tier, long... ids) {
-        Accepted a = store(tier, ids);
-        tier.completeStore(a.toStore(), true);
-        tier.checkInvariants();
-        return a;
-    }
 
     @Test
     void m02_touchKeepsThePrefixHeadHottest() {

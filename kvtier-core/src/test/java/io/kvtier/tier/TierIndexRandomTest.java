@@ -26,7 +26,7 @@ class TierIndexRandomTest {
     private static final int KEYS = 16;
 
     @ParameterizedTest
-    @ValueSource(strings = {"lru", "arc"})
+    @ValueSource(strings = {"lru", "arc", "lhd", "lhd-learning"})
     void randomOperationsKeepEveryInvariant(String policyName) {
         for (int round = 0; round < 40; round++) {
             long seed = new Random().nextLong();
@@ -38,11 +38,16 @@ class TierIndexRandomTest {
         }
     }
 
+    /** By name; {@code lhd-learning} is the hit density policy with tiny buckets and period, so it learns within a run. */
+    private static CachePolicy policy(String name, int capacity) {
+        return name.equals("lhd-learning") ? new HitDensityPolicy(capacity, 1, 8, 2, 5, 0.9) : CachePolicy.named(name, capacity);
+    }
+
     private static void run(String policyName, long seed) {
         Random rnd = new Random(seed);
         int capacity = 1 + rnd.nextInt(6);
         KvEvents events = KvEvents.buffered();
-        TierIndex tier = new TierIndex("host", capacity, CachePolicy.named(policyName, capacity), events);
+        TierIndex tier = new TierIndex("host", capacity, policy(policyName, capacity), events);
         List<List<BlockKey>> stores = new ArrayList<>();
         List<List<BlockKey>> loads = new ArrayList<>();
         Set<BlockKey> resident = new HashSet<>();

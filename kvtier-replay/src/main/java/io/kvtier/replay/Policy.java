@@ -17,7 +17,12 @@ public enum Policy {
      * LRU, admitting a chunk only from its second use (a use = a request whose prompt contains
      * it), with a ghost list of the tier's capacity remembering first uses.
      */
-    LRU_ADMIT2("lru-admit2", "lru", 2);
+    LRU_ADMIT2("lru-admit2", "lru", 2),
+    /**
+     * Hit density by age and class, learned online from hits and ghost hits
+     * ({@link io.kvtier.tier.HitDensityPolicy}); every full block is admitted.
+     */
+    LHD("lhd", "lhd", 1);
 
     private final String cliName;
     private final String evictionPolicy;
@@ -44,7 +49,7 @@ public enum Policy {
         return admitAfter;
     }
 
-    /** The policy named {@code name} ({@code lru}, {@code arc}, {@code lru-admit2}). */
+    /** The policy named {@code name} ({@code lru}, {@code arc}, {@code lru-admit2}, {@code lhd}). */
     public static Policy parse(String name) {
         String n = name.trim().toLowerCase(Locale.ROOT);
         for (Policy p : values()) {
@@ -52,7 +57,7 @@ public enum Policy {
                 return p;
             }
         }
-        throw new IllegalArgumentException("unknown policy '" + name + "' (expected lru, arc or lru-admit2)");
+        throw new IllegalArgumentException("unknown policy '" + name + "' (expected lru, arc, lru-admit2 or lhd)");
     }
 
     @Override

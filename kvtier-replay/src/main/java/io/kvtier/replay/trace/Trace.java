@@ -30,6 +30,26 @@ public record Trace(String source, List<TraceRequest> requests, int fileRequests
         return n >= requests.size() ? this : new Trace(source, requests.subList(0, n), fileRequests);
     }
 
+    /**
+     * The requests from index {@code from} (0-based, in file order) on, as a trace of their own:
+     * its source names the window ({@code "<source> from request <from>"}), so reports and charts
+     * say which part was replayed. Lets a policy be tuned on one part of a trace and evaluated on
+     * the other. {@code from} 0 is this trace.
+     *
+     * @throws IllegalArgumentException if {@code from} is negative or leaves no request
+     */
+    public Trace fromRequest(int from) {
+        if (from < 0 || from >= requests.size()) {
+            throw new IllegalArgumentException("request index " + from + " is outside the trace's " + requests.size()
+                    + " requests (0.." + (requests.size() - 1) + ")");
+        }
+        if (from == 0) {
+            return this;
+        }
+        List<TraceRequest> rest = requests.subList(from, requests.size());
+        return new Trace(source + " from request " + from, rest, rest.size());
+    }
+
     /** Whether only the first requests of the source are here. */
     public boolean partial() {
         return requests.size() < fileRequests;

@@ -39,6 +39,26 @@ class TraceReaderTest {
     }
 
     @Test
+    void fromRequestIsAWindowNamedByItsStart() throws IOException {
+        Trace t = parse("""
+                {"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}
+                {"timestamp": 5, "input_length": 600, "output_length": 1, "hash_ids": [1, 3]}
+                {"timestamp": 9, "input_length": 512, "output_length": 1, "hash_ids": [4]}
+                """);
+        assertThat(t.fromRequest(0)).isSameAs(t);
+        Trace w = t.fromRequest(1);
+        assertThat(w.source()).isEqualTo("t.jsonl from request 1");
+        assertThat(w.requests()).containsExactly(t.requests().get(1), t.requests().get(2));
+        assertThat(w.partial()).isFalse();
+        Trace first = w.firstRequests(1);
+        assertThat(first.requests()).containsExactly(t.requests().get(1));
+        assertThat(first.partial()).isTrue();
+        assertThat(first.fileRequests()).isEqualTo(2);
+        assertThatThrownBy(() -> t.fromRequest(3)).hasMessageContaining("outside the trace's 3 requests");
+        assertThatThrownBy(() -> t.fromRequest(-1)).hasMessageContaining("outside");
+    }
+
+    @Test
     void requestIsAValueThatCopiesItsIds() {
         int[] ids = {1, 2};
         TraceRequest r = new TraceRequest(0, 600, 1, ids);
