@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvtier.engine.ReferenceRecords;
 import io.kvtier.model.Tokenizer;
+import io.kvtier.model.chat.ChatReferences;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,25 +18,8 @@ class GenerateChatTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private static Path gguf(String name) {
-        return ReferenceRecords.shared().resolve("models/gguf-ref/" + name);
-    }
 
-    private static JsonNode chatReference(String refFile) throws IOException {
-        for (String line : Files.readAllLines(gguf(refFile))) {
-            JsonNode n = JSON.readTree(line);
-            if (n.get("prompt_kind").asText().equals("chat")) {
-                return n;
-            }
-        }
-        throw new AssertionError("no chat prompt in " + refFile);
-    }
 
-    private static int[] ints(JsonNode a) {
-        int[] out = new int[a.size()];
-        for (int i = 0; i < out.length; i++) out[i] = a.get(i).asInt();
-        return out;
-    }
 
     /**
      * Llama 3.2's template (its own date, since the reference fixed 26 Jul 2024, is replaced by
@@ -44,24 +28,24 @@ class GenerateChatTest {
      */
     @Test
     void chatPromptsAreTheTemplatesIds() throws IOException {
-        JsonNode qwen = chatReference("qwen2-bpe-q8_0.deqf32.ref.jsonl");
-        CliRun r = CliRun.of("generate", "--model", gguf("qwen2-bpe-q8_0.gguf").toString(), "--chat",
+        JsonNode qwen = ChatReferences.chat("qwen2-bpe-q8_0.deqf32.ref.jsonl");
+        CliRun r = CliRun.of("generate", "--model", ChatReferences.ref("qwen2-bpe-q8_0.gguf").toString(), "--chat",
                 "--system", "You are a helpful assistant.", "--prompt", "Write one short sentence about the sea.",
                 "--max-tokens", "8", "--output", "jsonl", "--device-blocks", "16");
         assertThat(r.code()).as(r.err()).isZero();
         JsonNode o = JSON.readTree(r.out().lines().findFirst().orElseThrow());
-        assertThat(ints(o.get("prompt_ids"))).containsExactly(ints(qwen.get("prompt_ids")));
-        int[] generated = ints(o.get("generated_ids"));
-        assertThat(ints(qwen.get("generated_ids"))).startsWith(generated);
+        assertThat(ChatReferences.ints(o.get("prompt_ids"))).containsExactly(ChatReferences.ints(qwen.get("prompt_ids")));
+        int[] generated = ChatReferences.ints(o.get("generated_ids"));
+        assertThat(ChatReferences.ints(qwen.get("generated_ids"))).startsWith(generated);
         assertThat(o.get("finish_reason").asText()).isEqualTo(generated.length < 8 ? "stop" : "length");
 
-        JsonNode llama = chatReference("llama3-bpe-q8_0.ref.jsonl");
-        CliRun l = CliRun.of("generate", "--model", gguf("llama3-bpe-q8_0.gguf").toString(), "--chat",
+        JsonNode llama = ChatReferences.chat("llama3-bpe-q8_0.ref.jsonl");
+        CliRun l = CliRun.of("generate", "--model", ChatReferences.ref("llama3-bpe-q8_0.gguf").toString(), "--chat",
                 "--system", "You are a helpful assistant.", "--prompt", "Write one short sentence about the sea.",
                 "--max-tokens", "1", "--output", "jsonl", "--device-blocks", "16");
         assertThat(l.code()).as(l.err()).isZero();
-        int[] got = ints(JSON.readTree(l.out().lines().findFirst().orElseThrow()).get("prompt_ids"));
-        int[] want = ints(llama.get("prompt_ids"));
+        int[] got = ChatReferences.ints(JSON.readTree(l.out().lines().findFirst().orElseThrow()).get("prompt_ids"));
+        int[] want = ChatReferences.ints(llama.get("prompt_ids"));
         // One BOS (the template writes it), then the system header up to "Today Date:" as in the reference.
         assertThat(got[0]).isEqualTo(128_000);
         assertThat(Arrays.stream(got).filter(t -> t == 128_000).count()).isEqualTo(1);
@@ -79,7 +63,7 @@ class GenerateChatTest {
                 "--device-blocks", "16", "--host-cache-bytes", "0", "--output", "jsonl");
         assertThat(r.code()).as(r.err()).isZero();
         int[] expected = Tokenizer.load(ReferenceRecords.tokenizer(), 512).encode("User: Once upon a time\n\nAssistant:", true);
-        assertThat(ints(JSON.readTree(r.out().lines().findFirst().orElseThrow()).get("prompt_ids"))).containsExactly(expected);
+        assertThat(ChatReferences.ints(JSON.readTree(r.out().lines().findFirst().orElseThrow()).get("prompt_ids"))).containsExactly(expected);
     }
 
     @Test
@@ -87,7 +71,7 @@ class GenerateChatTest {
         CliRun sys = CliRun.of("generate", "--system", "x", "--prompt", "y");
         assertThat(sys.code()).isEqualTo(2);
         assertThat(sys.err().strip()).isEqualTo("kvtier: --system needs --chat");
-        CliRun qwen3 = CliRun.of("generate", "--model", gguf("qwen3-bpe-f16.gguf").toString(), "--chat", "--prompt", "y");
+        CliRun qwen3 = CliRun.of("generate", "--model", ChatReferences.ref("qwen3-bpe-f16.gguf").toString(), "--chat", "--prompt", "y");
         assertThat(qwen3.code()).isEqualTo(2);
         assertThat(qwen3.err().strip()).startsWith("kvtier: chat template of GGUF file ").contains("cannot be rendered")
                 .doesNotContain("\n");

@@ -3,14 +3,12 @@ package io.kvtier.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import io.kvtier.engine.ReferenceRecords;
 import io.kvtier.model.chat.ChatMessage;
+import io.kvtier.model.chat.ChatReferences;
 import io.kvtier.model.chat.ChatTemplate;
 import io.kvtier.model.gguf.GgufFile;
 import io.kvtier.model.tokenizer.GgufTokenizer;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -22,18 +20,11 @@ import org.junit.jupiter.api.Test;
  */
 class TokenizerModelTextTest {
 
-    private static final Path MODEL = ReferenceRecords.shared().resolve("models/gguf-ref/qwen2-bpe-q8_0.gguf");
+    private static final Path MODEL = ChatReferences.ref("qwen2-bpe-q8_0.gguf");
 
     @Test
     void aGgufChatRendersToLlamaCppsIdsAndStopsAtTheEndOfTurn() throws IOException {
-        JsonNode chat = null;
-        for (String line : Files.readAllLines(MODEL.resolveSibling("qwen2-bpe-q8_0.ref.jsonl"))) {
-            JsonNode n = new ObjectMapper().readTree(line);
-            if (n.get("prompt_kind").asText().equals("chat")) {
-                chat = n;
-            }
-        }
-        assertThat(chat).as("the reference's chat record").isNotNull();
+        JsonNode chat = ChatReferences.chat("qwen2-bpe-q8_0.ref.jsonl");
         try (GgufFile f = GgufFile.open(MODEL)) {
             GgufTokenizer tok = GgufTokenizer.of(f);
             TokenizerModelText text = new TokenizerModelText("qwen2", tok, ChatTemplate.of(f, tok));
@@ -41,10 +32,7 @@ class TokenizerModelTextTest {
                     ChatMessage.system("You are a helpful assistant."),
                     ChatMessage.user("Write one short sentence about the sea.")));
             assertThat(rendered).isEqualTo(chat.get("prompt_text").asText());
-            int[] expected = new int[chat.get("prompt_ids").size()];
-            for (int i = 0; i < expected.length; i++) {
-                expected[i] = chat.get("prompt_ids").get(i).asInt();
-            }
+            int[] expected = ChatReferences.ints(chat.get("prompt_ids"));
             assertThat(text.encodeChat(rendered)).containsExactly(expected);
             int imEnd = tok.encode("<|im_end|>", false, true)[0];
             assertThat(text.stopTokenIds()).contains(imEnd);

@@ -33,37 +33,18 @@ class ChatTemplateTest {
     /** 26 Jul 2024, the date the reference fixed. */
     private static final Clock JULY_26 = Clock.fixed(Instant.parse("2024-07-26T12:00:00Z"), ZoneOffset.UTC);
 
-    private static Path ref(String name) {
-        return ReferenceRecords.shared().resolve("models/gguf-ref/" + name);
-    }
 
-    /** The reference's chat line: prompt_text and prompt_ids. */
-    private static JsonNode chatReference(String refFile) throws IOException {
-        ObjectMapper json = new ObjectMapper();
-        for (String line : Files.readAllLines(ref(refFile))) {
-            JsonNode n = json.readTree(line);
-            if (n.get("prompt_kind").asText().equals("chat")) {
-                return n;
-            }
-        }
-        throw new AssertionError("no chat prompt in " + refFile);
-    }
 
-    private static int[] ints(JsonNode a) {
-        int[] out = new int[a.size()];
-        for (int i = 0; i < out.length; i++) out[i] = a.get(i).asInt();
-        return out;
-    }
 
     /** Renders the reference's chat on the model's template; asserts Jinja2's text and llama.cpp's ids; returns the template. */
     private static ChatTemplate rendersAsReference(String model, Map<String, Object> extra) throws IOException {
-        JsonNode expected = chatReference(model.replace(".gguf", ".ref.jsonl"));
-        try (GgufFile f = GgufFile.open(ref(model))) {
+        JsonNode expected = ChatReferences.chat(model.replace(".gguf", ".ref.jsonl"));
+        try (GgufFile f = GgufFile.open(ChatReferences.ref(model))) {
             GgufTokenizer tok = GgufTokenizer.of(f);
             ChatTemplate t = ChatTemplate.of(f, tok);
             String text = t.render(CHAT, true, extra);
             assertThat(text).isEqualTo(expected.get("prompt_text").asText());
-            assertThat(t.encode(tok, text)).containsExactly(ints(expected.get("prompt_ids")));
+            assertThat(t.encode(tok, text)).containsExactly(ChatReferences.ints(expected.get("prompt_ids")));
             return t;
         }
     }
@@ -73,7 +54,7 @@ class ChatTemplateTest {
         ChatTemplate t = rendersAsReference("llama3-bpe-q8_0.gguf", Map.of("date_string", "26 Jul 2024"));
         assertThat(t.stopTokenIds()).contains(128_001, 128_008, 128_009);
         // Without date_string the template calls strftime_now("%d %b %Y").
-        String expected = chatReference("llama3-bpe-q8_0.ref.jsonl").get("prompt_text").asText();
+        String expected = ChatReferences.chat("llama3-bpe-q8_0.ref.jsonl").get("prompt_text").asText();
         ChatTemplate dated = new ChatTemplate("llama3", t.source(), "<|begin_of_text|>", "<|eot_id|>",
                 t.stopTokenIds(), JULY_26);
         assertThat(dated.render(CHAT, true)).isEqualTo(expected);
@@ -112,11 +93,11 @@ class ChatTemplateTest {
 
     @Test
     void qwen3TemplateFailsWithAClearMessage() {
-        try (GgufFile f = GgufFile.open(ref("qwen3-bpe-f16.gguf"))) {
+        try (GgufFile f = GgufFile.open(ChatReferences.ref("qwen3-bpe-f16.gguf"))) {
             ChatTemplate t = ChatTemplate.of(f, GgufTokenizer.of(f));
             assertThatThrownBy(() -> t.render(CHAT, true))
                     .isInstanceOf(ChatTemplateException.class)
-                    .hasMessageStartingWith("chat template of GGUF file " + ref("qwen3-bpe-f16.gguf") + " cannot be rendered: line ")
+                    .hasMessageStartingWith("chat template of GGUF file " + ChatReferences.ref("qwen3-bpe-f16.gguf") + " cannot be rendered: line ")
                     .hasMessageNotContaining("\n");
         }
     }
