@@ -44,9 +44,9 @@ public final class OwnRedis implements AutoCloseable {
         List<String> cmd = new ArrayList<>(List.of(RedisServers.serverBinary(), "--bind", "127.0.0.1", "--port",
                 String.valueOf(port), "--save", "", "--appendonly", "no", "--dir", dir.toString()));
         for (String d : extra) {
-            String[] parts = d.split(" ", 2);
+            String[] parts = d.split(" ");
             cmd.add("--" + parts[0]);
-            cmd.add(parts.length > 1 ? parts[1] : "");
+            cmd.addAll(List.of(parts).subList(1, parts.length));
         }
         Files.createDirectories(dir);
         process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve("redis-" + port + ".log").toFile())

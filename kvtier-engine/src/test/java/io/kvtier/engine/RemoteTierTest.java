@@ -1,0 +1,215 @@
+package io.kvtier.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.engine.ReferenceRecords.Record;
+import io.kvtier.kv.ExtraKeys;
+import io.kvtier.model.Checkpoint;
+import io.kvtier.model.Kernels;
+import io.kvtier.offload.DiskWritePolicy;
+import io.kvtier.offload.OffloadConfig;
+import io.kvtier.tier.remote.OwnRedis;
+import io.kvtier.tier.remote.RedisServers;
+import io.kvtier.tier.remote.RemoteSettings;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two engines with their own host tiers share one Redis: engine A stores the reference prompts,
+ * engine B (empty host tier) gets remote hits for every shared full chunk and reproduces every
+ * reference record, on standalone Redis and on a cluster. Faults on a private server end with the
+ * reference outputs, the right counter, no exception and no hang.
+ */
+class RemoteTierTest {
+
+    private static final List<Record> RECORDS = ReferenceRecords.load();
+    /** Records whose prompts have at least one full 16-token block before their last token. */
+    private static final int[] LONG_PROMPTS = {3, 4, 5, 7};
+
+    @TempDir
+    Path dir;
+
+    private final String tenant = "t" + Long.toHexString(new Random().nextLong() & 0xffffffL);
+    private final List<String> warnings = new CopyOnWriteArrayList<>();
+
+    private OffloadSetup setup(RemoteSettings s) {
+        return new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT).withRemote(
+                new OffloadSetup.RemoteSetup(s, DiskWritePolicy.THROUGH, 1, 64L << 20, warnings::add));
+    }
+
+    private RemoteSettings settings(List<String> urls, boolean cluster) {
+        // A generous timeout: the hits asserted here must not depend on the machine's load.
+        return RemoteSettings.of(urls, cluster, tenant, null).withTimeout(Duration.ofSeconds(5));
+    }
+
+    private static Engine engine(OffloadSetup setup) {
+        return LlamaRunner.engine(Checkpoint.load(ReferenceRecords.model()), EngineConfig.of(16, 1024 / 16 * 2),
+                Kernels.best(), 2, setup);
+    }
+
+    private static int[] all() {
+        return new int[] {0, 1, 2, 3, 4, 5, 6, 7};
+    }
+
+    /** Runs the records one after another, the device cache dropped between them; checks every output. */
+    private static List<Request> runSequential(Engine e, int... records) {
+        List<Request> done = new ArrayList<>();
+        for (int i : records) {
+            Record rec = RECORDS.get(i);
+            e.resetDevicePrefixCache();
+            Request r = new Request(i, rec.promptIds(), rec.maxTokens(), SamplingParams.GREEDY, ExtraKeys.NONE);
+            e.submit(r);
+            e.runToCompletion();
+            e.drainTransfers();
+            assertThat(r.outputIds()).as("record %d", i).containsExactly(rec.expectedOutput());
+            e.offload().checkInvariants();
+            done.add(r);
+        }
+        return done;
+    }
+
+    private static int remoteHits(Request r) {
+        return r.externalHitTokens().getOrDefault("remote", 0);
+    }
+
+    private void shareOneStore(List<String> urls, boolean cluster) {
+        try (Engine a = engine(setup(settings(urls, cluster)))) {
+            runSequential(a, all());
+            assertThat(a.offload().stats().blocksStored().get("remote")).isPositive();
+            assertThat(a.offload().remoteStats().storesDropped()).isZero();
+        }
+        try (Engine b = engine(setup(settings(urls, cluster)))) {
+            List<Request> done = runSequential(b, all());
+            for (int i : LONG_PROMPTS) {
+                Request r = done.get(i);
+                int hit = r.externalHitTokens().values().stream().mapToInt(Integer::intValue).sum();
+                assertThat(hit).as("record %d: every full block before its last token", i)
+                        .isEqualTo((r.promptLength() - 1) / 16 * 16);
+            }
+            assertThat(remoteHits(done.get(3))).isEqualTo(32);
+            assertThat(remoteHits(done.get(7))).isEqualTo(224);
+            assertThat(b.offload().stats().loadFailures()).isZero();
+            assertThat(b.offload().remoteStats().chunksLoaded()).isPositive();
+            assertThat(b.offload().remoteStats().breakerState()).isEqualTo("closed");
+        }
+        assertThat(warnings).isEmpty();
+    }
+
+    @Test
+    void twoEnginesShareStandaloneRedis() {
+        shareOneStore(List.of(RedisServers.standalone()), false);
+    }
+
+    @Test
+    void twoEnginesShareARedisCluster() {
+        shareOneStore(RedisServers.cluster(), true);
+    }
+
+    @Test
+    void anEngineStartsAndServesWithTheStoreDownThenUsesItWhenItComesBack() throws Exception {
+        try (OwnRedis redis = OwnRedis.start(dir.resolve("r"))) {
+            RemoteSettings s = settings(List.of(redis.url()), false).withTimeout(Duration.ofMillis(300))
+                    .withBreakerOpen(Duration.ofMillis(100));
+            redis.kill();
+            try (Engine e = engine(setup(s))) {
+                runSequential(e, all());
+                assertThat(e.offload().stats().blocksStored().get("remote")).isNull();
+                assertThat(e.offload().remoteStats().storesDropped()).isPositive();
+                assertThat(e.offload().remoteStats().breakerState()).isEqualTo("open");
+            }
+        }
+    }
+
+    @Test
+    void aServerKilledMidRunCostsMissesOnly() throws Exception {
+        try (OwnRedis redis = OwnRedis.start(dir.resolve("r"))) {
+            RemoteSettings s = settings(List.of(redis.url()), false).withTimeout(Duration.ofMillis(500))
+                    .withBreakerOpen(Duration.ofSeconds(30));
+            try (Engine a = engine(setup(s))) {
+                runSequential(a, all());
+            }
+            try (Engine b = engine(setup(s))) {
+                assertThat(remoteHits(runSequential(b, 3).get(0))).isEqualTo(32);
+                redis.kill();
+                List<Request> after = runSequential(b, 4, 5, 6, 7);
+                assertThat(remoteHits(after.get(3))).isZero();
+                assertThat(b.offload().remoteStats().breakerOpens()).isPositive();
+                assertThat(b.offload().remoteStats().breakerState()).isEqualTo("open");
+            }
+        }
+        assertThat(warnings).isEmpty();
+    }
+
+    @Test
+    void aFrozenServerCostsMissesWithinItsTimeoutAndIsUsedAgainAfterItThaws() throws Exception {
+        try (OwnRedis redis = OwnRedis.start(dir.resolve("r"))) {
+            RemoteSettings s = settings(List.of(redis.url()), false).withTimeout(Duration.ofMillis(300))
+                    .withBreakerOpen(Duration.ofMillis(200));
+            try (Engine a = engine(setup(s))) {
+                runSequential(a, all());
+            }
+            try (Engine b = engine(setup(s))) {
+                redis.freeze();
+                List<Request> frozen = runSequential(b, 3, 7);
+                assertThat(remoteHits(frozen.get(1))).isZero();
+                assertThat(b.offload().remoteStats().breakerOpens()).isPositive();
+                redis.thaw();
+            }
+            try (Engine c = engine(setup(s))) {
+                assertThat(remoteHits(runSequential(c, 7).get(0))).isEqualTo(224);
+            }
+        }
+    }
+
+    @Test
+    void aWrongPasswordTurnsTheTierOffWithOneLine() throws Exception {
+        try (OwnRedis redis = OwnRedis.start(dir.resolve("r"), "requirepass right-secret")) {
+            RemoteSettings s = RemoteSettings.of(List.of(redis.url()), false, tenant, "wrong-secret");
+            try (Engine e = engine(setup(s))) {
+                runSequential(e, all());
+                assertThat(e.offload().remoteStats().breakerState()).isEqualTo("off");
+            }
+        }
+        assertThat(warnings).hasSize(1);
+        assertThat(warnings.get(0)).startsWith("remote tier off: authentication failed").doesNotContain("secret");
+    }
+
+    @Test
+    void anAclThatRefusesTheKeysTurnsTheTierOffWithOneLine() throws Exception {
+        try (OwnRedis redis = OwnRedis.start(dir.resolve("r"), "user alice on >alice-pw ~other:* +@all")) {
+            RemoteSettings s = RemoteSettings.of(List.of("redis://alice@127.0.0.1:" + redis.port()), false, tenant, "alice-pw");
+            try (Engine e = engine(setup(s))) {
+                runSequential(e, all());
+                assertThat(e.offload().remoteStats().breakerState()).isEqualTo("off");
+            }
+        }
+        assertThat(warnings).hasSize(1);
+        assertThat(warnings.get(0)).startsWith("remote tier off: the server refused key kvt:v1:" + tenant)
+                .contains("NOPERM").doesNotContain("alice-pw");
+    }
+
+    @Test
+    void aTinyMaxmemoryTurnsEvictionsIntoMisses() throws Exception {
+        try (OwnRedis redis = OwnRedis.start(dir.resolve("r"), "maxmemory 1mb", "maxmemory-policy allkeys-lru")) {
+            RemoteSettings s = settings(List.of(redis.url()), false);
+            long stored;
+            try (Engine a = engine(setup(s))) {
+                runSequential(a, all());
+                stored = a.offload().remoteStats().chunksStored();
+            }
+            assertThat(Long.parseLong(redis.cli("dbsize"))).as("the server evicted").isLessThan(stored);
+            try (Engine b = engine(setup(s))) {
+                runSequential(b, all());
+                assertThat(b.offload().remoteStats().chunksLoaded()).isLessThan(stored);
+                assertThat(b.offload().stats().loadFailures()).isZero();
+            }
+        }
+        assertThat(warnings).isEmpty();
+    }
+}
