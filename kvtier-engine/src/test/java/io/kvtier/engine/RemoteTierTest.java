@@ -122,6 +122,15 @@ class RemoteTierTest {
                 assertThat(e.offload().stats().blocksStored().get("remote")).isNull();
                 assertThat(e.offload().remoteStats().storesDropped()).isPositive();
                 assertThat(e.offload().remoteStats().breakerState()).isEqualTo("open");
+                redis.restart();
+                // The store reconnects in the background once the breaker lets a trial through.
+                for (int round = 0; round < 50 && e.offload().stats().blocksStored().get("remote") == null; round++) {
+                    Thread.sleep(50);
+                    e.resetCache(); // the host tier forgets, so its stores (and remote writes) happen again
+                    runSequential(e, 7);
+                }
+                assertThat(e.offload().stats().blocksStored().get("remote")).isPositive();
+                assertThat(e.offload().remoteStats().breakerState()).isEqualTo("closed");
             }
         }
     }
