@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code ./kvtier generate}: prompts in, text out, through the engine and its caches. */
@@ -97,6 +98,9 @@ final class GenerateCommand implements Callable<Integer> {
 
     @Option(names = "--sequential", description = "submit prompts one after another, each after the previous finished")
     boolean sequential;
+
+    @Mixin
+    RemoteOptions remote;
 
     @Option(names = "--disk-cache-dir", paramLabel = "DIR",
             description = "put a disk KV tier behind the host tier in DIR (survives restarts; one subdirectory per model namespace)")
@@ -293,7 +297,11 @@ final class GenerateCommand implements Callable<Integer> {
             disk = new OffloadSetup.DiskSetup(diskCacheDir, Sizes.parseBytes(diskCacheBytes, "--disk-cache-bytes"), policy,
                     fsync, diskAdmitAfter, terminal ? p -> System.err.print("\r" + p.line()) : null);
         }
-        return new OffloadSetup(hostCacheChunks > 0 ? 0 : bytes, hostCacheChunks, eviction, oc, disk);
+        OffloadSetup.RemoteSetup remoteSetup = remote.setup();
+        if (bytes == 0 && hostCacheChunks == 0 && remoteSetup != null) {
+            throw new BadInputException("--remote-url needs the host tier: the remote tier sits behind it (--host-cache-bytes > 0)");
+        }
+        return new OffloadSetup(hostCacheChunks > 0 ? 0 : bytes, hostCacheChunks, eviction, oc, disk).withRemote(remoteSetup);
     }
 
     /** Room for 32 full contexts, capped at 2 GiB of KV. */
