@@ -209,4 +209,72 @@ class RemoteTierTest {
         }
         assertThat(warnings).isEmpty();
     }
+
+    /** Starts a private 3-master, 3-replica cluster; returns its nodes (masters first as created). */
+    private static List<OwnRedis> cluster(Path root) throws Exception {
+        List<OwnRedis> nodes = new ArrayList<>();
+        List<String> addresses = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            OwnRedis n = OwnRedis.start(root.resolve("n" + i), "cluster-enabled yes", "cluster-node-timeout 1000");
+            nodes.add(n);
+            addresses.add("127.0.0.1:" + n.port());
+        }
+        List<String> create = new ArrayList<>(List.of("--cluster", "create"));
+        create.addAll(addresses);
+        create.addAll(List.of("--cluster-replicas", "1", "--cluster-yes"));
+        nodes.get(0).cli(create.toArray(String[]::new));
+        awaitClusterOk(nodes);
+        return nodes;
+    }
+
+    private static void awaitClusterOk(List<OwnRedis> nodes) throws Exception {
+        for (int attempt = 0; attempt < 300; attempt++) {
+            boolean ok = true;
+            for (OwnRedis n : nodes) {
+                ok &= n.cli("cluster", "info").contains("cluster_state:ok");
+            }
+            if (ok) {
+                return;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("the test cluster did not reach cluster_state:ok");
+    }
+
+    @Test
+    void aKilledClusterMasterCostsOnlyItsShardAndTheFailoverIsSurvived() throws Exception {
+        List<OwnRedis> nodes = cluster(dir.resolve("cluster"));
+        try {
+            List<String> seeds = nodes.stream().map(OwnRedis::url).toList();
+            RemoteSettings s = settings(seeds, true).withTimeout(Duration.ofMillis(400)).withBreakerOpen(Duration.ofMillis(500));
+            try (Engine a = engine(setup(s))) {
+                runSequential(a, all());
+            }
+            OwnRedis victim = nodes.stream().filter(n -> {
+                try {
+                    return n.cli("role").startsWith("master");
+                } catch (Exception e) {
+                    return false;
+                }
+            }).findFirst().orElseThrow();
+            try (Engine b = engine(setup(s))) {
+                victim.kill();
+                Request r7 = runSequential(b, 7).get(0);
+                // Only the dead master's chunks miss: the hit is cut at its first chunk, not before.
+                assertThat(remoteHits(r7)).isLessThan(224);
+                assertThat(b.offload().remoteStats().breakerState()).isIn("partial", "closed");
+            }
+            List<OwnRedis> alive = nodes.stream().filter(n -> n != victim).toList();
+            awaitClusterOk(alive); // a replica took over the dead master's slots
+            try (Engine c = engine(setup(s))) {
+                assertThat(remoteHits(runSequential(c, 7).get(0))).as("the promoted replica serves the shard")
+                        .isEqualTo(224);
+            }
+        } finally {
+            for (OwnRedis n : nodes) {
+                n.close();
+            }
+        }
+        assertThat(warnings).isEmpty();
+    }
 }
