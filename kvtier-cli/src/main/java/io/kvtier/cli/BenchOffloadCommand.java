@@ -70,6 +70,13 @@ final class BenchOffloadCommand implements Callable<Integer> {
             description = "where the disk-tier figures write their files (default: a fresh temp dir, deleted after)")
     Path diskDir;
 
+    @Option(names = "--remote-url", paramLabel = "URL",
+            description = "also measure the remote tier's store/load throughput on this Redis/Valkey server beside redis-benchmark")
+    String remoteUrl;
+
+    @Option(names = "--remote-mib-per-size", defaultValue = "64", description = "MiB stored and loaded per chunk size on the remote server (default ${DEFAULT-VALUE})")
+    long remoteMibPerSize;
+
     @Option(names = "--disk-mib-per-size", defaultValue = "128", description = "MiB written and read per chunk size (default ${DEFAULT-VALUE})")
     long diskMibPerSize;
 
@@ -104,6 +111,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
             diskBandwidth(tmp.resolve("bandwidth"));
             if (coldDisk) {
                 coldDiskBandwidth(tmp.resolve("cold"));
+            }
+            if (remoteUrl != null) {
+                RemoteBandwidth.print(remoteUrl, remoteMibPerSize << 20);
             }
             decode();
             if (!skipTtft) {
