@@ -102,7 +102,7 @@ class RemoteTierTest {
     @Test
     void anEngineStartsAndServesWithTheStoreDownThenUsesItWhenItComesBack() throws Exception {
         try (OwnRedis redis = OwnRedis.start(dir.resolve("r"))) {
-            RemoteSettings s = settings(List.of(redis.url()), false).withTimeout(Duration.ofMillis(300))
+            RemoteSettings s = settings(List.of(redis.url()), false).withTimeout(Duration.ofSeconds(1))
                     .withBreakerOpen(Duration.ofMillis(100));
             redis.kill();
             try (Engine e = engine(setup(s))) {
@@ -126,7 +126,7 @@ class RemoteTierTest {
     @Test
     void aServerKilledMidRunCostsMissesOnly() throws Exception {
         try (OwnRedis redis = OwnRedis.start(dir.resolve("r"))) {
-            RemoteSettings s = settings(List.of(redis.url()), false).withTimeout(Duration.ofMillis(500))
+            RemoteSettings s = settings(List.of(redis.url()), false).withTimeout(Duration.ofSeconds(2))
                     .withBreakerOpen(Duration.ofSeconds(30));
             try (Engine a = engine(setup(s))) {
                 runSequential(a, all());
@@ -146,7 +146,7 @@ class RemoteTierTest {
     @Test
     void aFrozenServerCostsMissesWithinItsTimeoutAndIsUsedAgainAfterItThaws() throws Exception {
         try (OwnRedis redis = OwnRedis.start(dir.resolve("r"))) {
-            RemoteSettings s = settings(List.of(redis.url()), false).withTimeout(Duration.ofMillis(300))
+            RemoteSettings s = settings(List.of(redis.url()), false).withTimeout(Duration.ofSeconds(1))
                     .withBreakerOpen(Duration.ofMillis(200));
             try (Engine a = engine(setup(s))) {
                 runSequential(a, all());
@@ -167,7 +167,7 @@ class RemoteTierTest {
     @Test
     void aWrongPasswordTurnsTheTierOffWithOneLine() throws Exception {
         try (OwnRedis redis = OwnRedis.start(dir.resolve("r"), "requirepass right-secret")) {
-            RemoteSettings s = RemoteSettings.of(List.of(redis.url()), false, tenant, "wrong-secret");
+            RemoteSettings s = RemoteSettings.of(List.of(redis.url()), false, tenant, "wrong-secret").withTimeout(Duration.ofSeconds(5));
             try (Engine e = engine(setup(s))) {
                 runSequential(e, all());
                 assertThat(e.offload().remoteStats().breakerState()).isEqualTo("off");
@@ -180,7 +180,8 @@ class RemoteTierTest {
     @Test
     void anAclThatRefusesTheKeysTurnsTheTierOffWithOneLine() throws Exception {
         try (OwnRedis redis = OwnRedis.start(dir.resolve("r"), "user alice on >alice-pw ~other:* +@all")) {
-            RemoteSettings s = RemoteSettings.of(List.of("redis://alice@127.0.0.1:" + redis.port()), false, tenant, "alice-pw");
+            RemoteSettings s = RemoteSettings.of(List.of("redis://alice@127.0.0.1:" + redis.port()), false, tenant, "alice-pw")
+                    .withTimeout(Duration.ofSeconds(5));
             try (Engine e = engine(setup(s))) {
                 runSequential(e, all());
                 assertThat(e.offload().remoteStats().breakerState()).isEqualTo("off");
@@ -246,7 +247,7 @@ class RemoteTierTest {
         List<OwnRedis> nodes = cluster(dir.resolve("cluster"));
         try {
             List<String> seeds = nodes.stream().map(OwnRedis::url).toList();
-            RemoteSettings s = settings(seeds, true).withTimeout(Duration.ofMillis(400)).withBreakerOpen(Duration.ofMillis(500));
+            RemoteSettings s = settings(seeds, true).withTimeout(Duration.ofSeconds(2)).withBreakerOpen(Duration.ofMillis(500));
             try (Engine a = engine(setup(s))) {
                 runSequential(a, all());
             }

@@ -48,7 +48,12 @@ public final class LettuceRemoteStore implements RemoteStore {
 
     private static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
     private static final String STANDALONE_NODE = "standalone";
-    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
+    /**
+     * Deadline of a connection attempt (socket and handshake). The first connection of a process
+     * loads the client's classes, which on a loaded machine takes seconds; a server that is down
+     * refuses at once, so only a server that accepts but never answers costs this much, once.
+     */
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
     private final RemoteSettings settings;
     private final Consumer<String> warn;
@@ -73,7 +78,6 @@ public final class LettuceRemoteStore implements RemoteStore {
         this.maxValueBytes = settings.maxValueBytes();
         this.connectBreaker = new CircuitBreaker(1, settings.breakerOpen().toNanos());
         this.setArgs = settings.ttl().isZero() ? null : SetArgs.Builder.px(settings.ttl().toMillis());
-        // The first connection of a process loads the client's classes: it gets more time than an operation.
         Duration connectTimeout = settings.timeout().compareTo(CONNECT_TIMEOUT) > 0 ? settings.timeout() : CONNECT_TIMEOUT;
         this.uris = new ArrayList<>();
         for (String u : settings.urls()) {
