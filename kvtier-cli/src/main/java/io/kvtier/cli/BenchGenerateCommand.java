@@ -11,6 +11,7 @@ import io.kvtier.model.Kernels;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -19,47 +20,74 @@ import picocli.CommandLine.Option;
  * best of {@code --repeats} runs after 2 s of warm-up runs.
  */
 @Command(name = "generate", mixinStandardHelpOptions = true,
-        description = "Single-sequence decode, --batch-sequence decode and prefill tokens/s on a model.")
+        defaultValueProvider = BenchGenerateCommand.Defaults.class,
+        description = "Single-sequence decode, batched decode (--max-running sequences) and prefill tokens/s on a model.")
 final class BenchGenerateCommand implements Callable<Integer> {
 
-    @Option(names = "--model", paramLabel = "FILE", description = "checkpoint (default: stories260K)")
-    Path model;
+    @Mixin
+    ModelOptions model;
 
-    @Option(names = "--decode-tokens", defaultValue = "256", description = "tokens decoded per sequence, capped by the context (default ${DEFAULT-VALUE})")
-    int decodeTokens;
+    @Mixin
+    MaxTokensOptions maxTokens;
 
-    @Option(names = "--batch", defaultValue = "32", description = "sequences decoding together (default ${DEFAULT-VALUE})")
-    int batch;
+    @Mixin
+    BatchOptions batch;
 
     @Option(names = "--repeats", defaultValue = "3", description = "measured runs after 2 s of warm-up; the best is reported (default ${DEFAULT-VALUE})")
     int repeats;
 
-    @Option(names = "--threads", defaultValue = "0", description = "compute threads (default: one per core)")
-    int threads;
+    @Mixin
+    ThreadsOptions threads;
+
+    /** Defaults of the shared options that differ between commands: --max-running is the batched figure's sequences. */
+    static final class Defaults extends FlagDefaults {
+        Defaults() {
+            super(java.util.Map.of("--max-tokens", "256", "--block-size", "16", "--max-batch-tokens", "4096",
+                    "--max-running", "32"));
+        }
+    }
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    private final FormerNames former = new FormerNames();
+
+    // Former spellings, kept for one release (FlagVocabulary.FORMER_NAMES).
+    @Option(names = "--decode-tokens", hidden = true, description = "deprecated: --max-tokens")
+    void decodeTokens(int v) {
+        former.use("--decode-tokens", () -> maxTokens.set(v));
+    }
+
+    @Option(names = "--batch", hidden = true, description = "deprecated: --max-running")
+    void batch(int v) {
+        former.use("--batch", () -> batch.setMaxRunning(v));
+    }
 
     @Override
     public Integer call() {
-        Checks.atLeast(decodeTokens, 1, "--decode-tokens");
-        Checks.atLeast(batch, 1, "--batch");
+        former.apply(spec);
+        int decodeTokens = maxTokens.maxTokens();
+        int sequences = batch.maxRunning();
+        int blockSize = batch.blockSize();
+        int stepTokens = batch.maxBatchTokens() != null ? batch.maxBatchTokens() : 4096;
         Checks.atLeast(repeats, 1, "--repeats");
-        Checks.atLeast(threads, 0, "--threads");
-        Path modelPath = ModelPaths.resolve(model, ModelPaths.DEFAULT_MODEL, "--model");
+        int computeThreads = threads.threads();
+        Path modelPath = model.model();
         Checkpoint checkpoint = Checkpoint.load(modelPath);
         int seqLen = checkpoint.config().seqLen();
         int steps = Math.min(decodeTokens, seqLen - 1);
-        int blockSize = 16;
-        int blocks = (batch + 1) * checkpoint.config().kvLayout(blockSize).blocksFor(seqLen);
-        EngineConfig config = new EngineConfig(blockSize, blocks, 4096, Math.max(batch, 1), false, -1);
+        int blocks = (sequences + 1) * checkpoint.config().kvLayout(blockSize).blocksFor(seqLen);
+        EngineConfig config = new EngineConfig(blockSize, blocks, stepTokens, sequences, false, -1);
         System.out.printf("model %s: %s, kernels %s, %d compute threads%n", modelPath.getFileName(),
-                checkpoint.config(), Kernels.best().name(), threads > 0 ? threads : Runtime.getRuntime().availableProcessors());
-        try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads)) {
+                checkpoint.config(), Kernels.best().name(), threads.resolved());
+        try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), computeThreads)) {
             long[] ids = {0};
             double single = best(() -> decode(engine, ids, 1, steps));
-            double batched = best(() -> decode(engine, ids, batch, steps));
+            double batched = best(() -> decode(engine, ids, sequences, steps));
             int prompt = Math.min(seqLen - 1, 512);
             double prefill = best(() -> prefill(engine, ids, prompt));
             System.out.printf("single-sequence decode: %,.0f tokens/s (%d tokens)%n", single, steps);
-            System.out.printf("%d-sequence decode:     %,.0f tokens/s (%.2fx single)%n", batch, batched, batched / single);
+            System.out.printf("%d-sequence decode:     %,.0f tokens/s (%.2fx single)%n", sequences, batched, batched / single);
             System.out.printf("prefill:                %,.0f tokens/s (%d-token prompt)%n", prefill, prompt);
         }
         return 0;

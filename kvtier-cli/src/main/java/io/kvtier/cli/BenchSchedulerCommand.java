@@ -1,20 +1,22 @@
 package io.kvtier.cli;
 
+import io.kvtier.replay.ReplayConfig;
 import io.kvtier.replay.SchedulerBench;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
  * {@code ./kvtier bench scheduler}: the engine's control-plane cost per step (schedule, commit,
  * offload decisions) at N running decoding requests, with the simulated model runner.
  */
-@Command(name = "scheduler", mixinStandardHelpOptions = true,
+@Command(name = "scheduler", mixinStandardHelpOptions = true, defaultValueProvider = BenchSchedulerCommand.Defaults.class,
         description = "Engine time per step outside the forward pass, at N running requests (simulated model).")
 final class BenchSchedulerCommand implements Callable<Integer> {
 
-    @Option(names = "--running", defaultValue = "256", description = "requests decoding together (default ${DEFAULT-VALUE})")
-    int running;
+    @Mixin
+    BatchOptions batch;
 
     @Option(names = "--prompt-tokens", defaultValue = "1024", description = "prompt length of each request (default ${DEFAULT-VALUE})")
     int promptTokens;
@@ -22,15 +24,39 @@ final class BenchSchedulerCommand implements Callable<Integer> {
     @Option(names = "--steps", defaultValue = "2000", description = "decode steps measured per repeat (default ${DEFAULT-VALUE})")
     int steps;
 
-    @Option(names = "--block-size", defaultValue = "16", description = "tokens per block (default ${DEFAULT-VALUE})")
-    int blockSize;
-
     @Option(names = "--repeats", defaultValue = "5", description = "measured repeats after one warm-up (default ${DEFAULT-VALUE})")
     int repeats;
 
+    /** Defaults of the shared options that differ between commands: --max-running requests decode together. */
+    static final class Defaults extends FlagDefaults {
+        Defaults() {
+            super(java.util.Map.of("--block-size", "16", "--max-batch-tokens", String.valueOf(ReplayConfig.TIMED_MAX_BATCH_TOKENS),
+                    "--max-running", "256"));
+        }
+    }
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    private final FormerNames former = new FormerNames();
+
+    // Former spelling, kept for one release (FlagVocabulary.FORMER_NAMES).
+    @Option(names = "--running", hidden = true, description = "deprecated: --max-running")
+    void running(int v) {
+        former.use("--running", () -> batch.setMaxRunning(v));
+    }
+
     @Override
     public Integer call() {
-        SchedulerBench.Result r = SchedulerBench.run(running, promptTokens, steps, blockSize, repeats);
+        former.apply(spec);
+        int running = batch.maxRunning();
+        int blockSize = batch.blockSize();
+        Integer stepTokens = batch.maxBatchTokens();
+        Checks.atLeast(promptTokens, 1, "--prompt-tokens");
+        Checks.atLeast(steps, 1, "--steps");
+        Checks.atLeast(repeats, 1, "--repeats");
+        SchedulerBench.Result r = SchedulerBench.run(running, promptTokens, steps, blockSize,
+                stepTokens != null ? stepTokens : ReplayConfig.TIMED_MAX_BATCH_TOKENS, repeats);
         System.out.printf("scheduler: %d running requests, %d-token prompts, block %d, offloading to a host tier (LRU)%n",
                 running, promptTokens, blockSize);
         System.out.printf("  engine time per step outside the forward pass: %,.1f us best, %,.1f us mean of %d "

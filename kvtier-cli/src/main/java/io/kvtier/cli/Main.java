@@ -48,10 +48,24 @@ public final class Main implements Runnable {
             return cli.execute(args);
         } catch (OutOfMemoryError e) {
             // Off-heap slabs are allocated up front: too large a pool or tier fails here, not mid-run.
-            System.err.println("kvtier: not enough memory (" + e.getMessage() + "); lower --device-blocks, "
-                    + "--host-cache-bytes or the model size");
+            System.err.println("kvtier: not enough memory (" + e.getMessage() + ")" + memoryAdvice(cli));
             return 2;
         }
+    }
+
+    /** The flags of the command that ran which size its memory, as advice; a command without such flags gets none. */
+    static String memoryAdvice(CommandLine cli) {
+        CommandLine.ParseResult r = cli.getParseResult();
+        while (r != null && r.subcommand() != null) {
+            r = r.subcommand();
+        }
+        if (r == null) {
+            return "";
+        }
+        CommandLine.Model.CommandSpec spec = r.commandSpec();
+        java.util.List<String> flags = java.util.stream.Stream.of("--device-blocks", "--device-tokens", "--host-cache-bytes",
+                "--host-cache-chunks", "--host-cache-tokens", "--max-running").filter(f -> spec.findOption(f) != null).toList();
+        return flags.isEmpty() ? "" : "; lower " + String.join(", ", flags) + (spec.findOption("--model") != null ? " or the model size" : "");
     }
 
     /**

@@ -17,8 +17,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -26,10 +30,13 @@ import picocli.CommandLine.Option;
  * scheduler and host tier bookkeeping, with a simulated model runner and transfer engine (a cost
  * model on a virtual clock). See {@code docs/replay-cost-model.md} for the cost model.
  */
-@Command(name = "replay", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "replay", mixinStandardHelpOptions = true, sortOptions = false, resourceBundle = "io.kvtier.cli.ReplayHelp", defaultValueProvider = ReplayCommand.Defaults.class,
         description = "Replay a request trace through the real scheduler and tiers with a simulated GPU; "
                 + "report hit ratios per tier against the optimum, and latencies in timed mode.")
 final class ReplayCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
 
     @Option(names = "--trace", required = true, paramLabel = "FILE", description = "Mooncake trace (JSON lines), e.g. ../shared/traces/mooncake/conversation_trace.jsonl")
     Path trace;
@@ -37,57 +44,48 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--mode", defaultValue = "instant", description = "instant (default): one request at a time, no time, for policy studies; timed: arrivals at trace timestamps, continuous batching, latencies")
     String mode;
 
-    @Option(names = "--policy", defaultValue = "lru", description = "host tier policy: lru (default), arc, lru-admit2 (LRU admitting a chunk from its second use)")
-    String policy;
+    @Mixin
+    EvictionOptions eviction;
 
     @Option(names = "--device-tokens", paramLabel = "N", description = "device (GPU) KV capacity in tokens, or min (smallest that fits the largest request) or inf (default: min in instant mode, 448k = one H100 in timed mode)")
     String deviceTokens;
 
-    @Option(names = "--host-tokens", defaultValue = "inf", paramLabel = "N", description = "host tier capacity in tokens (k/M/G = 1e3/1e6/1e9, Ki/Mi/Gi = 2^10/2^20/2^30), 0 for none, or inf (default)")
+    @Option(names = "--host-cache-tokens", defaultValue = "inf", paramLabel = "N", description = "host tier capacity in tokens (k/M/G = 10^3/10^6/10^9, Ki/Mi/Gi = 2^10/2^20/2^30), 0 for none, or inf (default)")
     String hostTokens;
 
-    @Option(names = "--disk-tokens", defaultValue = "0", paramLabel = "N", description = "disk tier capacity in tokens behind the host tier (written through from it; a disk hit is promoted into the host, then loaded), 0 for none (default), or inf")
+    @Option(names = "--disk-cache-tokens", defaultValue = "0", paramLabel = "N", description = "disk tier capacity in tokens behind the host tier (written through from it; a disk hit is promoted into the host, then loaded), 0 for none (default), or inf")
     String diskTokens;
 
-    @Option(names = "--block-size", defaultValue = "512", description = "tokens per block (default ${DEFAULT-VALUE}, the traces' hash granularity; the optimum needs 512)")
-    int blockSize;
+    @Mixin
+    BatchOptions batch;
 
-    @Option(names = "--speedup", defaultValue = "1", description = "timed mode: request i arrives at timestamp_i / speedup (default ${DEFAULT-VALUE}; one simulated GPU needs about 0.3 on the conversation trace)")
-    double speedup;
+    @Option(names = "--speedup", paramLabel = "X", description = "timed mode: request i arrives at timestamp_i / X (default 1; one simulated GPU needs about 0.3 on the conversation trace)")
+    Double speedup;
 
-    @Option(names = "--outputs", paramLabel = "first|trace", description = "tokens generated per request: first (only the first token; default in instant mode) or trace (the trace's output_length; default in timed mode)")
-    String outputs;
+    @Mixin
+    MaxTokensOptions maxTokens;
 
-    @Option(names = "--max-batch-tokens", defaultValue = "0", description = "token budget of one step (default: the longest prompt in instant mode, 8192 in timed mode)")
-    int maxBatchTokens;
+    @Option(names = "--requests", paramLabel = "N", description = "replay only the first N requests (default: all)")
+    Integer requests;
 
-    @Option(names = "--max-running", defaultValue = "256", description = "most requests running at once (default ${DEFAULT-VALUE})")
-    int maxRunning;
-
-    @Option(names = "--requests", defaultValue = "0", description = "replay only the first N requests (default 0: all)")
-    int requests;
-
-    @Option(names = "--json", paramLabel = "FILE", description = "write the results as JSON (an array with --sweep)")
-    Path json;
-
-    @Option(names = "--csv", paramLabel = "FILE", description = "write the results as CSV, one row per replay")
-    Path csv;
+    @Mixin
+    StatsOptions stats;
 
     @Option(names = "--sweep", description = "instant replays of lru, arc and lru-admit2 over host capacities, with the optimum and the ceiling; writes --png")
     boolean sweep;
 
-    @Option(names = "--sweep-host-tokens", split = ",", paramLabel = "N,N,...", description = "host capacities of the sweep (default 250k,500k,1M,2M,3M,5M,10M,20M,50M,100M)")
+    @Option(names = "--sweep-host-cache-tokens", split = ",", paramLabel = "N,N,...", description = "with --sweep: host capacities (default 250k,500k,1M,2M,3M,5M,10M,20M,50M,100M)")
     List<String> sweepHostTokens;
 
-    @Option(names = "--png", paramLabel = "FILE", description = "chart of the sweep (default: sweep-<trace name>.png)")
+    @Option(names = "--png", paramLabel = "FILE", description = "with --sweep: the chart (default: sweep-<trace name>.png)")
     Path png;
 
-    @Option(names = "--threads", defaultValue = "0", description = "sweep replays run at once (default: one per core)")
-    int threads;
+    @Option(names = "--sweep-threads", paramLabel = "N", description = "with --sweep: replays run at once (default: one per core)")
+    Integer sweepThreads;
 
     // The cost model (defaults: Llama-3.1-8B BF16 on one H100 SXM, PCIe Gen5 host link; docs/replay-cost-model.md).
-    @Option(names = "--kv-bytes-per-token", description = "KV bytes of one token of the simulated model (default 131072: Llama-3.1-8B BF16)")
-    Long kvBytesPerToken;
+    @Option(names = "--kv-bytes-per-token", paramLabel = "SIZE", description = "KV bytes of one token of the simulated model, at most 1M (default 128K = 131072: Llama-3.1-8B BF16)")
+    String kvBytesPerToken;
 
     @Option(names = "--linear-us-per-token", description = "matmul time of one token, microseconds (default 32.5)")
     Double linearUsPerToken;
@@ -113,44 +111,84 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--context-tokens", description = "the simulated model's context (default 131072; raised to the trace's longest request)")
     Integer contextTokens;
 
+    /** Most KV bytes per token: 1 MiB is twice a 405B model's (126 layers x 8 KV heads x 128 x K,V x 2 B = 504 KiB). */
+    static final long MAX_KV_BYTES_PER_TOKEN = 1L << 20;
+
+    /** Latest simulated arrival, ns: the virtual clock's range with room for the run after it (about 31 years). */
+    static final double MAX_ARRIVAL_NANOS = 1e18;
+
+    /** Defaults of the shared options that differ between commands (the mode decides --max-tokens, --max-batch-tokens). */
+    static final class Defaults extends FlagDefaults {
+        Defaults() {
+            super(Map.of("--block-size", String.valueOf(ReplayConfig.DEFAULT_BLOCK_SIZE),
+                    "--max-running", String.valueOf(ReplayConfig.DEFAULT_MAX_RUNNING)));
+        }
+    }
+
+    private final FormerNames former = new FormerNames();
+
+    // Former spellings, kept for one release (FlagVocabulary.FORMER_NAMES).
+    @Option(names = "--policy", hidden = true, description = "deprecated: --eviction")
+    void policy(String v) {
+        former.use("--policy", () -> eviction.set(v));
+    }
+
+    @Option(names = "--json", hidden = true, description = "deprecated: --stats-json")
+    void json(Path v) {
+        former.use("--json", () -> stats.setJson(v));
+    }
+
+    @Option(names = "--csv", hidden = true, description = "deprecated: --stats-csv")
+    void csv(Path v) {
+        former.use("--csv", () -> stats.setCsv(v));
+    }
+
+    @Option(names = "--host-tokens", hidden = true, description = "deprecated: --host-cache-tokens")
+    void hostTokens(String v) {
+        former.use("--host-tokens", () -> hostTokens = v);
+    }
+
+    @Option(names = "--disk-tokens", hidden = true, description = "deprecated: --disk-cache-tokens")
+    void diskTokens(String v) {
+        former.use("--disk-tokens", () -> diskTokens = v);
+    }
+
+    @Option(names = "--sweep-host-tokens", split = ",", hidden = true, description = "deprecated: --sweep-host-cache-tokens")
+    void sweepHostTokens(List<String> v) {
+        former.use("--sweep-host-tokens", () -> sweepHostTokens = v);
+    }
+
+    @Option(names = "--threads", hidden = true, description = "deprecated: --sweep-threads")
+    void threads(int v) {
+        former.use("--threads", () -> sweepThreads = v);
+    }
+
+    @Option(names = "--outputs", hidden = true, description = "deprecated: --max-tokens 1 (first) or leave it out in timed mode (trace)")
+    void outputs(String v) {
+        switch (v.toLowerCase(java.util.Locale.ROOT)) {
+            case "first" -> former.use("--outputs", v, () -> maxTokens.set(1));
+            case "trace" -> former.use("--outputs", v, () -> maxTokens.set(Integer.MAX_VALUE));
+            default -> throw new BadInputException("--outputs: '" + v + "' is neither first nor trace (use --max-tokens)");
+        }
+    }
+
     @Override
     public Integer call() throws IOException {
-        Checks.atLeast(threads, 0, "--threads");
-        Checks.atLeast(maxRunning, 1, "--max-running");
-        Checks.outputFile(json, "--json");
-        Checks.outputFile(csv, "--csv");
-        Checks.outputFile(png, "--png");
+        former.apply(spec);
+        checkCombinations();
         Checks.inputFile(trace, "--trace");
-        Trace t = readTrace();
+        stats.check();
+        Checks.outputFile(png, "--png");
         ReplayConfig cfg = config();
-        int cores = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+        Trace t = readTrace();
+        checkClockRange(t, cfg);
         if (sweep) {
-            List<Long> caps = new ArrayList<>();
-            if (sweepHostTokens == null) {
-                caps.addAll(Sweep.DEFAULT_HOST_TOKENS);
-            } else {
-                for (String s : sweepHostTokens) {
-                    Capacity c = Capacity.parse(s, "--sweep-host-tokens");
-                    if (c.kind() != Capacity.Kind.TOKENS || c.tokens() < cfg.blockSize()) {
-                        throw new BadInputException("--sweep-host-tokens: '" + s + "' must be a number of tokens of at least one block");
-                    }
-                    caps.add(c.tokens());
-                }
-            }
-            List<ReplayResult> results;
-            try (Progress p = Progress.onTerminal("sweep", (long) t.size() * caps.size() * Sweep.DEFAULT_POLICIES.size())) {
-                results = Sweep.run(t, cfg, Sweep.DEFAULT_POLICIES, caps, cores, p);
-            }
+            List<ReplayResult> results = sweep(t, cfg);
             Sweep.printTable(System.out, results);
             Path chart = png != null ? png : Path.of("sweep-" + stem(trace) + ".png");
             Sweep.writeChart(chart, results);
             System.out.println("chart: " + chart);
-            if (json != null) {
-                ReplayReport.writeJson(json, results);
-            }
-            if (csv != null) {
-                ReplayReport.writeCsv(csv, results);
-            }
+            stats.write(results.stream().map(ReplayReport::toJson).toList(), true);
             return 0;
         }
         ReplayResult r;
@@ -158,18 +196,68 @@ final class ReplayCommand implements Callable<Integer> {
             r = Replay.run(t, cfg, p);
         }
         ReplayReport.printTable(System.out, r);
-        if (json != null) {
-            ReplayReport.writeJson(json, r);
-        }
-        if (csv != null) {
-            ReplayReport.writeCsv(csv, List.of(r));
-        }
+        stats.write(List.of(ReplayReport.toJson(r)), false);
         return 0;
+    }
+
+    private List<ReplayResult> sweep(Trace t, ReplayConfig cfg) {
+        List<Long> caps = new ArrayList<>();
+        if (sweepHostTokens == null) {
+            caps.addAll(Sweep.DEFAULT_HOST_TOKENS);
+        } else {
+            for (String s : sweepHostTokens) {
+                Capacity c = Capacity.parse(s, "--sweep-host-cache-tokens");
+                if (c.kind() != Capacity.Kind.TOKENS || c.tokens() < cfg.blockSize()) {
+                    throw new BadInputException("--sweep-host-cache-tokens: '" + s + "' must be a number of tokens of at least one block");
+                }
+                caps.add(c.tokens());
+            }
+        }
+        int cores = sweepThreads != null ? Checks.atLeast(sweepThreads, 1, "--sweep-threads")
+                : Runtime.getRuntime().availableProcessors();
+        try (Progress p = Progress.onTerminal("sweep", (long) t.size() * caps.size() * Sweep.DEFAULT_POLICIES.size())) {
+            return Sweep.run(t, cfg, Sweep.DEFAULT_POLICIES, caps, cores, p);
+        }
+    }
+
+    /** Flags that only mean something with another flag or mode are refused without it, not ignored. */
+    private void checkCombinations() {
+        var parsed = spec.commandLine().getParseResult();
+        boolean timed = mode.equalsIgnoreCase("timed");
+        for (String flag : List.of("--png", "--sweep-host-cache-tokens", "--sweep-host-tokens", "--sweep-threads", "--threads")) {
+            if (!sweep && parsed.hasMatchedOption(flag)) {
+                throw new BadInputException(flag + " needs --sweep");
+            }
+        }
+        if (sweep && timed) {
+            throw new BadInputException("--sweep runs instant replays; drop --mode timed");
+        }
+        if (!timed && parsed.hasMatchedOption("--speedup")) {
+            throw new BadInputException("--speedup needs --mode timed (instant replays have no time)");
+        }
+    }
+
+    /** The timed replay's arrivals must fit the virtual clock: a tiny --speedup would overflow it. */
+    private void checkClockRange(Trace t, ReplayConfig cfg) {
+        if (cfg.mode() != ReplayConfig.Mode.TIMED) {
+            return;
+        }
+        long lastMs = t.requests().getLast().timestampMs();
+        double lastNanos = lastMs * 1e6 / cfg.speedup();
+        if (lastNanos > MAX_ARRIVAL_NANOS) {
+            throw new BadInputException(String.format(java.util.Locale.ROOT, "--speedup %s puts the trace's last arrival "
+                    + "(%,d ms) at %.3g s of simulated time, beyond the simulator's clock (%.0e s); use a --speedup of at least %.3g",
+                    cfg.speedup(), lastMs, lastNanos / 1e9, MAX_ARRIVAL_NANOS / 1e9, lastMs * 1e6 / MAX_ARRIVAL_NANOS));
+        }
     }
 
     private Trace readTrace() throws IOException {
         if (!Files.isRegularFile(trace)) {
             throw new BadInputException("--trace " + trace + ": no such file");
+        }
+        Integer first = Deprecations.zeroMeansDefault(requests, "--requests");
+        if (first != null) {
+            Checks.atLeast(first, 1, "--requests");
         }
         Trace t;
         try {
@@ -180,13 +268,7 @@ final class ReplayCommand implements Callable<Integer> {
         if (t.size() == 0) {
             throw new BadInputException("--trace " + trace + ": no requests in the file");
         }
-        if (requests < 0) {
-            throw new BadInputException("--requests must be >= 0, got " + requests);
-        }
-        if (requests > 0 && requests < t.size()) {
-            t = new Trace(t.source(), t.requests().subList(0, requests));
-        }
-        return t;
+        return first == null ? t : t.firstRequests(first);
     }
 
     private static void nonNegative(Double v, String flag) {
@@ -202,14 +284,7 @@ final class ReplayCommand implements Callable<Integer> {
             default -> throw new BadInputException("--mode: '" + mode + "' is neither instant nor timed");
         };
         ReplayConfig base = ReplayConfig.defaults(m);
-        boolean traceOutputs = base.traceOutputs();
-        if (outputs != null) {
-            traceOutputs = switch (outputs.toLowerCase(java.util.Locale.ROOT)) {
-                case "first" -> false;
-                case "trace" -> true;
-                default -> throw new BadInputException("--outputs: '" + outputs + "' is neither first nor trace");
-            };
-        }
+        Integer outputCap = maxTokens.maxTokens();
         CostModel ref = CostModel.REFERENCE;
         nonNegative(linearUsPerToken, "--linear-us-per-token");
         nonNegative(attentionNsPerPair, "--attention-ns-per-pair");
@@ -220,17 +295,25 @@ final class ReplayCommand implements Callable<Integer> {
         if (hostGbps != null) {
             Checks.positive(hostGbps, "--host-gbps");
         }
+        long kvBytes = ref.kvBytesPerToken();
         if (kvBytesPerToken != null) {
-            Checks.atLeast(kvBytesPerToken.longValue(), 1, "--kv-bytes-per-token");
+            kvBytes = Sizes.parseBytes(kvBytesPerToken, "--kv-bytes-per-token");
+            Checks.atLeast(kvBytes, 1, "--kv-bytes-per-token");
+            if (kvBytes > MAX_KV_BYTES_PER_TOKEN) {
+                throw new BadInputException("--kv-bytes-per-token " + kvBytesPerToken + " is more than 1M (" + MAX_KV_BYTES_PER_TOKEN
+                        + " bytes), twice a 405B model's KV per token");
+            }
         }
         if (contextTokens != null) {
             Checks.atLeast(contextTokens, 1, "--context-tokens");
         }
-        Checks.atLeast(blockSize, 1, "--block-size");
-        Checks.atLeast(maxBatchTokens, 0, "--max-batch-tokens"); // 0: the mode's default
-        Checks.positive(speedup, "--speedup");
-        CostModel cost = new CostModel(ref.name() + (customCost() ? " (modified)" : ""),
-                kvBytesPerToken != null ? kvBytesPerToken : ref.kvBytesPerToken(),
+        int blockSize = batch.blockSize();
+        if (blockSize > ReplayConfig.MAX_BLOCK_SIZE) {
+            throw new BadInputException("--block-size must be at most " + ReplayConfig.MAX_BLOCK_SIZE + ", got " + blockSize);
+        }
+        Integer maxBatchTokens = batch.maxBatchTokens();
+        double x = speedup != null ? Checks.positive(speedup, "--speedup") : 1.0;
+        CostModel cost = new CostModel(ref.name() + (customCost() ? " (modified)" : ""), kvBytes,
                 linearUsPerToken != null ? linearUsPerToken * 1e3 : ref.linearNanosPerToken(),
                 attentionNsPerPair != null ? attentionNsPerPair : ref.attentionNanosPerPair(),
                 weightReadMs != null ? weightReadMs * 1e6 : ref.weightReadNanos(),
@@ -239,10 +322,11 @@ final class ReplayCommand implements Callable<Integer> {
                 hostGbps != null ? hostGbps * 1e9 : ref.hostBytesPerSecond(),
                 hostLatencyUs != null ? hostLatencyUs * 1e3 : ref.hostLatencyNanos(),
                 contextTokens != null ? contextTokens : ref.contextTokens());
-        return new ReplayConfig(m, Policy.parse(policy),
+        return new ReplayConfig(m, eviction.policy(),
                 deviceTokens == null ? base.device() : Capacity.parse(deviceTokens, "--device-tokens"),
-                Capacity.parse(hostTokens, "--host-tokens"), Capacity.parse(diskTokens, "--disk-tokens"), blockSize,
-                speedup, cost, maxBatchTokens, maxRunning, traceOutputs);
+                Capacity.parse(hostTokens, "--host-cache-tokens"), Capacity.parse(diskTokens, "--disk-cache-tokens"), blockSize,
+                x, cost, maxBatchTokens == null ? 0 : maxBatchTokens, batch.maxRunning(),
+                outputCap != null ? outputCap : base.maxTokens());
     }
 
     private boolean customCost() {

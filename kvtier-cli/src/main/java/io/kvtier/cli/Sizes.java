@@ -2,7 +2,11 @@ package io.kvtier.cli;
 
 import java.util.Locale;
 
-/** Parses sizes such as {@code 256M}, {@code 1.5G}, {@code 4096} (bytes; K/M/G/T are powers of 1024). */
+/**
+ * Parses sizes in bytes such as {@code 256M}, {@code 1.5G}, {@code 1GiB}, {@code 4096}: {@code K/M/G/T}
+ * and {@code Ki/Mi/Gi/Ti} are both powers of 1024 (the vocabulary's rule for bytes,
+ * {@link FlagVocabulary}), an optional {@code B} after them; case does not matter.
+ */
 final class Sizes {
 
     private Sizes() {
@@ -13,6 +17,10 @@ final class Sizes {
         if (s.endsWith("B")) {
             s = s.substring(0, s.length() - 1);
         }
+        boolean binary = s.endsWith("I"); // Ki, Mi, Gi, Ti: the same powers of 1024 as K, M, G, T
+        if (binary) {
+            s = s.substring(0, s.length() - 1);
+        }
         long mult = 1;
         if (!s.isEmpty()) {
             switch (s.charAt(s.length() - 1)) {
@@ -20,7 +28,11 @@ final class Sizes {
                 case 'M' -> mult = 1L << 20;
                 case 'G' -> mult = 1L << 30;
                 case 'T' -> mult = 1L << 40;
-                default -> mult = 1;
+                default -> {
+                    if (binary) {
+                        throw new BadInputException(flag + ": '" + text + "' is not a size (e.g. 4096, 256M, 1.5G, 1GiB)");
+                    }
+                }
             }
             if (mult != 1) {
                 s = s.substring(0, s.length() - 1);
@@ -39,7 +51,7 @@ final class Sizes {
         } catch (BadInputException e) {
             throw e;
         } catch (NumberFormatException e) {
-            throw new BadInputException(flag + ": '" + text + "' is not a size (e.g. 4096, 256M, 1.5G)");
+            throw new BadInputException(flag + ": '" + text + "' is not a size (e.g. 4096, 256M, 1.5G, 1GiB)");
         }
     }
 }

@@ -39,7 +39,7 @@ class ReplayCommandTest {
     void instantReplayPrintsTheTableAndWritesJsonAndCsv() throws IOException {
         Path json = dir.resolve("r.json");
         Path csv = dir.resolve("r.csv");
-        Object[] r = cli("replay", "--trace", trace().toString(), "--json", json.toString(), "--csv", csv.toString());
+        Object[] r = cli("replay", "--trace", trace().toString(), "--stats-json", json.toString(), "--stats-csv", csv.toString());
         assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
         assertThat((String) r[1]).contains("3 requests", "optimum (Belady", "ceiling");
         JsonNode j = new ObjectMapper().readTree(json.toFile());
@@ -51,7 +51,7 @@ class ReplayCommandTest {
 
     @Test
     void timedReplayReportsLatencies() throws IOException {
-        Object[] r = cli("replay", "--trace", trace().toString(), "--mode", "timed", "--speedup", "2", "--policy", "arc");
+        Object[] r = cli("replay", "--trace", trace().toString(), "--mode", "timed", "--speedup", "2", "--eviction", "arc");
         assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
         assertThat((String) r[1]).contains("TTFT", "end-to-end", "speedup 2.0", "policy arc");
     }
@@ -59,7 +59,7 @@ class ReplayCommandTest {
     @Test
     void sweepWritesTheChart() throws IOException {
         Path png = dir.resolve("s.png");
-        Object[] r = cli("replay", "--trace", trace().toString(), "--sweep", "--sweep-host-tokens", "512,1024,2048",
+        Object[] r = cli("replay", "--trace", trace().toString(), "--sweep", "--sweep-host-cache-tokens", "512,1024,2048",
                 "--png", png.toString());
         assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
         assertThat((String) r[1]).contains("lru-admit2", "optimum");
@@ -68,9 +68,9 @@ class ReplayCommandTest {
 
     @Test
     void userMistakesAreOneLineAndExitCode2() throws IOException {
-        Object[] disk = cli("replay", "--trace", trace().toString(), "--disk-tokens", "min");
+        Object[] disk = cli("replay", "--trace", trace().toString(), "--disk-cache-tokens", "min");
         assertThat(disk[0]).isEqualTo(2);
-        assertThat((String) disk[2]).contains("--disk-tokens").doesNotContain("Exception");
+        assertThat((String) disk[2]).contains("--disk-cache-tokens").doesNotContain("Exception");
         Object[] missing = cli("replay", "--trace", dir.resolve("nope.jsonl").toString());
         assertThat(missing[0]).isEqualTo(2);
         assertThat((String) missing[2]).contains("no such file");
@@ -79,14 +79,14 @@ class ReplayCommandTest {
         Object[] badLine = cli("replay", "--trace", bad.toString());
         assertThat(badLine[0]).isEqualTo(2);
         assertThat((String) badLine[2]).contains("bad.jsonl:1: field 'hash_ids'");
-        Object[] capacity = cli("replay", "--trace", trace().toString(), "--host-tokens", "lots");
+        Object[] capacity = cli("replay", "--trace", trace().toString(), "--host-cache-tokens", "lots");
         assertThat(capacity[0]).isEqualTo(2);
-        assertThat((String) capacity[2]).contains("--host-tokens: 'lots'");
+        assertThat((String) capacity[2]).contains("--host-cache-tokens: 'lots'");
     }
 
     @Test
     void benchSchedulerPrintsTheCostPerStep() {
-        Object[] r = cli("bench", "scheduler", "--running", "8", "--prompt-tokens", "32", "--steps", "20", "--repeats", "1");
+        Object[] r = cli("bench", "scheduler", "--max-running", "8", "--prompt-tokens", "32", "--steps", "20", "--repeats", "1");
         assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
         assertThat((String) r[1]).contains("engine time per step outside the forward pass");
     }
@@ -102,8 +102,8 @@ class ReplayCommandTest {
                 {"timestamp": 200, "input_length": 1300, "output_length": 2, "hash_ids": [0, 1, 3]}
                 """);
         Path json = dir.resolve("disk.json");
-        Object[] r = cli("replay", "--trace", t.toString(), "--host-tokens", "1024", "--disk-tokens", "5120",
-                "--json", json.toString());
+        Object[] r = cli("replay", "--trace", t.toString(), "--host-cache-tokens", "1024", "--disk-cache-tokens", "5120",
+                "--stats-json", json.toString());
         assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
         JsonNode j = new ObjectMapper().readTree(json.toFile());
         assertThat(j.get("hit_tokens_by_tier").get("disk").asLong()).isEqualTo(1024);
@@ -111,8 +111,8 @@ class ReplayCommandTest {
         assertThat(j.get("chunks_written_by_tier").get("disk").asLong()).isEqualTo(4);
         assertThat(j.get("hit_tokens").asLong()).isEqualTo(1024);
         assertThat(j.get("optimum_token_hit_ratio").asDouble()).isEqualTo(j.get("token_hit_ratio").asDouble());
-        Object[] noHost = cli("replay", "--trace", t.toString(), "--host-tokens", "0", "--disk-tokens", "5120");
+        Object[] noHost = cli("replay", "--trace", t.toString(), "--host-cache-tokens", "0", "--disk-cache-tokens", "5120");
         assertThat(noHost[0]).isEqualTo(2);
-        assertThat((String) noHost[2]).contains("--disk-tokens").contains("--host-tokens");
+        assertThat((String) noHost[2]).contains("--disk-cache-tokens").contains("--host-cache-tokens");
     }
 }

@@ -149,7 +149,11 @@ public final class Request implements io.kvtier.offload.SequenceView {
         deviceHitTokens = n;
     }
 
-    /** Prompt tokens loaded from each offload tier instead of computed (per tier name). */
+    /**
+     * Prompt tokens loaded from each offload tier instead of computed (per tier name), over every
+     * admission: a request preempted and admitted again counts its reloads too, so the requests'
+     * figures sum to the run's {@code OffloadStats#externalHitTokens()}.
+     */
     public java.util.Map<String, Integer> externalHitTokens() {
         return java.util.Collections.unmodifiableMap(externalHitTokens);
     }

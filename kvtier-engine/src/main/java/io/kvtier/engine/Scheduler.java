@@ -117,12 +117,11 @@ public final class Scheduler {
                     break;
                 }
                 it.remove();
-                boolean first = r.preemptions() == 0 && r.externalHitTokens().isEmpty();
                 noteHit(r, start);
                 var byTier = offload.startLoad(r, hitBlocks, hit.blocks(), kv.blockTable(r.id()));
-                if (first) {
-                    byTier.forEach(r::addExternalHitTokens); // a request reports its first admission's hits
-                }
+                // Every admission's loads, a re-admission after preemption too: the requests' figures
+                // then sum to the offload stats' external_hit_tokens.
+                byTier.forEach(r::addExternalHitTokens);
                 r.setNumComputed(start);
                 r.setStatus(Request.Status.LOADING);
                 loading.put(r.id(), r);

@@ -66,15 +66,15 @@ public final class Replay {
                         Ceiling.compute(c, HitRule.ENGINE).hitTokens());
             }
             OffloadStats os = re.offload == null ? null : re.offload.stats();
-            long bytesPerBlock = cfg.blockSize() * cfg.cost().kvBytesPerToken();
+            long bytesPerBlock = Math.multiplyExact(cfg.blockSize(), cfg.cost().kvBytesPerToken());
             long stored = os == null ? 0 : os.blocksStored().getOrDefault(HostTier.NAME, 0L);
             long loaded = os == null ? 0 : os.blocksLoaded().getOrDefault(HostTier.NAME, 0L);
             ReplayResult.Timing timing = timed == null ? null : timed.timing(re);
             return new ReplayResult(trace.source(), cfg, re.deviceBlocks, re.hostChunks, reqs.size(), trace.promptTokens(),
                     counts[2], counts[0], counts[1], stored, loaded, re.host == null ? 0 : re.host.index().evictions(),
-                    os == null ? 0 : os.storeRefusals(), re.engine.stats().preemptions(), stored * bytesPerBlock,
-                    loaded * bytesPerBlock, hits, optimum, timing, (System.nanoTime() - t0) / 1e9, re.diskChunks, counts[3],
-                    os == null ? 0 : os.blocksStored().getOrDefault("disk", 0L));
+                    os == null ? 0 : os.storeRefusals(), re.engine.stats().preemptions(), Math.multiplyExact(stored, bytesPerBlock),
+                    Math.multiplyExact(loaded, bytesPerBlock), hits, optimum, timing, (System.nanoTime() - t0) / 1e9, re.diskChunks, counts[3],
+                    os == null ? 0 : os.blocksStored().getOrDefault("disk", 0L), trace.fileRequests());
         }
     }
 
@@ -164,7 +164,12 @@ public final class Replay {
 
     /** Arrival of a trace request on the virtual clock, ns. */
     static long arrival(TraceRequest r, ReplayConfig cfg) {
-        return Math.round(r.timestampMs() * 1e6 / cfg.speedup());
+        double ns = r.timestampMs() * 1e6 / cfg.speedup();
+        if (!(ns < Long.MAX_VALUE / 4)) { // the CLI refuses such a speedup; the clock must never saturate silently
+            throw new IllegalArgumentException("speedup " + cfg.speedup() + " puts an arrival at " + ns / 1e9
+                    + " s of simulated time, beyond the virtual clock's range");
+        }
+        return Math.round(ns);
     }
 
     /** Per-request times of a timed replay, from the runner's forward passes and the driver. */

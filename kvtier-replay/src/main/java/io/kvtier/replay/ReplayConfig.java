@@ -16,11 +16,11 @@ import io.kvtier.replay.trace.TraceRequest;
  * @param cost           the simulated data plane's cost model
  * @param maxBatchTokens token budget of one engine step; 0 = the mode's default
  * @param maxRunning     most requests holding device blocks at once
- * @param traceOutputs   true: each request generates its trace's {@code output_length} tokens (at
- *                       least 1); false: only its first token
+ * @param maxTokens      most tokens a request generates: its trace's {@code output_length} (at least
+ *                       1) capped at this; 1 = only the first token, {@link Integer#MAX_VALUE} = no cap
  */
 public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
-                           double speedup, CostModel cost, int maxBatchTokens, int maxRunning, boolean traceOutputs) {
+                           double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens) {
 
     /** How requests are fed to the engine. */
     public enum Mode {
@@ -50,9 +50,15 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
     /** Most running requests (vLLM's default max_num_seqs). */
     public static final int DEFAULT_MAX_RUNNING = 256;
 
+    /** Largest block, tokens: keeps a block's simulated bytes (at most 1 MiB a token) far from overflowing. */
+    public static final int MAX_BLOCK_SIZE = 1 << 16;
+
     public ReplayConfig {
-        if (blockSize < 1) {
-            throw new IllegalArgumentException("block size must be at least 1, got " + blockSize);
+        if (blockSize < 1 || blockSize > MAX_BLOCK_SIZE) {
+            throw new IllegalArgumentException("block size must be in [1, " + MAX_BLOCK_SIZE + "], got " + blockSize);
+        }
+        if (maxTokens < 1) {
+            throw new IllegalArgumentException("max tokens must be at least 1, got " + maxTokens);
         }
         if (!(speedup > 0) || Double.isInfinite(speedup)) {
             throw new IllegalArgumentException("speedup must be finite and > 0, got " + speedup);
@@ -62,66 +68,66 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
                     + maxBatchTokens + ", " + maxRunning);
         }
         if (host.kind() == Capacity.Kind.MIN) {
-            throw new IllegalArgumentException("--host-tokens: 'min' is for the device tier only");
+            throw new IllegalArgumentException("--host-cache-tokens: 'min' is for the device tier only");
         }
         if (disk.kind() == Capacity.Kind.MIN) {
-            throw new IllegalArgumentException("--disk-tokens: 'min' is for the device tier only");
+            throw new IllegalArgumentException("--disk-cache-tokens: 'min' is for the device tier only");
         }
         if (!(disk.kind() == Capacity.Kind.TOKENS && disk.tokens() == 0)
                 && host.kind() == Capacity.Kind.TOKENS && host.tokens() == 0) {
-            throw new IllegalArgumentException("--disk-tokens: the disk tier sits behind the host tier; give --host-tokens too");
+            throw new IllegalArgumentException("--disk-cache-tokens: the disk tier sits behind the host tier; give --host-cache-tokens too");
         }
     }
 
     /**
      * The defaults of a mode: instant replays with the smallest device tier, an unbounded host tier
      * and first tokens only; timed replays with the reference GPU's device tier, an unbounded host
-     * tier and the trace's output lengths. Both LRU, block size 512, the reference cost model.
+     * tier and the trace's output lengths (no cap). Both LRU, block size 512, the reference cost model.
      */
     public static ReplayConfig defaults(Mode mode) {
         return new ReplayConfig(mode, Policy.LRU, mode == Mode.INSTANT ? Capacity.MIN : Capacity.tokens(REFERENCE_DEVICE_TOKENS),
                 Capacity.INF, Capacity.tokens(0), DEFAULT_BLOCK_SIZE, 1.0, CostModel.REFERENCE, 0, DEFAULT_MAX_RUNNING,
-                mode == Mode.TIMED);
+                mode == Mode.TIMED ? Integer.MAX_VALUE : 1);
     }
 
     public ReplayConfig withPolicy(Policy p) {
-        return new ReplayConfig(mode, p, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, traceOutputs);
+        return new ReplayConfig(mode, p, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens);
     }
 
     public ReplayConfig withDevice(Capacity c) {
-        return new ReplayConfig(mode, policy, c, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, traceOutputs);
+        return new ReplayConfig(mode, policy, c, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens);
     }
 
     public ReplayConfig withHost(Capacity c) {
-        return new ReplayConfig(mode, policy, device, c, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, traceOutputs);
+        return new ReplayConfig(mode, policy, device, c, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens);
     }
 
     public ReplayConfig withBlockSize(int b) {
-        return new ReplayConfig(mode, policy, device, host, disk, b, speedup, cost, maxBatchTokens, maxRunning, traceOutputs);
+        return new ReplayConfig(mode, policy, device, host, disk, b, speedup, cost, maxBatchTokens, maxRunning, maxTokens);
     }
 
     public ReplayConfig withSpeedup(double s) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, s, cost, maxBatchTokens, maxRunning, traceOutputs);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, s, cost, maxBatchTokens, maxRunning, maxTokens);
     }
 
     public ReplayConfig withCost(CostModel c) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, c, maxBatchTokens, maxRunning, traceOutputs);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, c, maxBatchTokens, maxRunning, maxTokens);
     }
 
     public ReplayConfig withMaxBatchTokens(int n) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, n, maxRunning, traceOutputs);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, n, maxRunning, maxTokens);
     }
 
     public ReplayConfig withMaxRunning(int n) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, n, traceOutputs);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, n, maxTokens);
     }
 
-    public ReplayConfig withTraceOutputs(boolean on) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, on);
+    public ReplayConfig withMaxTokens(int n) {
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, n);
     }
 
-    /** Tokens a request of the trace generates in this replay. */
+    /** Tokens a request of the trace generates in this replay: its {@code output_length} (at least 1), at most {@link #maxTokens}. */
     public int outputTokens(TraceRequest r) {
-        return traceOutputs ? Math.max(1, r.outputLength()) : 1;
+        return Math.max(1, Math.min(maxTokens, r.outputLength()));
     }
 }

@@ -76,12 +76,12 @@ final class ReplayEngine implements AutoCloseable {
         hostChunks = switch (cfg.host().kind()) {
             case INF -> (int) Math.min(Integer.MAX_VALUE, Math.max(1, promptBlocks));
             case TOKENS -> (int) Math.min(Integer.MAX_VALUE, cfg.host().blocks(bs));
-            case MIN -> throw new IllegalArgumentException("--host-tokens: 'min' is for the device tier only");
+            case MIN -> throw new IllegalArgumentException("--host-cache-tokens: 'min' is for the device tier only");
         };
         diskChunks = hostChunks == 0 ? 0 : switch (cfg.disk().kind()) {
             case INF -> (int) Math.min(Integer.MAX_VALUE, Math.max(1, promptBlocks));
             case TOKENS -> (int) Math.min(Integer.MAX_VALUE, cfg.disk().blocks(bs));
-            case MIN -> throw new IllegalArgumentException("--disk-tokens: 'min' is for the device tier only");
+            case MIN -> throw new IllegalArgumentException("--disk-cache-tokens: 'min' is for the device tier only");
         };
         maxBatchTokens = cfg.maxBatchTokens() > 0 ? cfg.maxBatchTokens()
                 : cfg.mode() == ReplayConfig.Mode.INSTANT ? longestPrompt : ReplayConfig.TIMED_MAX_BATCH_TOKENS;

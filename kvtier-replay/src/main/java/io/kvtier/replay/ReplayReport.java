@@ -1,28 +1,16 @@
 package io.kvtier.replay;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-/** A replay's results as a table (stdout), a JSON object and CSV rows. */
+/**
+ * A replay's results as a table (stdout) and as one record ({@link #toJson}) that the JSON and
+ * CSV files are both written from (the CLI's {@code StatsFiles}), so they carry the same fields.
+ */
 public final class ReplayReport {
-
-    /** CSV columns, in order; one row per replay. */
-    public static final List<String> CSV_COLUMNS = List.of("trace", "mode", "policy", "device_tokens", "host_tokens",
-            "block_size", "requests", "prompt_tokens", "hit_tokens", "token_hit_ratio", "device_hit_tokens",
-            "host_hit_tokens", "optimum_token_hit_ratio", "ceiling_token_hit_ratio", "fraction_of_optimum",
-            "host_chunks_written", "device_chunks_loaded", "host_evictions", "bytes_stored", "bytes_loaded",
-            "preemptions", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "e2e_p50_s", "e2e_p90_s", "e2e_p99_s",
-            "output_tokens_per_s", "wall_s");
 
     private ReplayReport() {
     }
@@ -32,7 +20,7 @@ public final class ReplayReport {
         ReplayConfig c = r.config();
         int bs = c.blockSize();
         out.printf(Locale.ROOT, "replay %s: %,d requests, %,d prompt tokens; mode %s, policy %s, block %d tokens%n",
-                r.trace(), r.requests(), r.promptTokens(), c.mode().cliName(), c.policy(), bs);
+                r.traceLabel(), r.requests(), r.promptTokens(), c.mode().cliName(), c.policy(), bs);
         out.printf(Locale.ROOT, "  simulated model: %s%n", c.cost().describe());
         out.printf(Locale.ROOT, "  %-7s %-38s %14s %9s %16s%n", "tier", "capacity (tokens)", "hit tokens", "hit ratio",
                 "chunks written");
@@ -72,13 +60,22 @@ public final class ReplayReport {
             out.printf(Locale.ROOT, "  waiting requests: max %,d, mean %.1f over steps; GPU busy %.1f%%, PCIe device->host "
                             + "%.1f%%, host->device %.1f%%%n", t.maxWaiting(), t.meanWaiting(), 100 * t.gpuBusy(),
                     100 * t.storeLaneBusy(), 100 * t.loadLaneBusy());
-            if (t.gpuBusy() > 0.98) {
+            if (queueingDominates(t)) {
                 out.printf(Locale.ROOT, "  note: the simulated GPU was busy %.0f%% of the time: this trace's load exceeds one "
                         + "GPU at speedup %s, so latencies are mostly queueing; try a lower --speedup%n", 100 * t.gpuBusy(),
                         c.speedup());
             }
         }
         out.printf(Locale.ROOT, "  replay took %.1f s%n", r.wallSeconds());
+    }
+
+    /**
+     * Whether latencies are mostly waiting for the GPU: it was busy nearly all the time and requests
+     * spent more than half their end-to-end time queued. A lone request keeps the GPU busy too,
+     * without any queue.
+     */
+    static boolean queueingDominates(ReplayResult.Timing t) {
+        return t.gpuBusy() > 0.98 && t.queue().mean() > 0.5 * t.e2e().mean();
     }
 
     private static void row(PrintStream out, String name, ReplayResult.Percentiles p) {
@@ -109,12 +106,16 @@ public final class ReplayReport {
         ReplayConfig c = r.config();
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("trace", r.trace());
+        m.put("trace_requests", r.traceRequests());
         m.put("mode", c.mode().cliName());
         m.put("policy", c.policy().cliName());
         m.put("block_size", c.blockSize());
         m.put("device_tokens", (long) r.deviceBlocks() * c.blockSize());
         m.put("host_tokens", (long) r.hostChunks() * c.blockSize());
         m.put("host_capacity", c.host().toString());
+        m.put("disk_tokens", (long) r.diskChunks() * c.blockSize());
+        m.put("disk_capacity", c.disk().toString());
+        m.put("max_tokens", c.maxTokens());
         m.put("cost_model", c.cost());
         m.put("requests", r.requests());
         m.put("prompt_tokens", r.promptTokens());
@@ -157,64 +158,5 @@ public final class ReplayReport {
         }
         m.put("wall_s", r.wallSeconds());
         return m;
-    }
-
-    /** Writes one result as a JSON object ({@link #toJson}); parent folders are created. */
-    public static void writeJson(Path file, ReplayResult r) throws IOException {
-        writeJson(file, (Object) toJson(r));
-    }
-
-    /** Writes several results as a JSON array. */
-    public static void writeJson(Path file, List<ReplayResult> results) throws IOException {
-        List<Map<String, Object>> all = new ArrayList<>();
-        for (ReplayResult r : results) {
-            all.add(toJson(r));
-        }
-        writeJson(file, (Object) all);
-    }
-
-    private static void writeJson(Path file, Object value) throws IOException {
-        createParent(file);
-        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), value);
-    }
-
-    /** Writes a header and one row per result ({@link #CSV_COLUMNS}). */
-    public static void writeCsv(Path file, List<ReplayResult> results) throws IOException {
-        StringBuilder b = new StringBuilder(String.join(",", CSV_COLUMNS)).append('\n');
-        for (ReplayResult r : results) {
-            ReplayConfig c = r.config();
-            ReplayResult.Timing t = r.timing();
-            List<Object> row = List.of(csvText(r.trace()), c.mode().cliName(), c.policy().cliName(),
-                    (long) r.deviceBlocks() * c.blockSize(), (long) r.hostChunks() * c.blockSize(), c.blockSize(),
-                    r.requests(), r.promptTokens(), r.hitTokens(), num(r.tokenHitRatio()), r.deviceHitTokens(),
-                    r.hostHitTokens(), num(r.optimumTokenHitRatio()), num(r.ceilingTokenHitRatio()),
-                    num(r.fractionOfOptimum()), r.hostChunksWritten(), r.deviceChunksLoaded(), r.hostEvictions(),
-                    r.bytesStored(), r.bytesLoaded(), r.preemptions(),
-                    t == null ? "" : num(t.ttft().p50()), t == null ? "" : num(t.ttft().p90()),
-                    t == null ? "" : num(t.ttft().p99()), t == null ? "" : num(t.e2e().p50()),
-                    t == null ? "" : num(t.e2e().p90()), t == null ? "" : num(t.e2e().p99()),
-                    t == null ? "" : num(r.outputTokens() / t.makespanSeconds()), num(r.wallSeconds()));
-            for (int i = 0; i < row.size(); i++) {
-                b.append(i == 0 ? "" : ",").append(row.get(i));
-            }
-            b.append('\n');
-        }
-        createParent(file);
-        Files.writeString(file, b, StandardCharsets.UTF_8);
-    }
-
-    private static String num(double v) {
-        return Double.isNaN(v) ? "" : String.format(Locale.ROOT, "%.6f", v);
-    }
-
-    private static String csvText(String s) {
-        return s.contains(",") || s.contains("\"") ? "\"" + s.replace("\"", "\"\"") + "\"" : s;
-    }
-
-    private static void createParent(Path file) throws IOException {
-        Path parent = file.toAbsolutePath().getParent();
-        if (parent != null) {
-            Files.createDirectories(parent);
-        }
     }
 }

@@ -30,13 +30,14 @@ import java.util.Map;
  * @param diskChunks         disk tier used, chunks of one block (0 = none)
  * @param diskHitTokens      prompt tokens promoted from the disk tier and loaded
  * @param diskChunksWritten  chunks written into the disk tier
+ * @param traceRequests      requests in the whole trace file ({@code requests} were replayed: the first ones)
  */
 public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, int hostChunks, int requests,
                            long promptTokens, long outputTokens, long deviceHitTokens, long hostHitTokens,
                            long hostChunksWritten, long deviceChunksLoaded, long hostEvictions, long storeRefusals,
                            long preemptions, long bytesStored, long bytesLoaded, int[] hitTokensByRequest,
                            Optimum optimum, Timing timing, double wallSeconds, int diskChunks, long diskHitTokens,
-                           long diskChunksWritten) {
+                           long diskChunksWritten, int traceRequests) {
 
     /**
      * The offline references at the same capacity, over the trace's 512-token blocks under the
@@ -77,6 +78,17 @@ public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, 
 
     public ReplayResult {
         hitTokensByRequest = hitTokensByRequest.clone();
+    }
+
+    /** Whether only the first requests of the trace were replayed. */
+    public boolean partial() {
+        return requests < traceRequests;
+    }
+
+    /** The trace's name, with "(first N of M requests)" when only part of it was replayed. */
+    public String traceLabel() {
+        return partial() ? String.format(java.util.Locale.ROOT, "%s (first %,d of %,d requests)", trace, requests, traceRequests)
+                : trace;
     }
 
     /** A copy of the per-request hit tokens. */

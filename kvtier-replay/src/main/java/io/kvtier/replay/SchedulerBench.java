@@ -45,17 +45,19 @@ public final class SchedulerBench {
     /**
      * Runs {@code repeats} measurements of {@code steps} decode steps at {@code running} running
      * requests with {@code promptTokens}-token prompts, after one warm-up repeat.
+     *
+     * @param maxBatchTokens token budget of one step (prefill chunks of the requests still starting)
      */
-    public static Result run(int running, int promptTokens, int steps, int blockSize, int repeats) {
-        if (running < 1 || promptTokens < 1 || steps < 1 || blockSize < 1 || repeats < 1) {
+    public static Result run(int running, int promptTokens, int steps, int blockSize, int maxBatchTokens, int repeats) {
+        if (running < 1 || promptTokens < 1 || steps < 1 || blockSize < 1 || maxBatchTokens < 1 || repeats < 1) {
             throw new IllegalArgumentException("bench needs positive sizes: running=" + running + " prompt=" + promptTokens
-                    + " steps=" + steps + " block=" + blockSize + " repeats=" + repeats);
+                    + " steps=" + steps + " block=" + blockSize + " max batch tokens=" + maxBatchTokens + " repeats=" + repeats);
         }
         double best = Double.MAX_VALUE;
         double sum = 0;
         double tokens = 0;
         for (int rep = 0; rep <= repeats; rep++) {
-            double[] m = once(running, promptTokens, steps, blockSize, rep);
+            double[] m = once(running, promptTokens, steps, blockSize, maxBatchTokens, rep);
             if (rep > 0) { // the first repeat warms the JIT up
                 best = Math.min(best, m[0]);
                 sum += m[0];
@@ -66,14 +68,14 @@ public final class SchedulerBench {
     }
 
     /** One measurement: {ns per step outside the forward pass, tokens per step}. */
-    private static double[] once(int running, int promptTokens, int steps, int blockSize, long seed) {
+    private static double[] once(int running, int promptTokens, int steps, int blockSize, int maxBatchTokens, long seed) {
         KvLayout layout = new KvLayout(1, 1, 1, blockSize);
         // Requests admitted first decode while the others prefill: room for those steps too.
-        int prefillSteps = (int) ((long) running * promptTokens / ReplayConfig.TIMED_MAX_BATCH_TOKENS) + running + 16;
+        int prefillSteps = (int) ((long) running * promptTokens / maxBatchTokens) + running + 16;
         int maxTokens = steps + prefillSteps;
         int perRequest = layout.blocksFor((long) promptTokens + maxTokens);
         int blocks = running * perRequest + running;
-        EngineConfig cfg = new EngineConfig(blockSize, blocks, ReplayConfig.TIMED_MAX_BATCH_TOKENS, running, true, -1);
+        EngineConfig cfg = new EngineConfig(blockSize, blocks, maxBatchTokens, running, true, -1);
         VirtualClock clock = new VirtualClock();
         CostModel cost = CostModel.REFERENCE;
         Namespace ns = Namespace.of("bench", layout);

@@ -78,7 +78,7 @@ public final class Sweep {
         List<String> policies = policies(results);
         ReplayResult first = results.getFirst();
         out.printf(Locale.ROOT, "sweep %s: %,d requests, %,d prompt tokens; device tier %,d tokens; token hit ratio "
-                + "(fraction of optimum)%n", first.trace(), first.requests(), first.promptTokens(),
+                + "(fraction of optimum)%n", first.traceLabel(), first.requests(), first.promptTokens(),
                 (long) first.deviceBlocks() * first.config().blockSize());
         StringBuilder h = new StringBuilder(String.format(Locale.ROOT, "  %12s", "host tokens"));
         for (String p : policies) {
@@ -131,9 +131,17 @@ public final class Sweep {
             series.put("optimum (Belady, device + host)", new double[][] {x, opt});
             series.put("ceiling (unbounded)", new double[][] {x, ceil});
         }
-        String title = String.format(Locale.ROOT, "%s: token hit ratio vs host tier capacity (device tier %,d tokens)",
-                Path.of(first.trace()).getFileName(), (long) first.deviceBlocks() * first.config().blockSize());
-        SweepChart.write(png, title, series);
+        SweepChart.write(png, chartTitle(results), series);
+    }
+
+    /** The chart's title: the trace, and how many of its requests when only the first ones were replayed. */
+    static String chartTitle(List<ReplayResult> results) {
+        ReplayResult first = results.getFirst();
+        String name = Path.of(first.trace()).getFileName().toString();
+        String part = first.partial() ? String.format(Locale.ROOT, " (first %,d of %,d requests)", first.requests(),
+                first.traceRequests()) : "";
+        return String.format(Locale.ROOT, "%s%s: token hit ratio vs host tier capacity (device tier %,d tokens)", name, part,
+                (long) first.deviceBlocks() * first.config().blockSize());
     }
 
     private static Map<Long, Map<String, ReplayResult>> group(List<ReplayResult> results) {

@@ -29,14 +29,14 @@ class ReplayOutputTest {
 
     @Test
     void capacitiesParseWithDecimalAndBinarySuffixes() {
-        assertThat(Capacity.parse("3M", "--host-tokens")).isEqualTo(Capacity.tokens(3_000_000));
-        assertThat(Capacity.parse("448k", "--host-tokens")).isEqualTo(Capacity.tokens(448_000));
-        assertThat(Capacity.parse("1Mi", "--host-tokens")).isEqualTo(Capacity.tokens(1_048_576));
-        assertThat(Capacity.parse("1.5M", "--host-tokens")).isEqualTo(Capacity.tokens(1_500_000));
-        assertThat(Capacity.parse("10_000", "--host-tokens")).isEqualTo(Capacity.tokens(10_000));
-        assertThat(Capacity.parse("inf", "--host-tokens")).isEqualTo(Capacity.INF);
+        assertThat(Capacity.parse("3M", "--host-cache-tokens")).isEqualTo(Capacity.tokens(3_000_000));
+        assertThat(Capacity.parse("448k", "--host-cache-tokens")).isEqualTo(Capacity.tokens(448_000));
+        assertThat(Capacity.parse("1Mi", "--host-cache-tokens")).isEqualTo(Capacity.tokens(1_048_576));
+        assertThat(Capacity.parse("1.5M", "--host-cache-tokens")).isEqualTo(Capacity.tokens(1_500_000));
+        assertThat(Capacity.parse("10_000", "--host-cache-tokens")).isEqualTo(Capacity.tokens(10_000));
+        assertThat(Capacity.parse("inf", "--host-cache-tokens")).isEqualTo(Capacity.INF);
         assertThat(Capacity.parse("min", "--device-tokens")).isEqualTo(Capacity.MIN);
-        assertThatThrownBy(() -> Capacity.parse("lots", "--host-tokens")).hasMessageContaining("--host-tokens: 'lots'");
+        assertThatThrownBy(() -> Capacity.parse("lots", "--host-cache-tokens")).hasMessageContaining("--host-cache-tokens: 'lots'");
         assertThat(Capacity.format(3_000_000)).isEqualTo("3M");
         assertThat(Capacity.format(2_500_000)).isEqualTo("2.5M");
         assertThat(Capacity.format(250_000)).isEqualTo("250k");
@@ -45,11 +45,11 @@ class ReplayOutputTest {
     @Test
     void badSettingsAreRefusedWithTheFlagNamed() {
         ReplayConfig d = ReplayConfig.defaults(ReplayConfig.Mode.INSTANT);
-        assertThatThrownBy(() -> d.withHost(Capacity.MIN)).hasMessageContaining("--host-tokens");
+        assertThatThrownBy(() -> d.withHost(Capacity.MIN)).hasMessageContaining("--host-cache-tokens");
         assertThatThrownBy(() -> new ReplayConfig(d.mode(), d.policy(), d.device(), Capacity.tokens(0), Capacity.tokens(1000),
-                512, 1, d.cost(), 0, 256, false)).hasMessageContaining("--disk-tokens").hasMessageContaining("--host-tokens");
+                512, 1, d.cost(), 0, 256, 1)).hasMessageContaining("--disk-cache-tokens").hasMessageContaining("--host-cache-tokens");
         assertThatThrownBy(() -> new ReplayConfig(d.mode(), d.policy(), d.device(), d.host(), Capacity.MIN,
-                512, 1, d.cost(), 0, 256, false)).hasMessageContaining("--disk-tokens");
+                512, 1, d.cost(), 0, 256, 1)).hasMessageContaining("--disk-cache-tokens");
         assertThatThrownBy(() -> Replay.run(HAND, d.withDevice(Capacity.tokens(1024)), Progress.none()))
                 .hasMessageContaining("--device-tokens").hasMessageContaining("needs 4");
         assertThatThrownBy(() -> Policy.parse("fifo")).hasMessageContaining("lru, arc or lru-admit2");
@@ -63,9 +63,7 @@ class ReplayOutputTest {
         String table = bytes.toString(StandardCharsets.UTF_8);
         assertThat(table).contains("4 requests", "device", "host", "optimum (Belady", "ceiling (unbounded cache)");
 
-        Path json = dir.resolve("out/r.json");
-        ReplayReport.writeJson(json, r);
-        JsonNode j = new ObjectMapper().readTree(json.toFile());
+        JsonNode j = new ObjectMapper().valueToTree(ReplayReport.toJson(r));
         assertThat(j.get("requests").asInt()).isEqualTo(4);
         assertThat(j.get("prompt_tokens").asLong()).isEqualTo(1300 + 1300 + 2048 + 1537);
         assertThat(j.get("hit_tokens").asLong()).isEqualTo(r.hitTokens());
@@ -76,21 +74,12 @@ class ReplayOutputTest {
         assertThat(j.get("optimum_token_hit_ratio").asDouble()).isEqualTo(r.optimumTokenHitRatio());
         assertThat(j.get("ceiling_token_hit_ratio").asDouble()).isEqualTo(r.ceilingTokenHitRatio());
 
-        Path csv = dir.resolve("r.csv");
-        ReplayReport.writeCsv(csv, List.of(r, r));
-        List<String> lines = Files.readAllLines(csv);
-        assertThat(lines).hasSize(3);
-        assertThat(lines.getFirst().split(",")).hasSize(ReplayReport.CSV_COLUMNS.size());
-        assertThat(lines.get(1).split(",", -1)).hasSize(ReplayReport.CSV_COLUMNS.size());
-        assertThat(lines.get(1)).startsWith("hand,instant,lru,");
     }
 
     @Test
     void timedJsonHasLatencies() throws IOException {
         ReplayResult r = Replay.run(HAND, ReplayConfig.defaults(ReplayConfig.Mode.TIMED), Progress.none());
-        Path json = dir.resolve("t.json");
-        ReplayReport.writeJson(json, r);
-        JsonNode j = new ObjectMapper().readTree(json.toFile());
+        JsonNode j = new ObjectMapper().valueToTree(ReplayReport.toJson(r));
         assertThat(j.get("ttft_s").get("p99").asDouble()).isPositive();
         assertThat(j.has("optimum_token_hit_ratio")).isFalse();
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -124,8 +113,22 @@ class ReplayOutputTest {
 
     @Test
     void schedulerBenchReportsAPositiveCostPerStep() {
-        SchedulerBench.Result r = SchedulerBench.run(16, 64, 50, 16, 1);
+        SchedulerBench.Result r = SchedulerBench.run(16, 64, 50, 16, ReplayConfig.TIMED_MAX_BATCH_TOKENS, 1);
         assertThat(r.nanosPerStep()).isPositive();
         assertThat(r.tokensPerStep()).isEqualTo(16.0);
+    }
+
+    @Test
+    void aPartlyReplayedTraceSaysSoInTheTableTheSweepAndTheChart() {
+        ReplayConfig cfg = ReplayTraces.instant(Capacity.INF, Policy.LRU);
+        var part = HAND.firstRequests(2);
+        ReplayResult r = Replay.run(part, cfg, Progress.none());
+        assertThat(r.partial()).isTrue();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        ReplayReport.printTable(new PrintStream(bytes, true, StandardCharsets.UTF_8), r);
+        assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("(first 2 of 4 requests)");
+        List<ReplayResult> sweep = Sweep.run(part, cfg, List.of(Policy.LRU), List.of(1024L), 1, Progress.none());
+        assertThat(Sweep.chartTitle(sweep)).contains("(first 2 of 4 requests)");
+        assertThat(Sweep.chartTitle(List.of(Replay.run(HAND, cfg, Progress.none())))).doesNotContain("first");
     }
 }

@@ -1,5 +1,6 @@
 package io.kvtier.replay.optimum;
 
+import java.awt.BasicStroke;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -8,12 +9,18 @@ import java.util.Map;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.lines.SeriesLines;
+import org.knowm.xchart.style.markers.Marker;
+import org.knowm.xchart.style.markers.SeriesMarkers;
 import org.knowm.xchart.style.Styler;
 
 /**
  * PNG chart of token hit ratio against cache capacity, one line per series (policies, the
  * optimum, the ceiling), drawn with XChart. The x axis is logarithmic in tokens of capacity.
- * Rendering is off-screen (AWT images only), so it works on a headless machine.
+ * Rendering is off-screen (AWT images only), so it works on a headless machine. Each series has
+ * its own marker and line pattern, later ones dashed, so lines that coincide (a policy on the
+ * optimum, the optimum on the ceiling) still show each other through the gaps.
  */
 public final class SweepChart {
 
@@ -37,6 +44,25 @@ public final class SweepChart {
      * @throws IOException              when the file cannot be written
      */
     public static void write(Path png, String title, Map<String, double[][]> series) throws IOException {
+        XYChart chart = chart(title, series);
+        Path parent = png.toAbsolutePath().getParent();
+        if (parent != null) {
+            Files.createDirectories(parent);
+        }
+        try (OutputStream out = Files.newOutputStream(png)) {
+            BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
+        }
+    }
+
+    /** Markers, in series order (cycled). */
+    private static final Marker[] MARKERS = {SeriesMarkers.CIRCLE, SeriesMarkers.SQUARE, SeriesMarkers.DIAMOND,
+        SeriesMarkers.TRIANGLE_UP, SeriesMarkers.TRIANGLE_DOWN, SeriesMarkers.CROSS};
+
+    /** Line patterns of the series after the first (which is solid), cycled. */
+    private static final BasicStroke[] BROKEN_LINES = {SeriesLines.DASH_DASH, SeriesLines.DOT_DOT, SeriesLines.DASH_DOT};
+
+    /** The chart of {@link #write}, not yet drawn. */
+    static XYChart chart(String title, Map<String, double[][]> series) {
         if (series.isEmpty()) {
             throw new IllegalArgumentException("no series to draw");
         }
@@ -54,16 +80,14 @@ public final class SweepChart {
                 .setYAxisDecimalPattern("0.00")
                 .setLegendPosition(Styler.LegendPosition.InsideNW)
                 .setChartBackgroundColor(java.awt.Color.WHITE);
+        int i = 0;
         for (Map.Entry<String, double[][]> e : series.entrySet()) {
-            chart.addSeries(e.getKey(), e.getValue()[0], e.getValue()[1]);
+            XYSeries s = chart.addSeries(e.getKey(), e.getValue()[0], e.getValue()[1]);
+            s.setMarker(MARKERS[i % MARKERS.length]);
+            s.setLineStyle(i == 0 ? SeriesLines.SOLID : BROKEN_LINES[(i - 1) % BROKEN_LINES.length]);
+            i++;
         }
-        Path parent = png.toAbsolutePath().getParent();
-        if (parent != null) {
-            Files.createDirectories(parent);
-        }
-        try (OutputStream out = Files.newOutputStream(png)) {
-            BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
-        }
+        return chart;
     }
 
     /** Validates one series and returns its largest ratio. */

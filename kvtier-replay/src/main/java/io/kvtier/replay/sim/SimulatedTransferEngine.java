@@ -81,7 +81,7 @@ public final class SimulatedTransferEngine implements TransferEngine {
             // A disk job touches no device block: its size is the whole chunk.
             blocks += lane == DISK ? c.blockCount() : c.copiedBlockCount();
         }
-        long size = blocks * blockTokens * cost.kvBytesPerToken();
+        long size = Math.multiplyExact(Math.multiplyExact(blocks, (long) blockTokens), cost.kvBytesPerToken());
         long start = Math.max(clock.nanoTime(), laneEnd[lane]);
         long end = start + (lane == DISK ? cost.diskTransferNanos(size) : cost.hostTransferNanos(size));
         laneEnd[lane] = end;

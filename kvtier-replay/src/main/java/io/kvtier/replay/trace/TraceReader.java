@@ -21,7 +21,7 @@ import java.util.List;
  * "hash_ids": [0, 1, 2]}}.
  *
  * <ul>
- *   <li>{@code timestamp}: arrival in milliseconds, integer {@code >= 0};</li>
+ *   <li>{@code timestamp}: arrival in milliseconds, integer {@code >= 0}, never below the line before's;</li>
  *   <li>{@code input_length}: prompt tokens, integer {@code >= 1};</li>
  *   <li>{@code output_length}: answer tokens, integer {@code >= 0};</li>
  *   <li>{@code hash_ids}: array of integer ids {@code >= 0}, one per 512-token prompt block, so
@@ -73,7 +73,14 @@ public final class TraceReader {
             if (line.isBlank()) {
                 continue;
             }
-            out.add(parseLine(line, source, lineNo, ids));
+            TraceRequest r = parseLine(line, source, lineNo, ids);
+            if (!out.isEmpty() && r.timestampMs() < out.getLast().timestampMs()) {
+                // Replays feed requests in file order as arrival order: an earlier timestamp later in
+                // the file would arrive "in the past" and skew every latency after it.
+                throw new TraceFormatException(source, lineNo, "timestamp", r.timestampMs() + " is before the previous request's "
+                        + out.getLast().timestampMs() + ": a trace must be sorted by arrival time", null);
+            }
+            out.add(r);
         }
         return new Trace(source, out);
     }

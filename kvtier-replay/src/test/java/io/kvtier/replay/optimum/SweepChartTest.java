@@ -61,4 +61,26 @@ class SweepChartTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("{capacitiesTokens, hitRatios}");
         assertThat(png).doesNotExist();
     }
+
+    /** Coinciding lines (a policy on the optimum) must still show: distinct markers, all but the first line broken. */
+    @Test
+    void seriesHaveDistinctMarkersAndLaterOnesAreDashed() {
+        double[] caps = {1 << 20, 3_000_000};
+        Map<String, double[][]> series = new LinkedHashMap<>();
+        for (String name : new String[] {"lru", "arc", "lru-admit2", "optimum", "ceiling"}) {
+            series.put(name, new double[][] {caps, {0.3, 0.3}}); // all on one line
+        }
+        var chart = SweepChart.chart("t", series);
+        java.util.Set<Object> markers = new java.util.HashSet<>();
+        int i = 0;
+        for (var s : chart.getSeriesMap().values()) {
+            assertThat(s.getMarker()).as(s.getName()).isNotNull();
+            markers.add(s.getMarker().getClass());
+            assertThat(s.getLineStyle()).as(s.getName()).isNotNull();
+            if (i++ > 0) {
+                assertThat(s.getLineStyle().getDashArray()).as("%s is dashed or dotted", s.getName()).isNotNull();
+            }
+        }
+        assertThat(markers).hasSize(5);
+    }
 }

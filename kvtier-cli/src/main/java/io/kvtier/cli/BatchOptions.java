@@ -1,0 +1,50 @@
+package io.kvtier.cli;
+
+import picocli.CommandLine.Option;
+
+/**
+ * The scheduler's shape, shared by every command that runs the engine's scheduler (the real one in
+ * {@code generate}, {@code serve} and {@code bench}, the same one over a simulated GPU in
+ * {@code replay}): {@code --block-size}, {@code --max-batch-tokens}, {@code --max-running}.
+ * Defaults are the command's ({@link FlagDefaults}); a command whose default depends on more than
+ * itself describes it in its resource bundle, under the option's description key.
+ */
+public final class BatchOptions {
+
+    @Option(names = "--block-size", paramLabel = "N", description = "token positions per KV block (default ${DEFAULT-VALUE})")
+    Integer blockSize;
+
+    @Option(names = "--max-batch-tokens", paramLabel = "N", descriptionKey = "max-batch-tokens",
+            description = "token budget of one engine step: decode tokens, then prefill chunks (default ${DEFAULT-VALUE})")
+    Integer maxBatchTokens;
+
+    @Option(names = "--max-running", paramLabel = "N",
+            description = "most requests running (holding device blocks) at once (default ${DEFAULT-VALUE})")
+    Integer maxRunning;
+
+    /** Token positions per block, at least 1 (every command has a default). */
+    public int blockSize() {
+        return Checks.atLeast(blockSize, 1, "--block-size");
+    }
+
+    /**
+     * The step budget, at least 1, or null for the command's own default where it depends on more
+     * than the command ({@code replay}: the mode). {@code 0}, formerly "the default" in {@code replay},
+     * is taken as absent with a deprecation note.
+     */
+    public Integer maxBatchTokens() {
+        maxBatchTokens = Deprecations.zeroMeansDefault(maxBatchTokens, "--max-batch-tokens"); // noted once
+        Integer v = maxBatchTokens;
+        return v == null ? null : Checks.atLeast(v, 1, "--max-batch-tokens");
+    }
+
+    /** The most running requests, at least 1 (every command has a default). */
+    public int maxRunning() {
+        return Checks.atLeast(maxRunning, 1, "--max-running");
+    }
+
+    /** Sets {@code --max-running} (a deprecated alias's setter). */
+    void setMaxRunning(int n) {
+        maxRunning = n;
+    }
+}

@@ -1,0 +1,71 @@
+package io.kvtier.cli;
+
+import io.kvtier.engine.OffloadSetup;
+import io.kvtier.offload.OffloadConfig;
+import io.kvtier.replay.Policy;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * The host tier of the real engine: {@code --host-cache-bytes}, {@code --host-cache-chunks},
+ * {@code --blocks-per-chunk}, {@code --offload-decode}. With {@link EvictionOptions} and
+ * {@link DiskOptions} it gives the engine's {@link OffloadSetup}.
+ */
+public final class OffloadOptions {
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
+
+    @Option(names = "--host-cache-bytes", defaultValue = "256M", paramLabel = "SIZE",
+            description = "host-memory KV tier size in bytes, e.g. 256M, 1.5G, 1GiB (K/M/G/T and Ki/Mi/Gi/Ti are powers of 1024; "
+                    + "default ${DEFAULT-VALUE}); 0 turns offloading off")
+    String hostCacheBytes;
+
+    @Option(names = "--host-cache-chunks", paramLabel = "N", description = "host tier size in chunks instead of --host-cache-bytes")
+    Integer hostCacheChunks;
+
+    @Option(names = "--blocks-per-chunk", defaultValue = "1", paramLabel = "N",
+            description = "device blocks per stored chunk (default ${DEFAULT-VALUE})")
+    int blocksPerChunk;
+
+    @Option(names = "--offload-decode", description = "store blocks completed during decode too (default: blocks holding prompt tokens)")
+    boolean offloadDecode;
+
+    /** Device blocks per stored chunk, at least 1. */
+    public int blocksPerChunk() {
+        return Checks.atLeast(blocksPerChunk, 1, "--blocks-per-chunk");
+    }
+
+    /** Checks the values that do not depend on the model (before anything is loaded). */
+    public void check(EvictionOptions eviction, DiskOptions disk) {
+        setup(eviction, disk, false);
+    }
+
+    /**
+     * The tiers to build: the host tier (off when its size is 0) and the disk tier behind it.
+     *
+     * @param terminal whether the disk scan may draw a progress line on stderr
+     * @throws BadInputException naming the flag of a bad value or combination
+     */
+    public OffloadSetup setup(EvictionOptions eviction, DiskOptions disk, boolean terminal) {
+        long bytes = Sizes.parseBytes(hostCacheBytes, "--host-cache-bytes");
+        hostCacheChunks = Deprecations.zeroMeansDefault(hostCacheChunks, "--host-cache-chunks"); // noted once
+        Integer chunks = hostCacheChunks;
+        if (chunks != null) {
+            Checks.atLeast(chunks, 1, "--host-cache-chunks");
+            if (mixee != null && mixee.commandLine().getParseResult().hasMatchedOption("--host-cache-bytes")) {
+                throw new BadInputException("give --host-cache-bytes or --host-cache-chunks, not both");
+            }
+        }
+        Policy policy = eviction.policy();
+        OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk()).withOffloadPromptOnly(!offloadDecode)
+                .withHostAdmitAfter(policy.admitAfter());
+        boolean hostOn = chunks != null || bytes > 0;
+        OffloadSetup.DiskSetup diskSetup = disk.setup(terminal);
+        if (!hostOn && diskSetup != null) {
+            throw new BadInputException("--disk-cache-dir needs the host tier: the disk tier sits behind it (--host-cache-bytes > 0)");
+        }
+        return new OffloadSetup(chunks != null ? 0 : bytes, chunks != null ? chunks : 0, policy.evictionPolicy(), oc, diskSetup);
+    }
+}

@@ -1,0 +1,105 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvtier.replay.Capacity;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Edges of {@code replay} that gave a stack trace, a wrong number or silence, and the vocabulary's rules. */
+class ReplayEdgesTest {
+
+    @TempDir
+    Path dir;
+
+    private Path trace() throws IOException {
+        return TraceFiles.write(dir, TraceFiles.request(0, 1300, 5, 0, 1, 2), TraceFiles.request(100_000, 1300, 5, 0, 1, 3));
+    }
+
+    private CliRun replay(String... args) throws IOException {
+        List<String> all = new ArrayList<>(List.of("replay", "--trace", trace().toString()));
+        all.addAll(List.of(args));
+        return CliRun.of(all.toArray(String[]::new));
+    }
+
+    private static void assertOneLineExit2(CliRun r, String... contains) {
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err().strip().lines().toList()).as(r.err()).hasSize(1);
+        assertThat(r.err()).contains(contains).doesNotContain("Exception", "\tat ");
+    }
+
+    @Test
+    void aTinySpeedupIsRefusedInsteadOfOverflowingTheClock() throws IOException {
+        assertOneLineExit2(replay("--mode", "timed", "--speedup", "1e-9"), "--speedup", "simulated time");
+    }
+
+    @Test
+    void aHugeKvBytesPerTokenIsRefusedAndSizesTakeSuffixes() throws IOException {
+        assertOneLineExit2(replay("--kv-bytes-per-token", "4000000000000000000"), "--kv-bytes-per-token");
+        CliRun ok = replay("--kv-bytes-per-token", "64Ki", "--stats-json", dir.resolve("k.json").toString());
+        assertThat(ok.code()).as(ok.err()).isZero();
+        var j = new ObjectMapper().readTree(dir.resolve("k.json").toFile());
+        assertThat(j.get("cost_model").get("kvBytesPerToken").asLong()).isEqualTo(65536);
+        assertThat(j.get("bytes_stored").asLong()).isPositive();
+    }
+
+    @Test
+    void anUnsortedTraceIsRefusedNamingFileLineAndField() throws IOException {
+        Path t = TraceFiles.write(dir, TraceFiles.request(500, 600, 5, 0, 1), TraceFiles.request(100, 600, 5, 0, 2));
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString()), t.getFileName() + ":2: field 'timestamp'", "sorted");
+    }
+
+    @Test
+    void flagsThatNeedAnotherAreRefusedNotIgnored() throws IOException {
+        assertOneLineExit2(replay("--png", dir.resolve("x.png").toString()), "--png needs --sweep");
+        assertOneLineExit2(replay("--sweep-threads", "2"), "--sweep-threads needs --sweep");
+        assertOneLineExit2(replay("--speedup", "2"), "--speedup needs --mode timed");
+        assertThat(dir.resolve("x.png")).doesNotExist();
+    }
+
+    @Test
+    void formerNamesStillWorkWithANoteAndNotBesideTheirReplacement() throws IOException {
+        Path json = dir.resolve("old.json");
+        CliRun old = replay("--policy", "arc", "--json", json.toString(), "--host-tokens", "1024", "--requests", "0");
+        assertThat(old.code()).as(old.err()).isZero();
+        assertThat(old.err()).contains("--policy is deprecated", "use --eviction", "--json is deprecated",
+                "--host-tokens is deprecated", "--requests 0 for the default is deprecated");
+        var j = new ObjectMapper().readTree(json.toFile());
+        assertThat(j.get("policy").asText()).isEqualTo("arc");
+        assertThat(j.get("host_tokens").asLong()).isEqualTo(1024);
+        assertThat(j.get("requests").asInt()).isEqualTo(2);
+        assertOneLineExit2(replay("--policy", "arc", "--eviction", "lru"), "give --eviction or its former name --policy");
+        CliRun bench = CliRun.of("bench", "scheduler", "--running", "4", "--prompt-tokens", "16", "--steps", "5", "--repeats", "1");
+        assertThat(bench.code()).as(bench.err()).isZero();
+        assertThat(bench.out()).contains("4 running requests");
+        assertThat(bench.err()).contains("--running is deprecated", "use --max-running");
+    }
+
+    @Test
+    void maxTokensCapsTheTraceOutputs() throws IOException {
+        Path json = dir.resolve("m.json");
+        CliRun r = replay("--mode", "timed", "--max-tokens", "3", "--stats-json", json.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(new ObjectMapper().readTree(json.toFile()).get("output_tokens").asLong()).isEqualTo(6);
+        CliRun first = replay("--mode", "timed", "--outputs", "first", "--stats-json", json.toString());
+        assertThat(first.code()).as(first.err()).isZero();
+        assertThat(new ObjectMapper().readTree(json.toFile()).get("output_tokens").asLong()).isEqualTo(2);
+    }
+
+    /** Bytes: K/M/G and Ki/Mi/Gi are all powers of 1024. Tokens: k/M/G powers of 1000, Ki/Mi/Gi of 1024. */
+    @Test
+    void oneRuleForSizes() {
+        assertThat(Sizes.parseBytes("1M", "--x")).isEqualTo(1L << 20);
+        assertThat(Sizes.parseBytes("1Mi", "--x")).isEqualTo(1L << 20);
+        assertThat(Sizes.parseBytes("1MiB", "--x")).isEqualTo(1L << 20);
+        assertThat(Sizes.parseBytes("1.5G", "--x")).isEqualTo(3L << 29);
+        assertThat(Capacity.parse("1M", "--x").tokens()).isEqualTo(1_000_000);
+        assertThat(Capacity.parse("1Mi", "--x").tokens()).isEqualTo(1L << 20);
+    }
+}
