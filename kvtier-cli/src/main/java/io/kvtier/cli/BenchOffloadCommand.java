@@ -75,6 +75,13 @@ final class BenchOffloadCommand implements Callable<Integer> {
             description = "where the disk-tier figures put the disk tier and their files (default: a fresh temp dir, deleted after)")
     Path diskDir;
 
+    @Option(names = "--remote-url", paramLabel = "URL",
+            description = "also measure the remote tier's store/load throughput on this Redis/Valkey server beside redis-benchmark")
+    String remoteUrl;
+
+    @Option(names = "--remote-mib-per-size", defaultValue = "64", description = "MiB stored and loaded per chunk size on the remote server (default ${DEFAULT-VALUE})")
+    long remoteMibPerSize;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -121,6 +128,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
             diskBandwidth(tmp.resolve("bandwidth"));
             if (coldDisk) {
                 coldDiskBandwidth(tmp.resolve("cold"));
+            }
+            if (remoteUrl != null) {
+                RemoteBandwidth.print(remoteUrl, remoteMibPerSize << 20);
             }
             decode();
             if (!skipTtft) {

@@ -78,6 +78,9 @@ final class GenerateCommand implements Callable<Integer> {
     @Mixin
     DiskOptions disk;
 
+    @Mixin
+    RemoteOptions remote;
+
     @Option(names = "--cache-salt", paramLabel = "SALT",
             description = "tenant salt mixed into every block key; one value for all prompts, or one per prompt (repeat)")
     List<String> cacheSalts = new ArrayList<>();
@@ -113,6 +116,7 @@ final class GenerateCommand implements Callable<Integer> {
             throw new BadInputException("--clear-device-cache-between needs --sequential");
         }
         OffloadSetup offloadSetup = offload.setup(eviction, disk, System.console() != null && System.console().isTerminal());
+        offloadSetup = remote.addTo(offloadSetup);
         Model checkpoint = Models.load(modelPath);
         try {
             TextTokenizer tok = tokenizer.forModel(checkpoint);

@@ -4,6 +4,7 @@ import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineStats;
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.offload.OffloadStats;
+import io.kvtier.offload.RemoteStats;
 import io.kvtier.tier.TierIndex;
 import java.io.PrintStream;
 import java.util.LinkedHashMap;
@@ -61,6 +62,21 @@ final class GenerateReport {
         TierIndex disk = off == null ? null : off.diskIndex();
         o.put("disk_chunks_total", disk == null ? 0 : disk.capacity());
         o.put("disk_chunks_used", disk == null ? 0 : disk.capacity() - disk.freeSlots());
+        RemoteStats rs = off == null ? null : off.remoteStats();
+        if (rs != null) {
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("chunks_stored", rs.chunksStored());
+            r.put("chunks_loaded", rs.chunksLoaded());
+            r.put("probes", rs.probes());
+            r.put("chunks_probed_present", rs.chunksProbedPresent());
+            r.put("writes", rs.writes());
+            r.put("stores_dropped", rs.storesDropped());
+            r.put("load_failures", rs.loadFailures());
+            r.put("store_failures", rs.storeFailures());
+            r.put("breaker_state", rs.breakerState());
+            r.put("breaker_opens", rs.breakerOpens());
+            o.put("remote", r);
+        }
         return o;
     }
 
@@ -79,6 +95,12 @@ final class GenerateReport {
                             + s.get("disk_chunks_total"));
             if (!((Map<?, ?>) s.get("blocks_not_stored")).isEmpty()) {
                 err.printf("kvtier: offload: blocks not stored in the host tier, by reason: %s%n", s.get("blocks_not_stored"));
+            }
+            if (s.get("remote") instanceof Map<?, ?> r) {
+                err.printf("kvtier: remote: %s chunks stored, %s loaded, %s probes, %s stores dropped, load failures %s, "
+                                + "store failures %s, breaker %s (opened %s times)%n",
+                        r.get("chunks_stored"), r.get("chunks_loaded"), r.get("probes"), r.get("stores_dropped"),
+                        r.get("load_failures"), r.get("store_failures"), r.get("breaker_state"), r.get("breaker_opens"));
             }
         }
         err.printf("kvtier: %s requests, %s prompt tokens (%s hit on device), %s generated in %.2f s (%.0f tokens/s), "

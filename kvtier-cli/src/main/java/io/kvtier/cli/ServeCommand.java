@@ -59,6 +59,9 @@ final class ServeCommand implements Callable<Integer> {
     DiskOptions disk;
 
     @Mixin
+    RemoteOptions remote;
+
+    @Mixin
     KvEventsOptions kvEvents;
 
     static final class Defaults extends FlagDefaults {
@@ -78,7 +81,7 @@ final class ServeCommand implements Callable<Integer> {
         threads.threads();
         kvEvents.validate();
         boolean terminal = System.console() != null && System.console().isTerminal();
-        OffloadSetup offloadSetup = offload.setup(eviction, disk, terminal);
+        OffloadSetup offloadSetup = remote.addTo(offload.setup(eviction, disk, terminal));
         Path modelPath = model.model();
         String name = serve.modelName(modelPath);
         Model checkpoint = Models.load(modelPath);

@@ -5,7 +5,6 @@ import io.kvtier.offload.transfer.ChunkCopy;
 import io.kvtier.offload.transfer.DiskJob;
 import io.kvtier.offload.transfer.TransferEngine;
 import io.kvtier.offload.transfer.TransferResult;
-import io.kvtier.tier.AdmissionFilter;
 import io.kvtier.tier.ChunkHeader;
 import io.kvtier.tier.HostTier;
 import io.kvtier.tier.TierIndex;
@@ -13,7 +12,6 @@ import io.kvtier.tier.disk.DiskIndexScan;
 import io.kvtier.tier.disk.DiskStore;
 import io.kvtier.tier.disk.ScannedChunk;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -25,7 +23,7 @@ import java.util.Set;
  * then loads it from the host like any host hit). Jobs here belong to the tier, not to a request.
  * Engine thread only; the files move on the transfer engine's disk thread.
  */
-final class DiskChain implements AutoCloseable {
+final class DiskChain extends TierBehindHost implements AutoCloseable {
 
     private final TierIndex index;
     private final DiskStore store;
@@ -34,8 +32,6 @@ final class DiskChain implements AutoCloseable {
     private final TransferEngine transfers;
     private final JobRegistry jobs;
     private final OffloadStats stats;
-    private final DiskWritePolicy writePolicy;
-    private final AdmissionFilter admission;
     private final int blocksPerChunk;
     private final long deadlineNanos;
     private final long bytesPerChunk;
@@ -53,6 +49,7 @@ final class DiskChain implements AutoCloseable {
     DiskChain(TierIndex index, DiskStore store, DiskIndexScan scan, HostTier host, TransferEngine transfers,
               JobRegistry jobs, OffloadStats stats, DiskWritePolicy writePolicy, int admitAfter, int blocksPerChunk,
               long bytesPerChunk, long deadlineNanos, BlockKey namespace) {
+        super(writePolicy, admitAfter, Math.max(1, index.capacity()));
         this.bytesPerChunk = bytesPerChunk;
         this.namespace = namespace;
         this.index = index;
@@ -62,18 +59,12 @@ final class DiskChain implements AutoCloseable {
         this.transfers = transfers;
         this.jobs = jobs;
         this.stats = stats;
-        this.writePolicy = writePolicy;
-        this.admission = new AdmissionFilter(admitAfter, Math.max(1, index.capacity()));
         this.blocksPerChunk = blocksPerChunk;
         this.deadlineNanos = deadlineNanos;
     }
 
     TierIndex index() {
         return index;
-    }
-
-    boolean writeOnEvict() {
-        return writePolicy == DiskWritePolicy.ON_EVICT;
     }
 
     /**
@@ -137,57 +128,23 @@ final class DiskChain implements AutoCloseable {
      */
     int promote(List<BlockKey> hostKeys, List<BlockKey> keys, List<BlockKey> parents, List<int[]> tokens,
                 BlockKey namespace, long epoch) {
-        Set<BlockKey> keep = new HashSet<>(hostKeys);
-        int n = Math.min(keys.size(), Math.max(0, host.capacity() - hostKeys.size()));
-        n = host.index().fittingPrefix(keys.subList(0, n), keep);
-        if (n == 0) {
+        HostPromotion.Reserved r = HostPromotion.reserve(host, hostKeys, keys, parents, tokens, namespace, blocksPerChunk);
+        if (r == null) {
             return 0;
         }
-        keys = keys.subList(0, n);
-        if (!(host.index().prepareStore(keys, parents.subList(0, n), keep) instanceof TierIndex.StorePlan.Accepted a)) {
-            return 0;
-        }
-        if (!a.toStore().equals(keys)) {
-            // Not exactly the disk chunks (one appeared in the host meanwhile): not now.
-            host.index().completeStore(a.toStore(), false);
-            return 0;
-        }
+        keys = keys.subList(0, r.count());
         index.prepareLoad(keys);
         index.touch(keys);
-        List<ChunkCopy> copies = new ArrayList<>();
-        for (int i = 0; i < keys.size(); i++) {
-            copies.add(new ChunkCopy(noDevice(), a.slot(i), namespace, keys.get(i), parents.get(i), tokens.get(i)));
-        }
         long id = jobs.newId();
         long deadline = transfers.nanoTime() + deadlineNanos;
         jobs.add(new OffloadJob.Promote(id, List.copyOf(keys), epoch, deadline));
-        transfers.submit(new DiskJob(id, DiskJob.Kind.READ, copies, takeDeletions(), deadline));
-        return n;
+        transfers.submit(new DiskJob(id, DiskJob.Kind.READ, r.copies(), takeDeletions(), deadline));
+        return r.count();
     }
 
     /** Whether a host load of {@code key} is really a disk hit (its chunk was promoted for it); forgets it. */
     boolean consumePromoted(BlockKey key) {
         return promoted.remove(key);
-    }
-
-    /** A host store completed: write-through policy writes the admitted chunks to disk. */
-    void onHostStored(List<BlockKey> keys, long epoch) {
-        if (writePolicy == DiskWritePolicy.THROUGH) {
-            List<BlockKey> admitted = new ArrayList<>();
-            for (BlockKey k : keys) {
-                if (admission.use(k)) {
-                    admitted.add(k);
-                }
-            }
-            write(admitted, epoch);
-        }
-    }
-
-    /** A host lookup hit these keys: with an admission threshold, a use may admit them to disk now. */
-    void onHostHit(List<BlockKey> keys, long epoch) {
-        if (writePolicy == DiskWritePolicy.THROUGH && admission.usesToAdmit() > 1) {
-            onHostStored(keys, epoch);
-        }
     }
 
     /**
@@ -221,7 +178,8 @@ final class DiskChain implements AutoCloseable {
      *
      * @return the id of the job started, or -1
      */
-    private long write(List<BlockKey> candidates, long epoch) {
+    @Override
+    long write(List<BlockKey> candidates, long epoch) {
         if (candidates.isEmpty() || (writesPaused && transfers.nanoTime() - writesPausedUntil < 0)
                 || (store != null && !store.writable())) {
             return -1;
@@ -255,7 +213,7 @@ final class DiskChain implements AutoCloseable {
         List<ChunkCopy> copies = new ArrayList<>();
         for (int i = 0; i < toStore.size(); i++) {
             ChunkHeader h = headers.get(keys.indexOf(toStore.get(i)));
-            copies.add(new ChunkCopy(noDevice(), slots[i], h.namespace(), h.key(), h.parent(), h.tokens()));
+            copies.add(new ChunkCopy(HostPromotion.noDevice(blocksPerChunk), slots[i], h.namespace(), h.key(), h.parent(), h.tokens()));
         }
         long id = jobs.newId();
         long deadline = transfers.nanoTime() + deadlineNanos;
@@ -269,12 +227,6 @@ final class DiskChain implements AutoCloseable {
         List<BlockKey> d = List.copyOf(pendingDeletions);
         pendingDeletions.clear();
         return d;
-    }
-
-    private int[] noDevice() {
-        int[] b = new int[blocksPerChunk];
-        Arrays.fill(b, -1);
-        return b;
     }
 
     void applyWrite(OffloadJob.DiskWrite job, TransferResult res, long bytesPerChunk) {

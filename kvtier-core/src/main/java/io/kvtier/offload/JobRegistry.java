@@ -27,9 +27,9 @@ final class JobRegistry {
     }
 
     void add(OffloadJob job) {
-        if (job instanceof OffloadJob.Promote promote) {
+        if (job instanceof OffloadJob.Promote || job instanceof OffloadJob.RemotePromote) {
             // Promoted keys count as being loaded (§3.5): lookups covering them wait.
-            for (BlockKey k : promote.chunkKeys()) {
+            for (BlockKey k : job.chunkKeys()) {
                 if (loadingKeys.putIfAbsent(k, job.id()) != null) {
                     throw new IllegalStateException("key " + k.shortHex() + " is already being loaded by job " + loadingKeys.get(k));
                 }
@@ -37,7 +37,7 @@ final class JobRegistry {
             live.put(job.id(), job);
             return;
         }
-        if (job instanceof OffloadJob.DiskWrite) {
+        if (job instanceof OffloadJob.DiskWrite || job instanceof OffloadJob.RemoteWrite || job instanceof OffloadJob.RemoteProbe) {
             live.put(job.id(), job);
             return;
         }
@@ -98,7 +98,7 @@ final class JobRegistry {
                 byRequest.remove(j.requestId());
             }
         }
-        if (j instanceof OffloadJob.Load || j instanceof OffloadJob.Promote) {
+        if (j instanceof OffloadJob.Load || j instanceof OffloadJob.Promote || j instanceof OffloadJob.RemotePromote) {
             for (BlockKey k : j.chunkKeys()) {
                 loadingKeys.remove(k, j.id());
             }
@@ -217,7 +217,8 @@ final class JobRegistry {
         }
         for (Map.Entry<BlockKey, Long> e : loadingKeys.entrySet()) {
             OffloadJob j = live.get(e.getValue());
-            if (!(j instanceof OffloadJob.Load || j instanceof OffloadJob.Promote) || !j.chunkKeys().contains(e.getKey())) {
+            if (!(j instanceof OffloadJob.Load || j instanceof OffloadJob.Promote || j instanceof OffloadJob.RemotePromote)
+                    || !j.chunkKeys().contains(e.getKey())) {
                 throw new IllegalStateException("key " + e.getKey().shortHex() + " indexed as loading by job " + e.getValue() + " which does not load it");
             }
         }

@@ -47,7 +47,7 @@ public sealed interface OffloadJob {
     long TIER_JOB = -1;
 
     /** A job between two tiers: it belongs to no request and touches no device block. */
-    sealed interface TierJob extends OffloadJob permits DiskWrite, Promote {
+    sealed interface TierJob extends OffloadJob permits DiskWrite, Promote, RemoteProbe, RemoteWrite, RemotePromote {
         @Override
         default long requestId() {
             return TIER_JOB;
@@ -77,5 +77,35 @@ public sealed interface OffloadJob {
      * entries are being stored; afterwards a request loads them from the host like any host hit.
      */
     record Promote(long id, List<BlockKey> chunkKeys, long epoch, long deadlineNanos) implements TierJob {
+    }
+
+    /** Asks the remote store which of {@code chunkKeys} exist (head first); touches no slot. */
+    record RemoteProbe(long id, List<BlockKey> chunkKeys, long epoch, long deadlineNanos) implements TierJob {
+        @Override
+        public String tier() {
+            return "remote";
+        }
+    }
+
+    /**
+     * Host -> remote: the host entries of {@code chunkKeys} are pinned (read) while their values are
+     * sent; {@code bytes} counts against the remote tier's bytes-in-flight budget until it ends.
+     */
+    record RemoteWrite(long id, List<BlockKey> chunkKeys, long bytes, long epoch, long deadlineNanos) implements TierJob {
+        @Override
+        public String tier() {
+            return "remote";
+        }
+    }
+
+    /**
+     * Remote -> host (promotion): the host entries of {@code chunkKeys} are being stored from the
+     * remote values; afterwards a request loads them from the host like any host hit.
+     */
+    record RemotePromote(long id, List<BlockKey> chunkKeys, long epoch, long deadlineNanos) implements TierJob {
+        @Override
+        public String tier() {
+            return "remote";
+        }
     }
 }

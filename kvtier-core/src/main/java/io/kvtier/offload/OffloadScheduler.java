@@ -47,9 +47,14 @@ public final class OffloadScheduler implements AutoCloseable {
 
         /**
          * Beyond the device hit, {@code hostChunks} chunks are in the host tier and the next
-         * {@code diskChunks} on disk: call {@link #promote} to bring those into the host first.
+         * {@code diskChunks} on disk, or (with no disk chunks) the next {@code remoteChunks} in the
+         * remote tier: call {@link #promote} to bring those into the host first.
          */
-        record Promote(int hostChunks, int diskChunks) implements Lookup {
+        record Promote(int hostChunks, int diskChunks, int remoteChunks) implements Lookup {
+            /** Host and disk chunks only. */
+            public Promote(int hostChunks, int diskChunks) {
+                this(hostChunks, diskChunks, 0);
+            }
         }
     }
 
@@ -75,6 +80,7 @@ public final class OffloadScheduler implements AutoCloseable {
     private final OffloadStats stats = new OffloadStats();
     private final AdmissionFilter hostAdmission;
     private final DiskChain disk;
+    private final RemoteChain remote;
     private long epoch;
 
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace) {
@@ -87,6 +93,15 @@ public final class OffloadScheduler implements AutoCloseable {
      */
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace,
                             DiskTierParts diskParts) {
+        this(config, pool, host, transfers, namespace, diskParts, null);
+    }
+
+    /**
+     * With a disk tier and/or a remote tier behind the host tier (either part null for none); the
+     * transfer engine must then run {@link io.kvtier.offload.transfer.RemoteJob}s on the same store.
+     */
+    public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace,
+                            DiskTierParts diskParts, RemoteTierParts remoteParts) {
         if (namespace.blocksPerChunk() != config.blocksPerChunk()) {
             // The geometry seeds the key chain: a chunk of another geometry must never share a key.
             throw new IllegalArgumentException("namespace made for " + namespace.blocksPerChunk()
@@ -102,6 +117,9 @@ public final class OffloadScheduler implements AutoCloseable {
         this.disk = diskParts == null ? null : new DiskChain(diskParts.index(), diskParts.store(), diskParts.scan(), host,
                 transfers, jobs, stats, diskParts.policy(), diskParts.admitAfter(), config.blocksPerChunk(),
                 config.blocksPerChunk() * pool.layout().bytesPerBlock(), config.jobDeadline().toNanos(), this.namespace);
+        this.remote = remoteParts == null ? null : new RemoteChain(remoteParts, host, transfers, jobs, stats,
+                config.blocksPerChunk(), config.blocksPerChunk() * pool.layout().bytesPerBlock(),
+                config.blocksPerChunk() * blockSize, this.namespace);
     }
 
     public OffloadConfig config() {
@@ -166,16 +184,31 @@ public final class OffloadScheduler implements AutoCloseable {
                 return new Lookup.Promote(ready, onDisk);
             }
         }
+        if (remote != null && ready < keys.size()) {
+            List<BlockKey> rest = keys.subList(ready, keys.size());
+            int inStore = remote.lookup(rest, epoch);
+            if (inStore == RemoteChain.PROBING) {
+                return new Lookup.Wait("probing the remote tier");
+            }
+            for (int i = 0; i < inStore; i++) {
+                if (jobs.loadingJob(rest.get(i)) >= 0) {
+                    return new Lookup.Wait("a chunk of the prefix is being promoted from the remote tier");
+                }
+            }
+            if (inStore > 0) {
+                return new Lookup.Promote(ready, 0, inStore);
+            }
+        }
         int end = (firstChunk + ready) * chunk();
         return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
     }
 
     /**
-     * Starts promoting the disk part of a {@link Lookup.Promote} into the host tier: the longest
-     * prefix of it that the host tier can hold beside the request's host chunks (parents first,
-     * evicting others as the policy says). The request should ask again once it completes (its
+     * Starts promoting the disk (or else remote) part of a {@link Lookup.Promote} into the host
+     * tier: the longest prefix of it that the host tier can hold beside the request's host chunks
+     * (parents first, evicting others as the policy says; {@link HostPromotion}). The request should ask again once it completes (its
      * lookup answers {@link Lookup.Wait} meanwhile); it then loads what the host holds and
-     * recomputes the rest. Disk chunks that do not fit are counted in
+     * recomputes the rest. Disk or remote chunks that do not fit are counted in
      * {@link OffloadStats#blocksNotStored()} when the host part is loaded without them.
      *
      * @return {@link Lookup.Wait} if a promotion started; else the host part alone as a
@@ -190,16 +223,20 @@ public final class OffloadScheduler implements AutoCloseable {
         List<BlockKey> keys = new ArrayList<>();
         List<BlockKey> parents = new ArrayList<>();
         List<int[]> tokens = new ArrayList<>();
-        for (int c = firstChunk; c < firstChunk + p.diskChunks(); c++) {
+        int behind = p.diskChunks() > 0 ? p.diskChunks() : p.remoteChunks();
+        for (int c = firstChunk; c < firstChunk + behind; c++) {
             keys.add(chunkKey(r, c));
             parents.add(parentOf(r, c));
             tokens.add(r.tokens(c * chunk() * blockSize, (c + 1) * chunk() * blockSize));
         }
-        int promoted = disk.promote(hostKeys, keys, parents, tokens, namespace, epoch);
-        if (promoted > 0) {
-            return new Lookup.Wait("promoting " + promoted + " of " + keys.size() + " chunks from disk");
+        boolean fromDisk = p.diskChunks() > 0;
+        int started = fromDisk ? disk.promote(hostKeys, keys, parents, tokens, namespace, epoch)
+                : remote.promote(hostKeys, keys, parents, tokens, epoch);
+        if (started > 0) {
+            return new Lookup.Wait("promoting " + started + " of " + keys.size() + " chunks from "
+                    + (fromDisk ? "disk" : "the remote tier"));
         }
-        stats.notStored(OffloadStats.NOT_PROMOTED, (long) keys.size() * chunk());
+        stats.notStored(fromDisk ? OffloadStats.NOT_PROMOTED : OffloadStats.REMOTE_NOT_PROMOTED, (long) keys.size() * chunk());
         int end = firstChunk * chunk();
         return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
     }
@@ -223,6 +260,9 @@ public final class OffloadScheduler implements AutoCloseable {
         if (disk != null) {
             disk.onHostHit(keys, epoch);
         }
+        if (remote != null) {
+            remote.onHostHit(keys, epoch);
+        }
         long id = jobs.newId();
         String[] chunkTiers = new String[keys.size()];
         Map<String, Integer> tokensByTier = new TreeMap<>();
@@ -245,7 +285,8 @@ public final class OffloadScheduler implements AutoCloseable {
             }
             copies.add(new ChunkCopy(dev, slots[i], namespace, keys.get(i), parentOf(r, c),
                     r.tokens(c * chunk() * blockSize, (c + 1) * chunk() * blockSize)));
-            chunkTiers[i] = disk != null && disk.consumePromoted(keys.get(i)) ? "disk" : HostTier.NAME;
+            chunkTiers[i] = disk != null && disk.consumePromoted(keys.get(i)) ? "disk"
+                    : remote != null && remote.consumePromoted(keys.get(i)) ? "remote" : HostTier.NAME;
             tokensByTier.merge(chunkTiers[i], chunkBlocks[i] * blockSize, Integer::sum);
         }
         long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
@@ -304,6 +345,9 @@ public final class OffloadScheduler implements AutoCloseable {
         parents = parents.subList(0, fits);
         if (!keys.isEmpty() && disk != null && disk.writeOnEvict() && disk.protectVictims(keys, keep, epoch)) {
             return; // the host's victims are being saved to disk first; retried at the next commit
+        }
+        if (!keys.isEmpty() && remote != null && remote.writeOnEvict() && remote.protectVictims(keys, keep, epoch)) {
+            return; // the host's victims are being sent to the remote tier first
         }
         TierIndex.StorePlan plan = keys.isEmpty() ? null : host.index().prepareStore(keys, parents, keep);
         if (plan != null && !(plan instanceof TierIndex.StorePlan.Accepted)) {
@@ -413,6 +457,9 @@ public final class OffloadScheduler implements AutoCloseable {
                 case OffloadJob.Store store -> applyStore(store, res, current);
                 case OffloadJob.DiskWrite write -> disk.applyWrite(write, res, chunk() * pool.layout().bytesPerBlock());
                 case OffloadJob.Promote promote -> disk.applyPromote(promote, res, current, chunk() * pool.layout().bytesPerBlock());
+                case OffloadJob.RemoteProbe probe -> remote.applyProbe(probe, res);
+                case OffloadJob.RemoteWrite write -> remote.applyWrite(write, res);
+                case OffloadJob.RemotePromote promote -> remote.applyPromote(promote, res, current);
             }
             for (int b : c.job().deviceBlocks()) {
                 pool.release(b);
@@ -460,6 +507,9 @@ public final class OffloadScheduler implements AutoCloseable {
             host.index().completeStore(store.chunkKeys().subList(0, ok), true);
             if (current && disk != null) {
                 disk.onHostStored(store.chunkKeys().subList(0, ok), epoch);
+            }
+            if (current && remote != null) {
+                remote.onHostStored(store.chunkKeys().subList(0, ok), epoch);
             }
             if (current) {
                 OffloadStats.add(stats.blocksStored, store.tier(), (long) ok * chunk());
@@ -521,6 +571,9 @@ public final class OffloadScheduler implements AutoCloseable {
         if (disk != null) {
             disk.clear();
         }
+        if (remote != null) {
+            remote.clear();
+        }
         storedBlocks.clear();
         return waiting;
     }
@@ -539,6 +592,9 @@ public final class OffloadScheduler implements AutoCloseable {
         host.index().checkInvariants();
         if (disk != null) {
             disk.checkInvariants();
+        }
+        if (remote != null) {
+            remote.checkInvariants();
         }
     }
 
@@ -585,6 +641,9 @@ public final class OffloadScheduler implements AutoCloseable {
         if (disk != null) {
             disk.close();
         }
+        if (remote != null) {
+            remote.close();
+        }
         host.close();
     }
 
@@ -613,6 +672,11 @@ public final class OffloadScheduler implements AutoCloseable {
      */
     public String diskReadOnlyReason() {
         return disk == null ? null : disk.readOnlyReason();
+    }
+
+    /** The remote tier's counters, or null without a remote tier. */
+    public RemoteStats remoteStats() {
+        return remote == null ? null : remote.stats();
     }
 
     /** The disk tier's bookkeeping, or null without a disk tier. */

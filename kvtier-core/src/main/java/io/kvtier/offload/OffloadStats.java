@@ -42,6 +42,8 @@ public final class OffloadStats {
     public static final String NOT_ADMITTED = "not-admitted";
     /** Reason: a disk hit's chunk beyond what the host tier could take beside the rest of the hit. */
     public static final String NOT_PROMOTED = "disk-hit-beyond-host-tier";
+    /** Reason: a remote hit's chunk beyond what the host tier could take beside the rest of the hit. */
+    public static final String REMOTE_NOT_PROMOTED = "remote-hit-beyond-host-tier";
 
     static void add(Map<String, Long> m, String tier, long n) {
         m.merge(tier, n, Long::sum);
@@ -96,8 +98,8 @@ public final class OffloadStats {
      * Device blocks that could have been stored in (or promoted to) the host tier but were not,
      * by reason: {@value #LONGER_THAN_HOST} (the chain is longer than the host tier: its prefix
      * that fits is stored, the rest never), {@value #NOT_ADMITTED} (admission threshold not
-     * reached), {@value #NOT_PROMOTED} (a disk hit's tail that did not fit beside its head; those
-     * blocks were recomputed). Each block is counted once per request.
+     * reached), {@value #NOT_PROMOTED} / {@value #REMOTE_NOT_PROMOTED} (a disk / remote hit's tail that
+     * did not fit beside its head; those blocks were recomputed). Each block is counted once per request.
      */
     public Map<String, Long> blocksNotStored() {
         return Map.copyOf(blocksNotStored);

@@ -9,6 +9,13 @@ import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.transfer.AsyncTransferEngine;
 import io.kvtier.offload.transfer.ChunkCopier;
 import io.kvtier.offload.transfer.DiskCopier;
+import io.kvtier.offload.RemoteTierParts;
+import io.kvtier.offload.transfer.RemoteCopier;
+import io.kvtier.tier.remote.LettuceRemoteStore;
+import io.kvtier.tier.remote.RemoteKeys;
+import io.kvtier.tier.remote.RemoteSettings;
+import io.kvtier.tier.remote.RemoteStore;
+import java.time.Duration;
 import io.kvtier.tier.TierIndex;
 import io.kvtier.tier.disk.DiskCapacity;
 import io.kvtier.tier.disk.DiskFsync;
@@ -30,13 +37,49 @@ import io.kvtier.tier.KvEvents;
  * @param eviction   {@code lru} or {@code arc}
  * @param config     chunking, decode blocks, deadlines, admission
  */
-public record OffloadSetup(long hostBytes, int hostChunks, String eviction, OffloadConfig config, DiskSetup disk) {
+public record OffloadSetup(long hostBytes, int hostChunks, String eviction, OffloadConfig config, DiskSetup disk,
+                           RemoteSetup remote) {
 
     public static final OffloadSetup OFF = new OffloadSetup(0, 0, "lru", OffloadConfig.DEFAULT);
 
     /** Host tier only. */
     public OffloadSetup(long hostBytes, int hostChunks, String eviction, OffloadConfig config) {
-        this(hostBytes, hostChunks, eviction, config, null);
+        this(hostBytes, hostChunks, eviction, config, null, null);
+    }
+
+    /** Host tier and, if not null, a disk tier. */
+    public OffloadSetup(long hostBytes, int hostChunks, String eviction, OffloadConfig config, DiskSetup disk) {
+        this(hostBytes, hostChunks, eviction, config, disk, null);
+    }
+
+    /** The same setup with a remote tier (null for none). */
+    public OffloadSetup withRemote(RemoteSetup r) {
+        return new OffloadSetup(hostBytes, hostChunks, eviction, config, disk, r);
+    }
+
+    /**
+     * The remote tier (Redis / Valkey) behind the host tier.
+     *
+     * @param settings         where the store is and how to talk to it
+     * @param policy           write-through or write on host eviction
+     * @param admitAfter       write a chunk only from its N-th use
+     * @param maxBytesInFlight bytes of values being written at once; more are dropped and counted
+     * @param warn             where the one line goes if the tier turns itself off (stderr in the CLI)
+     */
+    public record RemoteSetup(RemoteSettings settings, DiskWritePolicy policy, int admitAfter, long maxBytesInFlight,
+                              Consumer<String> warn) {
+        public RemoteSetup {
+            if (admitAfter < 1) {
+                throw new IllegalArgumentException("remote admit-after must be at least 1, got " + admitAfter);
+            }
+            if (maxBytesInFlight <= 0) {
+                throw new IllegalArgumentException("remote bytes in flight must be positive, got " + maxBytesInFlight);
+            }
+        }
+
+        RemoteTierParts parts(RemoteStore store) {
+            return new RemoteTierParts(store, policy, admitAfter, maxBytesInFlight, settings.timeout(), Duration.ofSeconds(2));
+        }
     }
 
     /**
@@ -80,8 +123,8 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
      */
     public OffloadScheduler build(BlockPool pool, Namespace namespace, KvEvents events) {
         if (!enabled()) {
-            if (disk != null) {
-                throw new IllegalArgumentException("the disk tier sits behind the host tier: give the host tier a size too");
+            if (disk != null || remote != null) {
+                throw new IllegalArgumentException("the disk and remote tiers sit behind the host tier: give the host tier a size too");
             }
             return null;
         }
@@ -91,18 +134,33 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
                 ? new HostTier(hostChunks, payload, tokens, CachePolicy.named(eviction, hostChunks), events)
                 : HostTier.ofBytes(hostBytes, payload, tokens, eviction, events);
         ChunkCopier copier = new ChunkCopier(pool.slab(), pool.layout().bytesPerBlock(), host.slab());
+        RemoteStore remoteStore = null;
+        RemoteCopier remoteCopier = null;
+        if (remote != null) {
+            remoteStore = LettuceRemoteStore.open(remote.settings(), remote.warn());
+            remoteCopier = new RemoteCopier(host.slab(), remoteStore, new RemoteKeys(remote.settings().tenant(),
+                    namespace.digest()), pool.layout().bytesPerBlock());
+        }
+        RemoteTierParts remoteParts = remote == null ? null : remote.parts(remoteStore);
         if (disk == null) {
-            return new OffloadScheduler(config, pool, host, new AsyncTransferEngine(copier), namespace);
+            return new OffloadScheduler(config, pool, host, new AsyncTransferEngine(copier, null, remoteCopier), namespace,
+                    null, remoteParts);
         }
         DiskStore store;
         try {
             store = DiskStore.open(disk.dir(), namespace.digest(), disk.fsync());
         } catch (IOException | RuntimeException e) {
+            if (remoteStore != null) {
+                remoteStore.close();
+            }
             host.close();
             throw new IllegalArgumentException("disk cache dir " + disk.dir() + ": cannot open (" + e.getMessage() + ")", e);
         }
         int chunks = DiskCapacity.chunksFor(disk.bytes(), payload, tokens);
         if (chunks == 0) {
+            if (remoteStore != null) {
+                remoteStore.close();
+            }
             store.close();
             host.close();
             throw new IllegalArgumentException("disk cache of " + disk.bytes() + " bytes cannot hold one chunk of "
@@ -110,8 +168,9 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         }
         TierIndex index = new TierIndex("disk", chunks, CachePolicy.named(eviction, chunks), events);
         DiskIndexScan scan = DiskIndexScan.start(store, 2, disk.progress() == null ? p -> { } : disk.progress());
-        AsyncTransferEngine transfers = new AsyncTransferEngine(copier, new DiskCopier(host.slab(), store, pool.layout().bytesPerBlock()));
+        AsyncTransferEngine transfers = new AsyncTransferEngine(copier,
+                new DiskCopier(host.slab(), store, pool.layout().bytesPerBlock()), remoteCopier);
         return new OffloadScheduler(config, pool, host, transfers, namespace,
-                new DiskTierParts(index, store, scan, disk.policy(), disk.admitAfter()));
+                new DiskTierParts(index, store, scan, disk.policy(), disk.admitAfter()), remoteParts);
     }
 }

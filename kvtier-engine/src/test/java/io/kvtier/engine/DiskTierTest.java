@@ -50,19 +50,7 @@ class DiskTierTest {
     /** Runs the records one after another, the device cache dropped between them; checks outputs. */
     private static List<Request> runSequential(Engine e, int... records) {
         e.offload().awaitDiskScan(Duration.ofSeconds(30));
-        List<Request> done = new ArrayList<>();
-        for (int i : records) {
-            Record rec = RECORDS.get(i);
-            e.resetDevicePrefixCache();
-            Request r = new Request(i, rec.promptIds(), rec.maxTokens(), SamplingParams.GREEDY, ExtraKeys.NONE);
-            e.submit(r);
-            e.runToCompletion();
-            e.drainTransfers();
-            assertThat(r.outputIds()).as("record %d", i).containsExactly(rec.expectedOutput());
-            e.offload().checkInvariants();
-            done.add(r);
-        }
-        return done;
+        return SequentialRuns.run(e, records);
     }
 
     private static int[] all() {

@@ -68,10 +68,13 @@ public final class AsyncTransferEngine implements TransferEngine {
 
     private final ChunkCopier copier;
     private final DiskCopier disk;
+    private final RemoteCopier remote;
     private final ObjIntConsumer<TransferJob> beforeChunk;
     private final BlockingQueue<Ticket> stores = new LinkedBlockingQueue<>();
     private final BlockingQueue<Ticket> loads = new LinkedBlockingQueue<>();
     private final BlockingQueue<Ticket> diskJobs = new LinkedBlockingQueue<>();
+    private final BlockingQueue<Ticket> remoteReads = new LinkedBlockingQueue<>();
+    private final BlockingQueue<Ticket> remoteWrites = new LinkedBlockingQueue<>();
     /** Store jobs queued or running on the store thread (an inline store must not overtake one). */
     private final java.util.concurrent.atomic.AtomicInteger storesQueued = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -88,6 +91,8 @@ public final class AsyncTransferEngine implements TransferEngine {
     private final Thread storeThread;
     private final Thread loadThread;
     private final Thread diskThread;
+    private final Thread remoteReadThread;
+    private final Thread remoteWriteThread;
 
     // Engine thread only.
     private final Map<Long, Ticket> pending = new LinkedHashMap<>();
@@ -110,28 +115,43 @@ public final class AsyncTransferEngine implements TransferEngine {
     }
 
     /**
+     * An engine that also moves chunks between the host slots and the remote tier
+     * ({@link RemoteJob}s: probes and reads on one thread, writes on another, each FIFO, each job's
+     * commands pipelined); {@code disk} or {@code remote} null means no such tier.
+     */
+    public AsyncTransferEngine(ChunkCopier copier, DiskCopier disk, RemoteCopier remote) {
+        this(copier, disk, remote, (job, chunk) -> {
+        }, INLINE_STORE_BYTES);
+    }
+
+    /**
      * For tests: {@code beforeChunk(job, i)} runs on the worker thread before it claims chunk
      * {@code i} of a job, i.e. before it touches that chunk's memory (a test can block there to
      * make a job late at any chunk).
      */
     AsyncTransferEngine(ChunkCopier copier, ObjIntConsumer<TransferJob> beforeChunk) {
-        this(copier, null, beforeChunk, 0); // tests that hook the worker keep every store on it
+        this(copier, null, null, beforeChunk, 0); // tests that hook the worker keep every store on it
     }
 
     private AsyncTransferEngine(ChunkCopier copier, DiskCopier disk, ObjIntConsumer<TransferJob> beforeChunk) {
-        this(copier, disk, beforeChunk, INLINE_STORE_BYTES);
+        this(copier, disk, null, beforeChunk, INLINE_STORE_BYTES);
     }
 
-    private AsyncTransferEngine(ChunkCopier copier, DiskCopier disk, ObjIntConsumer<TransferJob> beforeChunk,
-                                long inlineStoreBytes) {
+    private AsyncTransferEngine(ChunkCopier copier, DiskCopier disk, RemoteCopier remote,
+                                ObjIntConsumer<TransferJob> beforeChunk, long inlineStoreBytes) {
         this.inlineStoreBytes = inlineStoreBytes;
         this.copier = Objects.requireNonNull(copier, "copier");
         this.disk = disk;
+        this.remote = remote;
         this.beforeChunk = beforeChunk;
         this.storeThread = Thread.ofPlatform().name("kvtier-transfer-store").daemon().start(() -> work(stores));
         this.loadThread = Thread.ofPlatform().name("kvtier-transfer-load").daemon().start(() -> work(loads));
         this.diskThread = disk == null ? null
                 : Thread.ofPlatform().name("kvtier-transfer-disk").daemon().start(() -> work(diskJobs));
+        this.remoteReadThread = remote == null ? null
+                : Thread.ofPlatform().name("kvtier-transfer-remote-read").daemon().start(() -> work(remoteReads));
+        this.remoteWriteThread = remote == null ? null
+                : Thread.ofPlatform().name("kvtier-transfer-remote-write").daemon().start(() -> work(remoteWrites));
     }
 
     @Override
@@ -150,6 +170,9 @@ public final class AsyncTransferEngine implements TransferEngine {
         if (job instanceof DiskJob && disk == null) {
             throw new IllegalArgumentException("job " + job.jobId() + " is a disk job but this engine has no disk tier");
         }
+        if (job instanceof RemoteJob && remote == null) {
+            throw new IllegalArgumentException("job " + job.jobId() + " is a remote job but this engine has no remote tier");
+        }
         copier.validate(job);
         Ticket t = new Ticket(job, nanoTime());
         pending.put(job.jobId(), t);
@@ -164,6 +187,7 @@ public final class AsyncTransferEngine implements TransferEngine {
             }
             case LoadJob l -> loads.add(t);
             case DiskJob d -> diskJobs.add(t);
+            case RemoteJob r -> (r.kind() == RemoteJob.Kind.WRITE ? remoteWrites : remoteReads).add(t);
         }
     }
 
@@ -261,8 +285,15 @@ public final class AsyncTransferEngine implements TransferEngine {
         stores.add(STOP);
         loads.add(STOP);
         diskJobs.add(STOP);
+        remoteReads.add(STOP);
+        remoteWrites.add(STOP);
         boolean interrupted = false;
-        List<Thread> threads = diskThread == null ? List.of(storeThread, loadThread) : List.of(storeThread, loadThread, diskThread);
+        List<Thread> threads = new java.util.ArrayList<>(List.of(storeThread, loadThread));
+        for (Thread th : new Thread[] {diskThread, remoteReadThread, remoteWriteThread}) {
+            if (th != null) {
+                threads.add(th);
+            }
+        }
         for (Thread th : threads) {
             while (th.isAlive()) {
                 try {
@@ -311,6 +342,10 @@ public final class AsyncTransferEngine implements TransferEngine {
     private void run(Ticket t) {
         TransferJob job = t.job;
         if (t.state.get() == EXPIRED) {
+            return;
+        }
+        if (job instanceof RemoteJob r) {
+            runRemote(t, r);
             return;
         }
         long start = System.nanoTime();
@@ -368,6 +403,24 @@ public final class AsyncTransferEngine implements TransferEngine {
             }
             t.state.set(IDLE);
         }
+    }
+
+    /** A remote job claims its job only while it copies to or from a slot, never while it waits for the store. */
+    private void runRemote(Ticket t, RemoteJob job) {
+        TransferResult r = remote.run(job, new RemoteCopier.Claim() {
+            @Override
+            public boolean enter() {
+                return System.nanoTime() - job.deadlineNanos() < 0 && t.state.compareAndSet(IDLE, BUSY);
+            }
+
+            @Override
+            public void exit() {
+                t.state.set(IDLE);
+            }
+        });
+        if (r != null && t.state.compareAndSet(IDLE, DONE)) {
+            results.add(r);
+        } // else expired: the engine thread reported it at its deadline
     }
 
     @Override

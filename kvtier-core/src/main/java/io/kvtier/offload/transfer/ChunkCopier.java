@@ -78,8 +78,8 @@ public final class ChunkCopier {
                 throw new IllegalArgumentException(where + "slot " + c.slot() + " out of 0.." + (slab.slots() - 1));
             }
             for (int b = 0; b < c.blockCount(); b++) {
-                if (job instanceof DiskJob && c.deviceBlock(b) != -1) {
-                    throw new IllegalArgumentException(where + "a disk job touches no device block, block #" + b + " is "
+                if ((job instanceof DiskJob || job instanceof RemoteJob) && c.deviceBlock(b) != -1) {
+                    throw new IllegalArgumentException(where + "a disk or remote job touches no device block, block #" + b + " is "
                             + c.deviceBlock(b));
                 }
                 if (c.deviceBlock(b) == -1 && job instanceof StoreJob) {

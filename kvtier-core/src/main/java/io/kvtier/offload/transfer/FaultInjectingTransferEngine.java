@@ -222,9 +222,9 @@ public final class FaultInjectingTransferEngine implements TransferEngine {
         if (pending.containsKey(job.jobId())) {
             throw new IllegalArgumentException("job " + job.jobId() + " is already in flight");
         }
-        if (job instanceof DiskJob) {
-            throw new IllegalArgumentException("job " + job.jobId() + ": this fake has no disk tier; "
-                    + "disk faults are injected into the real files with AsyncTransferEngine");
+        if (job instanceof DiskJob || job instanceof RemoteJob) {
+            throw new IllegalArgumentException("job " + job.jobId() + ": this fake has no disk or remote tier; "
+                    + "disk and remote faults are injected into the real files with AsyncTransferEngine");
         }
         copier.validate(job);
         Pending p = new Pending(job, clock.nanoTime());

@@ -7,7 +7,7 @@ import java.util.List;
  * scheduler's job counter and an absolute deadline on the engine's clock
  * ({@link TransferEngine#nanoTime()}). Immutable.
  */
-public sealed interface TransferJob permits StoreJob, LoadJob, DiskJob {
+public sealed interface TransferJob permits StoreJob, LoadJob, DiskJob, RemoteJob {
 
     /** Id, unique among the jobs of one engine. */
     long jobId();

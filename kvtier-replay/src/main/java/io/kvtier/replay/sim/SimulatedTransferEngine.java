@@ -73,6 +73,8 @@ public final class SimulatedTransferEngine implements TransferEngine {
             case StoreJob s -> STORE;
             case LoadJob l -> LOAD;
             case io.kvtier.offload.transfer.DiskJob d -> DISK;
+            case io.kvtier.offload.transfer.RemoteJob r -> throw new IllegalArgumentException(
+                    "job " + job.jobId() + ": the replay has no remote lane");
         };
         long blocks = 0;
         for (ChunkCopy c : job.chunks()) {

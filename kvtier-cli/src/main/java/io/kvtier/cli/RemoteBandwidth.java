@@ -1,0 +1,125 @@
+package io.kvtier.cli;
+
+import io.kvtier.kv.BlockKey;
+import io.kvtier.offload.transfer.ChunkCopy;
+import io.kvtier.offload.transfer.RemoteCopier;
+import io.kvtier.offload.transfer.RemoteJob;
+import io.kvtier.tier.ChunkHeader;
+import io.kvtier.tier.HostSlab;
+import io.kvtier.tier.remote.LettuceRemoteStore;
+import io.kvtier.tier.remote.RemoteKeys;
+import io.kvtier.tier.remote.RemoteSettings;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code bench offload --remote-url}: the remote tier's store and load throughput (write and
+ * read jobs of {@value #PIPELINE} chunks, header and payload, through the real copier and
+ * store) beside {@code redis-benchmark} SET and GET of values of the same size on the same
+ * server in the same run, with one connection and the same {@value #PIPELINE} commands in flight.
+ */
+public final class RemoteBandwidth {
+
+    static final int PIPELINE = 8;
+    static final long[] SIZES = {64 << 10, 256 << 10, 1 << 20, 4 << 20};
+
+    private RemoteBandwidth() {
+    }
+
+    public static void print(String url, long bytesPerSize) {
+        System.out.printf("== remote tier throughput against %s (one connection, %d commands in flight), MB/s ==%n",
+                RemoteSettings.redact(url), PIPELINE);
+        System.out.printf("%10s %12s %12s %12s %12s %10s %10s%n", "chunk", "tier store", "SET", "tier load", "GET",
+                "store/SET", "load/GET");
+        for (long size : SIZES) {
+            int chunks = (int) Math.max(PIPELINE, bytesPerSize / size / PIPELINE * PIPELINE);
+            double[] tier = tier(url, size, chunks);
+            double set = benchmark(url, "set", size, chunks);
+            double get = benchmark(url, "get", size, chunks);
+            System.out.printf("%10s %12.0f %12.0f %12.0f %12.0f %10.2f %10.2f%n", (size >> 10) + " KiB", tier[0], set,
+                    tier[1], get, tier[0] / set, tier[1] / get);
+        }
+    }
+
+    /** MB/s of payload stored and loaded through the remote copier. */
+    private static double[] tier(String url, long payload, int chunks) {
+        BlockKey ns = new BlockKey(1, 2, 3, new Random().nextLong());
+        int tokens = 16;
+        RemoteSettings s = RemoteSettings.of(List.of(url), false, "bench", null).withTimeout(java.time.Duration.ofSeconds(10));
+        try (HostSlab slab = new HostSlab(2 * PIPELINE, payload, tokens);
+             LettuceRemoteStore store = LettuceRemoteStore.open(s, System.err::println)) {
+            RemoteCopier copier = new RemoteCopier(slab, store, new RemoteKeys("bench", ns), payload);
+            byte[] bytes = new byte[(int) payload];
+            new Random(1).nextBytes(bytes);
+            double storeNanos = 0;
+            double loadNanos = 0;
+            for (int round = 0; round < 2; round++) { // round 0 warms up
+                storeNanos = 0;
+                loadNanos = 0;
+                for (int first = 0; first < chunks; first += PIPELINE) {
+                    List<ChunkCopy> writes = new ArrayList<>();
+                    List<ChunkCopy> reads = new ArrayList<>();
+                    for (int i = 0; i < PIPELINE; i++) {
+                        BlockKey key = new BlockKey(first + i, round, 7, 7);
+                        int[] t = new int[tokens];
+                        Arrays.fill(t, first + i);
+                        MemorySegment p = slab.payloadOf(i, payload);
+                        MemorySegment.copy(MemorySegment.ofArray(bytes), 0, p, 0, payload);
+                        ChunkHeader.of(ns, key, ns, t, payload, ChunkHeader.crc32c(p)).writeTo(slab.headerOf(i), 0);
+                        writes.add(new ChunkCopy(new int[] {-1}, i, ns, key, ns, t));
+                        reads.add(new ChunkCopy(new int[] {-1}, PIPELINE + i, ns, key, ns, t));
+                    }
+                    long t0 = System.nanoTime();
+                    check(copier, RemoteJob.Kind.WRITE, writes);
+                    long t1 = System.nanoTime();
+                    check(copier, RemoteJob.Kind.READ, reads);
+                    long t2 = System.nanoTime();
+                    storeNanos += t1 - t0;
+                    loadNanos += t2 - t1;
+                }
+            }
+            double mb = (double) chunks * payload / 1e6;
+            return new double[] {mb / (storeNanos / 1e9), mb / (loadNanos / 1e9)};
+        }
+    }
+
+    private static void check(RemoteCopier copier, RemoteJob.Kind kind, List<ChunkCopy> chunks) {
+        var r = copier.runForBench(new RemoteJob(1, kind, chunks, System.nanoTime() + 60_000_000_000L));
+        if (!r.success()) {
+            throw new IllegalStateException("bench offload: remote " + kind + " failed: " + r.error());
+        }
+    }
+
+    /** MB/s of redis-benchmark SET or GET with values of {@code size} bytes. */
+    private static double benchmark(String url, String op, long size, int requests) {
+        URI u = URI.create(url.replaceFirst("^rediss?://", "http://"));
+        List<String> cmd = List.of("redis-benchmark", "-h", u.getHost(), "-p", String.valueOf(u.getPort()), "-t", op,
+                "-d", String.valueOf(size), "-n", String.valueOf(Math.max(requests, 2 * PIPELINE)), "-c", "1", "-P",
+                String.valueOf(PIPELINE), "--csv");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new BadInputException("redis-benchmark failed: " + out.strip());
+            }
+            for (String line : out.split("\n")) {
+                String[] f = line.replace("\"", "").split(",");
+                if (f.length > 1 && f[0].equalsIgnoreCase(op)) {
+                    return Double.parseDouble(f[1]) * size / 1e6;
+                }
+            }
+            throw new BadInputException("redis-benchmark printed no " + op + " figure: " + out.strip());
+        } catch (IOException e) {
+            throw new BadInputException("redis-benchmark not found (install redis-tools): " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}

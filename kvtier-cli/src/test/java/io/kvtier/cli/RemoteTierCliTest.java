@@ -1,0 +1,92 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvtier.engine.ReferenceRecords;
+import io.kvtier.engine.ReferenceRecords.Record;
+import io.kvtier.tier.remote.RedisServers;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two real {@code kvtier generate} processes share one Redis: the first stores the reference
+ * prompts, the second (its own empty host tier) loads every full chunk before each prompt's last
+ * token from the remote tier and reproduces every reference record.
+ */
+class RemoteTierCliTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final List<Record> RECORDS = ReferenceRecords.load();
+    /** Records whose prompts have at least one full 16-token block before their last token. */
+    private static final int[] LONG_PROMPTS = {3, 4, 5, 7};
+
+    @TempDir
+    Path dir;
+
+    /** Runs generate on the long records' prompts in a new JVM; returns its stdout (fails on a non-zero exit). */
+    private String generate(String url, String tenant, Path stats) throws IOException, InterruptedException {
+        Path prompts = dir.resolve("prompts.txt");
+        int maxTokens = 0;
+        StringBuilder text = new StringBuilder();
+        for (int i : LONG_PROMPTS) {
+            text.append(RECORDS.get(i).prompt()).append('\n');
+            maxTokens = Math.max(maxTokens, RECORDS.get(i).maxTokens());
+        }
+        Files.writeString(prompts, text);
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> cmd = new ArrayList<>(List.of(java, "--add-modules", "jdk.incubator.vector",
+                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), Main.class.getName(),
+                "generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
+                ReferenceRecords.tokenizer().toString(), "--prompts", prompts.toString(), "--output", "jsonl", "--block-size", "16", "--stats-json", stats.toString(),
+                "--remote-url", url, "--remote-tenant", tenant, "--remote-timeout", "5000"));
+        cmd.addAll(List.of("--max-tokens", String.valueOf(maxTokens)));
+        Process p = new ProcessBuilder(cmd).redirectError(dir.resolve("stderr.txt").toFile()).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as(Files.readString(dir.resolve("stderr.txt"))).isZero();
+        return out;
+    }
+
+    @Test
+    void aSecondProcessLoadsTheFirstOnesChunksFromRedis() throws IOException, InterruptedException {
+        String url = RedisServers.standalone();
+        String tenant = "cli" + Long.toHexString(new Random().nextLong() & 0xffffffL);
+        Path stats = dir.resolve("stats.json");
+        generate(url, tenant, stats);
+        JsonNode first = JSON.readTree(stats.toFile()).get("remote");
+        assertThat(first.get("chunks_stored").asLong()).isPositive();
+        List<String> lines = generate(url, tenant, stats).lines().toList();
+        JsonNode second = JSON.readTree(stats.toFile()).get("remote");
+        // The first process stored every full chunk of the prompts; the second loads those before each last token.
+        assertThat(second.get("chunks_loaded").asLong()).isPositive().isLessThanOrEqualTo(first.get("chunks_stored").asLong());
+        assertThat(second.get("load_failures").size()).isZero();
+        assertThat(lines).hasSize(LONG_PROMPTS.length);
+        for (String line : lines) {
+            JsonNode o = JSON.readTree(line); // in completion order: "index" is the prompt's
+            int n = o.get("index").asInt();
+            Record rec = RECORDS.get(LONG_PROMPTS[n]);
+            // Greedy: a longer run starts with the reference's tokens.
+            int[] ids = new int[Math.min(o.get("generated_ids").size(), rec.expectedOutput().length)];
+            for (int j = 0; j < ids.length; j++) {
+                ids[j] = o.get("generated_ids").get(j).asInt();
+            }
+            assertThat(ids).as("record %d", LONG_PROMPTS[n]).containsExactly(rec.expectedOutput());
+            int hits = o.get("device_hit_tokens").asInt();
+            for (JsonNode t : o.get("external_hit_tokens")) {
+                hits += t.asInt();
+            }
+            // Every full chunk before the last token: from the remote tier, or from this process's device
+            // or host tier when another of its prompts (sharing the prefix) loaded the same chunk first.
+            assertThat(hits).as("record %d", LONG_PROMPTS[n]).isEqualTo((rec.promptIds().length - 1) / 16 * 16);
+        }
+    }
+}

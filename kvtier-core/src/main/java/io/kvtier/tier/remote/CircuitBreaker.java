@@ -1,0 +1,69 @@
+package io.kvtier.tier.remote;
+
+/**
+ * A circuit breaker for one node of the remote store: after {@code failuresToOpen} consecutive
+ * failed or timed-out operations it opens, and every operation on the node is refused at once
+ * (a miss, a dropped store) for {@code openNanos}; then it lets operations through again
+ * (half-open), and the first outcome closes it or opens it for another period. Thread-safe: the
+ * client's threads record outcomes, the transfer threads and the engine thread ask.
+ */
+public final class CircuitBreaker {
+
+    /** What the breaker does with an operation now. */
+    public enum State { CLOSED, OPEN, HALF_OPEN }
+
+    private final int failuresToOpen;
+    private final long openNanos;
+    private int consecutiveFailures;
+    private boolean open;
+    private long openedAt;
+    private long opens;
+
+    /**
+     * @param failuresToOpen consecutive failures that open the breaker (>= 1)
+     * @param openNanos      how long it stays open before letting a trial through
+     */
+    public CircuitBreaker(int failuresToOpen, long openNanos) {
+        if (failuresToOpen < 1 || openNanos < 0) {
+            throw new IllegalArgumentException("breaker needs failuresToOpen >= 1 and openNanos >= 0, got "
+                    + failuresToOpen + ", " + openNanos);
+        }
+        this.failuresToOpen = failuresToOpen;
+        this.openNanos = openNanos;
+    }
+
+    /** The state at {@code now} ({@link System#nanoTime()}). */
+    public synchronized State state(long now) {
+        if (!open) {
+            return State.CLOSED;
+        }
+        return now - openedAt >= openNanos ? State.HALF_OPEN : State.OPEN;
+    }
+
+    /** Whether an operation may be sent now (closed or half-open). */
+    public boolean allows(long now) {
+        return state(now) != State.OPEN;
+    }
+
+    public synchronized void success() {
+        consecutiveFailures = 0;
+        open = false;
+    }
+
+    /** A failed or timed-out operation at {@code now}; a failure while half-open re-opens at once. */
+    public synchronized void failure(long now) {
+        consecutiveFailures++;
+        if (open ? now - openedAt >= openNanos : consecutiveFailures >= failuresToOpen) {
+            if (!open) {
+                opens++;
+            }
+            open = true;
+            openedAt = now;
+        }
+    }
+
+    /** Times the breaker went from closed to open. */
+    public synchronized long opens() {
+        return opens;
+    }
+}

@@ -1,0 +1,361 @@
+package io.kvtier.tier.remote;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisKeyAsyncCommands;
+import io.lettuce.core.api.async.RedisStringAsyncCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.codec.StringCodec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * {@link RemoteStore} on Redis or Valkey through Lettuce, standalone or Cluster. Every command
+ * has the settings' timeout; commands are refused (not queued) while disconnected, so a dead
+ * server costs a failure at once. Each node (the master owning a key's slot; the one server when
+ * standalone) has a {@link CircuitBreaker}; a failover moves a slot to a node with a closed one.
+ * A server that cannot be reached at start leaves the store unavailable, and it reconnects in
+ * the background, at most once per breaker period. Bad credentials or an ACL refusal
+ * ({@code WRONGPASS}, {@code NOAUTH}, {@code NOPERM}) turn the store off for good, reported once
+ * through {@code warn} as one line that holds no secret.
+ */
+public final class LettuceRemoteStore implements RemoteStore {
+
+    static {
+        // Netty's use of sun.misc.Unsafe prints warnings on JDK 25 and is not needed here.
+        System.setProperty("io.netty.noUnsafe", System.getProperty("io.netty.noUnsafe", "true"));
+    }
+
+    private static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
+    private static final String STANDALONE_NODE = "standalone";
+    /**
+     * Deadline of a connection attempt (socket and handshake). The first connection of a process
+     * loads the client's classes, which on a loaded machine takes seconds; a server that is down
+     * refuses at once, so only a server that accepts but never answers costs this much, once.
+     */
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+    private final RemoteSettings settings;
+    private final Consumer<String> warn;
+    private final RedisClient client;
+    private final RedisClusterClient clusterClient;
+    private final List<RedisURI> uris;
+    private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
+    private final CircuitBreaker connectBreaker;
+    private final SetArgs setArgs;
+    private volatile StatefulConnection<String, byte[]> connection;
+    private volatile RedisStringAsyncCommands<String, byte[]> strings;
+    private volatile RedisKeyAsyncCommands<String, byte[]> keys;
+    private volatile boolean connecting;
+    private volatile String offReason;
+    private volatile String lastConnectError = "not connected yet";
+    private volatile long maxValueBytes;
+    private volatile boolean closed;
+
+    private LettuceRemoteStore(RemoteSettings settings, Consumer<String> warn) {
+        this.settings = settings;
+        this.warn = warn;
+        this.maxValueBytes = settings.maxValueBytes();
+        this.connectBreaker = new CircuitBreaker(1, settings.breakerOpen().toNanos());
+        this.setArgs = settings.ttl().isZero() ? null : SetArgs.Builder.px(settings.ttl().toMillis());
+        Duration connectTimeout = settings.timeout().compareTo(CONNECT_TIMEOUT) > 0 ? settings.timeout() : CONNECT_TIMEOUT;
+        this.uris = new ArrayList<>();
+        for (String u : settings.urls()) {
+            RedisURI.Builder b = RedisURI.builder(RedisURI.create(withoutUser(u))).withTimeout(connectTimeout);
+            if (settings.password() != null) {
+                b.withAuthentication(userOf(u), settings.password());
+            }
+            uris.add(b.build());
+        }
+        SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
+        TimeoutOptions timeouts = TimeoutOptions.enabled(settings.timeout());
+        if (settings.cluster()) {
+            clusterClient = RedisClusterClient.create(uris);
+            clusterClient.setOptions(ClusterClientOptions.builder()
+                    .socketOptions(socket).timeoutOptions(timeouts)
+                    // Node connections open lazily: commands queue while one connects (a dead
+                    // node's commands then end by the timeout, and its breaker opens).
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.DEFAULT)
+                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                            .enablePeriodicRefresh(Duration.ofSeconds(1))
+                            .enableAllAdaptiveRefreshTriggers()
+                            .build())
+                    .build());
+            client = null;
+        } else {
+            client = RedisClient.create();
+            client.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+            clusterClient = null;
+        }
+    }
+
+    /** The user named in a URL ({@code redis://user@host:port}), else {@code default}. */
+    private static String userOf(String url) {
+        String authority = url.substring(url.indexOf("://") + 3);
+        int at = authority.indexOf('@');
+        return at > 0 ? authority.substring(0, at) : "default";
+    }
+
+    /** The URL without its user part (Lettuce would read {@code user@} as a password). */
+    private static String withoutUser(String url) {
+        int scheme = url.indexOf("://") + 3;
+        int at = url.indexOf('@', scheme);
+        return at > 0 ? url.substring(0, scheme) + url.substring(at + 1) : url;
+    }
+
+    /**
+     * Opens the store and tries to connect once (within the timeout). A server that does not
+     * answer leaves the store unavailable (every operation a miss) until a later reconnection.
+     *
+     * @param warn where the one line goes when the tier turns itself off (bad credentials, ACL)
+     */
+    public static LettuceRemoteStore open(RemoteSettings settings, Consumer<String> warn) {
+        LettuceRemoteStore s = new LettuceRemoteStore(settings, warn);
+        s.connect().join();
+        return s;
+    }
+
+    private CompletableFuture<Void> connect() {
+        connecting = true;
+        CompletionStage<? extends StatefulConnection<String, byte[]>> stage = settings.cluster()
+                ? clusterClient.refreshPartitionsAsync().thenCompose(v -> clusterClient.connectAsync(CODEC))
+                : client.connectAsync(CODEC, uris.get(0));
+        return stage.toCompletableFuture().handle((conn, err) -> {
+            try {
+                if (err != null) {
+                    connectBreaker.failure(System.nanoTime());
+                    String msg = messageOf(err);
+                    lastConnectError = firstLine(msg);
+                    if (isAuthError(msg)) {
+                        turnOff("authentication failed (" + firstLine(msg) + "): check the remote user and password");
+                    }
+                    return null;
+                }
+                if (closed) {
+                    conn.closeAsync();
+                    return null;
+                }
+                adopt(conn);
+                connectBreaker.success();
+                return null;
+            } finally {
+                connecting = false;
+            }
+        });
+    }
+
+    @SuppressWarnings("unchecked")
+    private void adopt(StatefulConnection<String, byte[]> conn) {
+        if (conn instanceof StatefulRedisClusterConnection<String, byte[]> c) {
+            strings = c.async();
+            keys = c.async();
+        } else {
+            StatefulRedisConnection<String, byte[]> c = (StatefulRedisConnection<String, byte[]>) conn;
+            strings = c.async();
+            keys = c.async();
+        }
+        connection = conn;
+        readBulkLimit();
+    }
+
+    /** Lowers the value limit below the server's proto-max-bulk-len when CONFIG GET is allowed. */
+    private void readBulkLimit() {
+        StatefulConnection<String, byte[]> conn = connection;
+        CompletionStage<Map<String, String>> cfg = conn instanceof StatefulRedisClusterConnection<String, byte[]> c
+                ? c.async().configGet("proto-max-bulk-len")
+                : ((StatefulRedisConnection<String, byte[]>) conn).async().configGet("proto-max-bulk-len");
+        cfg.whenComplete((m, err) -> {
+            if (err == null && m != null && m.get("proto-max-bulk-len") != null) {
+                try {
+                    long limit = Long.parseLong(m.get("proto-max-bulk-len")) - (64 << 10);
+                    maxValueBytes = Math.min(settings.maxValueBytes(), limit);
+                } catch (NumberFormatException ignored) {
+                    // keep the configured limit
+                }
+            } // CONFIG may be forbidden by the ACL: the configured limit stands
+        });
+    }
+
+    private static boolean isAuthError(String msg) {
+        return msg.contains("WRONGPASS") || msg.contains("NOAUTH") || msg.contains("invalid username-password")
+                || msg.contains("AUTH failed") || msg.contains("NOPERM");
+    }
+
+    private static String messageOf(Throwable t) {
+        StringBuilder sb = new StringBuilder();
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            sb.append(c.getMessage()).append(" / ");
+        }
+        return sb.toString();
+    }
+
+    private static String firstLine(String msg) {
+        String s = msg;
+        for (String part : msg.split(" / ")) {
+            if (isAuthError(part)) {
+                s = part;
+                break;
+            }
+        }
+        int nl = s.indexOf('\n');
+        return (nl >= 0 ? s.substring(0, nl) : s).trim();
+    }
+
+    private synchronized void turnOff(String reason) {
+        if (offReason == null) {
+            offReason = reason;
+            warn.accept("remote tier off: " + reason);
+        }
+    }
+
+    private String nodeOf(String key) {
+        if (!(connection instanceof StatefulRedisClusterConnection<String, byte[]> c)) {
+            return STANDALONE_NODE;
+        }
+        RedisClusterNode n = c.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+        return n == null ? "slot-" + SlotHash.getSlot(key) : n.getNodeId();
+    }
+
+    private CircuitBreaker breaker(String node) {
+        return breakers.computeIfAbsent(node, n -> new CircuitBreaker(settings.failuresToOpen(), settings.breakerOpen().toNanos()));
+    }
+
+    @Override
+    public boolean allows(String key) {
+        if (offReason != null || closed) {
+            return false;
+        }
+        long now = System.nanoTime();
+        if (connection == null) {
+            if (!connecting && connectBreaker.allows(now)) {
+                connect(); // in the background; operations are refused until it succeeds
+            }
+            return false;
+        }
+        return breaker(nodeOf(key)).allows(now);
+    }
+
+    private <T> CompletableFuture<T> guarded(String key, java.util.function.Supplier<CompletionStage<T>> op) {
+        if (!allows(key)) {
+            return CompletableFuture.failedFuture(new RemoteFailure(RemoteFailure.Cause.UNAVAILABLE,
+                    offReason != null ? "remote tier off" : connection == null ? "not connected (" + lastConnectError + ")"
+                            : "the node's breaker is open"));
+        }
+        CircuitBreaker b = breaker(nodeOf(key));
+        CompletableFuture<T> f;
+        try {
+            f = op.get().toCompletableFuture();
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        return f.handle((v, err) -> {
+            if (err == null) {
+                b.success();
+                return v;
+            }
+            b.failure(System.nanoTime());
+            String msg = messageOf(err);
+            if (msg.contains("NOPERM") || msg.contains("NOAUTH") || msg.contains("WRONGPASS")) {
+                turnOff("the server refused key " + key + " (" + firstLine(msg)
+                        + "): give this user access to ~" + key.substring(0, key.lastIndexOf(':') + 1) + "*");
+            }
+            Throwable root = err instanceof java.util.concurrent.CompletionException && err.getCause() != null ? err.getCause() : err;
+            RemoteFailure.Cause cause = root instanceof RedisCommandTimeoutException ? RemoteFailure.Cause.TIMEOUT
+                    : root instanceof RemoteFailure rf ? rf.kind() : RemoteFailure.Cause.ERROR;
+            throw new RemoteFailure(cause, firstLine(msg));
+        });
+    }
+
+    @Override
+    public CompletableFuture<byte[]> get(String key) {
+        return guarded(key, () -> strings.get(key));
+    }
+
+    @Override
+    public CompletableFuture<Void> set(String key, byte[] value) {
+        if (value.length > maxValueBytes) {
+            return CompletableFuture.failedFuture(new RemoteFailure(RemoteFailure.Cause.ERROR, "value of " + value.length
+                    + " bytes exceeds the remote limit of " + maxValueBytes + " bytes; not sent"));
+        }
+        return guarded(key, () -> (setArgs == null ? strings.set(key, value) : strings.set(key, value, setArgs))
+                .thenApply(ok -> null));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> touch(String key) {
+        return guarded(key, () -> keys.touch(key).thenApply(n -> n != null && n > 0));
+    }
+
+    @Override
+    public void delete(String key) {
+        guarded(key, () -> keys.del(key)).exceptionally(e -> null);
+    }
+
+    @Override
+    public long maxValueBytes() {
+        return maxValueBytes;
+    }
+
+    @Override
+    public String breakerState() {
+        if (offReason != null) {
+            return "off";
+        }
+        if (connection == null) {
+            return "open";
+        }
+        long now = System.nanoTime();
+        long open = breakers.values().stream().filter(b -> !b.allows(now)).count();
+        return open == 0 ? "closed" : open == breakers.size() ? "open" : "partial";
+    }
+
+    @Override
+    public long breakerOpens() {
+        return breakers.values().stream().mapToLong(CircuitBreaker::opens).sum() + connectBreaker.opens();
+    }
+
+    @Override
+    public String offReason() {
+        return offReason;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        StatefulConnection<String, byte[]> c = connection;
+        if (c != null) {
+            c.close();
+        }
+        if (client != null) {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        } else {
+            clusterClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LettuceRemoteStore[" + settings + "]";
+    }
+}

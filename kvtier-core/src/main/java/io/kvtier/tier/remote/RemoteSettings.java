@@ -1,0 +1,95 @@
+package io.kvtier.tier.remote;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * How to reach the remote store.
+ *
+ * @param urls           {@code redis://host:port} or {@code rediss://host:port} (TLS), optionally
+ *                       with a user ({@code redis://user@host:port}); for a cluster, any seeds.
+ *                       A password in a URL is refused: it would show in process lists and logs
+ * @param cluster        Redis/Valkey Cluster (true) or one standalone server
+ * @param tenant         key prefix of this group of engines (see {@link RemoteKeys})
+ * @param password       password of the URL's user (or of {@code default}), from a file or an
+ *                       environment variable; null for none. Never printed ({@link #toString()})
+ * @param timeout        deadline of every operation, and of a connection attempt
+ * @param ttl            expiry of stored values, {@link Duration#ZERO} for none
+ * @param maxValueBytes  values larger than this are not sent (below the server's proto-max-bulk-len)
+ * @param failuresToOpen consecutive failures of a node that open its breaker
+ * @param breakerOpen    how long an open breaker refuses operations before a trial
+ */
+public record RemoteSettings(List<String> urls, boolean cluster, String tenant, String password, Duration timeout,
+                             Duration ttl, long maxValueBytes, int failuresToOpen, Duration breakerOpen) {
+
+    /** Redis's default proto-max-bulk-len (512 MiB) less room for the command around the value. */
+    public static final long DEFAULT_MAX_VALUE_BYTES = (512L << 20) - (64 << 10);
+
+    public RemoteSettings {
+        urls = List.copyOf(urls);
+        if (urls.isEmpty()) {
+            throw new IllegalArgumentException("the remote tier needs at least one --remote-url");
+        }
+        if (!cluster && urls.size() > 1) {
+            throw new IllegalArgumentException("--remote-mode standalone takes one --remote-url, got " + urls.size()
+                    + " (give --remote-mode cluster for cluster seeds)");
+        }
+        for (String u : urls) {
+            if (!u.startsWith("redis://") && !u.startsWith("rediss://")) {
+                throw new IllegalArgumentException("--remote-url must start with redis:// or rediss://, got '"
+                        + redact(u) + "'");
+            }
+            String authority = u.substring(u.indexOf("://") + 3);
+            int at = authority.indexOf('@');
+            if (at >= 0 && authority.substring(0, at).contains(":")) {
+                throw new IllegalArgumentException("--remote-url must not hold a password (" + redact(u)
+                        + "): give it with --remote-password-file or KVTIER_REMOTE_PASSWORD");
+            }
+        }
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("remote timeout must be positive, got " + timeout.toMillis() + " ms");
+        }
+        if (ttl.isNegative()) {
+            throw new IllegalArgumentException("remote TTL must not be negative");
+        }
+        if (maxValueBytes <= 0 || failuresToOpen < 1 || breakerOpen.isNegative()) {
+            throw new IllegalArgumentException("remote value limit, breaker failures and open time must be positive");
+        }
+    }
+
+    /** Settings with the defaults: 500 ms timeout, no TTL, 3 failures open a breaker for 1 s. */
+    public static RemoteSettings of(List<String> urls, boolean cluster, String tenant, String password) {
+        return new RemoteSettings(urls, cluster, tenant, password, Duration.ofMillis(500), Duration.ZERO,
+                DEFAULT_MAX_VALUE_BYTES, 3, Duration.ofSeconds(1));
+    }
+
+    public RemoteSettings withTimeout(Duration t) {
+        return new RemoteSettings(urls, cluster, tenant, password, t, ttl, maxValueBytes, failuresToOpen, breakerOpen);
+    }
+
+    public RemoteSettings withTtl(Duration t) {
+        return new RemoteSettings(urls, cluster, tenant, password, timeout, t, maxValueBytes, failuresToOpen, breakerOpen);
+    }
+
+    public RemoteSettings withMaxValueBytes(long n) {
+        return new RemoteSettings(urls, cluster, tenant, password, timeout, ttl, n, failuresToOpen, breakerOpen);
+    }
+
+    public RemoteSettings withBreakerOpen(Duration d) {
+        return new RemoteSettings(urls, cluster, tenant, password, timeout, ttl, maxValueBytes, failuresToOpen, d);
+    }
+
+    /** A URL with any user-info part replaced by {@code ***}, for messages. */
+    public static String redact(String url) {
+        int scheme = url.indexOf("://");
+        int at = url.indexOf('@');
+        return scheme >= 0 && at > scheme ? url.substring(0, scheme + 3) + "***" + url.substring(at) : url;
+    }
+
+    @Override
+    public String toString() {
+        return "RemoteSettings[urls=" + urls.stream().map(RemoteSettings::redact).toList() + " cluster=" + cluster
+                + " tenant=" + tenant + " password=" + (password == null ? "none" : "***") + " timeout=" + timeout
+                + " ttl=" + ttl + " maxValueBytes=" + maxValueBytes + "]";
+    }
+}

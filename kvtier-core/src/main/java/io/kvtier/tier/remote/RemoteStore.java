@@ -1,0 +1,41 @@
+package io.kvtier.tier.remote;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A key-value store shared by engines (Redis or Valkey), seen as asynchronous single-key
+ * operations that each end by their deadline. A failed future carries a {@link RemoteFailure};
+ * an absent key is a normal answer (null value, false). Thread-safe.
+ */
+public interface RemoteStore extends AutoCloseable {
+
+    /** The value of {@code key}, or null if absent. */
+    CompletableFuture<byte[]> get(String key);
+
+    /** Sets {@code key} to {@code value} (with the store's TTL, if any). */
+    CompletableFuture<Void> set(String key, byte[] value);
+
+    /** Whether {@code key} exists; refreshes its recency for the store's eviction. */
+    CompletableFuture<Boolean> touch(String key);
+
+    /** Deletes {@code key}, without waiting for the answer (a corrupt value). */
+    void delete(String key);
+
+    /** Whether an operation on {@code key} may be sent now (its node's breaker is not open, the tier is on). */
+    boolean allows(String key);
+
+    /** Largest value the store accepts; larger values are refused before they are sent. */
+    long maxValueBytes();
+
+    /** {@code closed}, {@code open} (every node refused), {@code partial} (some nodes), or {@code off}. */
+    String breakerState();
+
+    /** Times a node's breaker opened. */
+    long breakerOpens();
+
+    /** Null while the tier is on; else the one line saying why it turned itself off (bad credentials, ACL). */
+    String offReason();
+
+    @Override
+    void close();
+}

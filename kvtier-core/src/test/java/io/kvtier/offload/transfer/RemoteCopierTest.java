@@ -1,0 +1,210 @@
+package io.kvtier.offload.transfer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.kv.BlockKey;
+import io.kvtier.tier.ChunkHeader;
+import io.kvtier.tier.HostSlab;
+import io.kvtier.tier.remote.LettuceRemoteStore;
+import io.kvtier.tier.remote.RedisServers;
+import io.kvtier.tier.remote.RemoteKeys;
+import io.kvtier.tier.remote.RemoteSettings;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The remote data path against a real Redis (standalone and Cluster): a host slot written as a
+ * value and read back into another slot byte for byte; probes; and every kind of bad value (a
+ * flipped byte, a truncated value, another key's bytes, a missing key) cut at that chunk, the bad
+ * value deleted; an oversize value refused before it is sent.
+ */
+class RemoteCopierTest {
+
+    private static final int BLOCKS = 2;
+    private static final long BYTES_PER_BLOCK = 4096;
+    private static final int TOKENS = 32;
+    private static final BlockKey NS = new BlockKey(7, 7, 7, 7);
+    private static final RemoteCopier.Claim ALWAYS = new RemoteCopier.Claim() {
+        @Override
+        public boolean enter() {
+            return true;
+        }
+
+        @Override
+        public void exit() {
+        }
+    };
+
+    private final HostSlab slab = new HostSlab(16, BLOCKS * BYTES_PER_BLOCK, TOKENS);
+    private final String tenant = "test" + Long.toHexString(new Random().nextLong() & 0xffffffL);
+    private final RemoteKeys keys = new RemoteKeys(tenant, NS);
+    private LettuceRemoteStore store;
+    private long nextJob = 1;
+
+    @AfterEach
+    void close() {
+        if (store != null) {
+            store.close();
+        }
+        slab.close();
+    }
+
+    private RemoteCopier copier(RemoteSettings s) {
+        // A generous deadline: what is asserted here must not depend on the machine's load.
+        store = LettuceRemoteStore.open(s.withTimeout(java.time.Duration.ofSeconds(5)), line -> { });
+        return new RemoteCopier(slab, store, keys, BYTES_PER_BLOCK);
+    }
+
+    private static BlockKey key(long i) {
+        return new BlockKey(i, i * 31, i * 17, 99);
+    }
+
+    private static int[] tokens(long i) {
+        int[] t = new int[TOKENS];
+        Arrays.fill(t, (int) i);
+        return t;
+    }
+
+    /** Fills host slot {@code slot} with chunk {@code i} (random payload, valid header). */
+    private ChunkCopy fill(int slot, long i) {
+        MemorySegment payload = slab.payloadOf(slot, BLOCKS * BYTES_PER_BLOCK);
+        byte[] bytes = new byte[(int) payload.byteSize()];
+        new Random(i).nextBytes(bytes);
+        MemorySegment.copy(MemorySegment.ofArray(bytes), 0, payload, 0, bytes.length);
+        BlockKey parent = i == 0 ? NS : key(i - 1);
+        ChunkHeader.of(NS, key(i), parent, tokens(i), payload.byteSize(), ChunkHeader.crc32c(payload))
+                .writeTo(slab.headerOf(slot), 0);
+        return copy(slot, i);
+    }
+
+    private static ChunkCopy copy(int slot, long i) {
+        return new ChunkCopy(new int[] {-1, -1}, slot, NS, key(i), i == 0 ? NS : key(i - 1), tokens(i));
+    }
+
+    private TransferResult run(RemoteCopier c, RemoteJob.Kind kind, List<ChunkCopy> chunks) {
+        return c.run(new RemoteJob(nextJob++, kind, chunks, System.nanoTime() + 5_000_000_000L), ALWAYS);
+    }
+
+    private byte[] payload(int slot) {
+        return slab.payloadOf(slot, BLOCKS * BYTES_PER_BLOCK).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+    }
+
+    private void roundTrip(RemoteCopier c, int n) {
+        List<ChunkCopy> writes = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            writes.add(fill(i % 8, i));
+        }
+        // Write in batches of 8 slots (the slab's first half), read into the second half.
+        for (int from = 0; from < n; from += 8) {
+            List<ChunkCopy> batch = new ArrayList<>();
+            for (int i = from; i < Math.min(n, from + 8); i++) {
+                batch.add(fill(i - from, i));
+            }
+            TransferResult w = run(c, RemoteJob.Kind.WRITE, batch);
+            assertThat(w.success()).as("write: %s", w.error()).isTrue();
+        }
+        TransferResult p = run(c, RemoteJob.Kind.PROBE, writes);
+        assertThat(p.success()).as("probe: %s", p.error()).isTrue();
+        for (int i = 0; i < n; i++) {
+            fill(0, i);
+            TransferResult r = run(c, RemoteJob.Kind.READ, List.of(copy(8, i)));
+            assertThat(r.success()).as("chunk %d: %s", i, r.error()).isTrue();
+            assertThat(payload(8)).as("chunk %d", i).isEqualTo(payload(0));
+            assertThat(ChunkHeader.readFrom(slab.headerOf(8), 0)).isEqualTo(ChunkHeader.readFrom(slab.headerOf(0), 0));
+        }
+    }
+
+    @Test
+    void aChunkRoundTripsThroughStandaloneRedis() {
+        roundTrip(copier(RemoteSettings.of(List.of(RedisServers.standalone()), false, tenant, null)), 4);
+    }
+
+    @Test
+    void chunksRoundTripThroughTheClusterAcrossShards() {
+        roundTrip(copier(RemoteSettings.of(RedisServers.cluster(), true, tenant, null)), 24);
+    }
+
+    @Test
+    void aChunkRoundTripsThroughValkey() {
+        roundTrip(copier(RemoteSettings.of(List.of(RedisServers.valkey()), false, tenant, null)), 4);
+    }
+
+    /**
+     * Whether {@code key} is gone within 10 s: the copier sends its DEL without waiting for the
+     * answer, on its own connection, so the deletion may land just after the job completes.
+     */
+    private static boolean deleted(StatefulRedisConnection<byte[], byte[]> raw, byte[] key) {
+        long end = System.nanoTime() + 10_000_000_000L;
+        while (raw.sync().exists(key) != 0) {
+            if (System.nanoTime() - end > 0) {
+                return false;
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Test
+    void badValuesCutTheReadAtThatChunkAndAreDeleted() {
+        String url = RedisServers.standalone();
+        RemoteCopier c = copier(RemoteSettings.of(List.of(url), false, tenant, null));
+        List<ChunkCopy> chain = List.of(fill(0, 0), fill(1, 1), fill(2, 2), fill(3, 3));
+        assertThat(run(c, RemoteJob.Kind.WRITE, chain).success()).isTrue();
+        RedisClient client = RedisClient.create(url);
+        try (StatefulRedisConnection<byte[], byte[]> raw = client.connect(ByteArrayCodec.INSTANCE)) {
+            byte[] k1 = keys.of(key(1)).getBytes(), k2 = keys.of(key(2)).getBytes(), k3 = keys.of(key(3)).getBytes();
+            // Chunk 1: one payload byte flipped in place.
+            byte[] old = raw.sync().getrange(k1, 5000, 5000);
+            raw.sync().setrange(k1, 5000, new byte[] {(byte) (old[0] ^ 1)});
+            List<ChunkCopy> reads = List.of(copy(8, 0), copy(9, 1), copy(10, 2), copy(11, 3));
+            TransferResult r = run(c, RemoteJob.Kind.READ, reads);
+            assertThat(r.firstFailedChunk()).isEqualTo(1);
+            assertThat(r.error()).startsWith("verify: ").contains("payload checksum mismatch");
+            assertThat(deleted(raw, k1)).as("the bad value is deleted").isTrue();
+            // Chunk 2: truncated.
+            byte[] whole = raw.sync().get(k2);
+            raw.sync().set(k2, Arrays.copyOf(whole, whole.length / 2));
+            r = run(c, RemoteJob.Kind.READ, reads.subList(2, 4));
+            assertThat(r.firstFailedChunk()).isZero();
+            assertThat(r.error()).startsWith("verify: ").contains("truncated");
+            assertThat(deleted(raw, k2)).isTrue();
+            // Chunk 3 holds chunk 0's bytes.
+            raw.sync().set(k3, raw.sync().get(keys.of(key(0)).getBytes()));
+            r = run(c, RemoteJob.Kind.READ, reads.subList(3, 4));
+            assertThat(r.error()).startsWith("verify: ").contains("differs from the expected");
+            assertThat(deleted(raw, k3)).isTrue();
+            // Chunk 0 is still good; chunk 1 is now a miss.
+            r = run(c, RemoteJob.Kind.READ, reads.subList(0, 2));
+            assertThat(r.firstFailedChunk()).isEqualTo(1);
+            assertThat(r.error()).startsWith("miss: ");
+            assertThat(payload(8)).isEqualTo(payload(0));
+            r = run(c, RemoteJob.Kind.PROBE, reads);
+            assertThat(r.firstFailedChunk()).isEqualTo(1);
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    @Test
+    void anOversizeValueIsRefusedBeforeItIsSent() {
+        RemoteCopier c = copier(RemoteSettings.of(List.of(RedisServers.standalone()), false, tenant, null)
+                .withMaxValueBytes(4096));
+        TransferResult r = run(c, RemoteJob.Kind.WRITE, List.of(fill(0, 0)));
+        assertThat(r.firstFailedChunk()).isZero();
+        assertThat(r.error()).startsWith("oversize: value of " + (ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK));
+        assertThat(run(c, RemoteJob.Kind.PROBE, List.of(copy(0, 0))).error()).startsWith("miss: ");
+    }
+}
