@@ -37,10 +37,18 @@ class KvEventPublisherTest {
         try (KvEventPublisher pub = new KvEventPublisher(new KvEventPublisher.Config("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "kv@test"), enc);
              ZContext ctx = new ZContext()) {
             ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
-            sub.connect(pub.endpoint());
+            // A PUB socket drops what it sends before a subscription reaches it (ZMQ's slow joiner):
+            // wait until the connection is made, then give the subscription time to travel; a
+            // subscriber that still misses the first batches is fine (the replay fills them in).
+            sub.monitor("inproc://sub-monitor", ZMQ.EVENT_CONNECTED);
+            ZMQ.Socket monitor = ctx.createSocket(SocketType.PAIR);
+            monitor.connect("inproc://sub-monitor");
+            monitor.setReceiveTimeOut(60_000);
             sub.subscribe("kv@test".getBytes(StandardCharsets.UTF_8));
+            sub.connect(pub.endpoint());
             sub.setReceiveTimeOut(60_000);
-            Thread.sleep(200); // a late subscriber misses early batches; the replay below fills them in either way
+            assertThat(ZMQ.Event.recv(monitor)).as("the subscriber connects within 60 s").isNotNull();
+            Thread.sleep(1000);
             for (List<KvEvent> b : batches) {
                 pub.publish(b);
             }
