@@ -47,4 +47,11 @@ public final class BatchOptions {
     void setMaxRunning(int n) {
         maxRunning = n;
     }
+
+    /** Checks all three values (each accessor refuses a bad one with one line), before anything is loaded. */
+    public void check() {
+        blockSize();
+        maxBatchTokens();
+        maxRunning();
+    }
 }

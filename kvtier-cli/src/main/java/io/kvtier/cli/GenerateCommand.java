@@ -181,9 +181,7 @@ final class GenerateCommand implements Callable<Integer> {
         if (system != null && !chat) {
             throw new BadInputException("--system needs --chat");
         }
-        batch.blockSize();
-        batch.maxBatchTokens();
-        batch.maxRunning();
+        batch.check();
         engineOptions.check();
         threads.threads();
         offload.check(eviction, disk);

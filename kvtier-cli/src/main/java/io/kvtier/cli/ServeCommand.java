@@ -74,9 +74,7 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException, InterruptedException {
         ServerConfig config = serve.config();
-        batch.blockSize();
-        batch.maxBatchTokens();
-        batch.maxRunning();
+        batch.check();
         engineOptions.check();
         threads.threads();
         kvEvents.validate();
