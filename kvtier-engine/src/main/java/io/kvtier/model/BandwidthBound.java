@@ -106,12 +106,28 @@ public final class BandwidthBound implements AutoCloseable {
         return passNanos * (stepBytes / bufferBytes()) / stepNanos;
     }
 
-    /** Sum of rows {@code from..to-1}: four rows at a time and vector loads, as {@link VectorKernels#matvec}. */
+    /**
+     * Sum of rows {@code from..to-1}: four rows at a time, two vector loads a row per trip into
+     * eight accumulators, as {@link VectorKernels#matvec} reads weights (a pass must be at least
+     * as fast as any kernel reading the same bytes, or a fraction could pass 1).
+     */
     private static float readRows(MemorySegment w, long rowBytes, int in, int from, int to) {
-        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0;
+        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
         for (int r = from; r + 4 <= to; r += 4) {
             long o0 = r * rowBytes, o1 = o0 + rowBytes, o2 = o1 + rowBytes, o3 = o2 + rowBytes;
-            for (int k = 0; k + L <= in; k += L) {
+            int k = 0;
+            for (; k + 2 * L <= in; k += 2 * L) {
+                long kb = (long) k * Float.BYTES, kc = kb + L * 4L;
+                s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).add(s0);
+                s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).add(s1);
+                s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).add(s2);
+                s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).add(s3);
+                t0 = FloatVector.fromMemorySegment(S, w, o0 + kc, LE).add(t0);
+                t1 = FloatVector.fromMemorySegment(S, w, o1 + kc, LE).add(t1);
+                t2 = FloatVector.fromMemorySegment(S, w, o2 + kc, LE).add(t2);
+                t3 = FloatVector.fromMemorySegment(S, w, o3 + kc, LE).add(t3);
+            }
+            if (k + L <= in) {
                 long kb = (long) k * Float.BYTES;
                 s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).add(s0);
                 s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).add(s1);
@@ -119,9 +135,11 @@ public final class BandwidthBound implements AutoCloseable {
                 s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).add(s3);
             }
         }
+        s0 = s0.add(t0).add(s1.add(t1));
+        s2 = s2.add(t2).add(s3.add(t3));
         // The last part's rows past a whole group of 4 and each row's floats past its last whole
         // vector are counted but not read: at most 3 rows and L-1 floats a row (under 1% for any model).
-        return s0.add(s1).add(s2.add(s3)).reduceLanes(VectorOperators.ADD);
+        return s0.add(s2).reduceLanes(VectorOperators.ADD);
     }
 
     /**

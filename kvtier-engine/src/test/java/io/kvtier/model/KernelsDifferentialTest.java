@@ -34,6 +34,11 @@ class KernelsDifferentialTest {
     @Test
     void vectorKernelsAreInUse() {
         assertThat(VECTOR.name()).startsWith("vector-");
+        // The surefire executions at 128 and 256 bits (kvtier-engine/pom.xml) must really run at that width.
+        String bits = System.getProperty(VectorKernels.BITS_PROPERTY);
+        if (bits != null && Integer.parseInt(bits) <= jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.vectorBitSize()) {
+            assertThat(VECTOR.name()).isEqualTo("vector-" + bits);
+        }
     }
 
     @ParameterizedTest
