@@ -197,7 +197,7 @@ public final class Checkpoint implements Model {
         return switch (n) {
             case ATTENTION -> rmsAtt[layer];
             case FFN -> rmsFfn[layer];
-            case Q_HEAD, K_HEAD -> null;
+            case Q_HEAD, K_HEAD, POST_ATTENTION, POST_FFN -> null;
         };
     }
 

@@ -42,7 +42,11 @@ public interface Model extends AutoCloseable {
         /** Over each query head ({@link ArchSpec#qkNorm()}), {@code [headDim]}. */
         Q_HEAD,
         /** Over each key head ({@link ArchSpec#qkNorm()}), {@code [headDim]}. */
-        K_HEAD
+        K_HEAD,
+        /** Over the attention output before its residual add (Gemma's {@code post_attention_norm}), {@code [dim]}. */
+        POST_ATTENTION,
+        /** Over the feed-forward output before its residual add (Gemma's {@code post_ffw_norm}), {@code [dim]}. */
+        POST_FFN
     }
 
     ModelConfig config();
