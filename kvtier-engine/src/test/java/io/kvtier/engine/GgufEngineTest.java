@@ -59,23 +59,20 @@ class GgufEngineTest {
             sm.add(r.maxTokens());
         }
         Path gguf = ReferenceRecords.shared().resolve("models/gguf");
-        List<int[]> qp = new ArrayList<>(), qe = new ArrayList<>();
-        List<Integer> qm = new ArrayList<>();
-        for (LlamaCppReference r : LlamaCppReference.load(LlamaCppReference.folder().resolve("llama-spm512-q4_k.deqf32.ref.jsonl"))) {
-            qp.add(r.promptIds());
-            qe.add(r.generatedIds());
-            qm.add(32);
-        }
-        List<int[]> gp = new ArrayList<>(), ge = new ArrayList<>();
-        List<Integer> gm = new ArrayList<>();
-        for (LlamaCppReference r : LlamaCppReference.load(LlamaCppReference.folder().resolve("gemma3-spm515-f32.ref.jsonl"))) {
-            gp.add(r.promptIds());
-            ge.add(r.generatedIds());
-            gm.add(32);
-        }
         return Stream.of(new Case("stories260K.gguf", gguf.resolve("stories260K.gguf"), sp, se, sm, 1),
-                new Case("llama-spm512-q4_k.gguf", LlamaCppReference.folder().resolve("llama-spm512-q4_k.gguf"), qp, qe, qm, -1),
-                new Case("gemma3-spm515-f32.gguf", LlamaCppReference.folder().resolve("gemma3-spm515-f32.gguf"), gp, ge, gm, -1));
+                llamaCppCase("llama-spm512-q4_k", "deqf32.ref"), llamaCppCase("gemma3-spm515-f32", "ref"));
+    }
+
+    /** A gguf-ref model's prompts with llama.cpp's 32 greedy tokens from its {@code <name>.<reference>.jsonl}. */
+    private static Case llamaCppCase(String name, String reference) {
+        List<int[]> prompts = new ArrayList<>(), expected = new ArrayList<>();
+        List<Integer> max = new ArrayList<>();
+        for (LlamaCppReference r : LlamaCppReference.load(LlamaCppReference.folder().resolve(name + "." + reference + ".jsonl"))) {
+            prompts.add(r.promptIds());
+            expected.add(r.generatedIds());
+            max.add(32);
+        }
+        return new Case(name + ".gguf", LlamaCppReference.folder().resolve(name + ".gguf"), prompts, expected, max, -1);
     }
 
     private Engine engine(Path model, OffloadSetup setup, int stopToken) {

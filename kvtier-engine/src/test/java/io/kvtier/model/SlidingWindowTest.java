@@ -11,8 +11,6 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ForkJoinPool;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,24 +30,11 @@ class SlidingWindowTest {
     static final int PROMPT = 100;
     static final int STEPS = 24;
 
-    @TempDir
-    static Path cache;
-    static ForkJoinPool pool;
-
-    @BeforeAll
-    static void pool() {
-        pool = new ForkJoinPool(2);
-    }
-
-    @AfterAll
-    static void stop() {
-        pool.shutdownNow();
-    }
-
     @Test
-    void slotsBeforeTheWindowAreNeverRead() {
+    void slotsBeforeTheWindowAreNeverRead(@TempDir Path cache) {
         LlamaCppReference ref = LlamaCppReference.load(LlamaCppReference.folder().resolve("gemma3-spm515-f32.ref.jsonl")).get(2);
-        try (Model m = Models.load(LlamaCppReference.folder().resolve("gemma3-spm515-f32.gguf"), new DigestCache(cache));
+        try (ForkJoinPool pool = new ForkJoinPool(2);
+             Model m = Models.load(LlamaCppReference.folder().resolve("gemma3-spm515-f32.gguf"), new DigestCache(cache));
              Transformer t = new Transformer(m, Kernels.scalar(), pool);
              Arena arena = Arena.ofShared()) {
             ArchSpec spec = m.spec();
