@@ -126,7 +126,7 @@ final class GenerateCommand implements Callable<Integer> {
             List<int[]> ids = PromptSource.encode(texts, tok, checkpoint.config().seqLen(),
                     text -> template != null ? ChatPrompts.encode(template, tok, system, text) : tok.encode(text, true, true));
             long tokenizeNanos = System.nanoTime() - t;
-            EngineConfig config = engineOptions.config(checkpoint, batch, -1)
+            EngineConfig config = engineOptions.config(checkpoint, batch, -1, ids, maxTokens.maxTokens())
                     .withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds());
             return generate(checkpoint, config, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
         } finally {
@@ -169,7 +169,7 @@ final class GenerateCommand implements Callable<Integer> {
             if (outcome.end() == GenerateRun.End.OUTPUT_CLOSED) {
                 return 141; // as a process killed by SIGPIPE: quietly, the reader has gone
             }
-            GenerateReport report = new GenerateReport(engine, times, outcome);
+            GenerateReport report = new GenerateReport(engine, times, outcome, MemoryUse.of(engine, checkpoint.path()));
             report.writeSummary(System.err);
             stats.write(List.of(report.stats()), false);
         }

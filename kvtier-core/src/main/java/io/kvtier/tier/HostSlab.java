@@ -98,6 +98,11 @@ public final class HostSlab implements AutoCloseable {
         return memory.byteSize();
     }
 
+    /** Bytes of the slab now resident in memory (slots written at least once). */
+    public long residentBytes() {
+        return ReservedMemory.residentBytes(memory);
+    }
+
     /** The whole slot {@code i} (header area, then payload area). */
     public MemorySegment slot(int i) {
         return memory.asSlice(offsetOf(i), slotBytes);
