@@ -7,7 +7,8 @@ package io.kvtier.model.chat;
  * language binds it tightly. Inside every {@code {{ }}} and {@code {% %}}, each {@code not}
  * (other than the operators {@code not in} / {@code is not}) gets its operand parenthesised up to
  * the next {@code and}, {@code or}, {@code if}, {@code else}, comma or closing bracket at its
- * nesting level. String literals are left alone.
+ * nesting level. String literals are left alone. {@link #rewrite} first applies {@link PySyntax}'s
+ * rewrites to each tag body (one walk over the tags for both).
  */
 final class NotPrecedence {
 
@@ -15,6 +16,11 @@ final class NotPrecedence {
     }
 
     static String rewrite(String src) {
+        return mapTags(src, body -> expression(PySyntax.expression(body)));
+    }
+
+    /** {@code src} with the body of every {@code {{ }}} and {@code {% %}} replaced by {@code f} of it. */
+    static String mapTags(String src, java.util.function.UnaryOperator<String> f) {
         StringBuilder out = new StringBuilder(src.length() + 64);
         int i = 0;
         while (i < src.length()) {
@@ -30,7 +36,7 @@ final class NotPrecedence {
                 break;
             }
             out.append(src, i, open + 2);
-            out.append(expression(src.substring(open + 2, end)));
+            out.append(f.apply(src.substring(open + 2, end)));
             out.append(close);
             i = end + 2;
         }
@@ -65,7 +71,7 @@ final class NotPrecedence {
         return -1;
     }
 
-    private static int stringEnd(String s, int quoteAt) {
+    static int stringEnd(String s, int quoteAt) {
         char q = s.charAt(quoteAt);
         for (int k = quoteAt + 1; k < s.length(); k++) {
             char c = s.charAt(k);
