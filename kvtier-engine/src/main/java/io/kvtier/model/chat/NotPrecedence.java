@@ -62,13 +62,18 @@ final class NotPrecedence {
     private static int closeOf(String s, int from, String close) {
         for (int k = from; k < s.length(); k++) {
             char c = s.charAt(k);
-            if (c == '"' || c == '\'') {
+            if (isQuote(c)) {
                 k = stringEnd(s, k);
             } else if (s.startsWith(close, k)) {
                 return k;
             }
         }
         return -1;
+    }
+
+    /** Whether {@code c} opens a Jinja string literal. */
+    static boolean isQuote(char c) {
+        return c == 0x22 || c == 0x27; // double or single quote, as numbers: no quote character stands in the source
     }
 
     static int stringEnd(String s, int quoteAt) {
@@ -124,7 +129,7 @@ final class NotPrecedence {
             if (q != 0) {
                 if (c == '\\') i++;
                 else if (c == q) q = 0;
-            } else if (c == '"' || c == '\'') {
+            } else if (isQuote(c)) {
                 q = c;
             }
         }
@@ -135,7 +140,7 @@ final class NotPrecedence {
         int depth = 0;
         for (int k = from; k < s.length(); k++) {
             char c = s.charAt(k);
-            if (c == '"' || c == '\'') {
+            if (isQuote(c)) {
                 k = stringEnd(s.toString(), k);
             } else if (c == '(' || c == '[' || c == '{') {
                 depth++;

@@ -38,7 +38,7 @@ final class PySyntax {
     private static String slice(String s) {
         for (int k = 0; k < s.length(); k++) {
             char c = s.charAt(k);
-            if (c == '"' || c == '\'') {
+            if (NotPrecedence.isQuote(c)) {
                 k = NotPrecedence.stringEnd(s, k);
             } else if (c == '[') {
                 int end = matching(s, k);
@@ -76,7 +76,7 @@ final class PySyntax {
                     return bracket;
                 }
                 k = open - 1;
-            } else if ((c == '"' || c == '\'') && k == bracket - 1) {
+            } else if (NotPrecedence.isQuote(c) && k == bracket - 1) {
                 int q = s.lastIndexOf(c, k - 1);
                 if (q < 0) {
                     return bracket;
@@ -109,7 +109,7 @@ final class PySyntax {
         int depth = 0;
         for (int k = open; k < s.length(); k++) {
             char c = s.charAt(k);
-            if (c == '"' || c == '\'') {
+            if (NotPrecedence.isQuote(c)) {
                 k = NotPrecedence.stringEnd(s, k);
             } else if (c == '(' || c == '[' || c == '{') {
                 depth++;
@@ -127,7 +127,7 @@ final class PySyntax {
         int from = 0;
         for (int k = 0; k < s.length(); k++) {
             char c = s.charAt(k);
-            if (c == '"' || c == '\'') {
+            if (NotPrecedence.isQuote(c)) {
                 k = NotPrecedence.stringEnd(s, k);
             } else if (c == '(' || c == '[' || c == '{') {
                 depth++;
@@ -147,7 +147,7 @@ final class PySyntax {
         List<int[]> wraps = new ArrayList<>(); // [start, end) of each value
         for (int k = 0; k < s.length(); k++) {
             char c = s.charAt(k);
-            if (c == '"' || c == '\'') {
+            if (NotPrecedence.isQuote(c)) {
                 k = NotPrecedence.stringEnd(s, k);
             } else if (c == '(' && isCall(s, k)) {
                 int end = matching(s, k);

@@ -62,7 +62,7 @@ final class TemplateErrors {
         NotPrecedence.mapTags(source, body -> {
             for (int k = 0; k < body.length() && found[0] == null; k++) {
                 char c = body.charAt(k);
-                if (c == '"' || c == '\'') {
+                if (NotPrecedence.isQuote(c)) {
                     k = NotPrecedence.stringEnd(body, k);
                 } else if (c == '|') {
                     int a = k + 1;
