@@ -160,7 +160,7 @@ final class GenerateCommand implements Callable<Integer> {
             ResultPrinter.Format format = output == OutputFormat.jsonl ? ResultPrinter.Format.JSONL
                     : sequential || ids.size() == 1 ? ResultPrinter.Format.TEXT_STREAMED : ResultPrinter.Format.TEXT;
             long t0 = System.nanoTime();
-            outcome = new GenerateRun(engine, new ResultPrinter(out, format, tok, texts), signals, sequential,
+            outcome = new GenerateRun(engine, new ResultPrinter(out, format, tok, texts, !chat), signals, sequential,
                     clearDeviceCacheBetween).run(requests);
             long t1 = System.nanoTime();
             RunTimes times = new RunTimes(ProcessClock.at(t0), tokenizeNanos / 1e9,

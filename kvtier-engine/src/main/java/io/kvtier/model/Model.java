@@ -7,7 +7,7 @@ import java.nio.file.Path;
 /**
  * The weights of a transformer that {@link Transformer} runs, whatever file they came from
  * (a llama2.c {@link Checkpoint} or a GGUF file): its shape, its family's {@link ArchSpec}, and
- * its tensors as slices of the memory-mapped file. Matrices are {@code [out][in]} in their file
+ * its tensors as slices of the file's bytes (read into memory once). Matrices are {@code [out][in]} in their file
  * encoding; vectors (norm weights, biases) are float32 little-endian.
  *
  * <p>Accessors may be called from any thread; {@link #close()} unmaps the file and must not race
@@ -53,7 +53,7 @@ public interface Model extends AutoCloseable {
 
     ArchSpec spec();
 
-    /** The file the weights are mapped from. */
+    /** The file the weights were read from. */
     Path path();
 
     /**

@@ -14,7 +14,7 @@ import java.util.List;
 
 /**
  * A GGUF model of the {@code llama}, {@code qwen2}, {@code qwen3} or {@code gemma3} family, its weights left in
- * the mapping of {@link GgufFile}. The shape comes from the {@code <arch>.*} metadata keys, the
+ * the bytes of {@link GgufFile} (read into memory). The shape comes from the {@code <arch>.*} metadata keys, the
  * family's differences from {@link GgufSpecs}; every tensor the family needs is checked for
  * presence, shape and a supported encoding ({@link TensorType}) when loaded, so a bad file fails
  * with one line naming it and the tensor, never later in the forward pass.
@@ -140,7 +140,7 @@ public final class GgufModel implements Model {
         return new Weight(type, file.data(t), rows, cols);
     }
 
-    /** The mapped GGUF file (for the tokenizer's metadata). */
+    /** The GGUF file (for the tokenizer's metadata). */
     public GgufFile file() {
         return file;
     }
