@@ -164,7 +164,7 @@ public final class EngineLoop implements AutoCloseable {
             waiting.incrementAndGet();
             long id = nextId.getAndIncrement();
             sink = sinkDecorator.apply(sink);
-            inbox.add(new Submit(new Request(id, g.promptIds(), g.maxTokens(), g.sampling(), ExtraKeys.salt(g.cacheSalt())), sink));
+            inbox.add(new Submit(new Request(id, g.promptIds(), g.maxTokens(), g.sampling(), ExtraKeys.salt(g.cacheSalt()), g.stop()), sink));
             return id;
         }
     }

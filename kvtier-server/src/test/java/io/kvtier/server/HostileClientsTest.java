@@ -184,6 +184,57 @@ class HostileClientsTest {
     }
 
     @Test
+    void aNonStreamingClientThatLeavesWhileQueuedIsAbortedBeforeItsFirstStep() throws Exception {
+        assertThat(ClientWatch.UNAVAILABLE).as("the test JVM opens jdk.httpserver (pom jvm.flags)").isNull();
+        long abortedBefore = finished(io.kvtier.engine.FinishReason.ABORT);
+        long generatedBefore = f.onEngine(e -> e.snapshot().engine().generatedTokens());
+        CountDownLatch pause = new CountDownLatch(1);
+        f.loop.call(e -> { // hold the engine thread: the request stays queued
+            awaitQuietly(pause);
+            return null;
+        });
+        try (RawHttp c = new RawHttp(f.server.port())) {
+            c.post("/v1/completions", "{\"prompt\": \"Once upon a time\", \"max_tokens\": 300, \"temperature\": 1, \"seed\": 4}");
+            ServerFixture.sleep(100); // the request is read and submitted
+        }
+        ServerFixture.sleep(300); // the handler's probes see the closed connection and queue the abort
+        pause.countDown();
+        f.assertQuiescent();
+        assertThat(finished(io.kvtier.engine.FinishReason.ABORT) - abortedBefore).as("requests aborted").isEqualTo(1);
+        long generated = f.onEngine(e -> e.snapshot().engine().generatedTokens());
+        assertThat(generated).as("tokens generated for it").isEqualTo(generatedBefore);
+    }
+
+    @Test
+    void aNonStreamingClientThatLeavesWhileGeneratingIsAbortedAndItsBlocksFreed() throws Exception {
+        long abortedBefore = finished(io.kvtier.engine.FinishReason.ABORT);
+        long generatedBefore = f.onEngine(e -> e.snapshot().engine().generatedTokens());
+        CountDownLatch pause = new CountDownLatch(1);
+        try (RawHttp c = new RawHttp(f.server.port())) {
+            c.post("/v1/completions", "{\"prompt\": \"Once upon a time\", \"max_tokens\": 400, \"temperature\": 1, \"seed\": 4}");
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+            while (f.onEngine(e -> e.snapshot().engine().generatedTokens()) == generatedBefore) {
+                assertThat(System.nanoTime() < deadline).as("the request generates within 60 s").isTrue();
+                Thread.sleep(1);
+            }
+            f.loop.call(e -> { // hold the engine while the client goes away: the request is mid-generation
+                awaitQuietly(pause);
+                return null;
+            });
+        }
+        ServerFixture.sleep(100);
+        pause.countDown();
+        f.assertQuiescent();
+        assertThat(finished(io.kvtier.engine.FinishReason.ABORT) - abortedBefore).as("requests aborted").isEqualTo(1);
+        long generated = f.onEngine(e -> e.snapshot().engine().generatedTokens());
+        assertThat(generated - generatedBefore).as("tokens generated").isLessThan(400);
+    }
+
+    private static long finished(io.kvtier.engine.FinishReason reason) {
+        return f.onEngine(e -> e.snapshot().engine().finishedBy().get(reason));
+    }
+
+    @Test
     void twoHundredConnectionsAtOnceAreServedOrToldToRetry() throws Exception {
         List<Future<HttpResponse<String>>> all = new ArrayList<>();
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {

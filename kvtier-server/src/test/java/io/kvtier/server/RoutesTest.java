@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import io.kvtier.engine.FinishReason;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.AfterAll;
@@ -97,15 +99,36 @@ class RoutesTest {
         req.putObject("stream_options").put("include_usage", true);
         String body = req.toString();
         body = body.substring(0, body.length() - 1);
+        Map<FinishReason, Long> before = finishedBy();
+        int abortedBefore = f.aborted.get();
         JsonNode whole = ServerFixture.json(post("/v1/completions", body + "}").body());
         assertThat(whole.get("choices").get(0).get("text").asText()).isEqualTo(want);
         assertThat(whole.get("choices").get(0).get("finish_reason").asText()).isEqualTo("stop");
         SseStream s = stream("/v1/completions", body + ", \"stream\": true}");
         assertThat(s.text()).isEqualTo(want);
         assertThat(s.finishReason()).isEqualTo("stop");
-        assertThat(s.usage().get("completion_tokens").asInt())
-                .isEqualTo(whole.get("usage").get("completion_tokens").asInt())
+        int used = whole.get("usage").get("completion_tokens").asInt();
+        assertThat(s.usage().get("completion_tokens").asInt()).isEqualTo(used)
                 .isLessThan(plain.get("usage").get("completion_tokens").asInt());
+        // The token that completes the stop string is also the last one max_tokens allows: still "stop".
+        String capped = body.replace("\"max_tokens\":60", "\"max_tokens\":" + used);
+        assertThat(capped).isNotEqualTo(body);
+        JsonNode atLimit = ServerFixture.json(post("/v1/completions", capped + "}").body());
+        assertThat(atLimit.get("choices").get(0).get("finish_reason").asText()).isEqualTo("stop");
+        assertThat(atLimit.get("choices").get(0).get("text").asText()).isEqualTo(want);
+        SseStream atLimitStreamed = stream("/v1/completions", capped + ", \"stream\": true}");
+        assertThat(atLimitStreamed.finishReason()).isEqualTo("stop");
+        assertThat(atLimitStreamed.text()).isEqualTo(want);
+        // vllm:request_success reads the engine's count: the same reason as the four responses, none aborted.
+        Map<FinishReason, Long> after = finishedBy();
+        assertThat(after.get(FinishReason.STOP) - before.get(FinishReason.STOP)).isEqualTo(4);
+        assertThat(after.get(FinishReason.LENGTH)).isEqualTo(before.get(FinishReason.LENGTH));
+        assertThat(after.get(FinishReason.ABORT)).isEqualTo(before.get(FinishReason.ABORT));
+        assertThat(f.aborted.get()).isEqualTo(abortedBefore);
+    }
+
+    private static Map<FinishReason, Long> finishedBy() {
+        return f.onEngine(e -> e.snapshot().engine().finishedBy());
     }
 
     @Test
