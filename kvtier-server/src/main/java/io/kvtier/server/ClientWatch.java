@@ -54,7 +54,7 @@ final class ClientWatch {
         UNAVAILABLE = why;
     }
 
-    private final SocketChannel channel;
+    private SocketChannel channel;
     private boolean gone;
     private boolean mustClose;
 
@@ -86,6 +86,8 @@ final class ClientWatch {
                 }
             } catch (IOException e) {
                 gone = true; // reset by the peer, or closed
+            } catch (RuntimeException e) {
+                channel = null; // the server changed how it holds the channel: stop probing this exchange
             }
         }
         return gone;

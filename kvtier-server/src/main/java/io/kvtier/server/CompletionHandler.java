@@ -21,9 +21,10 @@ final class CompletionHandler {
     private static final long WAIT_MILLIS = 1000;
     /**
      * A non-streaming request's wait between two probes of its connection while no token arrives
-     * (queued, loading); while it generates, the connection is probed after every step's tokens.
+     * (queued, loading: it holds no device block yet, so a slower probe costs nothing); while it
+     * generates, the connection is probed after every step's tokens.
      */
-    private static final long PROBE_MILLIS = 20;
+    private static final long PROBE_MILLIS = 200;
 
     private final ServerConfig config;
     private final EngineLoop loop;

@@ -26,7 +26,7 @@ class RoutesTest {
 
     @BeforeAll
     static void start() {
-        f = new ServerFixture(128, 8L << 20, ServerConfig.loopback(0).withApiKey(KEY), 1);
+        f = new ServerFixture(128, 8L << 20, ServerConfig.loopback(0).withApiKey(KEY), 1, 1);
     }
 
     @AfterAll
@@ -166,27 +166,48 @@ class RoutesTest {
     }
 
     @Test
-    void aFullWaitingQueueAnswers429WithRetryAfter() throws Exception {
+    void withOneRunningAndOneWaitingSixRequestsAtOnceGetTwoAnswersAndFour429s() throws Exception {
         CountDownLatch hold = new CountDownLatch(1);
         f.loop.call(e -> {
             try {
-                hold.await(); // the engine takes no request until released: the first one waits
+                hold.await(); // the engine takes no request in until released
             } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();
             }
             return null;
         });
-        CompletableFuture<HttpResponse<String>> first = CompletableFuture.supplyAsync(
-                () -> post("/v1/completions", "{\"prompt\": \"a\", \"max_tokens\": 2}"));
-        while (f.loop.waitingCount() < 1) {
+        List<CompletableFuture<HttpResponse<String>>> all = new java.util.ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            String body = "{\"prompt\": \"Lily " + i + "\", \"max_tokens\": 2}";
+            all.add(CompletableFuture.supplyAsync(() -> post("/v1/completions", body)));
+        }
+        // --max-running 1 --max-waiting 1: two are in flight (one to run, one to wait), four are refused,
+        // whether or not the engine thread has taken the first one in yet.
+        int refused = 0;
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        while (all.stream().filter(CompletableFuture::isDone).count() < 4) {
+            assertThat(System.nanoTime() < deadline).as("four answers within 60 s while the engine is held").isTrue();
             Thread.sleep(1);
         }
-        HttpResponse<String> second = post("/v1/completions", "{\"prompt\": \"b\", \"max_tokens\": 2}");
+        assertThat(f.loop.inFlightCount()).isEqualTo(2);
+        for (CompletableFuture<HttpResponse<String>> r : all) {
+            if (r.isDone()) {
+                HttpResponse<String> second = r.get();
+                assertThat(second.statusCode()).as(second.body()).isEqualTo(429);
+                assertThat(second.headers().firstValue("Retry-After")).hasValue("1");
+                assertThat(second.headers().firstValue("x-should-retry")).isEmpty();
+                refused++;
+            }
+        }
         hold.countDown();
-        assertThat(second.statusCode()).isEqualTo(429);
-        assertThat(second.headers().firstValue("Retry-After")).hasValue("1");
-        assertThat(second.headers().firstValue("x-should-retry")).isEmpty();
-        assertThat(first.get().statusCode()).isEqualTo(200);
+        int served = 0;
+        for (CompletableFuture<HttpResponse<String>> r : all) {
+            if (r.get().statusCode() == 200) {
+                served++;
+            }
+        }
+        assertThat(refused).isEqualTo(4);
+        assertThat(served).isEqualTo(2);
     }
 
     @Test
