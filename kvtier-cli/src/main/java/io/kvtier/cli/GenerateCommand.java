@@ -22,12 +22,17 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code ./kvtier generate}: prompts in, text out, through the engine and its caches. */
 @Command(name = "generate", mixinStandardHelpOptions = true, defaultValueProvider = GenerateCommand.Defaults.class,
         description = "Generate text for one or more prompts (all submitted at once: continuous batching).")
 final class GenerateCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
 
     @Mixin
     ModelOptions model;
@@ -112,9 +117,7 @@ final class GenerateCommand implements Callable<Integer> {
             throw new BadInputException("--cache-salt given " + cacheSalts.size() + " times for " + texts.size()
                     + " prompts: give it once, or once per prompt");
         }
-        if (clearDeviceCacheBetween && !sequential) {
-            throw new BadInputException("--clear-device-cache-between needs --sequential");
-        }
+        Checks.needs(spec, sequential, "--sequential", "--clear-device-cache-between");
         OffloadSetup offloadSetup = offload.setup(eviction, disk, System.console() != null && System.console().isTerminal());
         offloadSetup = remote.addTo(offloadSetup);
         Model checkpoint = Models.load(modelPath);
@@ -178,9 +181,7 @@ final class GenerateCommand implements Callable<Integer> {
 
     /** Flag values that are wrong whatever the model: one line, exit 2, before anything is loaded. */
     private void checkFlags() {
-        if (system != null && !chat) {
-            throw new BadInputException("--system needs --chat");
-        }
+        Checks.needs(spec, chat, "--chat", "--system");
         batch.check();
         engineOptions.check();
         threads.threads();

@@ -10,8 +10,8 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "kvtier", mixinStandardHelpOptions = true, version = "kvtier 0.1.0",
         description = "KV-cache offloading engine for LLM inference on the JVM.",
-        subcommands = {GenerateCommand.class, ServeCommand.class, ReplayCommand.class, MakeModelCommand.class, BenchCommand.class,
-            AotTrainingCommand.class})
+        subcommands = {GenerateCommand.class, ServeCommand.class, KvEventsCommand.class, ReplayCommand.class, MakeModelCommand.class,
+            BenchCommand.class, AotTrainingCommand.class})
 public final class Main implements Runnable {
 
     @CommandLine.Spec

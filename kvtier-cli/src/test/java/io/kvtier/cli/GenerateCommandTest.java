@@ -183,6 +183,28 @@ class GenerateCommandTest {
         assertThat(huge.err()).startsWith("kvtier: not enough memory").contains("--device-blocks").doesNotContain("\tat ");
     }
 
+    /** The same rule and the same call as serve's ({@code OffloadOptions.check}, {@code Checks.needs}). */
+    @Test
+    void flagsWithoutTheirPartnerAreRefusedNamingBoth() {
+        for (String[] c : List.of(
+                new String[] {"--disk-fsync needs --disk-cache-dir", "--disk-fsync", "data"},
+                new String[] {"--disk-scan-wait needs --disk-cache-dir", "--disk-scan-wait", "0"},
+                new String[] {"--eviction needs the host tier (--host-cache-bytes > 0)", "--eviction", "arc", "--host-cache-bytes", "0"},
+                new String[] {"--offload-decode needs the host tier", "--offload-decode", "--host-cache-bytes", "0"},
+                new String[] {"--disk-cache-dir needs the host tier", "--disk-cache-dir", dir.toString(), "--host-cache-bytes", "0"},
+                new String[] {"--clear-device-cache-between needs --sequential", "--clear-device-cache-between"},
+                new String[] {"--remote-ttl needs --remote-url", "--remote-ttl", "60"})) {
+            List<String> args = new ArrayList<>(List.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "hi"));
+            args.addAll(List.of(c).subList(1, c.length));
+            CliRun r = CliRun.of(args.toArray(String[]::new));
+            assertThat(r.code()).as("%s -> %s", args, r.err()).isEqualTo(2);
+            assertThat(r.err()).startsWith("kvtier: ").doesNotContain("Exception");
+            assertThat(r.err().strip().lines().toList()).hasSize(1);
+            assertThat(r.err()).contains(c[0]);
+            assertThat(r.out()).isEmpty();
+        }
+    }
+
     private static int[] ints(JsonNode a) {
         int[] out = new int[a.size()];
         for (int i = 0; i < out.length; i++) {
