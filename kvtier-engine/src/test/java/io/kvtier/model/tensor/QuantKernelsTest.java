@@ -183,7 +183,7 @@ class QuantKernelsTest {
     }
 
     /** Random bytes may hold infinite/NaN halves; replaces each scale (or F16/BF16 value) by a finite random one. */
-    private static void fixHalves(TensorType t, MemorySegment w, long off, int n, Random rnd) {
+    static void fixHalves(TensorType t, MemorySegment w, long off, int n, Random rnd) {
         var i16 = java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
         var f32 = java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
         int blocks = n / t.blockValues();
