@@ -5,19 +5,14 @@ import io.kvtier.kv.BlockPool;
 import io.kvtier.kv.Namespace;
 import io.kvtier.offload.transfer.ChunkCopy;
 import io.kvtier.offload.transfer.LoadJob;
-import io.kvtier.offload.transfer.StoreJob;
 import io.kvtier.offload.transfer.TransferEngine;
 import io.kvtier.offload.transfer.TransferResult;
-import io.kvtier.tier.AdmissionFilter;
 import io.kvtier.tier.HostTier;
 import io.kvtier.tier.TierIndex;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -76,11 +71,11 @@ public final class OffloadScheduler implements AutoCloseable {
     private final BlockKey namespace;
     private final int blockSize;
     private final JobRegistry jobs = new JobRegistry();
-    private final Map<Long, Integer> storedBlocks = new HashMap<>();
     private final OffloadStats stats = new OffloadStats();
-    private final AdmissionFilter hostAdmission;
     private final DiskChain disk;
     private final RemoteChain remote;
+    private final ChunkChain chain;
+    private final HostStores stores;
     private long epoch;
 
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace) {
@@ -113,13 +108,14 @@ public final class OffloadScheduler implements AutoCloseable {
         this.transfers = transfers;
         this.namespace = namespace.digest();
         this.blockSize = pool.layout().blockSize();
-        this.hostAdmission = new AdmissionFilter(config.hostAdmitAfter(), Math.max(1, host.capacity()));
         this.disk = diskParts == null ? null : new DiskChain(diskParts.index(), diskParts.store(), diskParts.scan(), host,
                 transfers, jobs, stats, diskParts.policy(), diskParts.admitAfter(), config.blocksPerChunk(),
                 config.blocksPerChunk() * pool.layout().bytesPerBlock(), config.jobDeadline().toNanos(), this.namespace);
         this.remote = remoteParts == null ? null : new RemoteChain(remoteParts, host, transfers, jobs, stats,
                 config.blocksPerChunk(), config.blocksPerChunk() * pool.layout().bytesPerBlock(),
                 config.blocksPerChunk() * blockSize, this.namespace);
+        this.chain = new ChunkChain(config.blocksPerChunk(), blockSize, this.namespace);
+        this.stores = new HostStores(config, chain, pool, host, transfers, jobs, stats, disk, remote);
     }
 
     public OffloadConfig config() {
@@ -138,14 +134,6 @@ public final class OffloadScheduler implements AutoCloseable {
         return config.blocksPerChunk();
     }
 
-    private BlockKey chunkKey(SequenceView r, int chunkIndex) {
-        return r.blockKeys().get((chunkIndex + 1) * chunk() - 1);
-    }
-
-    private BlockKey parentOf(SequenceView r, int chunkIndex) {
-        return chunkIndex == 0 ? namespace : chunkKey(r, chunkIndex - 1);
-    }
-
     /**
      * The longest ready prefix in the tiers beyond the device hit, in whole chunks, never covering
      * the request's last token (at least one token is always computed). No side effects.
@@ -159,7 +147,7 @@ public final class OffloadScheduler implements AutoCloseable {
         }
         List<BlockKey> keys = new ArrayList<>(endChunk - firstChunk);
         for (int c = firstChunk; c < endChunk; c++) {
-            keys.add(chunkKey(r, c));
+            keys.add(chain.key(r, c));
         }
         TierIndex.Lookup found = host.index().lookup(keys);
         if (found instanceof TierIndex.Lookup.Pending) {
@@ -218,16 +206,16 @@ public final class OffloadScheduler implements AutoCloseable {
         int firstChunk = deviceHitBlocks / chunk() + p.hostChunks();
         List<BlockKey> hostKeys = new ArrayList<>();
         for (int c = deviceHitBlocks / chunk(); c < firstChunk; c++) {
-            hostKeys.add(chunkKey(r, c));
+            hostKeys.add(chain.key(r, c));
         }
         List<BlockKey> keys = new ArrayList<>();
         List<BlockKey> parents = new ArrayList<>();
         List<int[]> tokens = new ArrayList<>();
         int behind = p.diskChunks() > 0 ? p.diskChunks() : p.remoteChunks();
         for (int c = firstChunk; c < firstChunk + behind; c++) {
-            keys.add(chunkKey(r, c));
-            parents.add(parentOf(r, c));
-            tokens.add(r.tokens(c * chunk() * blockSize, (c + 1) * chunk() * blockSize));
+            keys.add(chain.key(r, c));
+            parents.add(chain.parent(r, c));
+            tokens.add(chain.tokens(r, c));
         }
         boolean fromDisk = p.diskChunks() > 0;
         int started = fromDisk ? disk.promote(hostKeys, keys, parents, tokens, namespace, epoch)
@@ -253,7 +241,7 @@ public final class OffloadScheduler implements AutoCloseable {
         int endChunk = (deviceHitBlocks + blocks) / chunk();
         List<BlockKey> keys = new ArrayList<>();
         for (int c = firstChunk; c < endChunk; c++) {
-            keys.add(chunkKey(r, c));
+            keys.add(chain.key(r, c));
         }
         int[] slots = host.index().prepareLoad(keys);
         host.index().touch(keys);
@@ -283,8 +271,8 @@ public final class OffloadScheduler implements AutoCloseable {
                     chunkBlocks[i]++;
                 }
             }
-            copies.add(new ChunkCopy(dev, slots[i], namespace, keys.get(i), parentOf(r, c),
-                    r.tokens(c * chunk() * blockSize, (c + 1) * chunk() * blockSize)));
+            copies.add(new ChunkCopy(dev, slots[i], namespace, keys.get(i), chain.parent(r, c),
+                    chain.tokens(r, c)));
             chunkTiers[i] = disk != null && disk.consumePromoted(keys.get(i)) ? "disk"
                     : remote != null && remote.consumePromoted(keys.get(i)) ? "remote" : HostTier.NAME;
             tokensByTier.merge(chunkTiers[i], chunkBlocks[i] * blockSize, Integer::sum);
@@ -293,7 +281,7 @@ public final class OffloadScheduler implements AutoCloseable {
         jobs.add(new OffloadJob.Load(id, r.id(), HostTier.NAME, deviceHitBlocks, blocks, targets, keys, chunkBlocks,
                 chunkTiers, epoch, deadline));
         tokensByTier.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, n));
-        storedBlocks.merge(r.id(), deviceHitBlocks + blocks, Math::max);
+        stores.advanceCursor(r.id(), deviceHitBlocks + blocks);
         transfers.submit(new LoadJob(id, copies, deadline));
         return tokensByTier;
     }
@@ -311,94 +299,7 @@ public final class OffloadScheduler implements AutoCloseable {
      * is due.
      */
     public void onCommit(SequenceView r, int kvWritten, java.util.function.Supplier<int[]> blockTable) {
-        int toChunk = storableChunks(r, kvWritten);
-        int fromChunk = storedBlocks.getOrDefault(r.id(), 0) / chunk();
-        if (toChunk <= fromChunk || jobs.hasLoad(r.id())) {
-            return; // the common case of a decode step: nothing new to store, nothing copied
-        }
-        // A chain is hit from its head: a chunk at index >= capacity can never be in the host tier
-        // together with all its parents (and the disk is fed from the host tier).
-        int fitChunk = Math.min(toChunk, host.capacity());
-        List<BlockKey> keys = new ArrayList<>();
-        List<BlockKey> parents = new ArrayList<>();
-        boolean admitted = true;
-        for (int c = fromChunk; c < fitChunk; c++) {
-            // Every chunk's use is recorded; the chain is cut at the first one not admitted
-            // (a chunk after a hole could never be hit).
-            admitted &= hostAdmission.use(chunkKey(r, c)) || host.index().state(chunkKey(r, c)) != TierIndex.EntryState.ABSENT;
-            if (admitted) {
-                keys.add(chunkKey(r, c));
-                parents.add(parentOf(r, c));
-            }
-        }
-        Set<BlockKey> keep = new HashSet<>();
-        for (int c = 0; c < fromChunk && c < fitChunk; c++) {
-            keep.add(chunkKey(r, c));
-        }
-        int fits = keys.isEmpty() ? 0 : host.index().fittingPrefix(keys, keep);
-        if (fits == 0 && !keys.isEmpty()) {
-            stats.storeRefusals++; // entries pinned or being stored fill the tier now: retried at the next commit
-            return;
-        }
-        boolean all = fits == keys.size();
-        keys = keys.subList(0, fits);
-        parents = parents.subList(0, fits);
-        if (!keys.isEmpty() && disk != null && disk.writeOnEvict() && disk.protectVictims(keys, keep, epoch)) {
-            return; // the host's victims are being saved to disk first; retried at the next commit
-        }
-        if (!keys.isEmpty() && remote != null && remote.writeOnEvict() && remote.protectVictims(keys, keep, epoch)) {
-            return; // the host's victims are being sent to the remote tier first
-        }
-        TierIndex.StorePlan plan = keys.isEmpty() ? null : host.index().prepareStore(keys, parents, keep);
-        if (plan != null && !(plan instanceof TierIndex.StorePlan.Accepted)) {
-            stats.storeRefusals++;
-            return;
-        }
-        if (all) {
-            int skipped = fitChunk - fromChunk - fits;
-            stats.notStored(OffloadStats.NOT_ADMITTED, (long) skipped * chunk());
-            stats.notStored(OffloadStats.LONGER_THAN_HOST,
-                    (long) (toChunk - Math.max(fromChunk, fitChunk)) * chunk());
-            storedBlocks.put(r.id(), toChunk * chunk());
-        } else {
-            storedBlocks.put(r.id(), (fromChunk + fits) * chunk());
-        }
-        if (plan == null) {
-            return;
-        }
-        TierIndex.StorePlan.Accepted accepted = (TierIndex.StorePlan.Accepted) plan;
-        if (accepted.toStore().isEmpty()) {
-            return;
-        }
-        long id = jobs.newId();
-        List<ChunkCopy> copies = new ArrayList<>();
-        int[] sources = new int[accepted.toStore().size() * chunk()];
-        int[] table = blockTable.get();
-        int s = 0;
-        for (int i = 0; i < accepted.toStore().size(); i++) {
-            int c = fromChunk + keys.indexOf(accepted.toStore().get(i));
-            int[] dev = new int[chunk()];
-            for (int j = 0; j < chunk(); j++) {
-                dev[j] = table[c * chunk() + j];
-                pool.retain(dev[j]);
-                sources[s++] = dev[j];
-            }
-            copies.add(new ChunkCopy(dev, accepted.slot(i), namespace, keys.get(c - fromChunk), parents.get(c - fromChunk),
-                    r.tokens(c * chunk() * blockSize, (c + 1) * chunk() * blockSize)));
-        }
-        long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
-        jobs.add(new OffloadJob.Store(id, r.id(), HostTier.NAME, fromChunk, sources, accepted.toStore(), epoch, deadline));
-        transfers.submit(new StoreJob(id, copies, deadline));
-    }
-
-    /** Full chunks below {@code kvWritten} that may be stored (prompt blocks only unless decode blocks are offloaded). */
-    private int storableChunks(SequenceView r, int kvWritten) {
-        int fullBlocks = kvWritten / blockSize;
-        if (config.offloadPromptOnly()) {
-            // Blocks holding at least one prompt token; the one straddling the prompt's end counts.
-            fullBlocks = Math.min(fullBlocks, (r.promptLength() + blockSize - 1) / blockSize);
-        }
-        return Math.min(fullBlocks, r.blockKeys().size()) / chunk();
+        stores.onCommit(r, kvWritten, blockTable, epoch);
     }
 
     /** Applies every completed transfer; returns the loads that ended for requests still waiting. */
@@ -454,7 +355,7 @@ public final class OffloadScheduler implements AutoCloseable {
                         done.add(d);
                     }
                 }
-                case OffloadJob.Store store -> applyStore(store, res, current);
+                case OffloadJob.Store store -> stores.apply(store, res, current, epoch);
                 case OffloadJob.DiskWrite write -> disk.applyWrite(write, res, chunk() * pool.layout().bytesPerBlock());
                 case OffloadJob.Promote promote -> disk.applyPromote(promote, res, current, chunk() * pool.layout().bytesPerBlock());
                 case OffloadJob.RemoteProbe probe -> remote.applyProbe(probe, res);
@@ -496,33 +397,9 @@ public final class OffloadScheduler implements AutoCloseable {
             // Hit tokens count only what was really loaded.
             lost.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, -n));
             int loadedEnd = load.firstBlock() + goodBlocks;
-            storedBlocks.computeIfPresent(load.requestId(), (k, v) -> Math.min(v, loadedEnd));
+            stores.cutCursor(load.requestId(), loadedEnd);
         }
         return new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), goodBlocks, lost);
-    }
-
-    private void applyStore(OffloadJob.Store store, TransferResult res, boolean current) {
-        int ok = res.success() ? store.chunkKeys().size() : Math.max(0, res.firstFailedChunk());
-        if (ok > 0) {
-            host.index().completeStore(store.chunkKeys().subList(0, ok), true);
-            if (current && disk != null) {
-                disk.onHostStored(store.chunkKeys().subList(0, ok), epoch);
-            }
-            if (current && remote != null) {
-                remote.onHostStored(store.chunkKeys().subList(0, ok), epoch);
-            }
-            if (current) {
-                OffloadStats.add(stats.blocksStored, store.tier(), (long) ok * chunk());
-                stats.bytesStored += ok * chunk() * pool.layout().bytesPerBlock();
-            }
-        }
-        if (ok < store.chunkKeys().size()) {
-            host.index().completeStore(store.chunkKeys().subList(ok, store.chunkKeys().size()), false);
-            stats.storeFailures++;
-            // No hole in the stored chain: a live request retries from the first chunk not stored.
-            int retryFrom = (store.firstChunk() + ok) * chunk();
-            storedBlocks.computeIfPresent(store.requestId(), (k, v) -> Math.min(v, retryFrom));
-        }
     }
 
     /** Whether the request has jobs in flight (a preempted request is not re-admitted until they end, §3.6). */
@@ -542,7 +419,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** The request is gone (finished or aborted): forget its cursor; its jobs run on, holding their blocks. */
     public void onFinished(long requestId) {
-        storedBlocks.remove(requestId);
+        stores.forget(requestId);
     }
 
     /**
@@ -574,13 +451,13 @@ public final class OffloadScheduler implements AutoCloseable {
         if (remote != null) {
             remote.clear();
         }
-        storedBlocks.clear();
+        stores.clear();
         return waiting;
     }
 
     /** The request's store cursor: leading blocks stored, being stored or known present. */
     public int storedBlocks(long requestId) {
-        return storedBlocks.getOrDefault(requestId, 0);
+        return stores.cursor(requestId);
     }
 
     /**

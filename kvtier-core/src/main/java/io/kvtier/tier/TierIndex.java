@@ -1,9 +1,9 @@
 package io.kvtier.tier;
 
 import io.kvtier.kv.BlockKey;
+import io.kvtier.tier.TierEntries.Entry;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.BitSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -125,33 +125,11 @@ public final class TierIndex {
         REMOVING
     }
 
-    private static final class Entry {
-        final BlockKey key;
-        final BlockKey parent;
-        final int slot;
-        boolean ready;
-        int pins;
-        boolean doomed;
-
-        Entry(BlockKey key, BlockKey parent, int slot) {
-            this.key = key;
-            this.parent = parent;
-            this.slot = slot;
-        }
-
-        boolean readable() {
-            return ready && !doomed;
-        }
-    }
-
     private final String tierName;
     private final int capacity;
     private final CachePolicy policy;
     private final KvEvents events;
-    private final Map<BlockKey, Entry> entries = new HashMap<>();
-    private final BitSet usedSlots;
-    private int storing;
-    private int pinned;
+    private final TierEntries entries;
     private long refusedStores;
     private long evictions;
 
@@ -172,7 +150,7 @@ public final class TierIndex {
         if (policy.size() != 0) {
             throw new IllegalArgumentException("tier " + tierName + ": policy must be empty, has " + policy.size());
         }
-        this.usedSlots = new BitSet(capacityChunks);
+        this.entries = new TierEntries(capacityChunks);
     }
 
     /**
@@ -187,7 +165,7 @@ public final class TierIndex {
             if (e == null || e.doomed) {
                 break;
             }
-            if (!e.ready) {
+            if (!e.ready()) {
                 return new Lookup.Pending(n);
             }
             n++;
@@ -217,10 +195,7 @@ public final class TierIndex {
             slots[i] = e.slot;
         }
         for (BlockKey k : chunkKeys) {
-            Entry e = entries.get(k);
-            if (e.pins++ == 0) {
-                pinned++;
-            }
+            entries.pin(entries.get(k));
         }
         return slots;
     }
@@ -236,18 +211,15 @@ public final class TierIndex {
         for (BlockKey k : chunkKeys) {
             Entry e = entries.get(k);
             int want = unpins.merge(k, 1, Integer::sum);
-            if (e == null || e.pins < want) {
+            if (e == null || e.pins() < want) {
                 throw new IllegalStateException("tier " + tierName + ": completeLoad of key " + k.shortHex()
                         + " which is " + state(k) + " and not pinned by a load");
             }
         }
         for (BlockKey k : chunkKeys) {
             Entry e = entries.get(k);
-            if (--e.pins == 0) {
-                pinned--;
-                if (e.doomed) {
-                    drop(e);
-                }
+            if (entries.unpin(e) && e.doomed) {
+                entries.drop(e);
             }
         }
     }
@@ -292,7 +264,7 @@ public final class TierIndex {
                 toStoreParents.add(Objects.requireNonNull(parents.get(i), "parent"));
             } else if (e.doomed) {
                 return refuse("key " + k.shortHex() + " is being removed; retry when its transfer completes");
-            } else if (e.ready) {
+            } else if (e.ready()) {
                 present.add(k);
             } // else: being stored by another job, skip
         }
@@ -316,19 +288,15 @@ public final class TierIndex {
             }
             for (BlockKey v : victims) {
                 policy.evicted(v);
-                drop(entries.get(v));
+                entries.drop(entries.get(v));
             }
             evictions += victims.size();
             events.removed(victims, tierName);
         }
         int[] slots = new int[toStore.size()];
         for (int i = 0; i < slots.length; i++) {
-            int slot = usedSlots.nextClearBit(0);
-            usedSlots.set(slot);
-            slots[i] = slot;
-            entries.put(toStore.get(i), new Entry(toStore.get(i), toStoreParents.get(i), slot));
+            slots[i] = entries.addStoring(toStore.get(i), toStoreParents.get(i)).slot;
         }
-        storing += slots.length;
         policy.touch(present);
         return new StorePlan.Accepted(toStore, slots, victims);
     }
@@ -383,7 +351,7 @@ public final class TierIndex {
         Set<BlockKey> keySet = new HashSet<>(keys);
         int absent = 0;
         for (BlockKey k : keySet) {
-            if (!entries.containsKey(k)) {
+            if (entries.get(k) == null) {
                 absent++;
             }
         }
@@ -401,7 +369,7 @@ public final class TierIndex {
      */
     public List<BlockKey> descendantsOf(BlockKey key) {
         Map<BlockKey, List<BlockKey>> children = new HashMap<>();
-        for (Entry e : entries.values()) {
+        for (Entry e : entries.all()) {
             children.computeIfAbsent(e.parent, p -> new ArrayList<>()).add(e.key);
         }
         List<BlockKey> out = new ArrayList<>(children.getOrDefault(key, List.of()));
@@ -425,7 +393,7 @@ public final class TierIndex {
 
     private boolean evictable(BlockKey k) {
         Entry e = entries.get(k);
-        return e != null && e.ready && e.pins == 0 && !e.doomed;
+        return e != null && e.evictable();
     }
 
     /**
@@ -445,7 +413,7 @@ public final class TierIndex {
             if (!seen.add(k)) {
                 throw new IllegalArgumentException("tier " + tierName + ": completeStore lists key " + k.shortHex() + " twice");
             }
-            if (e == null || e.ready) {
+            if (e == null || e.ready()) {
                 throw new IllegalStateException("tier " + tierName + ": completeStore of key " + k.shortHex()
                         + " which is " + state(k) + ", not storing");
             }
@@ -453,12 +421,10 @@ public final class TierIndex {
         List<BlockKey> nowReady = new ArrayList<>(keys.size());
         for (BlockKey k : keys) {
             Entry e = entries.get(k);
-            storing--;
-            if (success && !e.doomed) {
-                e.ready = true;
+            boolean keep = success && !e.doomed;
+            entries.storeEnded(e, keep);
+            if (keep) {
                 nowReady.add(k);
-            } else {
-                drop(e);
             }
         }
         if (nowReady.isEmpty()) {
@@ -487,13 +453,13 @@ public final class TierIndex {
         if (e == null || e.doomed) {
             return false;
         }
-        if (!e.ready) {
+        if (!e.ready()) {
             e.doomed = true;
             return false;
         }
         policy.remove(key);
-        if (e.pins == 0) {
-            drop(e);
+        if (e.pins() == 0) {
+            entries.drop(e);
         } else {
             e.doomed = true;
         }
@@ -508,10 +474,10 @@ public final class TierIndex {
      */
     public void clear() {
         boolean anyReadable = false;
-        for (Entry e : List.copyOf(entries.values())) {
+        for (Entry e : List.copyOf(entries.all())) {
             anyReadable |= e.readable();
-            if (e.ready && e.pins == 0) {
-                drop(e);
+            if (e.ready() && e.pins() == 0) {
+                entries.drop(e);
             } else {
                 e.doomed = true;
             }
@@ -520,11 +486,6 @@ public final class TierIndex {
         if (anyReadable) {
             events.cleared(tierName);
         }
-    }
-
-    private void drop(Entry e) {
-        entries.remove(e.key);
-        usedSlots.clear(e.slot);
     }
 
     /** Name of the tier. */
@@ -544,22 +505,22 @@ public final class TierIndex {
 
     /** Slots holding no entry. */
     public int freeSlots() {
-        return capacity - entries.size();
+        return entries.freeSlots();
     }
 
     /** READY entries that no load pins (the evictable ones). */
     public int readyCount() {
-        return entries.size() - storing - pinned;
+        return entries.size() - entries.storing() - entries.pinned();
     }
 
     /** Entries pinned by at least one load (including ones waiting to be removed). */
     public int pinnedCount() {
-        return pinned;
+        return entries.pinned();
     }
 
     /** Entries being stored (including ones to be discarded when their store completes). */
     public int storingCount() {
-        return storing;
+        return entries.storing();
     }
 
     /** Keys a lookup can hit now (READY or LOADING). */
@@ -579,17 +540,7 @@ public final class TierIndex {
 
     /** State of a key. */
     public EntryState state(BlockKey key) {
-        Entry e = entries.get(key);
-        if (e == null) {
-            return EntryState.ABSENT;
-        }
-        if (e.doomed) {
-            return EntryState.REMOVING;
-        }
-        if (!e.ready) {
-            return EntryState.STORING;
-        }
-        return e.pins > 0 ? EntryState.LOADING : EntryState.READY;
+        return entries.state(key);
     }
 
     /** Slot of a key that has an entry (any state), or -1. */
@@ -605,54 +556,9 @@ public final class TierIndex {
      * policy's members are exactly the readable entries.
      */
     public void checkInvariants() {
-        BitSet seen = new BitSet(capacity);
-        int countStoring = 0;
-        int countPinned = 0;
-        int countReadable = 0;
-        for (Entry e : entries.values()) {
-            if (e.slot < 0 || e.slot >= capacity) {
-                fail("slot in range", "key " + e.key.shortHex() + " has slot " + e.slot);
-            }
-            if (seen.get(e.slot)) {
-                fail("slots unique", "slot " + e.slot + " is held by two entries");
-            }
-            seen.set(e.slot);
-            if (e.pins < 0) {
-                fail("pins >= 0", "key " + e.key.shortHex() + " has " + e.pins + " pins");
-            }
-            if (!e.ready) {
-                countStoring++;
-                if (e.pins != 0) {
-                    fail("storing entries are not pinned", "key " + e.key.shortHex() + " has " + e.pins + " pins");
-                }
-            } else if (e.pins > 0) {
-                countPinned++;
-            }
-            if (e.doomed && e.ready && e.pins == 0) {
-                fail("removing entries are in flight", "key " + e.key.shortHex() + " is removing but unpinned");
-            }
-            if (e.readable()) {
-                countReadable++;
-            }
-            if (e.readable() != policy.contains(e.key)) {
-                fail("policy members = readable entries", "key " + e.key.shortHex() + " is " + state(e.key)
-                        + " but policy membership is " + policy.contains(e.key));
-            }
-        }
-        if (!seen.equals(usedSlots)) {
-            fail("used slots = slots of entries", "used " + usedSlots + ", entries hold " + seen);
-        }
-        if (freeSlots() + entries.size() != capacity || freeSlots() < 0) {
-            fail("free + used = capacity", freeSlots() + " + " + entries.size() + " != " + capacity);
-        }
-        if (countStoring != storing) {
-            fail("storing count", "counter " + storing + ", entries " + countStoring);
-        }
-        if (countPinned != pinned) {
-            fail("pinned count", "counter " + pinned + ", entries " + countPinned);
-        }
-        if (countReadable != policy.size()) {
-            fail("policy size = readable entries", "policy " + policy.size() + ", readable " + countReadable);
+        TierEntries.Broken broken = entries.check(policy);
+        if (broken != null) {
+            fail(broken.invariant(), broken.detail());
         }
     }
 

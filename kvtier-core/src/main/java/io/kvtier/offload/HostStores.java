@@ -1,0 +1,196 @@
+package io.kvtier.offload;
+
+import io.kvtier.kv.BlockKey;
+import io.kvtier.kv.BlockPool;
+import io.kvtier.offload.transfer.ChunkCopy;
+import io.kvtier.offload.transfer.StoreJob;
+import io.kvtier.offload.transfer.TransferEngine;
+import io.kvtier.offload.transfer.TransferResult;
+import io.kvtier.tier.AdmissionFilter;
+import io.kvtier.tier.HostTier;
+import io.kvtier.tier.TierIndex;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * The store side of {@link OffloadScheduler}: turns a request's newly written full chunks into
+ * one host store job at commit and applies store completions. Owns each request's store cursor
+ * (leading blocks stored, being stored or known present). Engine thread only.
+ */
+final class HostStores {
+
+    private final OffloadConfig config;
+    private final ChunkChain chain;
+    private final BlockPool pool;
+    private final HostTier host;
+    private final TransferEngine transfers;
+    private final JobRegistry jobs;
+    private final OffloadStats stats;
+    private final AdmissionFilter admission;
+    private final DiskChain disk;
+    private final RemoteChain remote;
+    private final Map<Long, Integer> cursors = new HashMap<>();
+
+    HostStores(OffloadConfig config, ChunkChain chain, BlockPool pool, HostTier host, TransferEngine transfers,
+               JobRegistry jobs, OffloadStats stats, DiskChain disk, RemoteChain remote) {
+        this.config = config;
+        this.chain = chain;
+        this.pool = pool;
+        this.host = host;
+        this.transfers = transfers;
+        this.jobs = jobs;
+        this.stats = stats;
+        this.admission = new AdmissionFilter(config.hostAdmitAfter(), Math.max(1, host.capacity()));
+        this.disk = disk;
+        this.remote = remote;
+    }
+
+    private int chunk() {
+        return chain.blocksPerChunk();
+    }
+
+    /** See {@link OffloadScheduler#onCommit}. */
+    void onCommit(SequenceView r, int kvWritten, Supplier<int[]> blockTable, long epoch) {
+        int toChunk = storableChunks(r, kvWritten);
+        int fromChunk = cursor(r.id()) / chunk();
+        if (toChunk <= fromChunk || jobs.hasLoad(r.id())) {
+            return; // the common case of a decode step: nothing new to store, nothing copied
+        }
+        // A chain is hit from its head: a chunk at index >= capacity can never be in the host tier
+        // together with all its parents (and the disk is fed from the host tier).
+        int fitChunk = Math.min(toChunk, host.capacity());
+        List<BlockKey> keys = new ArrayList<>();
+        List<BlockKey> parents = new ArrayList<>();
+        boolean admitted = true;
+        for (int c = fromChunk; c < fitChunk; c++) {
+            // Every chunk's use is recorded; the chain is cut at the first one not admitted
+            // (a chunk after a hole could never be hit).
+            admitted &= admission.use(chain.key(r, c)) || host.index().state(chain.key(r, c)) != TierIndex.EntryState.ABSENT;
+            if (admitted) {
+                keys.add(chain.key(r, c));
+                parents.add(chain.parent(r, c));
+            }
+        }
+        Set<BlockKey> keep = new HashSet<>();
+        for (int c = 0; c < fromChunk && c < fitChunk; c++) {
+            keep.add(chain.key(r, c));
+        }
+        int fits = keys.isEmpty() ? 0 : host.index().fittingPrefix(keys, keep);
+        if (fits == 0 && !keys.isEmpty()) {
+            stats.storeRefusals++; // entries pinned or being stored fill the tier now: retried at the next commit
+            return;
+        }
+        boolean all = fits == keys.size();
+        keys = keys.subList(0, fits);
+        parents = parents.subList(0, fits);
+        if (!keys.isEmpty() && disk != null && disk.writeOnEvict() && disk.protectVictims(keys, keep, epoch)) {
+            return; // the host's victims are being saved to disk first; retried at the next commit
+        }
+        if (!keys.isEmpty() && remote != null && remote.writeOnEvict() && remote.protectVictims(keys, keep, epoch)) {
+            return; // the host's victims are being sent to the remote tier first
+        }
+        TierIndex.StorePlan plan = keys.isEmpty() ? null : host.index().prepareStore(keys, parents, keep);
+        if (plan != null && !(plan instanceof TierIndex.StorePlan.Accepted)) {
+            stats.storeRefusals++;
+            return;
+        }
+        if (all) {
+            int skipped = fitChunk - fromChunk - fits;
+            stats.notStored(OffloadStats.NOT_ADMITTED, (long) skipped * chunk());
+            stats.notStored(OffloadStats.LONGER_THAN_HOST,
+                    (long) (toChunk - Math.max(fromChunk, fitChunk)) * chunk());
+            cursors.put(r.id(), toChunk * chunk());
+        } else {
+            cursors.put(r.id(), (fromChunk + fits) * chunk());
+        }
+        if (plan == null) {
+            return;
+        }
+        TierIndex.StorePlan.Accepted accepted = (TierIndex.StorePlan.Accepted) plan;
+        if (accepted.toStore().isEmpty()) {
+            return;
+        }
+        long id = jobs.newId();
+        List<ChunkCopy> copies = new ArrayList<>();
+        int[] sources = new int[accepted.toStore().size() * chunk()];
+        int[] table = blockTable.get();
+        int s = 0;
+        for (int i = 0; i < accepted.toStore().size(); i++) {
+            int c = fromChunk + keys.indexOf(accepted.toStore().get(i));
+            int[] dev = new int[chunk()];
+            for (int j = 0; j < chunk(); j++) {
+                dev[j] = table[c * chunk() + j];
+                pool.retain(dev[j]);
+                sources[s++] = dev[j];
+            }
+            copies.add(new ChunkCopy(dev, accepted.slot(i), chain.namespace(), keys.get(c - fromChunk),
+                    parents.get(c - fromChunk), chain.tokens(r, c)));
+        }
+        long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
+        jobs.add(new OffloadJob.Store(id, r.id(), HostTier.NAME, fromChunk, sources, accepted.toStore(), epoch, deadline));
+        transfers.submit(new StoreJob(id, copies, deadline));
+    }
+
+    /** Full chunks below {@code kvWritten} that may be stored (prompt blocks only unless decode blocks are offloaded). */
+    private int storableChunks(SequenceView r, int kvWritten) {
+        int blockSize = chain.blockSize();
+        int fullBlocks = kvWritten / blockSize;
+        if (config.offloadPromptOnly()) {
+            // Blocks holding at least one prompt token; the one straddling the prompt's end counts.
+            fullBlocks = Math.min(fullBlocks, (r.promptLength() + blockSize - 1) / blockSize);
+        }
+        return Math.min(fullBlocks, r.blockKeys().size()) / chunk();
+    }
+
+    /** Ends a host store job: the chunks before the first failed one become readable. */
+    void apply(OffloadJob.Store store, TransferResult res, boolean current, long epoch) {
+        int ok = res.success() ? store.chunkKeys().size() : Math.max(0, res.firstFailedChunk());
+        if (ok > 0) {
+            host.index().completeStore(store.chunkKeys().subList(0, ok), true);
+            if (current && disk != null) {
+                disk.onHostStored(store.chunkKeys().subList(0, ok), epoch);
+            }
+            if (current && remote != null) {
+                remote.onHostStored(store.chunkKeys().subList(0, ok), epoch);
+            }
+            if (current) {
+                OffloadStats.add(stats.blocksStored, store.tier(), (long) ok * chunk());
+                stats.bytesStored += ok * chunk() * pool.layout().bytesPerBlock();
+            }
+        }
+        if (ok < store.chunkKeys().size()) {
+            host.index().completeStore(store.chunkKeys().subList(ok, store.chunkKeys().size()), false);
+            stats.storeFailures++;
+            // No hole in the stored chain: a live request retries from the first chunk not stored.
+            cutCursor(store.requestId(), (store.firstChunk() + ok) * chunk());
+        }
+    }
+
+    /** The request's store cursor in blocks. */
+    int cursor(long requestId) {
+        return cursors.getOrDefault(requestId, 0);
+    }
+
+    /** The request's first {@code blocks} blocks are in the host tier (loaded): no need to store them. */
+    void advanceCursor(long requestId, int blocks) {
+        cursors.merge(requestId, blocks, Math::max);
+    }
+
+    /** Blocks from {@code blocks} on are not stored after all (a failed load or store): retry from there. */
+    void cutCursor(long requestId, int blocks) {
+        cursors.computeIfPresent(requestId, (k, v) -> Math.min(v, blocks));
+    }
+
+    void forget(long requestId) {
+        cursors.remove(requestId);
+    }
+
+    void clear() {
+        cursors.clear();
+    }
+}
