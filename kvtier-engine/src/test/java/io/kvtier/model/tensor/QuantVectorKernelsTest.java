@@ -177,6 +177,7 @@ class QuantVectorKernelsTest {
             exact += (double) ref[3 + i] * x[7 + i];
             abs += Math.abs((double) ref[3 + i] * x[7 + i]);
         }
+        assertThat(ScalarDequant.dot(type, w, off, x, 7, n)).as("seed %d: scalar reference dot", seed).isEqualTo(exact);
         float dot = QuantDot.dot(type, w, off, x, 7, n);
         assertThat(Math.abs(dot - exact)).as("seed %d: %s dot %s vs reference %s", seed, type, dot, exact)
                 .isLessThanOrEqualTo(2e-6 * abs + 1e-30);
