@@ -1,5 +1,11 @@
 package io.kvtier.model.tensor;
 
+import static io.kvtier.model.tensor.QuantSpecies.B;
+import static io.kvtier.model.tensor.QuantSpecies.F;
+import static io.kvtier.model.tensor.QuantSpecies.I;
+import static io.kvtier.model.tensor.QuantSpecies.L;
+import static io.kvtier.model.tensor.QuantSpecies.S;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -9,7 +15,6 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Dot products of one encoded weight row with float32 activations, on
@@ -18,27 +23,26 @@ import jdk.incubator.vector.VectorSpecies;
  * does), so results equal the dot product of {@link ScalarDequant}'s exact values with the
  * activations up to float summation order; the differential tests bound the difference.
  *
- * <p>Width: 16 float lanes where the CPU's preferred vectors are 512 bits wide, else 8 (a
- * narrower float species would need byte vectors of 4 lanes, which do not exist). Like
- * {@code VectorKernels}, no helper takes or returns a vector (the JIT boxes vectors that cross
- * a call it did not inline), and segment loads are never masked.
+ * <p>Each kernel streams its row once: {@code L} quants ({@link QuantSpecies}) are loaded as one
+ * byte vector and widened to ints once; nibbles and high bits are split with int and/shift/or;
+ * the ints become floats once and meet the activations in one FMA per vector. A block's (or
+ * sub-block's) sum is scaled once, into one of two accumulators that alternate between blocks
+ * (the swap {@code acc1 = acc0; acc0 = next} keeps two FMA chains in flight without unrolling);
+ * the lanes are reduced once, at the end of the row. Written for C2 like {@code VectorKernels}:
+ * no helper takes or returns a vector, segment loads are never masked.
  */
 public final class QuantDot {
 
-    private static final VectorSpecies<Float> FS =
-            FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512 ? FloatVector.SPECIES_512 : FloatVector.SPECIES_256;
-    private static final int L = FS.length();
-    private static final VectorSpecies<Byte> BS = L == 16 ? ByteVector.SPECIES_128 : ByteVector.SPECIES_64;
-    private static final VectorSpecies<Short> SS = L == 16 ? ShortVector.SPECIES_256 : ShortVector.SPECIES_128;
-    private static final VectorSpecies<Integer> IS = L == 16 ? IntVector.SPECIES_512 : IntVector.SPECIES_256;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+    private static final VectorOperators.Conversion<Byte, Integer> B2I = VectorOperators.B2I;
+    private static final VectorOperators.Conversion<Integer, Float> I2F = VectorOperators.I2F;
 
     private QuantDot() {
     }
 
-    /** Float lanes of the kernels (8 or 16), for reports. */
+    /** Float lanes of the kernels (8 or 16), for reports and tests. */
     public static int lanes() {
         return L;
     }
@@ -60,39 +64,42 @@ public final class QuantDot {
     }
 
     static float f32(MemorySegment w, long off, float[] x, int xOff, int n) {
-        FloatVector s0 = FloatVector.zero(FS), s1 = s0;
+        FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         int i = 0;
-        for (; i + 2 * L <= n; i += 2 * L) {
-            s0 = FloatVector.fromMemorySegment(FS, w, off + 4L * i, LE).fma(FloatVector.fromArray(FS, x, xOff + i), s0);
-            s1 = FloatVector.fromMemorySegment(FS, w, off + 4L * (i + L), LE)
-                    .fma(FloatVector.fromArray(FS, x, xOff + i + L), s1);
-        }
         for (; i + L <= n; i += L) {
-            s0 = FloatVector.fromMemorySegment(FS, w, off + 4L * i, LE).fma(FloatVector.fromArray(FS, x, xOff + i), s0);
+            FloatVector next = FloatVector.fromMemorySegment(F, w, off + 4L * i, LE)
+                    .fma(FloatVector.fromArray(F, x, xOff + i), acc1);
+            acc1 = acc0;
+            acc0 = next;
         }
-        float s = s0.add(s1).reduceLanes(VectorOperators.ADD);
+        float s = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
         for (; i < n; i++) {
             s += w.get(F32, off + 4L * i) * x[xOff + i];
         }
         return s;
     }
 
+    /**
+     * Half to float by bits, on sign-extended ints: {@code v << 13} masked to the sign and the 15
+     * exponent/mantissa bits lands them in a float's place; times 2^112 rebiases the exponent
+     * (which also makes half subnormals exact); exponent 31 (infinities, NaNs) gets the float
+     * exponent 255 instead.
+     */
     static float f16(MemorySegment w, long off, float[] x, int xOff, int n) {
-        FloatVector acc = FloatVector.zero(FS);
+        FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         int i = 0;
         for (; i + L <= n; i += L) {
-            // half -> float by bits: shift exponent+mantissa into place, rescale by 2^112 (this
-            // also handles subnormals), force the exponent of infinities/NaNs, then add the sign.
-            IntVector h = (IntVector) ShortVector.fromMemorySegment(SS, w, off + 2L * i, LE)
-                    .convertShape(VectorOperators.S2I, IS, 0);
-            IntVector em = h.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
-            VectorMask<Integer> special = h.and(0x7C00).compare(VectorOperators.EQ, 0x7C00);
-            IntVector bits = em.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts()
-                    .blend(em.or(0x7F800000), special)
-                    .or(h.and(0x8000).lanewise(VectorOperators.LSHL, 16));
-            acc = bits.reinterpretAsFloats().fma(FloatVector.fromArray(FS, x, xOff + i), acc);
+            IntVector v = (IntVector) ShortVector.fromMemorySegment(S, w, off + 2L * i, LE)
+                    .convertShape(VectorOperators.S2I, I, 0);
+            IntVector bits = v.lanewise(VectorOperators.LSHL, 13).and(0x8FFFE000);
+            VectorMask<Integer> special = v.and(0x7C00).compare(VectorOperators.EQ, 0x7C00);
+            IntVector h = bits.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts()
+                    .blend(bits.or(0x7F800000), special);
+            FloatVector next = h.reinterpretAsFloats().fma(FloatVector.fromArray(F, x, xOff + i), acc1);
+            acc1 = acc0;
+            acc0 = next;
         }
-        float s = acc.reduceLanes(VectorOperators.ADD);
+        float s = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
         for (; i < n; i++) {
             s += Float.float16ToFloat(w.get(I16, off + 2L * i)) * x[xOff + i];
         }
@@ -100,95 +107,105 @@ public final class QuantDot {
     }
 
     static float bf16(MemorySegment w, long off, float[] x, int xOff, int n) {
-        FloatVector acc = FloatVector.zero(FS);
+        FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         int i = 0;
         for (; i + L <= n; i += L) {
-            IntVector h = (IntVector) ShortVector.fromMemorySegment(SS, w, off + 2L * i, LE)
-                    .convertShape(VectorOperators.S2I, IS, 0);
-            acc = h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats()
-                    .fma(FloatVector.fromArray(FS, x, xOff + i), acc);
+            IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, off + 2L * i, LE)
+                    .convertShape(VectorOperators.S2I, I, 0);
+            FloatVector next = h.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats()
+                    .fma(FloatVector.fromArray(F, x, xOff + i), acc1);
+            acc1 = acc0;
+            acc0 = next;
         }
-        float s = acc.reduceLanes(VectorOperators.ADD);
+        float s = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
         for (; i < n; i++) {
             s += Float.intBitsToFloat((w.get(I16, off + 2L * i) & 0xFFFF) << 16) * x[xOff + i];
         }
         return s;
     }
 
+    /** Q8_0: {@code d * sum(q * x)} per block of 32. */
     static float q8_0(MemorySegment w, long off, float[] x, int xOff, int n) {
-        FloatVector acc = FloatVector.zero(FS);
+        FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         for (int b = 0; b < n / 32; b++) {
             long p = off + 34L * b;
             int xo = xOff + 32 * b;
-            FloatVector s = FloatVector.zero(FS);
+            FloatVector t = FloatVector.zero(F);
             for (int i = 0; i < 32; i += L) {
-                FloatVector q = (FloatVector) ByteVector.fromMemorySegment(BS, w, p + 2 + i, LE)
-                        .convertShape(VectorOperators.B2F, FS, 0);
-                s = q.fma(FloatVector.fromArray(FS, x, xo + i), s);
+                FloatVector q = (FloatVector) ByteVector.fromMemorySegment(B, w, p + 2 + i, LE)
+                        .convertShape(VectorOperators.B2F, F, 0);
+                t = q.fma(FloatVector.fromArray(F, x, xo + i), t);
             }
-            acc = s.fma(FloatVector.broadcast(FS, Float.float16ToFloat(w.get(I16, p))), acc);
+            FloatVector next = t.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(I16, p))), acc1);
+            acc1 = acc0;
+            acc0 = next;
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
     }
 
+    /** Q4_0: {@code d * sum((nibble - 8) * x)} per block of 32; byte j holds values j (low) and 16+j (high). */
     static float q4_0(MemorySegment w, long off, float[] x, int xOff, int n) {
-        FloatVector acc = FloatVector.zero(FS);
+        FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         for (int b = 0; b < n / 32; b++) {
             long p = off + 18L * b;
             int xo = xOff + 32 * b;
-            FloatVector s = FloatVector.zero(FS);
+            FloatVector t = FloatVector.zero(F);
             for (int j = 0; j < 16; j += L) {
-                ByteVector q = ByteVector.fromMemorySegment(BS, w, p + 2 + j, LE);
-                FloatVector lo = (FloatVector) q.and((byte) 0xF).sub((byte) 8).convertShape(VectorOperators.B2F, FS, 0);
-                FloatVector hi = (FloatVector) q.lanewise(VectorOperators.LSHR, 4).sub((byte) 8)
-                        .convertShape(VectorOperators.B2F, FS, 0);
-                s = lo.fma(FloatVector.fromArray(FS, x, xo + j), s);
-                s = hi.fma(FloatVector.fromArray(FS, x, xo + 16 + j), s);
+                IntVector q = (IntVector) ByteVector.fromMemorySegment(B, w, p + 2 + j, LE).convertShape(B2I, I, 0);
+                FloatVector lo = (FloatVector) q.and(0xF).sub(8).convert(I2F, 0);
+                FloatVector hi = (FloatVector) q.lanewise(VectorOperators.ASHR, 4).and(0xF).sub(8).convert(I2F, 0);
+                t = lo.fma(FloatVector.fromArray(F, x, xo + j), t);
+                t = hi.fma(FloatVector.fromArray(F, x, xo + 16 + j), t);
             }
-            acc = s.fma(FloatVector.broadcast(FS, Float.float16ToFloat(w.get(I16, p))), acc);
+            FloatVector next = t.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(I16, p))), acc1);
+            acc1 = acc0;
+            acc0 = next;
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
     }
 
+    /**
+     * Q4_K: per sub-block of 32, {@code d*sc * sum(q * x) - dmin*m * sum(x)}; the two sub-blocks
+     * of a 64-value group share 32 bytes (low nibbles, high nibbles), each into its own
+     * accumulator pair.
+     */
     static float q4K(MemorySegment w, long off, float[] x, int xOff, int n) {
-        FloatVector acc = FloatVector.zero(FS);
-        FloatVector mins = FloatVector.zero(FS);
-        int[] sm = new int[2];
+        FloatVector lo = FloatVector.zero(F), hi = lo, minLo = lo, minHi = lo;
         for (int b = 0; b < n / 256; b++) {
             long p = off + 144L * b;
             float d = Float.float16ToFloat(w.get(I16, p));
             float dmin = Float.float16ToFloat(w.get(I16, p + 2));
             for (int g = 0; g < 4; g++) {
-                ScalarDequant.scaleMinK4(w, p + 4, 2 * g, sm);
-                float d1 = d * sm[0];
-                float m1 = dmin * sm[1];
-                ScalarDequant.scaleMinK4(w, p + 4, 2 * g + 1, sm);
-                float d2 = d * sm[0];
-                float m2 = dmin * sm[1];
+                int sm1 = ScalarDequant.scaleMinK4(w, p + 4, 2 * g);
+                int sm2 = ScalarDequant.scaleMinK4(w, p + 4, 2 * g + 1);
                 long qs = p + 16 + 32L * g;
                 int xo = xOff + 256 * b + 64 * g;
-                FloatVector sLo = FloatVector.zero(FS), sHi = sLo, xLo = sLo, xHi = sLo;
+                FloatVector tLo = FloatVector.zero(F), tHi = tLo, xLo = tLo, xHi = tLo;
                 for (int l = 0; l < 32; l += L) {
-                    ByteVector q = ByteVector.fromMemorySegment(BS, w, qs + l, LE);
-                    FloatVector a = FloatVector.fromArray(FS, x, xo + l);
-                    FloatVector c = FloatVector.fromArray(FS, x, xo + 32 + l);
-                    sLo = ((FloatVector) q.and((byte) 0xF).convertShape(VectorOperators.B2F, FS, 0)).fma(a, sLo);
-                    sHi = ((FloatVector) q.lanewise(VectorOperators.LSHR, 4).convertShape(VectorOperators.B2F, FS, 0))
-                            .fma(c, sHi);
+                    IntVector q = (IntVector) ByteVector.fromMemorySegment(B, w, qs + l, LE).convertShape(B2I, I, 0);
+                    FloatVector a = FloatVector.fromArray(F, x, xo + l);
+                    FloatVector c = FloatVector.fromArray(F, x, xo + 32 + l);
+                    tLo = ((FloatVector) q.and(0xF).convert(I2F, 0)).fma(a, tLo);
+                    tHi = ((FloatVector) q.lanewise(VectorOperators.ASHR, 4).and(0xF).convert(I2F, 0)).fma(c, tHi);
                     xLo = xLo.add(a);
                     xHi = xHi.add(c);
                 }
-                acc = sLo.fma(FloatVector.broadcast(FS, d1), acc);
-                acc = sHi.fma(FloatVector.broadcast(FS, d2), acc);
-                mins = xLo.fma(FloatVector.broadcast(FS, m1), mins);
-                mins = xHi.fma(FloatVector.broadcast(FS, m2), mins);
+                lo = tLo.fma(FloatVector.broadcast(F, d * (sm1 & 0xFF)), lo);
+                hi = tHi.fma(FloatVector.broadcast(F, d * (sm2 & 0xFF)), hi);
+                minLo = xLo.fma(FloatVector.broadcast(F, dmin * (sm1 >> 8)), minLo);
+                minHi = xHi.fma(FloatVector.broadcast(F, dmin * (sm2 >> 8)), minHi);
             }
         }
-        return acc.sub(mins).reduceLanes(VectorOperators.ADD);
+        return lo.add(hi).sub(minLo.add(minHi)).reduceLanes(VectorOperators.ADD);
     }
 
+    /**
+     * Q6_K: per half of 128 values, vector {@code l} of {@code ql[0..31]}, {@code ql[32..63]} and
+     * {@code qh[0..31]} holds values l, l+32, l+64, l+96 (4 low bits from ql, 2 high bits from qh,
+     * minus 32), each scaled by its 16-value int8 scale, into four accumulators.
+     */
     static float q6K(MemorySegment w, long off, float[] x, int xOff, int n) {
-        FloatVector acc = FloatVector.zero(FS);
+        FloatVector acc1 = FloatVector.zero(F), acc2 = acc1, acc3 = acc1, acc4 = acc1;
         for (int b = 0; b < n / 256; b++) {
             long p = off + 210L * b;
             float d = Float.float16ToFloat(w.get(I16, p + 208));
@@ -198,32 +215,29 @@ public final class QuantDot {
                 long sc = p + 192 + 8L * half;
                 int xo = xOff + 256 * b + 128 * half;
                 for (int l = 0; l < 32; l += L) {
-                    ByteVector a = ByteVector.fromMemorySegment(BS, w, ql + l, LE);
-                    ByteVector c = ByteVector.fromMemorySegment(BS, w, ql + 32 + l, LE);
-                    ByteVector h = ByteVector.fromMemorySegment(BS, w, qh + l, LE);
-                    int is = l / 16;   // one scale per 16 values; L <= 16 keeps a vector inside one
-                    FloatVector q1 = (FloatVector) a.and((byte) 0xF)
-                            .or(h.and((byte) 3).lanewise(VectorOperators.LSHL, 4)).sub((byte) 32)
-                            .convertShape(VectorOperators.B2F, FS, 0);
-                    FloatVector q2 = (FloatVector) c.and((byte) 0xF)
-                            .or(h.lanewise(VectorOperators.LSHR, 2).and((byte) 3).lanewise(VectorOperators.LSHL, 4))
-                            .sub((byte) 32).convertShape(VectorOperators.B2F, FS, 0);
-                    FloatVector q3 = (FloatVector) a.lanewise(VectorOperators.LSHR, 4)
-                            .or(h.lanewise(VectorOperators.LSHR, 4).and((byte) 3).lanewise(VectorOperators.LSHL, 4))
-                            .sub((byte) 32).convertShape(VectorOperators.B2F, FS, 0);
-                    FloatVector q4 = (FloatVector) c.lanewise(VectorOperators.LSHR, 4)
-                            .or(h.lanewise(VectorOperators.LSHR, 6).lanewise(VectorOperators.LSHL, 4))
-                            .sub((byte) 32).convertShape(VectorOperators.B2F, FS, 0);
-                    acc = q1.mul(FloatVector.fromArray(FS, x, xo + l)).fma(FloatVector.broadcast(FS, d * w.get(ValueLayout.JAVA_BYTE, sc + is)), acc);
-                    acc = q2.mul(FloatVector.fromArray(FS, x, xo + 32 + l))
-                            .fma(FloatVector.broadcast(FS, d * w.get(ValueLayout.JAVA_BYTE, sc + is + 2)), acc);
-                    acc = q3.mul(FloatVector.fromArray(FS, x, xo + 64 + l))
-                            .fma(FloatVector.broadcast(FS, d * w.get(ValueLayout.JAVA_BYTE, sc + is + 4)), acc);
-                    acc = q4.mul(FloatVector.fromArray(FS, x, xo + 96 + l))
-                            .fma(FloatVector.broadcast(FS, d * w.get(ValueLayout.JAVA_BYTE, sc + is + 6)), acc);
+                    IntVector a = (IntVector) ByteVector.fromMemorySegment(B, w, ql + l, LE).convertShape(B2I, I, 0);
+                    IntVector c = (IntVector) ByteVector.fromMemorySegment(B, w, ql + 32 + l, LE).convertShape(B2I, I, 0);
+                    IntVector h = (IntVector) ByteVector.fromMemorySegment(B, w, qh + l, LE).convertShape(B2I, I, 0);
+                    long s = sc + l / 16;   // one scale per 16 values; L <= 16 keeps a vector inside one
+                    FloatVector q1 = (FloatVector) a.and(0xF).or(h.and(3).lanewise(VectorOperators.LSHL, 4))
+                            .sub(32).convert(I2F, 0);
+                    FloatVector q2 = (FloatVector) c.and(0xF).or(h.and(0xC).lanewise(VectorOperators.LSHL, 2))
+                            .sub(32).convert(I2F, 0);
+                    FloatVector q3 = (FloatVector) a.lanewise(VectorOperators.ASHR, 4).and(0xF).or(h.and(0x30))
+                            .sub(32).convert(I2F, 0);
+                    FloatVector q4 = (FloatVector) c.lanewise(VectorOperators.ASHR, 4).and(0xF)
+                            .or(h.lanewise(VectorOperators.ASHR, 2).and(0x30)).sub(32).convert(I2F, 0);
+                    acc1 = q1.mul(FloatVector.fromArray(F, x, xo + l))
+                            .fma(FloatVector.broadcast(F, d * w.get(ValueLayout.JAVA_BYTE, s)), acc1);
+                    acc2 = q2.mul(FloatVector.fromArray(F, x, xo + 32 + l))
+                            .fma(FloatVector.broadcast(F, d * w.get(ValueLayout.JAVA_BYTE, s + 2)), acc2);
+                    acc3 = q3.mul(FloatVector.fromArray(F, x, xo + 64 + l))
+                            .fma(FloatVector.broadcast(F, d * w.get(ValueLayout.JAVA_BYTE, s + 4)), acc3);
+                    acc4 = q4.mul(FloatVector.fromArray(F, x, xo + 96 + l))
+                            .fma(FloatVector.broadcast(F, d * w.get(ValueLayout.JAVA_BYTE, s + 6)), acc4);
                 }
             }
         }
-        return acc.reduceLanes(VectorOperators.ADD);
+        return acc1.add(acc2).add(acc3.add(acc4)).reduceLanes(VectorOperators.ADD);
     }
 }

@@ -1,16 +1,26 @@
 package io.kvtier.model.tensor;
 
+import static io.kvtier.model.tensor.QuantSpecies.F;
+import static io.kvtier.model.tensor.QuantSpecies.L;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+
 /**
- * {@code Y = X W^T} for an encoded weight, split by output rows. For a few activation rows each
- * weight row is decoded in registers once per activation row ({@link QuantDot}); for a larger
- * batch (prefill) each weight row is decoded once into a one-row scratch buffer and dotted with
- * every activation row, so the cost of decoding is shared. Never more than one row is decoded
- * into memory.
+ * {@code Y = X W^T} for an encoded weight, split by output rows. For a few activation rows
+ * (decode) each weight row is decoded in registers once per activation row ({@link QuantDot}):
+ * the weights stream through once, nothing is written. For more (prefill) the weights are taken
+ * {@value #TILE_ROWS} rows at a time: the tile is decoded once into float32 scratch
+ * ({@link VectorDequant}) and multiplied with every activation row, 4 activation rows at a time,
+ * so each decoded vector loaded feeds 4 FMAs and each activation vector 4. Never more than
+ * {@value #TILE_ROWS} rows are decoded into memory.
  */
 public final class QuantMatmul {
 
-    /** Activation rows from which decoding a row once into scratch beats decoding it per row (measured order of magnitude). */
+    /** Activation rows from which decoding a tile once into scratch beats decoding it per row (measured order of magnitude). */
     static final int SCRATCH_FROM = 4;
+    /** Weight rows decoded together; also the activation rows of the micro-tile. */
+    static final int TILE_ROWS = 4;
 
     private QuantMatmul() {
     }
@@ -31,17 +41,96 @@ public final class QuantMatmul {
             }
             return;
         }
-        float[] row = new float[cols];
-        for (int r = rowFrom; r < rowTo; r++) {
-            ScalarDequant.dequantize(w.type(), w.data(), w.rowOffset(r), row, 0, cols);
-            for (int i = 0; i < n; i++) {
-                y[i * rows + r] = FloatDot.dot(row, x, i * cols, cols);
+        float[] tile = new float[TILE_ROWS * cols];
+        for (int r0 = rowFrom; r0 < rowTo; r0 += TILE_ROWS) {
+            int tr = Math.min(TILE_ROWS, rowTo - r0);
+            for (int k = 0; k < tr; k++) {
+                VectorDequant.row(w.type(), w.data(), w.rowOffset(r0 + k), tile, k * cols, cols);
+            }
+            int i = 0;
+            if (tr == TILE_ROWS && cols % L == 0) {
+                for (; i + TILE_ROWS <= n; i += TILE_ROWS) {
+                    tile4x4(tile, x, i * cols, cols, y, i * rows + r0, rows);
+                }
+            }
+            for (; i < n; i++) {
+                for (int k = 0; k < tr; k++) {
+                    y[i * rows + r0 + k] = dot(tile, k * cols, x, i * cols, cols);
+                }
             }
         }
     }
 
-    /** Dequantizes row {@code r} of {@code w} into {@code dst[dstOff..dstOff+cols-1]} (embedding lookup). */
+    /**
+     * {@code y[yOff + a*rows + b] = tile[b] . x[a]} for tile rows b &lt; 4 and activation rows
+     * a &lt; 4 (starting at {@code xOff}), {@code cols} a multiple of the lane count: 16
+     * accumulators, 8 loads per 16 FMAs.
+     */
+    private static void tile4x4(float[] t, float[] x, int xOff, int cols, float[] y, int yOff, int rows) {
+        FloatVector c00 = FloatVector.zero(F), c01 = c00, c02 = c00, c03 = c00;
+        FloatVector c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+        FloatVector c20 = c00, c21 = c00, c22 = c00, c23 = c00;
+        FloatVector c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+        for (int k = 0; k < cols; k += L) {
+            FloatVector w0 = FloatVector.fromArray(F, t, k);
+            FloatVector w1 = FloatVector.fromArray(F, t, cols + k);
+            FloatVector w2 = FloatVector.fromArray(F, t, 2 * cols + k);
+            FloatVector w3 = FloatVector.fromArray(F, t, 3 * cols + k);
+            FloatVector x0 = FloatVector.fromArray(F, x, xOff + k);
+            c00 = w0.fma(x0, c00);
+            c01 = w1.fma(x0, c01);
+            c02 = w2.fma(x0, c02);
+            c03 = w3.fma(x0, c03);
+            FloatVector x1 = FloatVector.fromArray(F, x, xOff + cols + k);
+            c10 = w0.fma(x1, c10);
+            c11 = w1.fma(x1, c11);
+            c12 = w2.fma(x1, c12);
+            c13 = w3.fma(x1, c13);
+            FloatVector x2 = FloatVector.fromArray(F, x, xOff + 2 * cols + k);
+            c20 = w0.fma(x2, c20);
+            c21 = w1.fma(x2, c21);
+            c22 = w2.fma(x2, c22);
+            c23 = w3.fma(x2, c23);
+            FloatVector x3 = FloatVector.fromArray(F, x, xOff + 3 * cols + k);
+            c30 = w0.fma(x3, c30);
+            c31 = w1.fma(x3, c31);
+            c32 = w2.fma(x3, c32);
+            c33 = w3.fma(x3, c33);
+        }
+        y[yOff] = c00.reduceLanes(VectorOperators.ADD);
+        y[yOff + 1] = c01.reduceLanes(VectorOperators.ADD);
+        y[yOff + 2] = c02.reduceLanes(VectorOperators.ADD);
+        y[yOff + 3] = c03.reduceLanes(VectorOperators.ADD);
+        y[yOff + rows] = c10.reduceLanes(VectorOperators.ADD);
+        y[yOff + rows + 1] = c11.reduceLanes(VectorOperators.ADD);
+        y[yOff + rows + 2] = c12.reduceLanes(VectorOperators.ADD);
+        y[yOff + rows + 3] = c13.reduceLanes(VectorOperators.ADD);
+        y[yOff + 2 * rows] = c20.reduceLanes(VectorOperators.ADD);
+        y[yOff + 2 * rows + 1] = c21.reduceLanes(VectorOperators.ADD);
+        y[yOff + 2 * rows + 2] = c22.reduceLanes(VectorOperators.ADD);
+        y[yOff + 2 * rows + 3] = c23.reduceLanes(VectorOperators.ADD);
+        y[yOff + 3 * rows] = c30.reduceLanes(VectorOperators.ADD);
+        y[yOff + 3 * rows + 1] = c31.reduceLanes(VectorOperators.ADD);
+        y[yOff + 3 * rows + 2] = c32.reduceLanes(VectorOperators.ADD);
+        y[yOff + 3 * rows + 3] = c33.reduceLanes(VectorOperators.ADD);
+    }
+
+    /** {@code sum_k a[aOff+k] * x[xOff+k]}, {@code k < n}: the edges of the tiling. */
+    private static float dot(float[] a, int aOff, float[] x, int xOff, int n) {
+        FloatVector s = FloatVector.zero(F);
+        int k = 0;
+        for (; k + L <= n; k += L) {
+            s = FloatVector.fromArray(F, a, aOff + k).fma(FloatVector.fromArray(F, x, xOff + k), s);
+        }
+        float r = s.reduceLanes(VectorOperators.ADD);
+        for (; k < n; k++) {
+            r += a[aOff + k] * x[xOff + k];
+        }
+        return r;
+    }
+
+    /** Decodes row {@code r} of {@code w} into {@code dst[dstOff..dstOff+cols-1]} (embedding lookup). */
     public static void row(Weight w, int r, float[] dst, int dstOff) {
-        ScalarDequant.dequantize(w.type(), w.data(), w.rowOffset(r), dst, dstOff, w.cols());
+        VectorDequant.row(w.type(), w.data(), w.rowOffset(r), dst, dstOff, w.cols());
     }
 }

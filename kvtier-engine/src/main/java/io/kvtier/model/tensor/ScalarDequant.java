@@ -81,19 +81,18 @@ public final class ScalarDequant {
     }
 
     /**
-     * Q4_K's 6-bit scale ({@code [0]}) and min ({@code [1]}) of sub-block {@code j} (0..7) from the
-     * 12 packed bytes at {@code p}: sub-blocks 0..3 keep theirs in the low 6 bits of bytes j and
-     * j+4; 4..7 keep the low 4 bits in byte j+4 (scale low nibble, min high nibble) and the top 2
-     * bits in the top 2 bits of bytes j-4 (scale) and j (min).
+     * Q4_K's 6-bit scale (bits 0..7 of the result) and min (bits 8..15) of sub-block {@code j}
+     * (0..7) from the 12 packed bytes at {@code p}: sub-blocks 0..3 keep theirs in the low 6 bits
+     * of bytes j and j+4; 4..7 keep the low 4 bits in byte j+4 (scale low nibble, min high nibble)
+     * and the top 2 bits in the top 2 bits of bytes j-4 (scale) and j (min).
      */
-    static void scaleMinK4(MemorySegment s, long p, int j, int[] out) {
+    static int scaleMinK4(MemorySegment s, long p, int j) {
         if (j < 4) {
-            out[0] = u8(s, p + j) & 63;
-            out[1] = u8(s, p + j + 4) & 63;
-        } else {
-            out[0] = (u8(s, p + j + 4) & 0xF) | ((u8(s, p + j - 4) >> 6) << 4);
-            out[1] = (u8(s, p + j + 4) >> 4) | ((u8(s, p + j) >> 6) << 4);
+            return (u8(s, p + j) & 63) | (u8(s, p + j + 4) & 63) << 8;
         }
+        int scale = (u8(s, p + j + 4) & 0xF) | ((u8(s, p + j - 4) >> 6) << 4);
+        int min = (u8(s, p + j + 4) >> 4) | ((u8(s, p + j) >> 6) << 4);
+        return scale | min << 8;
     }
 
     private static void q4K(MemorySegment s, long p, float[] y, int o) {
@@ -101,14 +100,13 @@ public final class ScalarDequant {
         float min = f16(s, p + 2);
         long scales = p + 4;
         long qs = p + 16;
-        int[] sm = new int[2];
         for (int g = 0; g < 4; g++) {
-            scaleMinK4(s, scales, 2 * g, sm);
-            float d1 = d * sm[0];
-            float m1 = min * sm[1];
-            scaleMinK4(s, scales, 2 * g + 1, sm);
-            float d2 = d * sm[0];
-            float m2 = min * sm[1];
+            int sm1 = scaleMinK4(s, scales, 2 * g);
+            float d1 = d * (sm1 & 0xFF);
+            float m1 = min * (sm1 >> 8);
+            int sm2 = scaleMinK4(s, scales, 2 * g + 1);
+            float d2 = d * (sm2 & 0xFF);
+            float m2 = min * (sm2 >> 8);
             for (int l = 0; l < 32; l++) {
                 int q = u8(s, qs + 32 * g + l);
                 y[o + 64 * g + l] = d1 * (q & 0xF) - m1;

@@ -5,15 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.Random;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The dequantizers against values stated by hand (blocks packed by {@link BlockPacker}), and the
- * vector dot kernels against the scalar reference on hand-built and random blocks.
+ * The dequantizers against values stated by hand (blocks packed by {@link BlockPacker}), and
+ * the batched product against the reference (the differential tests of the vector kernels on
+ * random blocks are {@link QuantVectorKernelsTest}'s).
  *
  * <p>Tolerance of a vector dot product: {@code |vector - reference| <= 2e-6 * sum_i |w_i x_i| + 1e-30}
  * where the reference is the double-precision sum of the exact dequantized values times the
@@ -140,50 +137,8 @@ class QuantKernelsTest {
         assertThat(deq(TensorType.BF16, seg(bf), 2)).containsExactly(1f, -123.5f);
     }
 
-    static Stream<Arguments> randomCases() {
-        Stream.Builder<Arguments> s = Stream.builder();
-        long seed = 20261201;
-        for (TensorType t : TensorType.values()) {
-            int[] sizes = t.blockValues() == 1 ? new int[] {1, 7, 15, 17, 33, 257, 1000}
-                    : t.blockValues() == 32 ? new int[] {32, 96, 224, 800} : new int[] {256, 768, 1280};
-            for (int n : sizes) {
-                s.add(Arguments.of(t, n, seed++));
-            }
-        }
-        return s.build();
-    }
-
-    /** Random block bytes (finite half scales) of awkward lengths: vector dot vs scalar reference. */
-    @ParameterizedTest(name = "{0} n={1} seed={2}")
-    @MethodSource("randomCases")
-    void vectorDotMatchesScalarReference(TensorType type, int n, long seed) {
-        Random rnd = new Random(seed);
-        int bytes = (int) type.rowBytes(n);
-        byte[] raw = new byte[bytes + 3];
-        rnd.nextBytes(raw);
-        MemorySegment w = MemorySegment.ofArray(raw);
-        fixHalves(type, w, 3, n, rnd);
-        float[] x = new float[n + 5];
-        for (int i = 0; i < x.length; i++) {
-            x[i] = (float) rnd.nextGaussian();
-        }
-        float[] vals = new float[n];
-        ScalarDequant.dequantize(type, w, 3, vals, 0, n);
-        double ref = 0;
-        double abs = 0;
-        for (int i = 0; i < n; i++) {
-            assertThat(Float.isFinite(vals[i])).as("seed %d value %d", seed, i).isTrue();
-            ref += (double) vals[i] * x[5 + i];
-            abs += Math.abs((double) vals[i] * x[5 + i]);
-        }
-        assertThat(ScalarDequant.dot(type, w, 3, x, 5, n)).isEqualTo(ref);
-        float got = QuantDot.dot(type, w, 3, x, 5, n);
-        assertThat(Math.abs(got - ref)).as("seed %d: vector %s vs reference %s", seed, got, ref)
-                .isLessThanOrEqualTo(2e-6 * abs + 1e-30);
-    }
-
     /** Random bytes may hold infinite/NaN halves; replaces each scale (or F16/BF16 value) by a finite random one. */
-    private static void fixHalves(TensorType t, MemorySegment w, long off, int n, Random rnd) {
+    static void fixHalves(TensorType t, MemorySegment w, long off, int n, Random rnd) {
         var i16 = java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
         var f32 = java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
         int blocks = n / t.blockValues();

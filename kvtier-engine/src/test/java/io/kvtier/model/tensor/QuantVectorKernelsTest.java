@@ -1,0 +1,241 @@
+package io.kvtier.model.tensor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Random;
+import java.util.stream.Stream;
+import jdk.incubator.vector.FloatVector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Differential tests of the vector kernels ({@link QuantDot} in registers, {@link VectorDequant}
+ * into rows, the tiled {@link QuantMatmul}) against {@link ScalarDequant}, on hand-built blocks
+ * with edge values and on seeded random blocks. The kernels' width is fixed per JVM by
+ * {@code kvtier.vector.bits}; the build runs this class once at the CPU's preferred width and
+ * once more with {@code -Dkvtier.vector.bits=256} (the surefire execution {@code quant-kernels-256}),
+ * so both widths are covered on an AVX-512 machine.
+ *
+ * <p>Tolerances: decoded values equal the reference bit for bit; a dot product is within
+ * {@code 2e-6 * sum_i |w_i x_i|} of the double-precision reference (float32 sums in another order).
+ */
+class QuantVectorKernelsTest {
+
+    private static MemorySegment seg(ByteBuffer b) {
+        return MemorySegment.ofArray(Arrays.copyOf(b.array(), b.position()));
+    }
+
+    @Test
+    void lanesFollowTheVectorBitsProperty() {
+        String bits = System.getProperty(QuantSpecies.BITS_PROPERTY);
+        boolean cpu512 = FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512;
+        int expected = cpu512 && (bits == null || bits.isBlank() || bits.strip().equals("512")) ? 16 : 8;
+        assertThat(QuantDot.lanes()).as("kvtier.vector.bits=%s", bits).isEqualTo(expected);
+        assertThat(QuantSpecies.floats("256").length()).isEqualTo(8);
+        assertThat(QuantSpecies.floats("128").length()).isEqualTo(8);
+        assertThat(QuantSpecies.floats("512").length()).isEqualTo(cpu512 ? 16 : 8);
+    }
+
+    /** Hand-built blocks with the extreme values of each type, several blocks per row. */
+    static Stream<Arguments> handBuilt() {
+        // Q8_0: -128 and 127 at every position class, scales of both signs, a zero scale.
+        ByteBuffer q8 = BlockPacker.le(34 * 4);
+        for (int blk = 0; blk < 4; blk++) {
+            int[] q = new int[32];
+            for (int i = 0; i < 32; i++) {
+                q[i] = (i + blk) % 3 == 0 ? -128 : (i + blk) % 3 == 1 ? 127 : i * 8 - 128;
+            }
+            BlockPacker.q8_0(q8, new float[] {0.5f, -65504f, 0f, 6.1035156e-5f}[blk], q);
+        }
+        // Q4_0: all 0, all 15, alternating, a ramp.
+        ByteBuffer q4 = BlockPacker.le(18 * 4);
+        for (int blk = 0; blk < 4; blk++) {
+            int[] q = new int[32];
+            for (int i = 0; i < 32; i++) {
+                q[i] = switch (blk) {
+                    case 0 -> 0;
+                    case 1 -> 15;
+                    case 2 -> i % 2 == 0 ? 0 : 15;
+                    default -> i % 16;
+                };
+            }
+            BlockPacker.q4_0(q4, blk == 1 ? -1.5f : 0.125f * (blk + 1), q);
+        }
+        // Q4_K: scales and mins 0 and 63 in every sub-block position (split high bits of 4..7), nibbles 0 and 15.
+        ByteBuffer q4k = BlockPacker.le(144 * 3);
+        int[][] scs = {{63, 63, 63, 63, 63, 63, 63, 63}, {0, 63, 1, 62, 32, 31, 48, 15}, {17, 0, 63, 5, 63, 0, 16, 47}};
+        int[][] ms = {{63, 63, 63, 63, 63, 63, 63, 63}, {63, 0, 62, 1, 31, 32, 15, 48}, {0, 63, 3, 60, 0, 63, 33, 2}};
+        for (int blk = 0; blk < 3; blk++) {
+            int[] q = new int[256];
+            for (int i = 0; i < 256; i++) {
+                q[i] = blk == 0 ? 15 : (i * 11 + blk) % 16;
+            }
+            BlockPacker.q4K(q4k, blk == 2 ? -0.75f : 0.0625f, blk == 1 ? -0.5f : 0.03125f, scs[blk], ms[blk], q);
+        }
+        // Q6_K: scales -128..127 incl. both ends, 6-bit values 0 and 63 in all four runs of both halves.
+        ByteBuffer q6k = BlockPacker.le(210 * 3);
+        for (int blk = 0; blk < 3; blk++) {
+            int[] sc = new int[16];
+            int[] q = new int[256];
+            for (int i = 0; i < 16; i++) {
+                sc[i] = blk == 0 ? (i % 2 == 0 ? -128 : 127) : (i * 37 + blk * 11) % 256 - 128;
+            }
+            for (int i = 0; i < 256; i++) {
+                q[i] = blk == 0 ? ((i / 32) % 2 == 0 ? 0 : 63) : (i * 13 + blk) % 64;
+            }
+            BlockPacker.q6K(q6k, blk == 1 ? -0.25f : 0.015625f, sc, q);
+        }
+        return Stream.of(Arguments.of(TensorType.Q8_0, seg(q8), 128), Arguments.of(TensorType.Q4_0, seg(q4), 128),
+                Arguments.of(TensorType.Q4_K, seg(q4k), 768), Arguments.of(TensorType.Q6_K, seg(q6k), 768));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("handBuilt")
+    void handBuiltBlocksDecodeExactlyAndDotWithinTolerance(TensorType type, MemorySegment w, int n) {
+        assertDecodeAndDot(type, w, 0, n, 11);
+    }
+
+    static Stream<Arguments> randomCases() {
+        Stream.Builder<Arguments> s = Stream.builder();
+        long seed = 20261202;
+        for (TensorType t : TensorType.values()) {
+            int[] sizes = t.blockValues() == 1 ? new int[] {1, 7, 8, 15, 16, 17, 63, 64, 65, 1000}
+                    : t.blockValues() == 32 ? new int[] {32, 64, 96, 288, 800} : new int[] {256, 512, 768, 2048};
+            for (int n : sizes) {
+                s.add(Arguments.of(t, n, seed++));
+            }
+        }
+        return s.build();
+    }
+
+    /** Random block bytes (finite scales) at an odd byte offset: decode bit for bit, dot within tolerance. */
+    @ParameterizedTest(name = "{0} n={1} seed={2}")
+    @MethodSource("randomCases")
+    void randomBlocksDecodeExactlyAndDotWithinTolerance(TensorType type, int n, long seed) {
+        Random rnd = new Random(seed);
+        byte[] raw = new byte[(int) type.rowBytes(n) + 5];
+        rnd.nextBytes(raw);
+        MemorySegment w = MemorySegment.ofArray(raw);
+        QuantKernelsTest.fixHalves(type, w, 5, n, rnd);
+        assertDecodeAndDot(type, w, 5, n, seed);
+    }
+
+    /** Half infinities and NaNs (exponent 31) decode to float infinities and NaNs, not to large finite values. */
+    @Test
+    void halfInfinitiesAndNaNs() {
+        short[] specials = {0x7C00, (short) 0xFC00, 0x7E00, 0x7C01, (short) 0xFFFF, 0x7BFF, (short) 0x8001, 0x3C00};
+        ByteBuffer b = BlockPacker.le(2 * 16);
+        for (int i = 0; i < 16; i++) {
+            b.putShort(specials[i % 8]);
+        }
+        MemorySegment w = seg(b);
+        float[] got = new float[16];
+        VectorDequant.row(TensorType.F16, w, 0, got, 0, 16);
+        for (int i = 0; i < 16; i++) {
+            assertThat(Float.floatToRawIntBits(got[i])).as("half %04x", specials[i % 8])
+                    .isEqualTo(Float.floatToRawIntBits(Float.float16ToFloat(specials[i % 8])));
+        }
+        float[] ones = new float[16];
+        Arrays.fill(ones, 1f);
+        assertThat(QuantDot.dot(TensorType.F16, oneSpecialAmongOnes((short) 0x7C00), 0, ones, 0, 16))
+                .isEqualTo(Float.POSITIVE_INFINITY);
+        assertThat(QuantDot.dot(TensorType.F16, oneSpecialAmongOnes((short) 0xFC00), 0, ones, 0, 16))
+                .isEqualTo(Float.NEGATIVE_INFINITY);
+        assertThat(QuantDot.dot(TensorType.F16, oneSpecialAmongOnes((short) 0x7E00), 0, ones, 0, 16)).isNaN();
+    }
+
+    /** 16 halves: {@code special} at position 5, 1.0 elsewhere. */
+    private static MemorySegment oneSpecialAmongOnes(short special) {
+        ByteBuffer b = BlockPacker.le(2 * 16);
+        for (int i = 0; i < 16; i++) {
+            b.putShort(i == 5 ? special : 0x3C00);
+        }
+        return seg(b);
+    }
+
+    private static void assertDecodeAndDot(TensorType type, MemorySegment w, long off, int n, long seed) {
+        float[] ref = new float[n + 3];
+        ScalarDequant.dequantize(type, w, off, ref, 3, n);
+        float[] got = new float[n + 3];
+        VectorDequant.row(type, w, off, got, 3, n);
+        for (int i = 3; i < n + 3; i++) {
+            assertThat(got[i]).as("seed %d: %s value %d", seed, type, i - 3).isEqualTo(ref[i]);
+        }
+        Random rnd = new Random(seed);
+        float[] x = new float[n + 7];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) rnd.nextGaussian();
+        }
+        double exact = 0;
+        double abs = 0;
+        for (int i = 0; i < n; i++) {
+            exact += (double) ref[3 + i] * x[7 + i];
+            abs += Math.abs((double) ref[3 + i] * x[7 + i]);
+        }
+        assertThat(ScalarDequant.dot(type, w, off, x, 7, n)).as("seed %d: scalar reference dot", seed).isEqualTo(exact);
+        float dot = QuantDot.dot(type, w, off, x, 7, n);
+        assertThat(Math.abs(dot - exact)).as("seed %d: %s dot %s vs reference %s", seed, type, dot, exact)
+                .isLessThanOrEqualTo(2e-6 * abs + 1e-30);
+    }
+
+    static Stream<Arguments> matmulCases() {
+        Stream.Builder<Arguments> s = Stream.builder();
+        long seed = 77;
+        for (TensorType t : TensorType.values()) {
+            int cols = t.blockValues() == 256 ? 512 : t.blockValues() == 32 ? 96 : 40;   // 40: not a multiple of the lanes
+            for (int n : new int[] {1, 3, 4, 5, 8, 11}) {
+                s.add(Arguments.of(t, cols, n, seed++));
+            }
+        }
+        return s.build();
+    }
+
+    /**
+     * The product over a range of output rows that is not a multiple of the tile (rows 1..9 of
+     * 11), for batches below, at and around the tiled path's sizes: every output against the
+     * reference, and the rows outside the range untouched.
+     */
+    @ParameterizedTest(name = "{0} cols={1} n={2} seed={3}")
+    @MethodSource("matmulCases")
+    void matmulOverARowRangeMatchesReference(TensorType type, int cols, int n, long seed) {
+        Random rnd = new Random(seed);
+        int rows = 11;
+        byte[] raw = new byte[(int) type.rowBytes(cols) * rows];
+        rnd.nextBytes(raw);
+        MemorySegment seg = MemorySegment.ofArray(raw);
+        for (int r = 0; r < rows; r++) {
+            QuantKernelsTest.fixHalves(type, seg, r * type.rowBytes(cols), cols, rnd);
+        }
+        Weight w = new Weight(type, seg, rows, cols);
+        float[] x = new float[n * cols];
+        for (int i = 0; i < x.length; i++) {
+            x[i] = (float) rnd.nextGaussian();
+        }
+        float[] y = new float[n * rows];
+        Arrays.fill(y, -7f);
+        QuantMatmul.matmul(w, x, n, y, 1, 10);
+        float[] row = new float[cols];
+        for (int r = 0; r < rows; r++) {
+            ScalarDequant.dequantize(type, seg, w.rowOffset(r), row, 0, cols);
+            for (int i = 0; i < n; i++) {
+                if (r < 1 || r >= 10) {
+                    assertThat(y[i * rows + r]).as("seed %d: row %d outside the range", seed, r).isEqualTo(-7f);
+                    continue;
+                }
+                double exact = 0;
+                double abs = 0;
+                for (int k = 0; k < cols; k++) {
+                    exact += (double) row[k] * x[i * cols + k];
+                    abs += Math.abs((double) row[k] * x[i * cols + k]);
+                }
+                assertThat(Math.abs(y[i * rows + r] - exact)).as("seed %d: %s row %d token %d", seed, type, r, i)
+                        .isLessThanOrEqualTo(2e-6 * abs + 1e-30);
+            }
+        }
+    }
+}
