@@ -107,7 +107,7 @@ final class OffloadFixture implements AutoCloseable {
                     new io.kvtier.offload.transfer.RemoteCopier(host.slab(), store, remoteKeys, layout.bytesPerBlock()));
             this.offload = new OffloadScheduler(config, pool, host, transferEngine, ns, null,
                     new io.kvtier.offload.RemoteTierParts(store, io.kvtier.offload.DiskWritePolicy.THROUGH, 1,
-                            remoteBytesInFlight, remote.timeout(), java.time.Duration.ofMillis(200)));
+                            remoteBytesInFlight, remote.timeout(), java.time.Duration.ofSeconds(2)));
         } else if (diskDir == null) {
             this.transfers = new FaultInjectingTransferEngine(copier);
             this.transferEngine = transfers;

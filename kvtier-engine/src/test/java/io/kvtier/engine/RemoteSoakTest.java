@@ -154,6 +154,29 @@ class RemoteSoakTest {
             }
         }
 
+        /** Whether the store holds {@code key} now. */
+        boolean holds(String key) {
+            try {
+                return cmd().exists(key) == 1;
+            } catch (RedisException e) {
+                conn = null;
+                return false;
+            }
+        }
+
+        /** Deletes {@code key} (a nil read for its next reader). */
+        void delete(String key) {
+            cmd().del(key);
+            deleted++;
+        }
+
+        /** Flips the last byte of {@code key}'s value (a bad payload for its next reader). */
+        void corrupt(String key) {
+            byte[] value = cmd().get(key);
+            cmd().setrange(key, value.length - 1, new byte[] {(byte) ~value[value.length - 1]});
+            corrupted++;
+        }
+
         /** Ends every fault: the server runs and answers. */
         void heal() throws Exception {
             if (frozenSteps > 0) {
@@ -179,6 +202,34 @@ class RemoteSoakTest {
             return "faults[corrupted=" + corrupted + " truncated=" + truncated + " swapped=" + swapped + " deleted=" + deleted
                     + " freezes=" + freezes + " kills=" + kills + "]";
         }
+    }
+
+    /**
+     * Runs a request over {@code prefix} until its first chunk is in the store (the breaker may
+     * still be open after the last outage), damages that chunk there, drops it from the host tier
+     * and the device prefix cache, and runs the request again while the write's hint still says
+     * the store holds it: the read finds the damage, and the request recomputes from that chunk.
+     */
+    private static List<Request> coda(OffloadFixture f, StoreFaults faults, int[] prefix, SplittableRandom rnd,
+                                      java.util.function.Consumer<String> damage) throws InterruptedException {
+        int[] prompt = FingerprintEngines.concat(prefix, FingerprintEngines.randomTokens(rnd, 2 * 4 * f.blocksPerChunk));
+        List<Request> out = new ArrayList<>();
+        String key = null;
+        for (int attempt = 0; attempt < 100 && (key == null || !faults.holds(key)); attempt++) {
+            Thread.sleep(attempt == 0 ? 0 : 50);
+            f.engine.resetCache();
+            Request r = f.submit(prompt, 2);
+            f.run();
+            out.add(r);
+            key = f.remoteKeys.of(r.blockKeys().get(f.blocksPerChunk - 1));
+        }
+        assertThat(faults.holds(key)).as("the store took the coda's chunk").isTrue();
+        damage.accept(key);
+        f.host.index().remove(out.getLast().blockKeys().get(f.blocksPerChunk - 1));
+        f.engine.resetDevicePrefixCache();
+        out.add(f.submit(prompt, 2));
+        f.run();
+        return out;
     }
 
     private void soak(long seed, int hostChunks, OwnRedis redis) throws Exception {
@@ -226,6 +277,9 @@ class RemoteSoakTest {
             }
             faults.heal();
             f.engine.drainTransfers();
+            // A fixed coda: a nil read and a bad value met once each, whatever the random phase hit.
+            all.addAll(coda(f, faults, prefixes.get(0), rnd, faults::delete));
+            all.addAll(coda(f, faults, prefixes.get(1), rnd, faults::corrupt));
             f.checkInvariants();
             f.assertDrained();
             int aborted = FingerprintEngines.assertMatchReferences(all);
