@@ -13,8 +13,9 @@ import io.kvtier.model.CheckpointWriter;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.offload.OffloadConfig;
-import io.kvtier.offload.transfer.CopyBandwidth;
-import io.kvtier.tier.disk.ColdDiskBandwidth;
+import io.kvtier.bench.CopyBandwidth;
+import io.kvtier.bench.ColdDiskBandwidth;
+import io.kvtier.bench.DiskBandwidth;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -155,8 +156,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
     private void diskBandwidth(Path dir) throws java.io.IOException {
         System.out.println("== disk tier bandwidth (GB/s; mean file time, slowest 2% left out; page cache, --disk-fsync none on both sides) vs plain FileChannel ==");
         Files.createDirectories(dir);
-        System.out.print(io.kvtier.tier.disk.DiskBandwidth.table(io.kvtier.tier.disk.DiskBandwidth.measure(dir,
-                io.kvtier.tier.disk.DiskBandwidth.DEFAULT_CHUNK_SIZES, diskMibPerSize << 20, 3)));
+        System.out.print(DiskBandwidth.table(DiskBandwidth.measure(dir,
+                DiskBandwidth.DEFAULT_CHUNK_SIZES, diskMibPerSize << 20, 3)));
     }
 
     private static void deleteTree(Path root) throws java.io.IOException {

@@ -1,5 +1,11 @@
-package io.kvtier.offload.transfer;
+package io.kvtier.bench;
 
+import io.kvtier.offload.transfer.TransferResult;
+import io.kvtier.offload.transfer.LoadJob;
+import io.kvtier.offload.transfer.StoreJob;
+import io.kvtier.offload.transfer.AsyncTransferEngine;
+import io.kvtier.offload.transfer.ChunkCopy;
+import io.kvtier.offload.transfer.ChunkCopier;
 import io.kvtier.kv.BlockKey;
 import io.kvtier.tier.ChunkHeader;
 import io.kvtier.tier.HostSlab;

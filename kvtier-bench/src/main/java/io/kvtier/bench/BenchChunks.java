@@ -1,5 +1,8 @@
-package io.kvtier.tier.disk;
+package io.kvtier.bench;
 
+import io.kvtier.tier.disk.DiskFsync;
+import io.kvtier.tier.disk.DiskCapacity;
+import io.kvtier.tier.disk.DiskStore;
 import io.kvtier.kv.BlockKey;
 import io.kvtier.tier.ChunkHeader;
 import java.io.IOException;
@@ -79,9 +82,10 @@ record BenchChunks(long size, int files, MemorySegment payload, BlockKey[] keys,
      */
     static <R> List<R> forEachSize(Path dir, String name, long[] sizes, SizeMeasure<Void> before,
                                    SizeMeasure<R> measure) throws IOException {
-        Path work = dir.resolve(name + "-" + DiskStore.PID);
+        long pid = ProcessHandle.current().pid();
+        Path work = dir.resolve(name + "-" + pid);
         Files.createDirectories(work);
-        BlockKey ns = new BlockKey(0x6b76746965722d62L, 0x616e647769647468L, DiskStore.PID, System.nanoTime());
+        BlockKey ns = new BlockKey(0x6b76746965722d62L, 0x616e647769647468L, pid, System.nanoTime());
         List<R> rows = new ArrayList<>();
         try (DiskStore store = DiskStore.open(work.resolve("store"), ns, DiskFsync.NONE)) {
             if (!store.writable()) {

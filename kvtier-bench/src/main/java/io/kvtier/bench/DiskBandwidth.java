@@ -1,5 +1,8 @@
-package io.kvtier.tier.disk;
+package io.kvtier.bench;
 
+import io.kvtier.tier.disk.DiskRead;
+import io.kvtier.tier.disk.DiskWrite;
+import io.kvtier.tier.disk.DiskStore;
 import io.kvtier.kv.BlockKey;
 import io.kvtier.tier.ChunkHeader;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.kvtier.tier.disk;
+package io.kvtier.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
