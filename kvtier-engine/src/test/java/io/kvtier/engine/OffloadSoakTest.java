@@ -49,18 +49,11 @@ class OffloadSoakTest {
             f.transfers.reorder(true);
             f.transfers.failJobs(job -> faults.nextInt(25) == 0);
             f.transfers.delayJobs(job -> faults.nextInt(4) == 0, 1 + faults.nextInt(3));
-            List<Request> all = new ArrayList<>();
-            int submitted = 0;
+            SoakRequests requests = new SoakRequests(rnd, prefixes, REQUESTS);
+            List<Request> all = requests.all();
             int steps = 0;
-            while (submitted < REQUESTS || f.engine.hasWork()) {
-                for (int k = rnd.nextInt(3); k > 0 && submitted < REQUESTS; k--, submitted++) {
-                    int[] prefix = prefixes.get(rnd.nextInt(prefixes.size()));
-                    int[] prompt = FingerprintEngines.concat(prefix, FingerprintEngines.randomTokens(rnd, rnd.nextInt(13)));
-                    all.add(f.submit(prompt, 1 + rnd.nextInt(16)));
-                }
-                if (rnd.nextInt(40) == 0 && !all.isEmpty()) {
-                    f.engine.abort(all.get(rnd.nextInt(all.size())).id());
-                }
+            while (!requests.allSubmitted() || f.engine.hasWork()) {
+                requests.arrive(f);
                 if (rnd.nextInt(60) == 0) {
                     corruptSomeEntry(f, rnd);
                 }

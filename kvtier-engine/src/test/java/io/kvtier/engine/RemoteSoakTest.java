@@ -249,18 +249,11 @@ class RemoteSoakTest {
         try (OffloadFixture f = OffloadFixture.withRemote(ec, hostChunks, oc, policy, settings, 1L << 20);
              StoreFaults faults = new StoreFaults(redis, rnd.split(), f.remoteKeys.prefix())) {
             f.bytesCheckEvery = 1;
-            List<Request> all = new ArrayList<>();
-            int submitted = 0;
+            SoakRequests requests = new SoakRequests(rnd, prefixes, REQUESTS);
+            List<Request> all = requests.all();
             int steps = 0;
-            while (submitted < REQUESTS || f.engine.hasWork()) {
-                for (int k = rnd.nextInt(3); k > 0 && submitted < REQUESTS; k--, submitted++) {
-                    int[] prefix = prefixes.get(rnd.nextInt(prefixes.size()));
-                    int[] prompt = FingerprintEngines.concat(prefix, FingerprintEngines.randomTokens(rnd, rnd.nextInt(13)));
-                    all.add(f.submit(prompt, 1 + rnd.nextInt(16)));
-                }
-                if (rnd.nextInt(40) == 0 && !all.isEmpty()) {
-                    f.engine.abort(all.get(rnd.nextInt(all.size())).id());
-                }
+            while (!requests.allSubmitted() || f.engine.hasWork()) {
+                requests.arrive(f);
                 if (rnd.nextInt(8) == 0) {
                     f.engine.resetCache(); // the host tier forgets: the next hits come from the store
                 }
