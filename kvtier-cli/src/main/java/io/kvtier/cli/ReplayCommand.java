@@ -56,6 +56,15 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--disk-cache-tokens", defaultValue = "0", paramLabel = "N", description = "disk tier capacity in tokens behind the host tier (written through from it; a disk hit is promoted into the host, then loaded), 0 for none (default), or inf")
     String diskTokens;
 
+    @Option(names = "--remote-cache-tokens", defaultValue = "0", paramLabel = "N", description = "simulated remote tier (a Redis / Valkey shared by engines) behind the host tier, in tokens: written through from the host, a remote hit is probed, promoted into the host, then loaded; LRU beyond the capacity; 0 for none (default), or inf")
+    String remoteTokens;
+
+    @Option(names = "--remote-latency-us", paramLabel = "US", description = "fixed cost of one remote job (probe, read or write pipeline), microseconds (default 200: a datacenter round trip plus Redis)")
+    Double remoteLatencyUs;
+
+    @Option(names = "--remote-gbps", paramLabel = "GBPS", description = "throughput of one remote job's values, GB/s (default 2.5: a 25 GbE link at 80%%)")
+    Double remoteGbps;
+
     @Mixin
     BatchOptions batch;
 
@@ -298,6 +307,10 @@ final class ReplayCommand implements Callable<Integer> {
         if (hostGbps != null) {
             Checks.positive(hostGbps, "--host-gbps");
         }
+        nonNegative(remoteLatencyUs, "--remote-latency-us");
+        if (remoteGbps != null) {
+            Checks.positive(remoteGbps, "--remote-gbps");
+        }
         long kvBytes = ref.kvBytesPerToken();
         if (kvBytesPerToken != null) {
             kvBytes = Sizes.parseBytes(kvBytesPerToken, "--kv-bytes-per-token");
@@ -329,7 +342,10 @@ final class ReplayCommand implements Callable<Integer> {
                 deviceTokens == null ? base.device() : Capacity.parse(deviceTokens, "--device-tokens"),
                 Capacity.parse(hostTokens, "--host-cache-tokens"), Capacity.parse(diskTokens, "--disk-cache-tokens"), blockSize,
                 x, cost, maxBatchTokens == null ? 0 : maxBatchTokens, batch.maxRunning(),
-                outputCap != null ? outputCap : base.maxTokens());
+                outputCap != null ? outputCap : base.maxTokens()).withRemote(new ReplayConfig.Remote(
+                Capacity.parse(remoteTokens, "--remote-cache-tokens"),
+                remoteLatencyUs != null ? remoteLatencyUs * 1e3 : ReplayConfig.Remote.NONE.latencyNanos(),
+                remoteGbps != null ? remoteGbps * 1e9 : ReplayConfig.Remote.NONE.bytesPerSecond()));
     }
 
     private boolean customCost() {

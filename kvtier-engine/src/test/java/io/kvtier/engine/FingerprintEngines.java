@@ -96,4 +96,20 @@ public final class FingerprintEngines {
         }
         return t;
     }
+
+    /** {@code n} tokens drawn from {@code rnd}, never the stop token 0. */
+    public static int[] randomTokens(java.util.SplittableRandom rnd, int n) {
+        int[] t = new int[n];
+        for (int i = 0; i < n; i++) {
+            t[i] = 1 + rnd.nextInt(VOCAB - 1);
+        }
+        return t;
+    }
+
+    /** {@code a} followed by {@code b}. */
+    public static int[] concat(int[] a, int[] b) {
+        int[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
 }

@@ -62,7 +62,7 @@ final class OffloadFixture implements AutoCloseable {
 
     /** @param hasher null for the real SHA-256 hasher; a test hasher (e.g. one that collides) otherwise */
     OffloadFixture(EngineConfig engineConfig, int hostChunks, OffloadConfig config, String policy, BlockHasher hasher) {
-        this(engineConfig, hostChunks, config, policy, hasher, null, 0, io.kvtier.offload.DiskWritePolicy.THROUGH);
+        this(engineConfig, hostChunks, config, policy, hasher, null, 0, io.kvtier.offload.DiskWritePolicy.THROUGH, null, 0);
     }
 
     /**
@@ -71,11 +71,27 @@ final class OffloadFixture implements AutoCloseable {
      */
     static OffloadFixture withDisk(EngineConfig engineConfig, int hostChunks, OffloadConfig config, java.nio.file.Path diskDir,
                                    int diskChunks, io.kvtier.offload.DiskWritePolicy policy) {
-        return new OffloadFixture(engineConfig, hostChunks, config, "lru", null, diskDir, diskChunks, policy);
+        return new OffloadFixture(engineConfig, hostChunks, config, "lru", null, diskDir, diskChunks, policy, null, 0);
     }
 
+    /**
+     * With a remote tier on a real Redis behind the host tier (write-through, admitted at once),
+     * and the real {@link io.kvtier.offload.transfer.AsyncTransferEngine} (store faults go into the server).
+     */
+    static OffloadFixture withRemote(EngineConfig engineConfig, int hostChunks, OffloadConfig config, String policy,
+                                     io.kvtier.tier.remote.RemoteSettings remote, long maxBytesInFlight) {
+        return new OffloadFixture(engineConfig, hostChunks, config, policy, null, null, 0, io.kvtier.offload.DiskWritePolicy.THROUGH,
+                remote, maxBytesInFlight);
+    }
+
+    /** The remote tier's keys (null without one). */
+    final io.kvtier.tier.remote.RemoteKeys remoteKeys;
+    /** Lines the remote tier printed when it turned itself off (none expected). */
+    final List<String> remoteWarnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     private OffloadFixture(EngineConfig engineConfig, int hostChunks, OffloadConfig config, String policy, BlockHasher hasher,
-                           java.nio.file.Path diskDir, int diskChunks, io.kvtier.offload.DiskWritePolicy diskPolicy) {
+                           java.nio.file.Path diskDir, int diskChunks, io.kvtier.offload.DiskWritePolicy diskPolicy,
+                           io.kvtier.tier.remote.RemoteSettings remote, long remoteBytesInFlight) {
         this.layout = FingerprintModelRunner.layout(engineConfig.blockSize());
         this.blocksPerChunk = config.blocksPerChunk();
         this.pool = new BlockPool(engineConfig.deviceBlocks(), layout);
@@ -83,7 +99,16 @@ final class OffloadFixture implements AutoCloseable {
                 CachePolicy.named(policy, hostChunks), events);
         Namespace ns = Namespace.of("fingerprint", layout, config.blocksPerChunk());
         ChunkCopier copier = new ChunkCopier(pool.slab(), layout.bytesPerBlock(), host.slab());
-        if (diskDir == null) {
+        this.remoteKeys = remote == null ? null : new io.kvtier.tier.remote.RemoteKeys(remote.tenant(), ns.digest());
+        if (remote != null) {
+            var store = io.kvtier.tier.remote.LettuceRemoteStore.open(remote, remoteWarnings::add);
+            this.transfers = null;
+            this.transferEngine = new io.kvtier.offload.transfer.AsyncTransferEngine(copier, null,
+                    new io.kvtier.offload.transfer.RemoteCopier(host.slab(), store, remoteKeys, layout.bytesPerBlock()));
+            this.offload = new OffloadScheduler(config, pool, host, transferEngine, ns, null,
+                    new io.kvtier.offload.RemoteTierParts(store, io.kvtier.offload.DiskWritePolicy.THROUGH, 1,
+                            remoteBytesInFlight, remote.timeout(), java.time.Duration.ofSeconds(2)));
+        } else if (diskDir == null) {
             this.transfers = new FaultInjectingTransferEngine(copier);
             this.transferEngine = transfers;
             this.offload = new OffloadScheduler(config, pool, host, transfers, ns);

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.offload.OffloadStats;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -42,7 +41,7 @@ class OffloadSoakTest {
         String policy = rnd.nextBoolean() ? "lru" : "arc";
         List<int[]> prefixes = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            prefixes.add(randomTokens(rnd, 4 + rnd.nextInt(17)));
+            prefixes.add(FingerprintEngines.randomTokens(rnd, 4 + rnd.nextInt(17)));
         }
         SplittableRandom faults = rnd.split();
         try (OffloadFixture f = new OffloadFixture(ec, hostChunks, oc, policy)) {
@@ -50,18 +49,11 @@ class OffloadSoakTest {
             f.transfers.reorder(true);
             f.transfers.failJobs(job -> faults.nextInt(25) == 0);
             f.transfers.delayJobs(job -> faults.nextInt(4) == 0, 1 + faults.nextInt(3));
-            List<Request> all = new ArrayList<>();
-            int submitted = 0;
+            SoakRequests requests = new SoakRequests(rnd, prefixes, REQUESTS);
+            List<Request> all = requests.all();
             int steps = 0;
-            while (submitted < REQUESTS || f.engine.hasWork()) {
-                for (int k = rnd.nextInt(3); k > 0 && submitted < REQUESTS; k--, submitted++) {
-                    int[] prefix = prefixes.get(rnd.nextInt(prefixes.size()));
-                    int[] prompt = concat(prefix, randomTokens(rnd, rnd.nextInt(13)));
-                    all.add(f.submit(prompt, 1 + rnd.nextInt(16)));
-                }
-                if (rnd.nextInt(40) == 0 && !all.isEmpty()) {
-                    f.engine.abort(all.get(rnd.nextInt(all.size())).id());
-                }
+            while (!requests.allSubmitted() || f.engine.hasWork()) {
+                requests.arrive(f);
                 if (rnd.nextInt(60) == 0) {
                     corruptSomeEntry(f, rnd);
                 }
@@ -100,19 +92,5 @@ class OffloadSoakTest {
         int slot = rnd.nextInt(f.host.capacity());
         f.damagedSlot(slot);
         f.transfers.corruptPayloadByte(slot, rnd.nextInt((int) f.host.slab().payloadBytesPerChunk()));
-    }
-
-    private static int[] randomTokens(SplittableRandom rnd, int n) {
-        int[] t = new int[n];
-        for (int i = 0; i < n; i++) {
-            t[i] = 1 + rnd.nextInt(FingerprintEngines.VOCAB - 1);
-        }
-        return t;
-    }
-
-    private static int[] concat(int[] a, int[] b) {
-        int[] out = Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
     }
 }

@@ -52,7 +52,7 @@ public final class Replay {
         TimedRecorder timed = cfg.mode() == ReplayConfig.Mode.TIMED ? new TimedRecorder(reqs.size()) : null;
         try (ReplayEngine re = new ReplayEngine(reqs, cfg, timed)) {
             int[] hits = new int[reqs.size()];
-            long[] counts = new long[4]; // device hit tokens, host hit tokens, output tokens, disk hit tokens
+            long[] counts = new long[5]; // device, host hit tokens, output tokens, disk, remote hit tokens
             if (timed == null) {
                 runInstant(re, reqs, cfg, hits, counts, progress);
             } else {
@@ -61,7 +61,8 @@ public final class Replay {
             ReplayResult.Optimum optimum = null;
             if (cfg.mode() == ReplayConfig.Mode.INSTANT && cfg.blockSize() == ChunkTrace.CHUNK_TOKENS) {
                 ChunkTrace c = chunks != null ? chunks : ChunkTrace.of(trace);
-                long capacity = (long) re.deviceBlocks + re.hostChunks + re.diskChunks;
+                long remoteChunks = re.remote == null ? 0 : Math.min(re.remote.capacityChunks(), c.distinctChunks());
+                long capacity = (long) re.deviceBlocks + re.hostChunks + re.diskChunks + remoteChunks;
                 optimum = new ReplayResult.Optimum(capacity, BeladyOptimum.run(c, capacity, HitRule.ENGINE).hitTokens(),
                         Ceiling.compute(c, HitRule.ENGINE).hitTokens());
             }
@@ -74,7 +75,9 @@ public final class Replay {
                     counts[2], counts[0], counts[1], stored, loaded, re.host == null ? 0 : re.host.index().evictions(),
                     os == null ? 0 : os.storeRefusals(), re.engine.stats().preemptions(), Math.multiplyExact(stored, bytesPerBlock),
                     Math.multiplyExact(loaded, bytesPerBlock), hits, optimum, timing, (System.nanoTime() - t0) / 1e9, re.diskChunks, counts[3],
-                    os == null ? 0 : os.blocksStored().getOrDefault("disk", 0L), trace.fileRequests());
+                    os == null ? 0 : os.blocksStored().getOrDefault("disk", 0L), trace.fileRequests(),
+                    re.remote == null ? null : new ReplayResult.Remote(re.remote.capacityChunks(), counts[4],
+                            os.blocksStored().getOrDefault("remote", 0L), re.transfers.remoteJobs(), re.remote.evictions()));
         }
     }
 
@@ -93,16 +96,19 @@ public final class Replay {
         long device = r.deviceHitTokens();
         long host = r.externalHitTokens().getOrDefault(HostTier.NAME, 0);
         long disk = r.externalHitTokens().getOrDefault("disk", 0);
+        long remote = r.externalHitTokens().getOrDefault("remote", 0);
         if (firstStart >= 0) {
             device = Math.min(device, firstStart);
             disk = Math.min(disk, firstStart - device);
-            host = firstStart - device - disk;
+            remote = Math.min(remote, firstStart - device - disk);
+            host = firstStart - device - disk - remote;
         }
-        hits[(int) r.id()] = (int) (device + host + disk);
+        hits[(int) r.id()] = (int) (device + host + disk + remote);
         counts[0] += device;
         counts[1] += host;
         counts[2] += r.numOutputTokens();
         counts[3] += disk;
+        counts[4] += remote;
     }
 
     private static void runInstant(ReplayEngine re, List<TraceRequest> reqs, ReplayConfig cfg, int[] hits,
@@ -130,7 +136,14 @@ public final class Replay {
                 next++;
             }
             if (!engine.hasWork()) {
-                re.clock.advanceTo(arrival(reqs.get(next), cfg));
+                // Idle until the next arrival, but transfers in flight end meanwhile and are applied
+                // then (a host store's write-through starts), as the engine's background would.
+                long arrives = arrival(reqs.get(next), cfg);
+                long ends = re.transfers == null ? Long.MAX_VALUE : re.transfers.nextCompletionNanos();
+                re.clock.advanceTo(Math.min(arrives, ends));
+                if (ends < arrives) {
+                    engine.step();
+                }
                 continue;
             }
             long steps = engine.stats().steps();

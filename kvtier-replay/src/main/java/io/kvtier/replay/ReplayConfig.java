@@ -18,9 +18,49 @@ import io.kvtier.replay.trace.TraceRequest;
  * @param maxRunning     most requests holding device blocks at once
  * @param maxTokens      most tokens a request generates: its trace's {@code output_length} (at least
  *                       1) capped at this; 1 = only the first token, {@link Integer#MAX_VALUE} = no cap
+ * @param remote         the simulated remote tier behind the host tier ({@link Remote#NONE}: none)
  */
 public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
-                           double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens) {
+                           double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens, Remote remote) {
+
+    /**
+     * The simulated remote tier (a Redis / Valkey shared by engines): written through from the
+     * host tier, read back by promotion into it, its jobs on their own lane costing
+     * {@code latency + bytes / bandwidth} ({@link io.kvtier.replay.sim.SimulatedRemoteStore}).
+     *
+     * @param capacity       keys it holds, tokens ({@code 0}: no remote tier; {@code inf}: unbounded)
+     * @param latencyNanos   fixed cost of one job, ns
+     * @param bytesPerSecond throughput of one job's values, bytes/s
+     */
+    public record Remote(Capacity capacity, double latencyNanos, double bytesPerSecond) {
+        /** No remote tier. */
+        public static final Remote NONE = new Remote(Capacity.tokens(0),
+                io.kvtier.replay.sim.SimulatedRemoteStore.DEFAULT_LATENCY_NANOS,
+                io.kvtier.replay.sim.SimulatedRemoteStore.DEFAULT_BYTES_PER_SECOND);
+
+        public Remote {
+            if (capacity.kind() == Capacity.Kind.MIN) {
+                throw new IllegalArgumentException("--remote-cache-tokens: 'min' is for the device tier only");
+            }
+            if (!(latencyNanos >= 0) || Double.isInfinite(latencyNanos)) {
+                throw new IllegalArgumentException("--remote-latency-us must be finite and >= 0, got " + latencyNanos / 1e3);
+            }
+            if (!(bytesPerSecond > 0) || Double.isInfinite(bytesPerSecond)) {
+                throw new IllegalArgumentException("--remote-gbps must be finite and > 0, got " + bytesPerSecond / 1e9);
+            }
+        }
+
+        /** Whether there is a remote tier. */
+        public boolean enabled() {
+            return !(capacity.kind() == Capacity.Kind.TOKENS && capacity.tokens() == 0);
+        }
+    }
+
+    /** Without a remote tier. */
+    public ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
+                        double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens) {
+        this(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, Remote.NONE);
+    }
 
     /** How requests are fed to the engine. */
     public enum Mode {
@@ -77,6 +117,9 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
                 && host.kind() == Capacity.Kind.TOKENS && host.tokens() == 0) {
             throw new IllegalArgumentException("--disk-cache-tokens: the disk tier sits behind the host tier; give --host-cache-tokens too");
         }
+        if (remote.enabled() && host.kind() == Capacity.Kind.TOKENS && host.tokens() == 0) {
+            throw new IllegalArgumentException("--remote-cache-tokens: the remote tier sits behind the host tier; give --host-cache-tokens too");
+        }
     }
 
     /**
@@ -91,39 +134,43 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
     }
 
     public ReplayConfig withPolicy(Policy p) {
-        return new ReplayConfig(mode, p, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens);
+        return new ReplayConfig(mode, p, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, remote);
     }
 
     public ReplayConfig withDevice(Capacity c) {
-        return new ReplayConfig(mode, policy, c, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens);
+        return new ReplayConfig(mode, policy, c, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, remote);
     }
 
     public ReplayConfig withHost(Capacity c) {
-        return new ReplayConfig(mode, policy, device, c, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens);
+        return new ReplayConfig(mode, policy, device, c, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, remote);
     }
 
     public ReplayConfig withBlockSize(int b) {
-        return new ReplayConfig(mode, policy, device, host, disk, b, speedup, cost, maxBatchTokens, maxRunning, maxTokens);
+        return new ReplayConfig(mode, policy, device, host, disk, b, speedup, cost, maxBatchTokens, maxRunning, maxTokens, remote);
     }
 
     public ReplayConfig withSpeedup(double s) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, s, cost, maxBatchTokens, maxRunning, maxTokens);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, s, cost, maxBatchTokens, maxRunning, maxTokens, remote);
     }
 
     public ReplayConfig withCost(CostModel c) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, c, maxBatchTokens, maxRunning, maxTokens);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, c, maxBatchTokens, maxRunning, maxTokens, remote);
     }
 
     public ReplayConfig withMaxBatchTokens(int n) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, n, maxRunning, maxTokens);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, n, maxRunning, maxTokens, remote);
     }
 
     public ReplayConfig withMaxRunning(int n) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, n, maxTokens);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, n, maxTokens, remote);
     }
 
     public ReplayConfig withMaxTokens(int n) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, n);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, n, remote);
+    }
+
+    public ReplayConfig withRemote(Remote r) {
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, r);
     }
 
     /** Tokens a request of the trace generates in this replay: its {@code output_length} (at least 1), at most {@link #maxTokens}. */

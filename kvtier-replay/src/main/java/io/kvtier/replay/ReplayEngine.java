@@ -40,10 +40,17 @@ final class ReplayEngine implements AutoCloseable {
     final int hostChunks;
     /** Disk tier chunks (0 = none). */
     final int diskChunks;
+    /** The simulated remote store (null = none). */
+    final io.kvtier.replay.sim.SimulatedRemoteStore remote;
     /** The simulated model's context, tokens: the cost model's, or the trace's longest request if longer. */
     final int maxPositions;
     /** Step token budget used. */
     final int maxBatchTokens;
+
+    /** Deadline of a simulated remote operation (virtual time; a job gets twice that). */
+    static final java.time.Duration REMOTE_TIMEOUT = java.time.Duration.ofSeconds(1);
+    /** How long a probe's answer is trusted (virtual time), as the engine's default. */
+    static final java.time.Duration REMOTE_HINT_TTL = java.time.Duration.ofSeconds(2);
 
     ReplayEngine(List<TraceRequest> trace, ReplayConfig cfg, SimulatedModelRunner.Listener listener) {
         int bs = cfg.blockSize();
@@ -83,6 +90,12 @@ final class ReplayEngine implements AutoCloseable {
             case TOKENS -> (int) Math.min(Integer.MAX_VALUE, cfg.disk().blocks(bs));
             case MIN -> throw new IllegalArgumentException("--disk-cache-tokens: 'min' is for the device tier only");
         };
+        remote = hostChunks == 0 || !cfg.remote().enabled() ? null : new io.kvtier.replay.sim.SimulatedRemoteStore(
+                switch (cfg.remote().capacity().kind()) {
+                    case INF -> Long.MAX_VALUE;
+                    case TOKENS -> Math.max(1, cfg.remote().capacity().blocks(bs));
+                    case MIN -> throw new IllegalArgumentException("--remote-cache-tokens: 'min' is for the device tier only");
+                }, cfg.remote().latencyNanos(), cfg.remote().bytesPerSecond());
         maxBatchTokens = cfg.maxBatchTokens() > 0 ? cfg.maxBatchTokens()
                 : cfg.mode() == ReplayConfig.Mode.INSTANT ? longestPrompt : ReplayConfig.TIMED_MAX_BATCH_TOKENS;
         EngineConfig ec = new EngineConfig(bs, deviceBlocks, maxBatchTokens, cfg.maxRunning(), true, -1);
@@ -90,15 +103,19 @@ final class ReplayEngine implements AutoCloseable {
         Namespace ns = Namespace.of("replay/" + cfg.cost().name(), layout);
         BlockPool pool = new BlockPool(deviceBlocks, layout);
         if (hostChunks > 0) {
-            transfers = new SimulatedTransferEngine(cfg.cost(), clock, bs);
+            transfers = new SimulatedTransferEngine(cfg.cost(), clock, bs, remote);
             host = HostTier.withoutSlab(hostChunks, CachePolicy.named(cfg.policy().evictionPolicy(), hostChunks),
                     KvEvents.discarding());
             // The disk tier: the real bookkeeping and write-through chain, files simulated by the transfer engine.
             io.kvtier.offload.DiskTierParts disk = diskChunks == 0 ? null : new io.kvtier.offload.DiskTierParts(
                     new io.kvtier.tier.TierIndex("disk", diskChunks, CachePolicy.named(cfg.policy().evictionPolicy(), diskChunks),
                             KvEvents.discarding()), null, null, io.kvtier.offload.DiskWritePolicy.THROUGH, 1);
+            // The remote tier: the real RemoteChain (probes, hints, promotion, write-through), the store
+            // simulated by the transfer engine. No byte budget: the lane's time is the cost of a write.
+            io.kvtier.offload.RemoteTierParts remoteParts = remote == null ? null : new io.kvtier.offload.RemoteTierParts(null,
+                    io.kvtier.offload.DiskWritePolicy.THROUGH, 1, Long.MAX_VALUE / 4, REMOTE_TIMEOUT, REMOTE_HINT_TTL);
             offload = new OffloadScheduler(OffloadConfig.DEFAULT.withHostAdmitAfter(cfg.policy().admitAfter()), pool, host,
-                    transfers, ns, disk);
+                    transfers, ns, disk, remoteParts);
         } else {
             transfers = null;
             host = null;

@@ -35,9 +35,17 @@ public final class ReplayReport {
                     capacity(c.disk(), (long) r.diskChunks() * bs, String.format(Locale.ROOT, "%,d chunks", r.diskChunks())),
                     r.diskHitTokens(), r.ratio(r.diskHitTokens()), r.diskChunksWritten());
         }
+        if (r.remote() != null) {
+            long cap = r.remote().capacityChunks();
+            out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (writes into the store, through the host; %.2f per chunk hit)%n",
+                    "remote", cap == Long.MAX_VALUE ? "inf" : capacity(c.remote().capacity(), cap * bs,
+                            String.format(Locale.ROOT, "%,d chunks", cap)),
+                    r.remote().hitTokens(), r.ratio(r.remote().hitTokens()), r.remote().chunksWritten(), r.remoteWritesPerHit());
+        }
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f%n", "total", "", r.hitTokens(), r.tokenHitRatio());
         if (r.optimum() != null) {
-            out.printf(Locale.ROOT, "  optimum (Belady at %,d chunks = device + host" + (r.diskChunks() > 0 ? " + disk" : "") + "): %.4f; this policy reaches %.3f of it%n",
+            out.printf(Locale.ROOT, "  optimum (Belady at %,d chunks = device + host" + (r.diskChunks() > 0 ? " + disk" : "")
+                            + (r.remote() != null ? " + remote" : "") + "): %.4f; this policy reaches %.3f of it%n",
                     r.optimum().capacityChunks(), r.optimumTokenHitRatio(), r.fractionOfOptimum());
             out.printf(Locale.ROOT, "  ceiling (unbounded cache): %.4f; optimum/ceiling %.3f, policy/ceiling %.3f%n",
                     r.ceilingTokenHitRatio(), r.optimumTokenHitRatio() / r.ceilingTokenHitRatio(),
@@ -115,6 +123,14 @@ public final class ReplayReport {
         m.put("host_capacity", c.host().toString());
         m.put("disk_tokens", (long) r.diskChunks() * c.blockSize());
         m.put("disk_capacity", c.disk().toString());
+        if (r.remote() != null) {
+            m.put("remote_capacity", c.remote().capacity().toString());
+            m.put("remote_latency_us", c.remote().latencyNanos() / 1e3);
+            m.put("remote_gbps", c.remote().bytesPerSecond() / 1e9);
+            m.put("remote_jobs", r.remote().jobs());
+            m.put("remote_evictions", r.remote().evictions());
+            m.put("remote_writes_per_hit", r.remoteWritesPerHit());
+        }
         m.put("max_tokens", c.maxTokens());
         m.put("cost_model", costModelJson(c.cost()));
         m.put("requests", r.requests());

@@ -31,13 +31,26 @@ import java.util.Map;
  * @param diskHitTokens      prompt tokens promoted from the disk tier and loaded
  * @param diskChunksWritten  chunks written into the disk tier
  * @param traceRequests      requests in the whole trace file ({@code requests} were replayed: the first ones)
+ * @param remote             the remote tier's figures, or null without one
  */
 public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, int hostChunks, int requests,
                            long promptTokens, long outputTokens, long deviceHitTokens, long hostHitTokens,
                            long hostChunksWritten, long deviceChunksLoaded, long hostEvictions, long storeRefusals,
                            long preemptions, long bytesStored, long bytesLoaded, int[] hitTokensByRequest,
                            Optimum optimum, Timing timing, double wallSeconds, int diskChunks, long diskHitTokens,
-                           long diskChunksWritten, int traceRequests) {
+                           long diskChunksWritten, int traceRequests, Remote remote) {
+
+    /**
+     * The simulated remote tier's figures.
+     *
+     * @param capacityChunks keys the store holds at most ({@link Long#MAX_VALUE}: unbounded)
+     * @param hitTokens      prompt tokens promoted from the store and loaded
+     * @param chunksWritten  chunks written into the store (completed writes)
+     * @param jobs           remote jobs sent (probes, reads, writes)
+     * @param evictions      keys the store evicted for capacity
+     */
+    public record Remote(long capacityChunks, long hitTokens, long chunksWritten, long jobs, long evictions) {
+    }
 
     /**
      * The offline references at the same capacity, over the trace's 512-token blocks under the
@@ -104,7 +117,21 @@ public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, 
 
     /** Prompt tokens not computed: device, host and disk hits. */
     public long hitTokens() {
-        return deviceHitTokens + hostHitTokens + diskHitTokens;
+        return deviceHitTokens + hostHitTokens + diskHitTokens + remoteHitTokens();
+    }
+
+    /** Prompt tokens promoted from the remote tier and loaded (0 without one). */
+    public long remoteHitTokens() {
+        return remote == null ? 0 : remote.hitTokens();
+    }
+
+    /**
+     * Chunks written into the remote tier per chunk hit in it (NaN without remote hits): what each
+     * remote hit cost in writes.
+     */
+    public double remoteWritesPerHit() {
+        long hitChunks = remote == null ? 0 : remote.hitTokens() / config.blockSize();
+        return hitChunks == 0 ? Double.NaN : (double) remote.chunksWritten() / hitChunks;
     }
 
     /** Hit tokens / prompt tokens. */
@@ -120,6 +147,9 @@ public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, 
         if (diskChunks > 0) {
             m.put("disk", diskHitTokens);
         }
+        if (remote != null) {
+            m.put("remote", remote.hitTokens());
+        }
         return m;
     }
 
@@ -130,6 +160,9 @@ public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, 
         m.put("host", hostChunksWritten);
         if (diskChunks > 0) {
             m.put("disk", diskChunksWritten);
+        }
+        if (remote != null) {
+            m.put("remote", remote.chunksWritten());
         }
         return m;
     }

@@ -1,7 +1,10 @@
 package io.kvtier.replay.sim;
 
+import io.kvtier.kv.BlockKey;
 import io.kvtier.offload.transfer.ChunkCopy;
 import io.kvtier.offload.transfer.LoadJob;
+import io.kvtier.offload.transfer.RemoteCopier;
+import io.kvtier.offload.transfer.RemoteJob;
 import io.kvtier.offload.transfer.StoreJob;
 import io.kvtier.offload.transfer.TransferEngine;
 import io.kvtier.offload.transfer.TransferJob;
@@ -26,6 +29,12 @@ import java.util.Set;
  * the simulated model's KV bytes per token. A job that would end after its deadline fails at the
  * deadline (the lane stays busy until the copy would have ended).
  *
+ * <p>With a {@link SimulatedRemoteStore}, {@link RemoteJob}s run on a third FIFO lane costing
+ * the store's {@code latency + bytes / bandwidth} (a probe moves no bytes): a probe or a read
+ * succeeds for the leading chunks the store holds when it starts and fails at the first absent
+ * one with a {@code miss} error, as the real remote copier; a write's keys become visible when it
+ * completes. Without a store a remote job is refused.
+ *
  * <p>{@link #poll()} returns the jobs whose completion time has passed; {@link #awaitAny} and
  * {@link #await} advance the clock to the completion they wait for (never beyond the timeout).
  * Engine thread only, like the engine it serves.
@@ -35,8 +44,14 @@ public final class SimulatedTransferEngine implements TransferEngine {
     private static final int STORE = 0;
     private static final int LOAD = 1;
     private static final int DISK = 2;
+    private static final int REMOTE = 3;
 
-    private record Pending(long jobId, int lane, long startNanos, long endNanos, long bytes, boolean missesDeadline) {
+    /**
+     * A job in flight; for a remote write the keys it makes visible, for a failed remote probe or
+     * read the chunk it fails at ({@code -1}: none).
+     */
+    private record Pending(long jobId, int lane, long startNanos, long endNanos, long bytes, boolean missesDeadline,
+                           List<BlockKey> writes, int missAt) {
     }
 
     private final CostModel cost;
@@ -45,20 +60,27 @@ public final class SimulatedTransferEngine implements TransferEngine {
     private final PriorityQueue<Pending> queue = new PriorityQueue<>(
             Comparator.comparingLong(Pending::endNanos).thenComparingLong(Pending::jobId));
     private final Map<Long, Pending> byId = new HashMap<>();
-    private final long[] laneEnd = new long[3];
-    private final long[] jobs = new long[3];
-    private final long[] bytes = new long[3];
-    private final long[] busyNanos = new long[3];
+    private final long[] laneEnd = new long[4];
+    private final long[] jobs = new long[4];
+    private final long[] bytes = new long[4];
+    private final long[] busyNanos = new long[4];
+    private final SimulatedRemoteStore remote;
     private boolean closed;
 
     /** @param blockTokens token positions per device block (the engine's block size) */
     public SimulatedTransferEngine(CostModel cost, VirtualClock clock, int blockTokens) {
+        this(cost, clock, blockTokens, null);
+    }
+
+    /** With a remote store (null: remote jobs are refused). */
+    public SimulatedTransferEngine(CostModel cost, VirtualClock clock, int blockTokens, SimulatedRemoteStore remote) {
         if (blockTokens < 1) {
             throw new IllegalArgumentException("block tokens must be at least 1, got " + blockTokens);
         }
         this.cost = cost;
         this.clock = clock;
         this.blockTokens = blockTokens;
+        this.remote = remote;
     }
 
     @Override
@@ -73,24 +95,48 @@ public final class SimulatedTransferEngine implements TransferEngine {
             case StoreJob s -> STORE;
             case LoadJob l -> LOAD;
             case io.kvtier.offload.transfer.DiskJob d -> DISK;
-            case io.kvtier.offload.transfer.RemoteJob r -> throw new IllegalArgumentException(
-                    "job " + job.jobId() + ": the replay has no remote lane");
+            case RemoteJob r -> {
+                if (remote == null) {
+                    throw new IllegalArgumentException("job " + job.jobId() + ": the replay has no remote tier");
+                }
+                yield REMOTE;
+            }
         };
         long blocks = 0;
         for (ChunkCopy c : job.chunks()) {
-            // A disk job touches no device block: its size is the whole chunk.
-            blocks += lane == DISK ? c.blockCount() : c.copiedBlockCount();
+            // Disk and remote jobs touch no device block: their size is the whole chunk.
+            blocks += lane >= DISK ? c.blockCount() : c.copiedBlockCount();
+        }
+        List<BlockKey> writes = List.of();
+        int missAt = -1;
+        if (job instanceof RemoteJob r) {
+            List<BlockKey> keys = new ArrayList<>(r.chunks().size());
+            for (ChunkCopy c : r.chunks()) {
+                keys.add(c.key());
+            }
+            if (r.kind() == RemoteJob.Kind.WRITE) {
+                writes = keys;
+            } else {
+                int present = remote.leadingPresent(keys);
+                missAt = present < keys.size() ? present : -1;
+                // A probe moves no value; a read moves the values up to the first absent one.
+                blocks = r.kind() == RemoteJob.Kind.PROBE ? 0 : (long) (missAt < 0 ? keys.size() : missAt) * blocks / keys.size();
+            }
         }
         long size = Math.multiplyExact(Math.multiplyExact(blocks, (long) blockTokens), cost.kvBytesPerToken());
         long start = Math.max(clock.nanoTime(), laneEnd[lane]);
-        long end = start + (lane == DISK ? cost.diskTransferNanos(size) : cost.hostTransferNanos(size));
+        long end = start + switch (lane) {
+            case DISK -> cost.diskTransferNanos(size);
+            case REMOTE -> remote.jobNanos(size);
+            default -> cost.hostTransferNanos(size);
+        };
         laneEnd[lane] = end;
         jobs[lane]++;
         bytes[lane] += size;
         busyNanos[lane] += end - start;
         boolean late = end > job.deadlineNanos();
         Pending p = new Pending(job.jobId(), lane, start, late ? Math.max(clock.nanoTime(), job.deadlineNanos()) : end,
-                size, late);
+                size, late, writes, missAt);
         queue.add(p);
         byId.put(p.jobId(), p);
     }
@@ -155,9 +201,16 @@ public final class SimulatedTransferEngine implements TransferEngine {
         return out;
     }
 
-    private static TransferResult result(Pending p) {
+    private TransferResult result(Pending p) {
         if (p.missesDeadline()) {
             return TransferResult.failed(p.jobId(), 0, p.endNanos() - p.startNanos(), 0, TransferResult.DEADLINE_EXCEEDED);
+        }
+        if (p.missAt() >= 0) {
+            return TransferResult.failed(p.jobId(), p.bytes(), p.endNanos() - p.startNanos(), p.missAt(),
+                    RemoteCopier.MISS + ": chunk " + p.missAt() + " of the job is not in the store");
+        }
+        if (!p.writes().isEmpty()) {
+            remote.written(p.writes());
         }
         return TransferResult.ok(p.jobId(), p.bytes(), p.endNanos() - p.startNanos());
     }
@@ -200,6 +253,16 @@ public final class SimulatedTransferEngine implements TransferEngine {
     /** Simulated time the store lane was busy, ns. */
     public long storeBusyNanos() {
         return busyNanos[STORE];
+    }
+
+    /** Remote jobs (probes, reads, writes) submitted. */
+    public long remoteJobs() {
+        return jobs[REMOTE];
+    }
+
+    /** Simulated time the remote lane was busy, ns. */
+    public long remoteBusyNanos() {
+        return busyNanos[REMOTE];
     }
 
     /** Simulated time the load lane was busy, ns. */

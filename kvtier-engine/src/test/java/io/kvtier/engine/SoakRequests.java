@@ -1,0 +1,46 @@
+package io.kvtier.engine;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * The soaks' request stream: each step 0 to 2 new requests over one of a few shared prefixes
+ * (a random tail of up to 12 tokens, 1 to 16 tokens to generate), and now and then an abort of
+ * an earlier one. Draws from the soak's seeded random in a fixed order.
+ */
+final class SoakRequests {
+
+    private final SplittableRandom rnd;
+    private final List<int[]> prefixes;
+    private final int limit;
+    private final List<Request> all = new ArrayList<>();
+
+    SoakRequests(SplittableRandom rnd, List<int[]> prefixes, int limit) {
+        this.rnd = rnd;
+        this.prefixes = prefixes;
+        this.limit = limit;
+    }
+
+    /** Submits this step's new requests to {@code f}, then maybe aborts one. */
+    void arrive(OffloadFixture f) {
+        for (int k = rnd.nextInt(3); k > 0 && all.size() < limit; k--) {
+            int[] prefix = prefixes.get(rnd.nextInt(prefixes.size()));
+            int[] prompt = FingerprintEngines.concat(prefix, FingerprintEngines.randomTokens(rnd, rnd.nextInt(13)));
+            all.add(f.submit(prompt, 1 + rnd.nextInt(16)));
+        }
+        if (rnd.nextInt(40) == 0 && !all.isEmpty()) {
+            f.engine.abort(all.get(rnd.nextInt(all.size())).id());
+        }
+    }
+
+    /** Whether every request was submitted. */
+    boolean allSubmitted() {
+        return all.size() >= limit;
+    }
+
+    /** Every request submitted, in order (a live list: the caller may add its own). */
+    List<Request> all() {
+        return all;
+    }
+}
