@@ -336,7 +336,7 @@ final class ReplayCommand implements Callable<Integer> {
                 deviceTokens == null ? base.device() : Capacity.parse(deviceTokens, "--device-tokens"),
                 Capacity.parse(hostTokens, "--host-cache-tokens"), Capacity.parse(diskTokens, "--disk-cache-tokens"), blockSize,
                 x, cost, maxBatchTokens == null ? 0 : maxBatchTokens, batch.maxRunning(),
-                outputCap != null ? outputCap : base.maxTokens());
+                outputCap != null ? outputCap : base.maxTokens(), eviction.storePolicy(), eviction.loadOrRecompute());
     }
 
     private boolean customCost() {

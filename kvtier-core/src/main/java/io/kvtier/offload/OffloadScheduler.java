@@ -76,6 +76,7 @@ public final class OffloadScheduler implements AutoCloseable {
     private final RemoteChain remote;
     private final ChunkChain chain;
     private final HostStores stores;
+    private final LoadCosts costs;
     private long epoch;
 
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace) {
@@ -116,6 +117,7 @@ public final class OffloadScheduler implements AutoCloseable {
                 config.blocksPerChunk() * blockSize, this.namespace);
         this.chain = new ChunkChain(config.blocksPerChunk(), blockSize, this.namespace);
         this.stores = new HostStores(config, chain, pool, host, transfers, jobs, stats, disk, remote);
+        this.costs = new LoadCosts(config.blocksPerChunk() * blockSize);
     }
 
     public OffloadConfig config() {
@@ -189,6 +191,30 @@ public final class OffloadScheduler implements AutoCloseable {
         }
         int end = (firstChunk + ready) * chunk();
         return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+    }
+
+    /**
+     * With {@code --load-policy faster}: cuts a {@link Lookup.Hit} or {@link Lookup.Promote} from
+     * {@link #lookup} to the leading chunks whose load is measured faster than recomputing them
+     * ({@link LoadCosts}; possibly to {@link Lookup.Miss}), counting the decision in
+     * {@link OffloadStats#loadDecisions()}. Otherwise returns {@code found}. Call once per lookup
+     * that will be acted on.
+     */
+    public Lookup decide(int deviceHitBlocks, Lookup found) {
+        if (!config.loadOrRecompute()) {
+            return found;
+        }
+        return costs.decide(found, deviceHitBlocks, chunk(), pool.layout().bytesPerBlock(), blockSize, stats);
+    }
+
+    /** The clock of transfer times, ns (the transfer engine's: virtual in a replay). */
+    public long clockNanos() {
+        return transfers.nanoTime();
+    }
+
+    /** A forward pass computed {@code tokens} tokens in {@code nanos} of {@link #clockNanos()}: the prefill speed estimate. */
+    public void onForward(long tokens, long nanos) {
+        costs.onForward(tokens, nanos);
     }
 
     /**
@@ -304,6 +330,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** Applies every completed transfer; returns the loads that ended for requests still waiting. */
     public List<LoadDone> poll() {
+        stores.scan(epoch); // lazy stores: first, so the free queue is the one the step's allocations will see
         if (disk != null) {
             disk.drainScan(epoch);
         }
@@ -348,6 +375,9 @@ public final class OffloadScheduler implements AutoCloseable {
             }
             boolean inbound = c.job() instanceof OffloadJob.Load || c.job() instanceof OffloadJob.Promote;
             OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, c.job().tier(), res.bytes(), res.nanos());
+            if (res.success() && (inbound || c.job() instanceof OffloadJob.RemotePromote)) {
+                costs.onLoad(c.job().tier(), res.bytes(), res.nanos());
+            }
             switch (c.job()) {
                 case OffloadJob.Load load -> {
                     LoadDone d = applyLoad(load, res, current);
@@ -453,6 +483,11 @@ public final class OffloadScheduler implements AutoCloseable {
         }
         stores.clear();
         return waiting;
+    }
+
+    /** Lazy stores: chunks completed and still on the device, not stored yet (0 when stores are eager). */
+    public int pendingStoreChunks() {
+        return stores.pendingChunks();
     }
 
     /** The request's store cursor: leading blocks stored, being stored or known present. */

@@ -74,7 +74,8 @@ public final class Replay {
                     counts[2], counts[0], counts[1], stored, loaded, re.host == null ? 0 : re.host.index().evictions(),
                     os == null ? 0 : os.storeRefusals(), re.engine.stats().preemptions(), Math.multiplyExact(stored, bytesPerBlock),
                     Math.multiplyExact(loaded, bytesPerBlock), hits, optimum, timing, (System.nanoTime() - t0) / 1e9, re.diskChunks, counts[3],
-                    os == null ? 0 : os.blocksStored().getOrDefault("disk", 0L), trace.fileRequests());
+                    os == null ? 0 : os.blocksStored().getOrDefault("disk", 0L), trace.fileRequests(),
+                    os == null ? java.util.Map.of() : os.blocksNotStored(), os == null ? null : os.loadDecisions());
         }
     }
 

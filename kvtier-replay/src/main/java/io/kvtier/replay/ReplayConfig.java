@@ -20,7 +20,15 @@ import io.kvtier.replay.trace.TraceRequest;
  *                       1) capped at this; 1 = only the first token, {@link Integer#MAX_VALUE} = no cap
  */
 public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
-                           double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens) {
+                           double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens,
+                           io.kvtier.offload.StorePolicy storePolicy, boolean loadOrRecompute) {
+
+    /** Eager stores, every hit loaded. */
+    public ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
+                        double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens) {
+        this(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens,
+                io.kvtier.offload.StorePolicy.EAGER, false);
+    }
 
     /** How requests are fed to the engine. */
     public enum Mode {
@@ -91,39 +99,58 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
     }
 
     public ReplayConfig withPolicy(Policy p) {
-        return new ReplayConfig(mode, p, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens);
+        return new ReplayConfig(mode, p, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens,
+                storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withDevice(Capacity c) {
-        return new ReplayConfig(mode, policy, c, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens);
+        return new ReplayConfig(mode, policy, c, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens,
+                storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withHost(Capacity c) {
-        return new ReplayConfig(mode, policy, device, c, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens);
+        return new ReplayConfig(mode, policy, device, c, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens,
+                storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withBlockSize(int b) {
-        return new ReplayConfig(mode, policy, device, host, disk, b, speedup, cost, maxBatchTokens, maxRunning, maxTokens);
+        return new ReplayConfig(mode, policy, device, host, disk, b, speedup, cost, maxBatchTokens, maxRunning, maxTokens,
+                storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withSpeedup(double s) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, s, cost, maxBatchTokens, maxRunning, maxTokens);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, s, cost, maxBatchTokens, maxRunning, maxTokens,
+                storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withCost(CostModel c) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, c, maxBatchTokens, maxRunning, maxTokens);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, c, maxBatchTokens, maxRunning, maxTokens,
+                storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withMaxBatchTokens(int n) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, n, maxRunning, maxTokens);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, n, maxRunning, maxTokens,
+                storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withMaxRunning(int n) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, n, maxTokens);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, n, maxTokens,
+                storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withMaxTokens(int n) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, n);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, n,
+                storePolicy, loadOrRecompute);
+    }
+
+    public ReplayConfig withStorePolicy(io.kvtier.offload.StorePolicy p) {
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens,
+                p, loadOrRecompute);
+    }
+
+    public ReplayConfig withLoadOrRecompute(boolean on) {
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens,
+                storePolicy, on);
     }
 
     /** Tokens a request of the trace generates in this replay: its {@code output_length} (at least 1), at most {@link #maxTokens}. */

@@ -97,7 +97,8 @@ final class ReplayEngine implements AutoCloseable {
             io.kvtier.offload.DiskTierParts disk = diskChunks == 0 ? null : new io.kvtier.offload.DiskTierParts(
                     new io.kvtier.tier.TierIndex("disk", diskChunks, CachePolicy.named(cfg.policy().evictionPolicy(), diskChunks),
                             KvEvents.discarding()), null, null, io.kvtier.offload.DiskWritePolicy.THROUGH, 1);
-            offload = new OffloadScheduler(OffloadConfig.DEFAULT.withHostAdmitAfter(cfg.policy().admitAfter()), pool, host,
+            offload = new OffloadScheduler(OffloadConfig.DEFAULT.withHostAdmitAfter(cfg.policy().admitAfter())
+                    .withStorePolicy(cfg.storePolicy()).withLoadOrRecompute(cfg.loadOrRecompute()), pool, host,
                     transfers, ns, disk);
         } else {
             transfers = null;

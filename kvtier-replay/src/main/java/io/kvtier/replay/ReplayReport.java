@@ -48,6 +48,16 @@ public final class ReplayReport {
         out.printf(Locale.ROOT, "  bytes moved: device->host %s, host->device %s (at %,d B/token); host evictions %,d, "
                         + "store refusals %,d, preemptions %,d%n", bytes(r.bytesStored()), bytes(r.bytesLoaded()),
                 c.cost().kvBytesPerToken(), r.hostEvictions(), r.storeRefusals(), r.preemptions());
+        if (c.storePolicy().lazy() || c.loadOrRecompute() || !r.blocksNotStored().isEmpty()) {
+            out.printf(Locale.ROOT, "  stores %s, loads %s; blocks not stored by reason %s%n", c.storePolicy(),
+                    c.loadOrRecompute() ? "faster" : "always", r.blocksNotStored());
+        }
+        if (c.loadOrRecompute() && r.loadDecisions() != null) {
+            var d = r.loadDecisions();
+            out.printf(Locale.ROOT, "  load or recompute: %,d hits decided, %,d recomputed whole, %,d cut, %,d hit tokens recomputed; "
+                    + "load bandwidth %s B/s, prefill %.0f tokens/s%n", d.decided(), d.recomputed(), d.cut(), d.tokensRecomputed(),
+                    d.bandwidth(), d.prefillTokensPerSecond());
+        }
         ReplayResult.Timing t = r.timing();
         if (t != null) {
             out.printf(Locale.ROOT, "  timed (speedup %s): makespan %.1f s, %,d steps, %,d output tokens = %,.0f tokens/s, "
@@ -127,6 +137,12 @@ public final class ReplayReport {
         r.hitTokensByTier().forEach((k, v) -> ratios.put(k, r.ratio(v)));
         m.put("token_hit_ratio_by_tier", ratios);
         m.put("chunks_written_by_tier", r.chunksWrittenByTier());
+        m.put("store_policy", c.storePolicy().toString());
+        m.put("load_policy", c.loadOrRecompute() ? "faster" : "always");
+        m.put("blocks_not_stored", r.blocksNotStored());
+        if (r.loadDecisions() != null) {
+            m.put("load_decisions", r.loadDecisions());
+        }
         m.put("host_evictions", r.hostEvictions());
         m.put("store_refusals", r.storeRefusals());
         m.put("bytes_stored", r.bytesStored());
