@@ -17,7 +17,7 @@ import java.util.TreeMap;
  *
  * <p>The choice: loading the first {@code k} chunks of a hit and recomputing the rest costs
  * {@code sum_{i<k} load_i + sum_{i>=k} recompute_i}; this picks the {@code k} that minimises it
- * (ties: more loading). {@code load_i = bytes_i / bandwidth(tier_i)} (a disk or remote chunk adds
+ * (ties: more loading). {@code load_i = blocks_i / bandwidth(tier_i)} (in blocks/s, tracked beside bytes/s) (a disk or remote chunk adds
  * the host load after its promotion); {@code recompute_i = tokens_i / prefill speed}. Before a
  * tier has a measured load the hit is loaded (that load gives the first measurement). Engine
  * thread only.
@@ -29,6 +29,9 @@ final class LoadCosts {
 
     private final int minTokens;
     private final Map<String, Double> bytesPerSecond = new TreeMap<>();
+    // Decisions use blocks/s: a replay's pool holds placeholder blocks whose size is not the
+    // simulated model's, while job bytes are; blocks are the same unit on both sides.
+    private final Map<String, Double> blocksPerSecond = new TreeMap<>();
     private double tokensPerSecond = Double.NaN;
 
     /** @param minTokens smallest forward pass, tokens, that updates the prefill speed (>= 1) */
@@ -36,13 +39,13 @@ final class LoadCosts {
         this.minTokens = Math.max(1, minTokens);
     }
 
-    /** A successful job moved {@code bytes} from {@code tier} in {@code nanos}. */
-    void onLoad(String tier, long bytes, long nanos) {
-        if (bytes <= 0 || nanos <= 0) {
+    /** A successful job moved {@code blocks} device blocks ({@code bytes}) from {@code tier} in {@code nanos}. */
+    void onLoad(String tier, long blocks, long bytes, long nanos) {
+        if (blocks <= 0 || nanos <= 0) {
             return;
         }
-        double bw = bytes * 1e9 / nanos;
-        bytesPerSecond.merge(tier, bw, (old, now) -> old + ALPHA * (now - old));
+        blocksPerSecond.merge(tier, blocks * 1e9 / nanos, (old, now) -> old + ALPHA * (now - old));
+        bytesPerSecond.merge(tier, bytes * 1e9 / nanos, (old, now) -> old + ALPHA * (now - old));
     }
 
     /** A forward pass computed {@code tokens} tokens in {@code nanos}. */
@@ -69,11 +72,10 @@ final class LoadCosts {
      *
      * @param tiers  tier of each chunk of the hit, head first ({@code host}, {@code disk}, {@code remote})
      * @param blocks device blocks each chunk would fill (the first may be partly on the device)
-     * @param bytesPerBlock KV bytes of one device block
      * @param blockSize tokens per block
      * @return a number in {@code [0, tiers.length]}
      */
-    int chunksToLoad(String[] tiers, int[] blocks, long bytesPerBlock, int blockSize) {
+    int chunksToLoad(String[] tiers, int[] blocks, int blockSize) {
         if (Double.isNaN(tokensPerSecond)) {
             return tiers.length;
         }
@@ -81,7 +83,7 @@ final class LoadCosts {
         double best = 0;
         int bestK = 0;
         for (int i = 0; i < tiers.length; i++) {
-            double load = seconds(tiers[i], blocks[i] * bytesPerBlock);
+            double load = seconds(tiers[i], blocks[i]);
             if (Double.isNaN(load)) {
                 return tiers.length; // a tier never measured: load, and measure it
             }
@@ -94,19 +96,19 @@ final class LoadCosts {
         return bestK;
     }
 
-    /** Seconds to bring {@code bytes} from {@code tier} to the device; NaN if a needed tier was never measured. */
-    private double seconds(String tier, long bytes) {
-        Double host = bytesPerSecond.get(io.kvtier.tier.HostTier.NAME);
+    /** Seconds to bring {@code blocks} from {@code tier} to the device; NaN if a needed tier was never measured. */
+    private double seconds(String tier, int blocks) {
+        Double host = blocksPerSecond.get(io.kvtier.tier.HostTier.NAME);
         if (host == null) {
             return Double.NaN;
         }
-        double t = bytes / host;
+        double t = blocks / host;
         if (!io.kvtier.tier.HostTier.NAME.equals(tier)) {
-            Double lower = bytesPerSecond.get(tier);
+            Double lower = blocksPerSecond.get(tier);
             if (lower == null) {
                 return Double.NaN;
             }
-            t += bytes / lower;
+            t += blocks / lower;
         }
         return t;
     }
@@ -119,7 +121,7 @@ final class LoadCosts {
      * @param deviceHitBlocks blocks of the request already on the device (the hit starts there)
      */
     OffloadScheduler.Lookup decide(OffloadScheduler.Lookup found, int deviceHitBlocks, int blocksPerChunk,
-                                   long bytesPerBlock, int blockSize, OffloadStats stats) {
+                                   int blockSize, OffloadStats stats) {
         int hostChunks;
         int lowerChunks;
         String lowerTier;
@@ -146,7 +148,7 @@ final class LoadCosts {
             tiers[i] = i < hostChunks ? io.kvtier.tier.HostTier.NAME : lowerTier;
             blocks[i] = (firstChunk + i + 1) * blocksPerChunk - Math.max((firstChunk + i) * blocksPerChunk, deviceHitBlocks);
         }
-        int k = chunksToLoad(tiers, blocks, bytesPerBlock, blockSize);
+        int k = chunksToLoad(tiers, blocks, blockSize);
         stats.loadDecisions++;
         stats.loadBandwidth = bandwidths();
         stats.prefillTokensPerSecond = tokensPerSecond;

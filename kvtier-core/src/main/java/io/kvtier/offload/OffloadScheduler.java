@@ -194,17 +194,15 @@ public final class OffloadScheduler implements AutoCloseable {
     }
 
     /**
-     * With {@code --load-policy faster}: cuts a {@link Lookup.Hit} or {@link Lookup.Promote} from
-     * {@link #lookup} to the leading chunks whose load is measured faster than recomputing them
-     * ({@link LoadCosts}; possibly to {@link Lookup.Miss}), counting the decision in
-     * {@link OffloadStats#loadDecisions()}. Otherwise returns {@code found}. Call once per lookup
-     * that will be acted on.
+     * With {@code --load-policy faster}: cuts a hit or promotion from {@link #lookup} to the leading
+     * chunks measured faster to load than to recompute ({@link LoadCosts}; possibly to a miss),
+     * counted in {@link OffloadStats#loadDecisions()}. Otherwise returns {@code found}.
      */
     public Lookup decide(int deviceHitBlocks, Lookup found) {
         if (!config.loadOrRecompute()) {
             return found;
         }
-        return costs.decide(found, deviceHitBlocks, chunk(), pool.layout().bytesPerBlock(), blockSize, stats);
+        return costs.decide(found, deviceHitBlocks, chunk(), blockSize, stats);
     }
 
     /** The clock of transfer times, ns (the transfer engine's: virtual in a replay). */
@@ -376,7 +374,8 @@ public final class OffloadScheduler implements AutoCloseable {
             boolean inbound = c.job() instanceof OffloadJob.Load || c.job() instanceof OffloadJob.Promote;
             OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, c.job().tier(), res.bytes(), res.nanos());
             if (res.success() && (inbound || c.job() instanceof OffloadJob.RemotePromote)) {
-                costs.onLoad(c.job().tier(), res.bytes(), res.nanos());
+                long blocks = c.job() instanceof OffloadJob.Load l ? l.blocks() : (long) c.job().chunkKeys().size() * chunk();
+                costs.onLoad(c.job().tier(), blocks, res.bytes(), res.nanos());
             }
             switch (c.job()) {
                 case OffloadJob.Load load -> {
