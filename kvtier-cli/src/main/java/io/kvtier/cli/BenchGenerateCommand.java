@@ -6,7 +6,9 @@ import io.kvtier.engine.LlamaRunner;
 import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
+import io.kvtier.model.BandwidthBound;
 import io.kvtier.model.Model;
+import io.kvtier.model.ModelConfig;
 import io.kvtier.model.Models;
 import io.kvtier.model.Kernels;
 import java.nio.file.Path;
@@ -75,61 +77,34 @@ final class BenchGenerateCommand implements Callable<Integer> {
         int computeThreads = threads.threads();
         Path modelPath = model.model();
         Model checkpoint = Models.load(modelPath);
-        int seqLen = checkpoint.config().seqLen();
+        ModelConfig shape = checkpoint.config();
+        int seqLen = shape.seqLen();
         int steps = Math.min(decodeTokens, seqLen - 1);
-        int blocks = (sequences + 1) * checkpoint.config().kvLayout(blockSize).blocksFor(seqLen);
+        int blocks = (sequences + 1) * shape.kvLayout(blockSize).blocksFor(seqLen);
         EngineConfig config = new EngineConfig(blockSize, blocks, stepTokens, sequences, false, -1);
+        int readers = threads.resolved();
         System.out.printf("model %s: %s, kernels %s, %d compute threads%n", modelPath.getFileName(),
-                checkpoint.config(), Kernels.best().name(), threads.resolved());
-        try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), computeThreads)) {
+                shape, Kernels.best().name(), readers);
+        long weightBytes = BandwidthBound.weightBytesPerToken(checkpoint);
+        try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), computeThreads);
+             BandwidthBound bound = new BandwidthBound(weightBytes, shape.dim(), readers)) {
             long[] ids = {0};
-            double single = best(() -> decode(engine, ids, 1, steps));
-            double batched = best(() -> decode(engine, ids, sequences, steps));
+            Decode single = decode(engine, ids, 1, steps, bound, weightBytes, shape);
+            Decode batched = decode(engine, ids, sequences, steps, bound, weightBytes, shape);
             int prompt = Math.min(seqLen - 1, 512);
             double prefill = best(() -> prefill(engine, ids, prompt));
-            System.out.printf("single-sequence decode: %,.0f tokens/s (%d tokens)%n", single, steps);
-            long weightBytes = weightBytesPerToken(checkpoint);
-            double copy = copyBytesPerSecond();
-            double bound = copy / weightBytes;
-            System.out.printf("  bandwidth bound:      %,.0f tokens/s = %,.1f MB of weights per token over a %.2f GB/s copy"
-                    + " bandwidth measured now; decode at %.2fx the bound's time per token%n",
-                    bound, weightBytes / 1e6, copy / 1e9, bound / single);
-            System.out.printf("%d-sequence decode:     %,.0f tokens/s (%.2fx single)%n", sequences, batched, batched / single);
-            System.out.printf("prefill:                %,.0f tokens/s (%d-token prompt)%n", prefill, prompt);
+            System.out.printf("read bandwidth:          %.2f GB/s (best of %d passes of %d thread%s over %,.1f MB,"
+                            + " one before each decode step)%n", bound.bufferBytes() / (Math.min(single.bestPass,
+                            batched.bestPass) / 1e9) / 1e9, single.fractions.length + batched.fractions.length,
+                    readers, readers == 1 ? "" : "s", bound.bufferBytes() / 1e6);
+            System.out.printf("single-sequence decode:  %,.0f tokens/s (%d tokens) = %.2f of the bound (%s)%n",
+                    single.tokensPerSecond, steps, single.median(), single.spread());
+            System.out.printf("%d-sequence decode:      %,.0f tokens/s (%.2fx single) = %.2f of the bound (%s)%n",
+                    sequences, batched.tokensPerSecond, batched.tokensPerSecond / single.tokensPerSecond,
+                    batched.median(), batched.spread());
+            System.out.printf("prefill:                 %,.0f tokens/s (%d-token prompt)%n", prefill, prompt);
         }
         return 0;
-    }
-
-    /** Bytes of every matrix a decoded token reads: all layers' projections and the classifier. */
-    static long weightBytesPerToken(Model m) {
-        long bytes = m.classifier().data().byteSize();
-        for (Model.Matrix x : Model.Matrix.values()) {
-            for (int l = 0; l < m.config().layers(); l++) {
-                bytes += m.matrix(x, l).data().byteSize();
-            }
-        }
-        return bytes;
-    }
-
-    /**
-     * Bytes/s of one thread copying a 256 MiB native buffer to another (well beyond the caches),
-     * best of 5 passes: the memory bandwidth that the bound divides the weight bytes by.
-     */
-    static double copyBytesPerSecond() {
-        long size = 256L << 20;
-        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-            java.lang.foreign.MemorySegment a = arena.allocate(size, 64);
-            java.lang.foreign.MemorySegment b = arena.allocate(size, 64);
-            a.fill((byte) 1);
-            b.fill((byte) 2);
-            double best = 0;
-            for (int i = 0; i < 5; i++) {
-                long t0 = System.nanoTime();
-                java.lang.foreign.MemorySegment.copy(i % 2 == 0 ? a : b, 0, i % 2 == 0 ? b : a, 0, size);
-                best = Math.max(best, size / ((System.nanoTime() - t0) / 1e9));
-            }
-            return best;
-        }
     }
 
     private double best(java.util.function.DoubleSupplier run) {
@@ -145,17 +120,77 @@ final class BenchGenerateCommand implements Callable<Integer> {
         return best;
     }
 
-    /** Tokens/s of {@code n} sequences each decoding {@code steps} tokens after a 1-token prompt. */
-    private static double decode(Engine engine, long[] ids, int n, int steps) {
+    /**
+     * A decode figure: the best tokens/s of the repeats, and every timed step's fraction of its
+     * bound (the step's bytes at the bandwidth of the read pass just before it).
+     */
+    private record Decode(double tokensPerSecond, double[] fractions, long bestPass) {
+
+        double median() {
+            return fractions[fractions.length / 2];
+        }
+
+        String spread() {
+            return String.format(java.util.Locale.ROOT, "median of %d steps, each against the read pass before it;"
+                    + " quartiles %.2f-%.2f", fractions.length, fractions[fractions.length / 4],
+                    fractions[fractions.length * 3 / 4]);
+        }
+    }
+
+    /**
+     * {@code n} sequences decoding {@code steps} tokens each after a 1-token prompt: 2 s of warm-up
+     * runs, then {@code --repeats} runs where each step follows a read pass of {@code bound}.
+     */
+    private Decode decode(Engine engine, long[] ids, int n, int steps, BandwidthBound bound, long weightBytes,
+                          ModelConfig shape) {
+        long warmUntil = System.nanoTime() + 2_000_000_000L;
+        do {
+            decodeRun(engine, ids, n, steps, null, 0, shape, null);
+        } while (System.nanoTime() < warmUntil);
+        double best = 0;
+        java.util.List<Double> fractions = new java.util.ArrayList<>();
+        long[] bestPass = {Long.MAX_VALUE};
+        for (int i = 0; i < Math.max(1, repeats); i++) {
+            best = Math.max(best, decodeRun(engine, ids, n, steps, bound, weightBytes, shape, (pass, fraction) -> {
+                bestPass[0] = Math.min(bestPass[0], pass);
+                fractions.add(fraction);
+            }));
+        }
+        double[] sorted = fractions.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        return new Decode(best, sorted, bestPass[0]);
+    }
+
+    /** Receives each timed step's read pass (ns) and fraction of the bound. */
+    private interface StepSink {
+        void accept(long passNanos, double fraction);
+    }
+
+    /**
+     * One decode run; returns tokens/s over the steps' own time. With a {@code bound}, each step
+     * follows a read pass and its fraction goes to {@code sink}: the step reads the weights once
+     * and, for each of its {@code n} tokens at position p, the K and V of p+1 positions.
+     */
+    private static double decodeRun(Engine engine, long[] ids, int n, int steps, BandwidthBound bound,
+                                    long weightBytes, ModelConfig shape, StepSink sink) {
         for (int i = 0; i < n; i++) {
             // Distinct first tokens so the sequences differ; no stop token, so all run to the end.
             engine.submit(new Request(ids[0]++, new int[] {1 + i % 500}, steps, SamplingParams.GREEDY, ExtraKeys.NONE));
         }
-        engine.step(); // the 1-token prefill
-        long t0 = System.nanoTime();
+        engine.step(); // the 1-token prefill, position 0
         long before = engine.stats().generatedTokens();
-        engine.runToCompletion();
-        return (engine.stats().generatedTokens() - before) / ((System.nanoTime() - t0) / 1e9);
+        long busy = 0;
+        for (int pos = 1; engine.hasWork(); pos++) {
+            long pass = bound == null ? 0 : bound.pass();
+            long t0 = System.nanoTime();
+            engine.advance();
+            long t = System.nanoTime() - t0;
+            busy += t;
+            if (bound != null) {
+                double bytes = weightBytes + n * BandwidthBound.kvBytesPerToken(shape, pos + 1);
+                sink.accept(pass, bound.fraction(t, bytes, pass));
+            }
+        }
+        return (engine.stats().generatedTokens() - before) / (busy / 1e9);
     }
 
     /** Prompt tokens/s of one prompt computed in one step. */

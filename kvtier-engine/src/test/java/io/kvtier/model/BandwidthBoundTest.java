@@ -1,0 +1,45 @@
+package io.kvtier.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import org.junit.jupiter.api.Test;
+
+/** The bytes a decode step reads, the buffer a pass reads, and the fraction's arithmetic (no timing asserted). */
+class BandwidthBoundTest {
+
+    @Test
+    void weightBytesAreEveryProjectionAndTheClassifier() {
+        try (Model m = Models.load(SharedFiles.stories260K())) {
+            ModelConfig c = m.config();   // dim 64, hidden 172, 5 layers, 8 heads, 4 kv heads, vocab 512, tied
+            long perLayer = (long) c.dim() * c.qDim() * 2 + 2L * c.dim() * c.kvDim() + 3L * c.dim() * c.hiddenDim();
+            assertThat(BandwidthBound.weightBytesPerToken(m))
+                    .isEqualTo(4 * (c.layers() * perLayer + (long) c.vocabSize() * c.dim()))
+                    .isEqualTo(4 * (5 * (64 * 64 * 2 + 2 * 64 * 32 + 3 * 64 * 172) + 512 * 64));
+            // K and V of 5 layers, kvDim 32 floats each, per position attended
+            assertThat(BandwidthBound.kvBytesPerToken(c, 10)).isEqualTo(2.0 * 5 * 32 * 4 * 10);
+        }
+    }
+
+    @Test
+    void aPassReadsWholeRowsAndTheFractionIsBytesOverBandwidthOverTime() {
+        for (int threads : new int[] {1, 2}) {
+            try (BandwidthBound b = new BandwidthBound(1_000_000, 288, threads)) {
+                assertThat(b.bufferBytes()).isEqualTo(869L * 288 * 4);   // 1,000,000 bytes rounded up to rows of 1152
+                assertThat(b.pass()).isPositive();
+                assertThat(b.bestBytesPerSecond(2)).isPositive();
+                // a step of twice the buffer's bytes that took as long as the pass ran at half the bound
+                assertThat(b.fraction(1_000, 2.0 * b.bufferBytes(), 1_000)).isCloseTo(2.0, within(1e-12));
+                assertThat(b.fraction(4_000, b.bufferBytes(), 1_000)).isCloseTo(0.25, within(1e-12));
+            }
+        }
+    }
+
+    @Test
+    void refusesEmptyBuffersRowsAndThreads() {
+        assertThatThrownBy(() -> new BandwidthBound(0, 288, 1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new BandwidthBound(1000, 0, 1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new BandwidthBound(1000, 288, 0)).isInstanceOf(IllegalArgumentException.class);
+    }
+}
