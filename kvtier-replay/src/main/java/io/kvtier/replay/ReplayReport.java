@@ -141,7 +141,7 @@ public final class ReplayReport {
         m.put("load_policy", c.loadOrRecompute() ? "faster" : "always");
         m.put("blocks_not_stored", r.blocksNotStored());
         if (r.loadDecisions() != null) {
-            m.put("load_decisions", r.loadDecisions());
+            m.put("load_decisions", r.loadDecisions().toJson());
         }
         m.put("host_evictions", r.hostEvictions());
         m.put("store_refusals", r.storeRefusals());
