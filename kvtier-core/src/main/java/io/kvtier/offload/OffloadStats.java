@@ -163,17 +163,6 @@ public final class OffloadStats {
      */
     public record LoadDecisions(long decided, long recomputed, long cut, long tokensRecomputed,
                                 Map<String, Double> bandwidth, double prefillTokensPerSecond) {
-        /** The fields under the stats JSON's snake_case names (prefill speed null before it is measured). */
-        public Map<String, Object> toJson() {
-            Map<String, Object> m = new java.util.LinkedHashMap<>();
-            m.put("decided", decided);
-            m.put("recomputed", recomputed);
-            m.put("cut", cut);
-            m.put("tokens_recomputed", tokensRecomputed);
-            m.put("bandwidth", bandwidth);
-            m.put("prefill_tokens_per_second", Double.isNaN(prefillTokensPerSecond) ? null : prefillTokensPerSecond);
-            return m;
-        }
     }
 
     public LoadDecisions loadDecisions() {

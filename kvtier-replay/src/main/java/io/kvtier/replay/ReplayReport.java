@@ -111,6 +111,21 @@ public final class ReplayReport {
         return u == 0 ? b + " B" : String.format(Locale.ROOT, "%.1f %s", v, units[u]);
     }
 
+    /**
+     * Load-or-recompute decisions as JSON fields (snake_case; the prefill speed null before it is
+     * measured), for the replay record and generate's stats.
+     */
+    public static Map<String, Object> loadDecisionsJson(io.kvtier.offload.OffloadStats.LoadDecisions d) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("decided", d.decided());
+        m.put("recomputed", d.recomputed());
+        m.put("cut", d.cut());
+        m.put("tokens_recomputed", d.tokensRecomputed());
+        m.put("bandwidth", d.bandwidth());
+        m.put("prefill_tokens_per_second", Double.isNaN(d.prefillTokensPerSecond()) ? null : d.prefillTokensPerSecond());
+        return m;
+    }
+
     /** The result as JSON fields, in a stable order. */
     public static Map<String, Object> toJson(ReplayResult r) {
         ReplayConfig c = r.config();
@@ -141,7 +156,7 @@ public final class ReplayReport {
         m.put("load_policy", c.loadOrRecompute() ? "faster" : "always");
         m.put("blocks_not_stored", r.blocksNotStored());
         if (r.loadDecisions() != null) {
-            m.put("load_decisions", r.loadDecisions().toJson());
+            m.put("load_decisions", loadDecisionsJson(r.loadDecisions()));
         }
         m.put("host_evictions", r.hostEvictions());
         m.put("store_refusals", r.storeRefusals());
