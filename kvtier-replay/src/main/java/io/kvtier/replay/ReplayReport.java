@@ -1,5 +1,6 @@
 package io.kvtier.replay;
 
+import io.kvtier.offload.OffloadStats;
 import java.io.PrintStream;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -121,8 +122,13 @@ public final class ReplayReport {
         m.put("recomputed", d.recomputed());
         m.put("cut", d.cut());
         m.put("tokens_recomputed", d.tokensRecomputed());
-        m.put("bandwidth", d.bandwidth());
-        m.put("prefill_tokens_per_second", Double.isNaN(d.prefillTokensPerSecond()) ? null : d.prefillTokensPerSecond());
+        // Fixed keys, 0 = not measured yet: every record of a sweep has the same CSV columns.
+        Map<String, Double> bandwidth = new LinkedHashMap<>();
+        for (String tier : List.of("host", "disk", "remote")) {
+            bandwidth.put(tier, d.bandwidth().getOrDefault(tier, 0.0));
+        }
+        m.put("bandwidth", bandwidth);
+        m.put("prefill_tokens_per_second", Double.isNaN(d.prefillTokensPerSecond()) ? 0.0 : d.prefillTokensPerSecond());
         return m;
     }
 
@@ -154,8 +160,13 @@ public final class ReplayReport {
         m.put("chunks_written_by_tier", r.chunksWrittenByTier());
         m.put("store_policy", c.storePolicy().toString());
         m.put("load_policy", c.loadOrRecompute() ? "faster" : "always");
-        m.put("blocks_not_stored", r.blocksNotStored());
-        if (r.loadDecisions() != null) {
+        Map<String, Long> notStored = new LinkedHashMap<>();
+        for (String reason : List.of(OffloadStats.LONGER_THAN_HOST, OffloadStats.NOT_ADMITTED, OffloadStats.NOT_PROMOTED,
+                OffloadStats.REMOTE_NOT_PROMOTED, OffloadStats.EVICTED_BEFORE_STORE, OffloadStats.PARENT_NOT_STORED)) {
+            notStored.put(reason, r.blocksNotStored().getOrDefault(reason, 0L)); // every reason: same CSV columns in a sweep
+        }
+        m.put("blocks_not_stored", notStored);
+        if (c.loadOrRecompute() && r.loadDecisions() != null) {
             m.put("load_decisions", loadDecisionsJson(r.loadDecisions()));
         }
         m.put("host_evictions", r.hostEvictions());
