@@ -28,8 +28,8 @@ import java.util.Locale;
  * pass alternate so that machine noise affects them alike, and the median pass of each kind is
  * reported. GB/s are 10^9 bytes per second.
  *
- * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -cp kvtier-core/target/classes
- * io.kvtier.offload.transfer.CopyBandwidth [workingSetMiB] [seconds per size]}.
+ * <p>Run: {@code java --enable-native-access=ALL-UNNAMED -cp kvtier-core/target/classes:kvtier-bench/target/classes
+ * io.kvtier.bench.CopyBandwidth [workingSetMiB] [seconds per size]}.
  */
 public final class CopyBandwidth {
 

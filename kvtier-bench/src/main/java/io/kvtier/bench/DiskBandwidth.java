@@ -277,7 +277,7 @@ public final class DiskBandwidth {
     }
 
     /**
-     * {@code java -cp kvtier-core.jar io.kvtier.tier.disk.DiskBandwidth [dir] [MiB per size] [rounds]}:
+     * {@code java -cp kvtier-core.jar:kvtier-bench.jar io.kvtier.bench.DiskBandwidth [dir] [MiB per size] [rounds]}:
      * prints the table (defaults: the temporary directory, 256 MiB, 3 rounds).
      */
     public static void main(String[] args) throws IOException {

@@ -98,6 +98,9 @@ final class BenchServeCommand implements Callable<Integer> {
         Checks.atLeast(userTokens, 1, "--user-tokens");
         int maxTokens = this.maxTokens.maxTokens();
         engine.check();
+        if (url == null) {
+            offload.check(eviction, disk); // as generate and serve do, before the warm-up
+        }
         ServeLoad load = new ServeLoad(conversations, turns, systemTokens, userTokens, maxTokens, sampling.params());
         PrintStream out = System.out;
         out.printf("bench serve: %d conversations x %d turns, system prompt %d tokens, user messages %d, answers up to %d "

@@ -2,11 +2,34 @@ package io.kvtier.cli;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import picocli.CommandLine.Model.CommandSpec;
 
 /** Flag checks that fail with one line naming the flag ({@link BadInputException}, exit 2). */
 final class Checks {
 
     private Checks() {
+    }
+
+    /**
+     * The one rule for flags that only mean something with another (README, "A flag that only
+     * means something with another is refused without it"): when {@code partnerGiven} is false,
+     * the first of {@code flags} given on the command line fails as "{@code <flag> needs <partner>}".
+     * A flag left at its default is not "given".
+     *
+     * @param spec    the command as parsed (a mixin's {@code @Spec(MIXEE)}); null (a mixin used
+     *                outside picocli) checks nothing
+     * @param partner what the flags need, as the message says it, e.g. {@code --disk-cache-dir}
+     */
+    static void needs(CommandSpec spec, boolean partnerGiven, String partner, String... flags) {
+        if (partnerGiven || spec == null) {
+            return;
+        }
+        var parsed = spec.commandLine().getParseResult();
+        for (String flag : flags) {
+            if (parsed.hasMatchedOption(flag)) {
+                throw new BadInputException(flag + " needs " + partner);
+            }
+        }
     }
 
     static int atLeast(int value, int min, String flag) {

@@ -5,7 +5,6 @@ import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.tier.disk.DiskFsync;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -76,14 +75,9 @@ public final class DiskOptions {
     public OffloadSetup.DiskSetup setup(boolean terminal) {
         scanWait();
         Checks.atLeast(admitAfter, 1, "--disk-admit-after");
+        Checks.needs(mixee, dir != null, "--disk-cache-dir", "--disk-cache-bytes", "--disk-write-policy", "--disk-fsync",
+                "--disk-admit-after", "--disk-scan-wait");
         if (dir == null) {
-            var parsed = mixee == null ? null : mixee.commandLine().getParseResult();
-            for (String flag : List.of("--disk-cache-bytes", "--disk-write-policy", "--disk-fsync", "--disk-admit-after",
-                    "--disk-scan-wait")) {
-                if (parsed != null && parsed.hasMatchedOption(flag)) {
-                    throw new BadInputException(flag + " needs --disk-cache-dir");
-                }
-            }
             return null;
         }
         Checks.directory(dir, "--disk-cache-dir");

@@ -11,7 +11,9 @@ import picocli.CommandLine.Option;
 public final class EngineOptions {
 
     @Option(names = "--device-blocks", paramLabel = "N",
-            description = "blocks in the device KV pool (default: room for 32 full contexts, at most 2 GiB)")
+            description = "blocks in the device KV pool (default: generate, room for every prompt with its --max-tokens;"
+                    + " serve, a full context for each of --max-running; at most 2 GiB of KV either way)."
+                    + " The pool is reserved, not touched: only blocks written become resident")
     Integer deviceBlocks;
 
     @Option(names = "--no-prefix-cache", description = "do not reuse device KV blocks of equal prefixes")
@@ -28,19 +30,60 @@ public final class EngineOptions {
         return v == null ? null : Checks.atLeast(v, 1, "--device-blocks");
     }
 
-    /** The engine's configuration for {@code checkpoint}, with {@code batch}'s scheduler shape. */
+    /**
+     * The engine's configuration for a server on {@code checkpoint}, with {@code batch}'s scheduler
+     * shape; the default pool holds a full context for each of {@code --max-running} requests.
+     */
     public EngineConfig config(Model checkpoint, BatchOptions batch, int stopToken) {
+        var layout = checkpoint.config().kvLayout(batch.blockSize());
+        return config(batch, stopToken, servingBlocks(layout.blocksFor(checkpoint.config().seqLen()), batch.maxRunning(),
+                layout.bytesPerBlock()));
+    }
+
+    /**
+     * The engine's configuration for running {@code prompts} (token ids) to at most
+     * {@code maxTokens} new tokens each; the default pool holds all of them at their longest.
+     */
+    public EngineConfig config(Model checkpoint, BatchOptions batch, int stopToken, java.util.List<int[]> prompts,
+                               int maxTokens) {
+        var layout = checkpoint.config().kvLayout(batch.blockSize());
+        int seqLen = checkpoint.config().seqLen();
+        long[] blocks = new long[prompts.size()];
+        for (int i = 0; i < blocks.length; i++) {
+            blocks[i] = layout.blocksFor(Math.min((long) prompts.get(i).length + maxTokens, seqLen));
+        }
+        return config(batch, stopToken, requestBlocks(blocks, layout.bytesPerBlock()));
+    }
+
+    private EngineConfig config(BatchOptions batch, int stopToken, int defaultBlocks) {
         Integer blocks = deviceBlocks();
         Integer budget = batch.maxBatchTokens();
-        return new EngineConfig(batch.blockSize(), blocks != null ? blocks : defaultDeviceBlocks(checkpoint, batch.blockSize()),
+        return new EngineConfig(batch.blockSize(), blocks != null ? blocks : defaultBlocks,
                 budget != null ? budget : EngineConfig.DEFAULT_MAX_BATCH_TOKENS, batch.maxRunning(), !noPrefixCache, stopToken);
     }
 
-    /** Room for 32 full contexts, capped at 2 GiB of KV. */
-    static int defaultDeviceBlocks(Model checkpoint, int blockSize) {
-        var layout = checkpoint.config().kvLayout(blockSize);
-        long want = 32L * layout.blocksFor(checkpoint.config().seqLen());
-        long cap = (2L << 30) / layout.bytesPerBlock();
-        return (int) Math.max(1, Math.min(want, cap));
+    /** KV bytes above which a default pool is not sized (a user may still ask for more). */
+    static final long DEFAULT_CAP_BYTES = 2L << 30;
+
+    /** A full context ({@code contextBlocks}) for each running request, within {@link #DEFAULT_CAP_BYTES}; at least one context. */
+    static int servingBlocks(int contextBlocks, int maxRunning, long bytesPerBlock) {
+        long cap = Math.max(contextBlocks, DEFAULT_CAP_BYTES / bytesPerBlock);
+        return (int) Math.min((long) contextBlocks * maxRunning, cap);
+    }
+
+    /**
+     * Room for every request at once ({@code blocksPerRequest}, each its prompt plus its new
+     * tokens, so none waits or is preempted for room), within {@link #DEFAULT_CAP_BYTES}; at least
+     * the largest request, so that each fits.
+     */
+    static int requestBlocks(long[] blocksPerRequest, long bytesPerBlock) {
+        long sum = 0;
+        long largest = 1;
+        for (long b : blocksPerRequest) {
+            sum += b;
+            largest = Math.max(largest, b);
+        }
+        long cap = Math.max(largest, DEFAULT_CAP_BYTES / bytesPerBlock);
+        return (int) Math.max(1, Math.min(sum, cap));
     }
 }

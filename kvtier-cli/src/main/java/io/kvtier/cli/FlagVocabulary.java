@@ -111,7 +111,13 @@ public final class FlagVocabulary {
             new Concept("--served-model-name", "the model's name in the OpenAI API", Set.of(ServeOptions.class, BenchServeCommand.class),
                     List.of("--model-name")),
             new Concept("--png", "a chart of the run as a PNG file", Set.of(ReplayCommand.class, BenchServeCommand.class),
-                    List.of("--chart")));
+                    List.of("--chart")),
+            new Concept("--kv-events-endpoint", "the ZMQ PUB address of KV events (serve binds it, kv-events subscribes to it)",
+                    Set.of(KvEventsOptions.class, KvEventsCommand.class), List.of("--events-endpoint", "--kv-events-address")),
+            new Concept("--kv-events-replay-endpoint", "the ZMQ ROUTER address of KV event replays",
+                    Set.of(KvEventsOptions.class, KvEventsCommand.class), List.of("--replay-endpoint")),
+            new Concept("--kv-events-topic", "the topic frame of KV event batches", Set.of(KvEventsOptions.class, KvEventsCommand.class),
+                    List.of("--events-topic")));
 
     /**
      * Former spellings kept as hidden aliases for one release, by command: each prints a note on

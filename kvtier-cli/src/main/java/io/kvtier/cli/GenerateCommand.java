@@ -22,12 +22,17 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code ./kvtier generate}: prompts in, text out, through the engine and its caches. */
 @Command(name = "generate", mixinStandardHelpOptions = true, defaultValueProvider = GenerateCommand.Defaults.class,
         description = "Generate text for one or more prompts (all submitted at once: continuous batching).")
 final class GenerateCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
 
     @Mixin
     ModelOptions model;
@@ -112,9 +117,7 @@ final class GenerateCommand implements Callable<Integer> {
             throw new BadInputException("--cache-salt given " + cacheSalts.size() + " times for " + texts.size()
                     + " prompts: give it once, or once per prompt");
         }
-        if (clearDeviceCacheBetween && !sequential) {
-            throw new BadInputException("--clear-device-cache-between needs --sequential");
-        }
+        Checks.needs(spec, sequential, "--sequential", "--clear-device-cache-between");
         OffloadSetup offloadSetup = offload.setup(eviction, disk, System.console() != null && System.console().isTerminal());
         offloadSetup = remote.addTo(offloadSetup);
         Model checkpoint = Models.load(modelPath);
@@ -126,7 +129,7 @@ final class GenerateCommand implements Callable<Integer> {
             List<int[]> ids = PromptSource.encode(texts, tok, checkpoint.config().seqLen(),
                     text -> template != null ? ChatPrompts.encode(template, tok, system, text) : tok.encode(text, true, true));
             long tokenizeNanos = System.nanoTime() - t;
-            EngineConfig config = engineOptions.config(checkpoint, batch, -1)
+            EngineConfig config = engineOptions.config(checkpoint, batch, -1, ids, maxTokens.maxTokens())
                     .withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds());
             return generate(checkpoint, config, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
         } finally {
@@ -160,7 +163,7 @@ final class GenerateCommand implements Callable<Integer> {
             ResultPrinter.Format format = output == OutputFormat.jsonl ? ResultPrinter.Format.JSONL
                     : sequential || ids.size() == 1 ? ResultPrinter.Format.TEXT_STREAMED : ResultPrinter.Format.TEXT;
             long t0 = System.nanoTime();
-            outcome = new GenerateRun(engine, new ResultPrinter(out, format, tok, texts), signals, sequential,
+            outcome = new GenerateRun(engine, new ResultPrinter(out, format, tok, texts, !chat), signals, sequential,
                     clearDeviceCacheBetween).run(requests);
             long t1 = System.nanoTime();
             RunTimes times = new RunTimes(ProcessClock.at(t0), tokenizeNanos / 1e9,
@@ -169,7 +172,7 @@ final class GenerateCommand implements Callable<Integer> {
             if (outcome.end() == GenerateRun.End.OUTPUT_CLOSED) {
                 return 141; // as a process killed by SIGPIPE: quietly, the reader has gone
             }
-            GenerateReport report = new GenerateReport(engine, times, outcome);
+            GenerateReport report = new GenerateReport(engine, times, outcome, MemoryUse.of(engine, checkpoint.path()));
             report.writeSummary(System.err);
             stats.write(List.of(report.stats()), false);
         }
@@ -178,9 +181,7 @@ final class GenerateCommand implements Callable<Integer> {
 
     /** Flag values that are wrong whatever the model: one line, exit 2, before anything is loaded. */
     private void checkFlags() {
-        if (system != null && !chat) {
-            throw new BadInputException("--system needs --chat");
-        }
+        Checks.needs(spec, chat, "--chat", "--system");
         batch.check();
         engineOptions.check();
         threads.threads();

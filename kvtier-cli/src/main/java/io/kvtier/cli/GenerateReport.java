@@ -16,11 +16,13 @@ final class GenerateReport {
     private final Engine engine;
     private final RunTimes times;
     private final GenerateRun.Outcome outcome;
+    private final MemoryUse memory;
 
-    GenerateReport(Engine engine, RunTimes times, GenerateRun.Outcome outcome) {
+    GenerateReport(Engine engine, RunTimes times, GenerateRun.Outcome outcome, MemoryUse memory) {
         this.engine = engine;
         this.times = times;
         this.outcome = outcome;
+        this.memory = memory;
     }
 
     Map<String, Object> stats() {
@@ -80,6 +82,7 @@ final class GenerateReport {
             r.put("breaker_opens", rs.breakerOpens());
             o.put("remote", r);
         }
+        o.put("memory", memory.json());
         return o;
     }
 
@@ -114,6 +117,7 @@ final class GenerateReport {
         err.printf("kvtier: %.2f s from process start: ready after %.2f s (tokenizing %.2f s), first token at %s%n",
                 times.total(), times.startup(), times.tokenize(),
                 times.firstToken() > 0 ? String.format("%.2f s", times.firstToken()) : "none");
+        err.println("kvtier: " + memory.line());
     }
 
     private static double round(double v) {

@@ -6,13 +6,18 @@ import io.kvtier.telemetry.KvEventEncoder;
 import io.kvtier.telemetry.KvEventPublisher;
 import io.kvtier.telemetry.ServeMetrics;
 import io.kvtier.tier.KvEvents;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * The KV event flags of {@code serve} (a picocli mixin) and the server telemetry they configure:
  * metrics always, a ZMQ publisher of vLLM-format KV events when {@code --kv-events-endpoint} is given.
  */
 final class KvEventsOptions {
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
 
     @Option(names = "--kv-events-endpoint", paramLabel = "ADDR",
             description = "publish KV events (vLLM's ZMQ format) on a PUB socket bound here, e.g. tcp://127.0.0.1:5557 (default: off)")
@@ -33,12 +38,12 @@ final class KvEventsOptions {
     /**
      * Checks the flags (before anything is built).
      *
-     * @throws BadInputException on a replay endpoint without an endpoint, or an unknown hash format
+     * @throws BadInputException on another KV event flag without {@code --kv-events-endpoint}, or an
+     *         unknown hash format
      */
     void validate() {
-        if (replayEndpoint != null && endpoint == null) {
-            throw new BadInputException("--kv-events-replay-endpoint needs --kv-events-endpoint");
-        }
+        Checks.needs(mixee, endpoint != null, "--kv-events-endpoint", "--kv-events-replay-endpoint", "--kv-events-topic",
+                "--kv-events-block-hash");
         hashFormat();
     }
 

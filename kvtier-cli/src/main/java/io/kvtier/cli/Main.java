@@ -10,7 +10,8 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "kvtier", mixinStandardHelpOptions = true, version = "kvtier 0.1.0",
         description = "KV-cache offloading engine for LLM inference on the JVM.",
-        subcommands = {GenerateCommand.class, ServeCommand.class, ReplayCommand.class, MakeModelCommand.class, BenchCommand.class})
+        subcommands = {GenerateCommand.class, ServeCommand.class, KvEventsCommand.class, ReplayCommand.class, MakeModelCommand.class,
+            BenchCommand.class, AotTrainingCommand.class})
 public final class Main implements Runnable {
 
     @CommandLine.Spec
@@ -31,7 +32,7 @@ public final class Main implements Runnable {
         System.setProperty("java.util.logging.SimpleFormatter.format", "kvtier: %4$s: %5$s%6$s%n");
         CommandLine cli = new CommandLine(new Main());
         cli.setParameterExceptionHandler((ex, a) -> {
-            System.err.println("kvtier: " + ex.getMessage() + " (see --help)");
+            System.err.println("kvtier: " + describe(ex));
             return 2;
         });
         cli.setExecutionExceptionHandler((ex, cmd, parsed) -> {
@@ -51,6 +52,25 @@ public final class Main implements Runnable {
             System.err.println("kvtier: not enough memory (" + e.getMessage() + ")" + memoryAdvice(cli));
             return 2;
         }
+    }
+
+    /**
+     * One line for a command-line mistake. A number that does not convert names the flag, the
+     * value and the range in kvtier's words instead of picocli's ("is not an int").
+     */
+    static String describe(CommandLine.ParameterException ex) {
+        if (ex.getArgSpec() instanceof CommandLine.Model.OptionSpec o && ex.getValue() != null
+                && (ex.getCause() instanceof CommandLine.TypeConversionException
+                    || String.valueOf(ex.getMessage()).contains("' is not a"))) {
+            Class<?> t = o.type();
+            String kind = t == int.class || t == Integer.class ? "a whole number up to " + Integer.MAX_VALUE
+                    : t == long.class || t == Long.class ? "a whole number up to " + Long.MAX_VALUE
+                    : t == double.class || t == Double.class || t == float.class || t == Float.class ? "a number" : null;
+            if (kind != null) {
+                return o.longestName() + ": '" + ex.getValue() + "' is not " + kind;
+            }
+        }
+        return ex.getMessage() + " (see --help)";
     }
 
     /** The flags of the command that ran which size its memory, as advice; a command without such flags gets none. */

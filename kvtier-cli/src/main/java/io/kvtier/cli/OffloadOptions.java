@@ -77,9 +77,8 @@ public final class OffloadOptions {
                 .withLoadOrRecompute(eviction.loadOrRecompute());
         boolean hostOn = chunks != null || bytes > 0;
         OffloadSetup.DiskSetup diskSetup = disk.setup(terminal);
-        if (!hostOn && diskSetup != null) {
-            throw new BadInputException("--disk-cache-dir needs the host tier: the disk tier sits behind it (--host-cache-bytes > 0)");
-        }
+        Checks.needs(mixee, hostOn, "the host tier (--host-cache-bytes > 0)", "--disk-cache-dir", "--eviction",
+                "--blocks-per-chunk", "--offload-decode");
         return new OffloadSetup(chunks != null ? 0 : bytes, chunks != null ? chunks : 0, policy.evictionPolicy(), oc, diskSetup);
     }
 }

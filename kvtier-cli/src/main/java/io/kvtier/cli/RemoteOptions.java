@@ -86,15 +86,10 @@ public final class RemoteOptions {
      * @throws BadInputException for a bad value, an unreadable password file, or a remote flag without {@code --remote-url}
      */
     public OffloadSetup.RemoteSetup setup() {
+        Checks.needs(mixee, !urls.isEmpty(), "--remote-url", "--remote-mode", "--remote-tenant", "--remote-password-file",
+                "--remote-write-policy", "--remote-admit-after", "--remote-ttl", "--remote-timeout", "--remote-max-in-flight",
+                "--remote-max-value", "--remote-breaker-open");
         if (urls.isEmpty()) {
-            var parsed = mixee == null ? null : mixee.commandLine().getParseResult();
-            for (String flag : List.of("--remote-mode", "--remote-tenant", "--remote-password-file", "--remote-write-policy",
-                    "--remote-admit-after", "--remote-ttl", "--remote-timeout", "--remote-max-in-flight", "--remote-max-value",
-                    "--remote-breaker-open")) {
-                if (parsed != null && parsed.hasMatchedOption(flag)) {
-                    throw new BadInputException(flag + " needs --remote-url");
-                }
-            }
             return null;
         }
         if (!mode.equals("standalone") && !mode.equals("cluster")) {

@@ -225,19 +225,12 @@ final class ReplayCommand implements Callable<Integer> {
 
     /** Flags that only mean something with another flag or mode are refused without it, not ignored. */
     private void checkCombinations() {
-        var parsed = spec.commandLine().getParseResult();
         boolean timed = mode.equalsIgnoreCase("timed");
-        for (String flag : List.of("--png", "--sweep-host-cache-tokens", "--sweep-host-tokens", "--sweep-threads", "--threads")) {
-            if (!sweep && parsed.hasMatchedOption(flag)) {
-                throw new BadInputException(flag + " needs --sweep");
-            }
-        }
+        Checks.needs(spec, sweep, "--sweep", "--png", "--sweep-host-cache-tokens", "--sweep-host-tokens", "--sweep-threads", "--threads");
         if (sweep && timed) {
             throw new BadInputException("--sweep runs instant replays; drop --mode timed");
         }
-        if (!timed && parsed.hasMatchedOption("--speedup")) {
-            throw new BadInputException("--speedup needs --mode timed (instant replays have no time)");
-        }
+        Checks.needs(spec, timed, "--mode timed (instant replays have no time)", "--speedup");
     }
 
     /** The timed replay's arrivals must fit the virtual clock: a tiny --speedup would overflow it. */

@@ -33,16 +33,20 @@ final class ResultPrinter {
     private final TextTokenizer tokenizer;
     private final List<String> prompts;
     private final TextStream stream;
+    /** False with --chat: the prompt is the rendered template, so only the reply is printed. */
+    private final boolean echoPrompt;
     private int printed;
     /** The request whose tokens are being streamed, and how many of its output tokens are printed. */
     private Request streaming;
     private int streamedTokens;
 
     /**
-     * @param prompts the prompt texts in input order (a request's id is its index here)
+     * @param prompts    the prompt texts in input order (a request's id is its index here)
+     * @param echoPrompt whether a text starts with its prompt (false for chat: the reply alone)
      */
-    ResultPrinter(PrintStream out, Format format, TextTokenizer tokenizer, List<String> prompts) {
+    ResultPrinter(PrintStream out, Format format, TextTokenizer tokenizer, List<String> prompts, boolean echoPrompt) {
         this.out = out;
+        this.echoPrompt = echoPrompt;
         this.format = format;
         this.tokenizer = tokenizer;
         this.prompts = prompts;
@@ -59,9 +63,11 @@ final class ResultPrinter {
         streamedTokens = 0;
         StringBuilder b = new StringBuilder();
         for (int id : r.promptIds()) {
-            b.append(stream.append(id));
+            b.append(stream.append(id)); // without the echo the stream still learns each piece's predecessor
         }
-        out.print(b);
+        if (echoPrompt) {
+            out.print(b);
+        }
         out.flush();
     }
 
@@ -128,8 +134,22 @@ final class ResultPrinter {
         }
     }
 
-    /** The text of a request as the reference prints it: prompt pieces then generated pieces. */
+    /**
+     * The text of a request as the reference prints it: prompt pieces then generated pieces; without
+     * the echo (chat) the generated pieces alone, each given its predecessor as when streamed.
+     */
     private String text(Request r) {
+        if (!echoPrompt) {
+            TextStream s = new TextStream(tokenizer);
+            for (int id : r.promptIds()) {
+                s.append(id);
+            }
+            StringBuilder b = new StringBuilder();
+            for (int id : r.outputIds()) {
+                b.append(s.append(id));
+            }
+            return b.append(s.finish()).toString();
+        }
         int[] p = r.promptIds();
         int[] g = r.outputIds();
         int[] all = new int[p.length + g.length];

@@ -15,7 +15,6 @@ import io.kvtier.server.ServerConfig;
 import io.kvtier.server.ServerTelemetry;
 import io.kvtier.tier.KvEvents;
 import java.io.IOException;
-import java.net.BindException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -78,6 +77,7 @@ final class ServeCommand implements Callable<Integer> {
         engineOptions.check();
         threads.threads();
         kvEvents.validate();
+        offload.check(eviction, disk); // as generate does: every offload and disk flag, before the model loads
         boolean terminal = System.console() != null && System.console().isTerminal();
         OffloadSetup offloadSetup = remote.addTo(offload.setup(eviction, disk, terminal));
         Path modelPath = model.model();
@@ -109,7 +109,8 @@ final class ServeCommand implements Callable<Integer> {
         loop.start();
         try {
             server.start();
-        } catch (BindException e) {
+        } catch (IOException | RuntimeException e) {
+            // In use, or an address this machine cannot bind: one line, exit 2, nothing left running.
             loop.shutdown(java.time.Duration.ZERO);
             telemetry.close();
             throw new BadInputException("cannot listen on " + config.host() + ":" + config.port() + ": " + e.getMessage());

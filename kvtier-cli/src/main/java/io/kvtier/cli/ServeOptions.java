@@ -36,7 +36,8 @@ public final class ServeOptions {
     String servedModelName;
 
     @Option(names = "--max-waiting", defaultValue = "256", paramLabel = "N",
-            description = "most requests waiting for admission; beyond it a request gets 429 with Retry-After (default ${DEFAULT-VALUE})")
+            description = "requests that may wait beyond --max-running ones: with max-running + N in flight, "
+                    + "a request gets 429 with Retry-After (default ${DEFAULT-VALUE})")
     int maxWaiting;
 
     @Option(names = "--max-body-bytes", defaultValue = "1M", paramLabel = "SIZE",
@@ -59,12 +60,30 @@ public final class ServeOptions {
         if (host.isBlank()) {
             throw new BadInputException("--host: empty address");
         }
+        checkLocal(host);
         Checks.atLeast(maxWaiting, 1, "--max-waiting");
         long body = Checks.atLeast(Sizes.parseBytes(maxBodyBytes, "--max-body-bytes"), 1, "--max-body-bytes");
         if (!(shutdownGrace >= 0) || shutdownGrace > 86_400) {
             throw new BadInputException("--shutdown-grace must be in 0..86400 seconds, got " + shutdownGrace);
         }
         return new ServerConfig(host, port, key(), body, Duration.ofMillis((long) (shutdownGrace * 1000)), null);
+    }
+
+    /** The address must name this machine (or all of it: 0.0.0.0, ::), else nothing could be bound. */
+    private static void checkLocal(String host) {
+        java.net.InetAddress addr;
+        try {
+            addr = java.net.InetAddress.getByName(host);
+        } catch (java.net.UnknownHostException e) {
+            throw new BadInputException("--host " + host + ": not an IP address or a known host name");
+        }
+        try {
+            if (!addr.isAnyLocalAddress() && java.net.NetworkInterface.getByInetAddress(addr) == null) {
+                throw new BadInputException("--host " + host + ": " + addr.getHostAddress() + " is not an address of this machine");
+            }
+        } catch (java.net.SocketException e) {
+            throw new BadInputException("--host " + host + ": cannot list this machine's addresses (" + e.getMessage() + ")");
+        }
     }
 
     public int maxWaiting() {

@@ -39,6 +39,11 @@ public final class TokenizerOptions {
                 throw new BadInputException("--tokenizer is for llama2.c checkpoints; the GGUF model " + m.path()
                         + " carries its own tokenizer");
             }
+            if (!g.file().metadata().has("tokenizer.ggml.model")) {
+                throw new BadInputException("GGUF model " + m.path() + " has no tokenizer (no tokenizer.ggml.* metadata):"
+                        + " files written by make-model hold random weights without a vocabulary and are for"
+                        + " 'bench generate' only");
+            }
             GgufTokenizer t = GgufTokenizer.of(g.file());
             if (t.vocabSize() != m.config().vocabSize()) {
                 throw new BadInputException("GGUF model " + m.path() + ": its tokenizer has " + t.vocabSize()

@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvtier.engine.ReferenceRecords;
 import io.kvtier.model.Tokenizer;
 import io.kvtier.model.chat.ChatReferences;
+import io.kvtier.model.gguf.GgufFile;
+import io.kvtier.model.tokenizer.GgufTokenizer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,9 +73,55 @@ class GenerateChatTest {
         CliRun sys = CliRun.of("generate", "--system", "x", "--prompt", "y");
         assertThat(sys.code()).isEqualTo(2);
         assertThat(sys.err().strip()).isEqualTo("kvtier: --system needs --chat");
-        CliRun qwen3 = CliRun.of("generate", "--model", ChatReferences.ref("qwen3-bpe-f16.gguf").toString(), "--chat", "--prompt", "y");
-        assertThat(qwen3.code()).isEqualTo(2);
-        assertThat(qwen3.err().strip()).startsWith("kvtier: chat template of GGUF file ").contains("cannot be rendered")
-                .doesNotContain("\n");
+    }
+
+    /** Qwen3's template renders (it once failed): the chat prompt is llama.cpp's ids. */
+    @Test
+    void qwen3ChatPromptIsTheReferencesIds() throws IOException {
+        JsonNode ref = ChatReferences.chat("qwen3-bpe-f16.ref.jsonl");
+        CliRun r = CliRun.of("generate", "--model", ChatReferences.ref("qwen3-bpe-f16.gguf").toString(), "--chat",
+                "--system", "You are a helpful assistant.", "--prompt", "Write one short sentence about the sea.",
+                "--max-tokens", "1", "--output", "jsonl", "--device-blocks", "16");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(ChatReferences.ints(JSON.readTree(r.out().lines().findFirst().orElseThrow()).get("prompt_ids")))
+                .containsExactly(ChatReferences.ints(ref.get("prompt_ids")));
+    }
+
+    /**
+     * Text output of a chat is the reply alone: the generated pieces (each after its predecessor,
+     * the first after the prompt's last token), not the rendered template.
+     */
+    @Test
+    void chatTextOutputIsTheReplyAlone() throws IOException {
+        String model = ChatReferences.ref("qwen2-bpe-q8_0.gguf").toString();
+        String[] common = {"generate", "--model", model, "--chat", "--system", "You are a helpful assistant.",
+                "--prompt", "Write one short sentence about the sea.", "--max-tokens", "6", "--device-blocks", "16"};
+        CliRun json = CliRun.of(concat(common, "--output", "jsonl"));
+        assertThat(json.code()).as(json.err()).isZero();
+        JsonNode o = JSON.readTree(json.out().lines().findFirst().orElseThrow());
+        int[] prompt = ChatReferences.ints(o.get("prompt_ids"));
+        int[] generated = ChatReferences.ints(o.get("generated_ids"));
+        assertThat(generated).isNotEmpty();
+        String reply;
+        try (GgufFile f = GgufFile.open(Path.of(model))) {
+            GgufTokenizer tok = GgufTokenizer.of(f);
+            java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+            int prev = prompt[prompt.length - 1];
+            for (int id : generated) {
+                b.writeBytes(tok.pieceBytes(prev, id));
+                prev = id;
+            }
+            reply = b.toString(java.nio.charset.StandardCharsets.UTF_8);
+        }
+        assertThat(o.get("text").asText()).isEqualTo(reply);
+        CliRun text = CliRun.of(concat(common, "--output", "text"));
+        assertThat(text.code()).as(text.err()).isZero();
+        assertThat(text.out()).isEqualTo(reply + System.lineSeparator()).doesNotContain("helpful assistant", "sea.");
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 }

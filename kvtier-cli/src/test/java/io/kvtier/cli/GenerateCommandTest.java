@@ -147,6 +147,64 @@ class GenerateCommandTest {
         }
     }
 
+    /**
+     * Issue 16 item 6: without --device-blocks the pool holds the prompts at their longest and no
+     * more, the summary reports the memory each part holds, and a pool larger than the machine
+     * can reserve is refused in one line.
+     */
+    @Test
+    void theDefaultPoolFitsTheRequestsAndTheSummaryReportsMemory() throws IOException {
+        Path stats = dir.resolve("stats.json");
+        CliRun r = CliRun.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "Once upon a time",
+                "--prompt", "a", "--max-tokens", "40", "--output", "jsonl", "--stats-json", stats.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        JsonNode s = JSON.readTree(stats.toFile());
+        int blocks = 0;
+        for (String line : r.out().lines().toList()) {
+            blocks += (JSON.readTree(line).get("prompt_ids").size() + 40 + 15) / 16;
+        }
+        assertThat(s.get("device_blocks_total").asInt()).as("blocks of both prompts with 40 new tokens").isEqualTo(blocks);
+        JsonNode m = s.get("memory");
+        long bytesPerBlock;
+        try (io.kvtier.model.Checkpoint c = io.kvtier.model.Checkpoint.load(ReferenceRecords.model())) {
+            bytesPerBlock = c.config().kvLayout(16).bytesPerBlock();
+        }
+        assertThat(m.get("device_pool_reserved_bytes").asLong()).isEqualTo(blocks * bytesPerBlock);
+        assertThat(m.get("device_pool_resident_bytes").asLong()).isPositive()
+                .isLessThanOrEqualTo(m.get("device_pool_reserved_bytes").asLong() + 4096);
+        assertThat(m.get("model_file_bytes").asLong()).isEqualTo(Files.size(ReferenceRecords.model()));
+        assertThat(m.get("peak_resident_bytes").asLong()).isGreaterThanOrEqualTo(m.get("resident_bytes").asLong());
+        assertThat(r.err()).containsOnlyOnce("kvtier: memory: resident ");
+
+        CliRun huge = CliRun.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "a",
+                "--device-blocks", "2000000000");
+        assertThat(huge.code()).as(huge.err()).isEqualTo(2);
+        assertThat(huge.err().strip().lines().toList()).hasSize(1);
+        assertThat(huge.err()).startsWith("kvtier: not enough memory").contains("--device-blocks").doesNotContain("\tat ");
+    }
+
+    /** The same rule and the same call as serve's ({@code OffloadOptions.check}, {@code Checks.needs}). */
+    @Test
+    void flagsWithoutTheirPartnerAreRefusedNamingBoth() {
+        for (String[] c : List.of(
+                new String[] {"--disk-fsync needs --disk-cache-dir", "--disk-fsync", "data"},
+                new String[] {"--disk-scan-wait needs --disk-cache-dir", "--disk-scan-wait", "0"},
+                new String[] {"--eviction needs the host tier (--host-cache-bytes > 0)", "--eviction", "arc", "--host-cache-bytes", "0"},
+                new String[] {"--offload-decode needs the host tier", "--offload-decode", "--host-cache-bytes", "0"},
+                new String[] {"--disk-cache-dir needs the host tier", "--disk-cache-dir", dir.toString(), "--host-cache-bytes", "0"},
+                new String[] {"--clear-device-cache-between needs --sequential", "--clear-device-cache-between"},
+                new String[] {"--remote-ttl needs --remote-url", "--remote-ttl", "60"})) {
+            List<String> args = new ArrayList<>(List.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "hi"));
+            args.addAll(List.of(c).subList(1, c.length));
+            CliRun r = CliRun.of(args.toArray(String[]::new));
+            assertThat(r.code()).as("%s -> %s", args, r.err()).isEqualTo(2);
+            assertThat(r.err()).startsWith("kvtier: ").doesNotContain("Exception");
+            assertThat(r.err().strip().lines().toList()).hasSize(1);
+            assertThat(r.err()).contains(c[0]);
+            assertThat(r.out()).isEmpty();
+        }
+    }
+
     private static int[] ints(JsonNode a) {
         int[] out = new int[a.size()];
         for (int i = 0; i < out.length; i++) {

@@ -7,6 +7,11 @@ public final class LauncherProbe {
     }
 
     public static void main(String[] args) {
-        System.out.println("probe ran " + String.join(" ", args));
+        if (args.length > 0 && args[0].equals("aot-training") && System.getenv("PROBE_FAIL_TRAINING") != null) {
+            System.exit(3);
+        }
+        boolean aot = java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                .anyMatch(a -> a.startsWith("-XX:AOTCache="));
+        System.out.println("probe ran " + String.join(" ", args) + (aot ? " (AOT cache)" : ""));
     }
 }

@@ -76,11 +76,17 @@ class LauncherTest {
     }
 
     private Process launch(String... args) throws IOException {
+        return launch(java.util.Map.of("KVTIER_AOT", "0"), args);
+    }
+
+    private Process launch(java.util.Map<String, String> env, String... args) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(concat(List.of(project.resolve("kvtier").toString()), List.of(args)));
         pb.directory(project.toFile());
         pb.environment().put("PATH", fakeBin + ":" + System.getenv("PATH"));
         pb.environment().put("KVTIER_JAVA_HOME", System.getProperty("java.home"));
         pb.environment().put("FAKE_MAVEN_JAR", probeJar.toString());
+        pb.environment().remove("KVTIER_AOT");
+        pb.environment().putAll(env);
         return pb.start();
     }
 
@@ -129,6 +135,47 @@ class LauncherTest {
         Result r = finish(launch("x"));
         assertThat(r.code()).isZero();
         assertThat(r.err()).doesNotContain("WARNING: Using incubator modules");
+    }
+
+    /**
+     * Issue 16 item 5: the first run after a build trains the AOT cache and later JVMs start with
+     * it; a new build trains it again.
+     */
+    @Test
+    void theFirstRunTrainsTheAotCacheAndLaterRunsUseIt() throws Exception {
+        Result first = finish(launch(java.util.Map.of(), "one"));
+        assertThat(first.code()).as(first.err()).isZero();
+        assertThat(first.err()).contains("kvtier: training the JVM's AOT cache");
+        assertThat(first.out()).isEqualTo("probe ran one (AOT cache)\n");
+        Path cache = project.resolve("kvtier-cli/target/launch/kvtier.aot");
+        assertThat(cache).isNotEmptyFile();
+        Result second = finish(launch(java.util.Map.of(), "two"));
+        assertThat(second.err()).doesNotContain("training").doesNotContain("building");
+        assertThat(second.out()).isEqualTo("probe ran two (AOT cache)\n");
+        FileTime trained = Files.getLastModifiedTime(cache);
+        Files.setLastModifiedTime(project.resolve("src/Some.java"), FileTime.from(Instant.now()));
+        Result rebuilt = finish(launch(java.util.Map.of(), "three"));
+        assertThat(rebuilt.err()).contains("building (sources changed)").contains("training the JVM's AOT cache");
+        assertThat(rebuilt.out()).isEqualTo("probe ran three (AOT cache)\n");
+        assertThat(Files.getLastModifiedTime(cache)).isGreaterThan(trained);
+    }
+
+    /** A cache that cannot be built costs one line on stderr, once per build; the program runs without it. */
+    @Test
+    void aFailedTrainingRunIsOneLineAndTheProgramRunsWithoutACache() throws Exception {
+        java.util.Map<String, String> failing = java.util.Map.of("PROBE_FAIL_TRAINING", "1");
+        Result first = finish(launch(failing, "one"));
+        assertThat(first.code()).as(first.err()).isZero();
+        assertThat(first.out()).isEqualTo("probe ran one\n");
+        List<String> aotLines = first.err().lines().filter(l -> l.contains("AOT cache")).toList();
+        assertThat(aotLines).hasSize(2);
+        assertThat(aotLines.get(0)).isEqualTo("kvtier: training the JVM's AOT cache (once per build) ...");
+        assertThat(aotLines.get(1)).startsWith("kvtier: could not build the AOT cache (see ")
+                .endsWith(".kvtier-aot.log); running without it");
+        assertThat(project.resolve("kvtier-cli/target/launch/kvtier.aot")).doesNotExist();
+        Result second = finish(launch(failing, "two"));
+        assertThat(second.out()).isEqualTo("probe ran two\n");
+        assertThat(second.err()).as("not retried until the next build").doesNotContain("AOT");
     }
 
     private static List<String> concat(List<String> a, List<String> b) {

@@ -45,7 +45,7 @@ class ReplayEdgesTest {
         CliRun ok = replay("--kv-bytes-per-token", "64Ki", "--stats-json", dir.resolve("k.json").toString());
         assertThat(ok.code()).as(ok.err()).isZero();
         var j = new ObjectMapper().readTree(dir.resolve("k.json").toFile());
-        assertThat(j.get("cost_model").get("kvBytesPerToken").asLong()).isEqualTo(65536);
+        assertThat(j.get("cost_model").get("kv_bytes_per_token").asLong()).isEqualTo(65536);
         assertThat(j.get("bytes_stored").asLong()).isPositive();
     }
 
@@ -71,7 +71,8 @@ class ReplayEdgesTest {
         assertThat(old.err()).contains("--policy is deprecated", "use --eviction", "--json is deprecated",
                 "--host-tokens is deprecated", "--requests 0 for the default is deprecated");
         var j = new ObjectMapper().readTree(json.toFile());
-        assertThat(j.get("policy").asText()).isEqualTo("arc");
+        assertThat(j.get("eviction").asText()).isEqualTo("arc");
+        assertThat(j.has("policy")).isFalse();
         assertThat(j.get("host_tokens").asLong()).isEqualTo(1024);
         assertThat(j.get("requests").asInt()).isEqualTo(2);
         assertOneLineExit2(replay("--policy", "arc", "--eviction", "lru"), "give --eviction or its former name --policy");

@@ -43,6 +43,34 @@ class ServeCommandTest {
     }
 
     @Test
+    void badAddressesAndFlagsWithoutTheirPartnerExit2WithOneLineNamingThem() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            String inUse = String.valueOf(taken.getLocalPort());
+            for (String[] c : List.of(
+                    new String[] {"--host 256.1.1.1: not an IP address", "--host", "256.1.1.1"},
+                    new String[] {"--host 192.0.2.7: 192.0.2.7 is not an address of this machine", "--host", "192.0.2.7"},
+                    new String[] {"cannot listen on 127.0.0.1:" + inUse + ": ", "--port", inUse},
+                    new String[] {"--kv-events-topic needs --kv-events-endpoint", "--kv-events-topic", "kv"},
+                    new String[] {"--kv-events-block-hash needs --kv-events-endpoint", "--kv-events-block-hash", "bytes"},
+                    new String[] {"--disk-fsync needs --disk-cache-dir", "--disk-fsync", "data"},
+                    new String[] {"--disk-cache-bytes needs --disk-cache-dir", "--disk-cache-bytes", "2G"},
+                    new String[] {"--eviction needs the host tier (--host-cache-bytes > 0)", "--eviction", "arc", "--host-cache-bytes", "0"},
+                    new String[] {"--blocks-per-chunk needs the host tier", "--blocks-per-chunk", "2", "--host-cache-bytes", "0"},
+                    new String[] {"--remote-tenant needs --remote-url", "--remote-tenant", "t"})) {
+                List<String> args = new ArrayList<>(List.of("serve"));
+                args.addAll(List.of(c).subList(1, c.length));
+                if (!args.contains("--port")) {
+                    args.addAll(List.of("--port", "0"));
+                }
+                CliRun r = CliRun.of(args.toArray(String[]::new));
+                assertThat(r.code()).as(args + ": " + r.err()).isEqualTo(2);
+                assertThat(r.err().strip().lines().toList()).as(args.toString()).hasSize(1);
+                assertThat(r.err()).as(args.toString()).contains(c[0]).doesNotContain("Exception");
+            }
+        }
+    }
+
+    @Test
     void sigtermLetsAStreamInFlightFinishWithinTheGrace(@TempDir Path dir) throws Exception {
         SseRun run = streamThenSigterm(dir, "30", List.of());
         assertThat(run.lines).as(String.join("\n", run.lines)).anyMatch(l -> l.contains("\"finish_reason\":\""));

@@ -1,5 +1,6 @@
 package io.kvtier.kv;
 
+import io.kvtier.memory.ReservedMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
@@ -17,6 +18,12 @@ import java.util.Map;
  * uses has a count above 0 and can never be handed out (ARCHITECTURE §3.2). Full blocks that
  * are cached keep their key while free and are evicted lazily, in LRU order, when the allocator
  * reaches them; blocks that hold no cached key are reused first.
+ *
+ * <p>The slab is reserved, not touched ({@link ReservedMemory}): a block's pages become resident
+ * when its KV is first written, so a pool sized for many contexts costs only what a run uses. The
+ * free queue starts in block order and hands out never-used blocks in that order, after the
+ * plain free blocks it reuses first, so a run touches the low blocks of the slab and its
+ * resident size follows the blocks in use plus those the prefix cache keeps.
  *
  * <p>Engine thread only; the slab itself is shared (transfer threads copy its bytes).
  */
@@ -43,9 +50,11 @@ public final class BlockPool implements AutoCloseable {
     private int freeCount;
 
     /**
-     * Allocates the slab: {@code numBlocks * layout.bytesPerBlock()} bytes, zeroed.
+     * Reserves the slab: {@code numBlocks * layout.bytesPerBlock()} bytes, zeroed, resident only
+     * where written.
      *
      * @throws IllegalArgumentException if numBlocks is not positive
+     * @throws OutOfMemoryError         if the system refuses the reservation
      */
     public BlockPool(int numBlocks, KvLayout layout) {
         if (numBlocks <= 0) {
@@ -54,7 +63,7 @@ public final class BlockPool implements AutoCloseable {
         this.layout = layout;
         this.numBlocks = numBlocks;
         this.arena = Arena.ofShared();
-        this.slab = arena.allocate(numBlocks * layout.bytesPerBlock(), 64);
+        this.slab = ReservedMemory.reserve(arena, Math.multiplyExact(numBlocks, layout.bytesPerBlock()));
         this.refCount = new int[numBlocks];
         this.keyOf = new BlockKey[numBlocks];
         this.prev = new int[numBlocks];
@@ -76,6 +85,11 @@ public final class BlockPool implements AutoCloseable {
     /** The whole slab, {@code numBlocks * bytesPerBlock} bytes. */
     public MemorySegment slab() {
         return slab;
+    }
+
+    /** Bytes of the slab now resident in memory (written at least once); see {@link ReservedMemory#residentBytes}. */
+    public long residentBytes() {
+        return ReservedMemory.residentBytes(slab);
     }
 
     /** The bytes of one block. */

@@ -27,10 +27,14 @@ public final class ReservedMemory {
     private static final int MAP_ANONYMOUS = 0x20; // Linux (x86, arm, riscv)
     private static final MethodHandle MMAP;
     private static final MethodHandle MUNMAP;
+    private static final MethodHandle MINCORE;
+    private static final long PAGE;
 
     static {
         MethodHandle mmap = null;
         MethodHandle munmap = null;
+        MethodHandle mincore = null;
+        long page = 4096;
         if (System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
             try {
                 Linker linker = Linker.nativeLinker();
@@ -40,13 +44,21 @@ public final class ReservedMemory {
                         ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
                 munmap = linker.downcallHandle(libc.find("munmap").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
                         ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
-            } catch (RuntimeException | LinkageError e) {
+                mincore = linker.downcallHandle(libc.find("mincore").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                        ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS));
+                MethodHandle pageSize = linker.downcallHandle(libc.find("getpagesize").orElseThrow(),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT));
+                page = (int) pageSize.invokeExact();
+            } catch (Throwable e) {
                 mmap = null; // no native access: zeroed allocation instead
                 munmap = null;
+                mincore = null;
             }
         }
         MMAP = mmap;
         MUNMAP = munmap;
+        MINCORE = mincore;
+        PAGE = page;
     }
 
     private ReservedMemory() {
@@ -79,6 +91,35 @@ public final class ReservedMemory {
                     + " and overcommit limit are smaller)");
         }
         return addr.reinterpret(bytes, arena, ReservedMemory::unmap);
+    }
+
+    /**
+     * Bytes of {@code s}, a segment from {@link #reserve}, that are resident now (pages touched
+     * at least once), counted in pages through {@code mincore}. Without lazy reservation
+     * every byte was zeroed up front, so the whole size is returned.
+     *
+     * @param s a segment returned by {@link #reserve} (page-aligned)
+     * @return resident bytes, at most {@code s.byteSize()} rounded up to a page
+     */
+    public static long residentBytes(MemorySegment s) {
+        if (MINCORE == null || s.byteSize() == 0) {
+            return s.byteSize();
+        }
+        long pages = (s.byteSize() + PAGE - 1) / PAGE;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment vec = a.allocate(pages);
+            int rc = (int) MINCORE.invokeExact(s, s.byteSize(), vec);
+            if (rc != 0) {
+                return s.byteSize();
+            }
+            long resident = 0;
+            for (long i = 0; i < pages; i++) {
+                resident += vec.get(ValueLayout.JAVA_BYTE, i) & 1;
+            }
+            return resident * PAGE;
+        } catch (Throwable t) {
+            throw new IllegalStateException("mincore failed", t);
+        }
     }
 
     private static void unmap(MemorySegment s) {

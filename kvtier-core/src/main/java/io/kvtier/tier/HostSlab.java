@@ -60,8 +60,23 @@ public final class HostSlab implements AutoCloseable {
      * @param maxTokensPerChunk    token ids in one chunk's header
      */
     public static int chunksFor(long bytes, long payloadBytesPerChunk, int maxTokensPerChunk) {
-        long n = Math.max(0, bytes) / slotBytesFor(payloadBytesPerChunk, maxTokensPerChunk);
-        return (int) Math.min(Integer.MAX_VALUE, n);
+        long slot = slotBytesFor(payloadBytesPerChunk, maxTokensPerChunk);
+        return checkedChunks("host tier", bytes, Math.max(0, bytes) / slot, slot);
+    }
+
+    /**
+     * {@code chunks} as an int. A tier holds at most {@link Integer#MAX_VALUE} chunks; a larger
+     * size is refused rather than silently cut (a 100T host tier must not quietly become 44T).
+     *
+     * @throws IllegalArgumentException naming the size asked, the chunk size and the limit
+     */
+    public static int checkedChunks(String tier, long bytes, long chunks, long bytesPerChunk) {
+        if (chunks > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(tier + " of " + bytes + " bytes would be " + chunks + " chunks of "
+                    + bytesPerChunk + " bytes; at most " + Integer.MAX_VALUE + " chunks ("
+                    + Math.multiplyExact((long) Integer.MAX_VALUE, bytesPerChunk) + " bytes) are supported");
+        }
+        return (int) chunks;
     }
 
     private static long align(long n) {
@@ -96,6 +111,11 @@ public final class HostSlab implements AutoCloseable {
     /** Bytes of the whole slab. */
     public long byteSize() {
         return memory.byteSize();
+    }
+
+    /** Bytes of the slab now resident in memory (slots written at least once). */
+    public long residentBytes() {
+        return ReservedMemory.residentBytes(memory);
     }
 
     /** The whole slot {@code i} (header area, then payload area). */

@@ -43,6 +43,9 @@ class HostSlabReservationTest {
             slab.payloadOf(200).fill((byte) 5);
             long touched = residentBytes();
             assertThat(touched - reserved).as("two 4 MiB chunks stored").isBetween(6 * MIB, 64 * MIB);
+            // Each payload spans its 1,024 pages plus at most one more, as it starts past a header.
+            assertThat(slab.residentBytes()).as("pages the slab counts resident (mincore)")
+                    .isBetween(8 * MIB, 8 * MIB + 2 * 4096);
             // Untouched memory reads as zeros, like the zeroed allocation it replaces.
             assertThat(slab.payloadOf(8).get(ValueLayout.JAVA_BYTE, 0)).isZero();
             assertThat(slab.headerOf(255).get(ValueLayout.JAVA_LONG, 0)).isZero();

@@ -33,6 +33,11 @@ class HostSlabTest {
         long slot = HostSlab.slotBytesFor(4096, 16);
         assertThat(HostSlab.chunksFor(10 * slot + slot - 1, 4096, 16)).isEqualTo(10);
         assertThat(HostSlab.chunksFor(slot - 1, 4096, 16)).isZero();
+        // 100T of 4 KiB chunks is more than a tier counts: refused with the size asked, not silently cut.
+        assertThatThrownBy(() -> HostSlab.chunksFor(100L << 40, 4096, 16))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("host tier of 109951162777600 bytes would be " + (100L << 40) / slot + " chunks of " + slot
+                        + " bytes; at most 2147483647 chunks (" + Integer.MAX_VALUE * slot + " bytes) are supported");
         assertThatThrownBy(() -> HostTier.ofBytes(slot - 1, 4096, 16, "lru", KvEvents.discarding()))
                 .hasMessageContaining("cannot hold one chunk");
         try (HostTier tier = HostTier.ofBytes(5 * slot, 4096, 16, "arc", KvEvents.discarding())) {

@@ -258,8 +258,10 @@ public final class Engine implements AutoCloseable {
                     r.append(token);
                     stats.generatedTokens++;
                     r.extendKeys(hasher, config.blockSize());
-                    // The context limit: the token sampled at the last position has no KV slot.
-                    if (r.numOutputTokens() >= r.maxTokens() || r.numTokens() > runner.maxPositions()) {
+                    if (r.stopCondition().stopsAfter(token)) {
+                        reason = FinishReason.STOP;
+                    } else if (r.numOutputTokens() >= r.maxTokens() || r.numTokens() > runner.maxPositions()) {
+                        // The context limit: the token sampled at the last position has no KV slot.
                         reason = FinishReason.LENGTH;
                     }
                 }

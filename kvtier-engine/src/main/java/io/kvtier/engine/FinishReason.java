@@ -2,7 +2,10 @@ package io.kvtier.engine;
 
 /** Why a request stopped generating. */
 public enum FinishReason {
-    /** The model produced the stop token (not included in the output). */
+    /**
+     * The model produced the stop token (not included in the output), or the request's
+     * {@link StopCondition} matched (its last token included).
+     */
     STOP,
     /** Max new tokens or the model's context limit was reached. */
     LENGTH,

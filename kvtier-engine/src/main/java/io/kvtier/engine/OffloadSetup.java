@@ -156,15 +156,20 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
             host.close();
             throw new IllegalArgumentException("disk cache dir " + disk.dir() + ": cannot open (" + e.getMessage() + ")", e);
         }
-        int chunks = DiskCapacity.chunksFor(disk.bytes(), payload, tokens);
-        if (chunks == 0) {
+        int chunks;
+        try {
+            chunks = DiskCapacity.chunksFor(disk.bytes(), payload, tokens); // refuses more chunks than an int holds
+            if (chunks == 0) {
+                throw new IllegalArgumentException("disk cache of " + disk.bytes() + " bytes cannot hold one chunk of "
+                        + DiskCapacity.fileBytes(payload, tokens) + " bytes");
+            }
+        } catch (IllegalArgumentException e) {
             if (remoteStore != null) {
                 remoteStore.close();
             }
             store.close();
             host.close();
-            throw new IllegalArgumentException("disk cache of " + disk.bytes() + " bytes cannot hold one chunk of "
-                    + DiskCapacity.fileBytes(payload, tokens) + " bytes");
+            throw e;
         }
         TierIndex index = new TierIndex("disk", chunks, CachePolicy.named(eviction, chunks), events);
         DiskIndexScan scan = DiskIndexScan.start(store, 2, disk.progress() == null ? p -> { } : disk.progress());

@@ -26,6 +26,7 @@ public final class Request implements io.kvtier.offload.SequenceView {
     private final SamplingParams sampling;
     private final ExtraKeys extraKeys;
     private final SplittableRandom rng;
+    private final StopCondition stopCondition;
     private int[] tokens;
     private int numTokens;
     private int numComputed;
@@ -42,6 +43,17 @@ public final class Request implements io.kvtier.offload.SequenceView {
      * @param maxTokens maximum new tokens (at least 1)
      */
     public Request(long id, int[] promptIds, int maxTokens, SamplingParams sampling, ExtraKeys extraKeys) {
+        this(id, promptIds, maxTokens, sampling, extraKeys, StopCondition.NONE);
+    }
+
+    /**
+     * @param id            unique id, also the order of arrival
+     * @param promptIds     prompt token ids, BOS first; at least one token
+     * @param maxTokens     maximum new tokens (at least 1)
+     * @param stopCondition checked after each generated token (engine thread); {@link StopCondition#NONE} for none
+     */
+    public Request(long id, int[] promptIds, int maxTokens, SamplingParams sampling, ExtraKeys extraKeys,
+                   StopCondition stopCondition) {
         if (promptIds.length == 0) {
             throw new IllegalArgumentException("request " + id + ": empty prompt (a prompt has at least BOS)");
         }
@@ -53,6 +65,7 @@ public final class Request implements io.kvtier.offload.SequenceView {
         this.maxTokens = maxTokens;
         this.sampling = sampling;
         this.extraKeys = extraKeys;
+        this.stopCondition = java.util.Objects.requireNonNull(stopCondition, "stopCondition");
         this.rng = SamplingStreams.forRequest(sampling.seed(), id);
         this.tokens = Arrays.copyOf(promptIds, promptIds.length + Math.min(maxTokens, 1024));
         this.numTokens = promptIds.length;
@@ -77,6 +90,11 @@ public final class Request implements io.kvtier.offload.SequenceView {
 
     public SamplingParams sampling() {
         return sampling;
+    }
+
+    /** The caller's stop condition ({@link StopCondition#NONE} without one). */
+    public StopCondition stopCondition() {
+        return stopCondition;
     }
 
     public ExtraKeys extraKeys() {

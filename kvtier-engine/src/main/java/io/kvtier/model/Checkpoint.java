@@ -74,7 +74,7 @@ public final class Checkpoint implements Model {
      */
     public static Checkpoint load(Path path) {
         String name = "model file " + path;
-        return MappedFiles.read(path, name, "a llama2.c checkpoint", (arena, file) -> {
+        return OffHeapFiles.read(path, name, "a llama2.c checkpoint", (arena, file) -> {
             long size = file.byteSize();
             if (size < CheckpointLayout.HEADER_BYTES) {
                 throw new ModelFormatException(name + ": " + size + " bytes, shorter than the "
@@ -197,7 +197,7 @@ public final class Checkpoint implements Model {
         return switch (n) {
             case ATTENTION -> rmsAtt[layer];
             case FFN -> rmsFfn[layer];
-            case Q_HEAD, K_HEAD -> null;
+            case Q_HEAD, K_HEAD, POST_ATTENTION, POST_FFN -> null;
         };
     }
 

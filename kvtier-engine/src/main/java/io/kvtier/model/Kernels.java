@@ -4,7 +4,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * The numeric kernels of the forward pass. Weights are float32 little-endian in a
- * {@link MemorySegment} (the mapped checkpoint, or the KV slab), row-major {@code [out][in]};
+ * {@link MemorySegment} (the model file's bytes, or the KV slab), row-major {@code [out][in]};
  * activations are heap {@code float[]} with explicit offsets. Two implementations:
  * {@link ScalarKernels}, plain loops that are obviously right, and {@link VectorKernels}
  * ({@code jdk.incubator.vector}); they agree to within float rounding (the vector ones sum in a

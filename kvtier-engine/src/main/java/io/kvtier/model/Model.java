@@ -7,7 +7,7 @@ import java.nio.file.Path;
 /**
  * The weights of a transformer that {@link Transformer} runs, whatever file they came from
  * (a llama2.c {@link Checkpoint} or a GGUF file): its shape, its family's {@link ArchSpec}, and
- * its tensors as slices of the memory-mapped file. Matrices are {@code [out][in]} in their file
+ * its tensors as slices of the file's bytes (read into memory once). Matrices are {@code [out][in]} in their file
  * encoding; vectors (norm weights, biases) are float32 little-endian.
  *
  * <p>Accessors may be called from any thread; {@link #close()} unmaps the file and must not race
@@ -42,14 +42,18 @@ public interface Model extends AutoCloseable {
         /** Over each query head ({@link ArchSpec#qkNorm()}), {@code [headDim]}. */
         Q_HEAD,
         /** Over each key head ({@link ArchSpec#qkNorm()}), {@code [headDim]}. */
-        K_HEAD
+        K_HEAD,
+        /** Over the attention output before its residual add (Gemma's {@code post_attention_norm}), {@code [dim]}. */
+        POST_ATTENTION,
+        /** Over the feed-forward output before its residual add (Gemma's {@code post_ffw_norm}), {@code [dim]}. */
+        POST_FFN
     }
 
     ModelConfig config();
 
     ArchSpec spec();
 
-    /** The file the weights are mapped from. */
+    /** The file the weights were read from. */
     Path path();
 
     /**

@@ -46,13 +46,18 @@ final class PagedAttention {
 
     /**
      * For query head {@code h} of token {@code t} at position p: {@code out[t][h] = softmax(q[t][h] .
-     * K[0..p][h/group] / sqrt(headDim)) . V[0..p][h/group]}, where out is {@code a.xb2} [T][heads*headDim].
-     * {@code att} is a score buffer of at least p+1 floats.
+     * K[s..p][h/group] / sqrt(headDim)) . V[s..p][h/group]}, where out is {@code a.xb2} [T][heads*headDim]
+     * and {@code s = 0} for full attention ({@code window} 0), {@code s = max(0, p - window + 1)} for a
+     * sliding-window layer. The window is a bound of the loops, not a mask: no slot before {@code s}
+     * is read, so a block wholly before the window may already hold another sequence's data (or
+     * none) without changing the result. {@code att} is a score buffer of at least p+1 floats.
      */
-    void attend(int layer, int t, int h, Activations a, float[] att, List<SequenceChunk> chunks,
+    void attend(int layer, int window, int t, int h, Activations a, float[] att, List<SequenceChunk> chunks,
                 MemorySegment slab, KvLayout layout) {
         int hd = c.headDim();
         int p = a.pos[t];
+        int first = window > 0 ? Math.max(0, p - window + 1) : 0;
+        int n = p + 1 - first;
         int[] table = chunks.get(a.chunk[t]).blockTable();
         int bs = layout.blockSize();
         long bytesPerBlock = layout.bytesPerBlock();
@@ -62,18 +67,25 @@ final class PagedAttention {
         long vOff = layout.byteOffset(layer, 1, 0) + headBytes;
         int qOff = t * c.qDim() + h * hd;
 
-        // scores over positions 0..p, one block at a time
-        for (int s0 = 0, b = 0; s0 <= p; s0 += bs, b++) {
-            long base = table[b] * bytesPerBlock + kOff;
-            kernels.scores(slab, base, slotBytes, Math.min(bs, p + 1 - s0), a.q, qOff, hd, scale, att, s0);
+        // scores over positions first..p, one block (or the window's part of it) at a time;
+        // att[i] belongs to position first + i
+        for (int s = first; s <= p; ) {
+            int slot = s % bs;
+            int count = Math.min(bs - slot, p + 1 - s);
+            long base = table[s / bs] * bytesPerBlock + kOff + slot * slotBytes;
+            kernels.scores(slab, base, slotBytes, count, a.q, qOff, hd, scale, att, s - first);
+            s += count;
         }
-        kernels.softmax(att, 0, p + 1);
+        kernels.softmax(att, 0, n);
 
         // weighted sum of values
         java.util.Arrays.fill(a.xb2, qOff, qOff + hd, 0f);
-        for (int s0 = 0, b = 0; s0 <= p; s0 += bs, b++) {
-            long base = table[b] * bytesPerBlock + vOff;
-            kernels.weightedSum(slab, base, slotBytes, Math.min(bs, p + 1 - s0), att, s0, a.xb2, qOff, hd);
+        for (int s = first; s <= p; ) {
+            int slot = s % bs;
+            int count = Math.min(bs - slot, p + 1 - s);
+            long base = table[s / bs] * bytesPerBlock + vOff + slot * slotBytes;
+            kernels.weightedSum(slab, base, slotBytes, count, att, s - first, a.xb2, qOff, hd);
+            s += count;
         }
     }
 }

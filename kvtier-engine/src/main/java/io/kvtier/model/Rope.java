@@ -21,6 +21,11 @@ final class Rope {
     private final float[] freq;
 
     Rope(ArchSpec spec, int headDim) {
+        this(spec, headDim, spec.ropeTheta());
+    }
+
+    /** The rotation of {@code spec} with base {@code theta} instead of its own (Gemma's local layers). */
+    Rope(ArchSpec spec, int headDim, float theta) {
         if (spec.ropeDim() > headDim) {
             throw new IllegalArgumentException("rope dimension " + spec.ropeDim() + " exceeds the head size " + headDim);
         }
@@ -30,7 +35,7 @@ final class Rope {
         this.freq = new float[half];
         float[] factors = spec.ropeFreqFactors();
         for (int i = 0; i < half; i++) {
-            float f = 1.0f / (float) Math.pow(spec.ropeTheta(), (2 * i) / (float) spec.ropeDim());
+            float f = 1.0f / (float) Math.pow(theta, (2 * i) / (float) spec.ropeDim());
             freq[i] = factors == null ? f : f / factors[i];
         }
     }

@@ -5,7 +5,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
-/** Hex SHA-256 digests of mapped model bytes (the identity of a model's weights). */
+/** Hex SHA-256 digests of model bytes (the identity of a model's weights). */
 public final class Sha256 {
 
     private Sha256() {

@@ -13,12 +13,13 @@ import java.util.concurrent.ForkJoinPool;
 
 /**
  * The Llama-family transformer of a {@link Model} (a llama2.c checkpoint or a GGUF file of the
- * {@code llama}, {@code qwen2} or {@code qwen3} family), run one engine step at a time over a
+ * {@code llama}, {@code qwen2}, {@code qwen3} or {@code gemma3} family), run one engine step at a time over a
  * batch of chunks of different sequences, with its KV cache in a paged slab.
  *
  * <p>The forward pass follows llama2.c {@code run.c}'s {@code forward}, top to bottom, with the
  * families' differences taken from the model's {@link ArchSpec} (RoPE style, base and factors,
- * q/k/v biases, per-head q/k norms, norm epsilon), except that every step works on all {@code T}
+ * q/k/v biases, per-head q/k norms, norm epsilon, and Gemma's embedding scale, GELU feed-forward,
+ * post-norms, sliding-window layers and logit softcap), except that every step works on all {@code T}
  * tokens of the batch at once, so each weight matrix is read from memory once per step however
  * many tokens there are. Weights are used in their file encoding ({@link Weight}): F32 through
  * {@link Kernels#matmul}, the others through {@link QuantMatmul}. Shapes in comments: {@code T}
@@ -42,6 +43,8 @@ public final class Transformer implements AutoCloseable {
     private final Kernels kernels;
     private final Parallel parallel;
     private final Rope rope;
+    /** RoPE of the sliding-window layers (their own base); {@link #rope} when no layer slides. */
+    private final Rope localRope;
     private final PagedAttention attention;
     private Activations a;
 
@@ -58,6 +61,7 @@ public final class Transformer implements AutoCloseable {
         this.kernels = Objects.requireNonNull(kernels, "kernels");
         this.parallel = new Parallel(Objects.requireNonNull(computePool, "computePool"));
         this.rope = new Rope(spec, c.headDim());
+        this.localRope = spec.gemma().slidingWindow() > 0 ? new Rope(spec, c.headDim(), spec.gemma().localRopeTheta()) : rope;
         this.attention = new PagedAttention(c, kernels);
         this.a = new Activations(c, parallel.threads());
     }
@@ -97,13 +101,15 @@ public final class Transformer implements AutoCloseable {
             if (spec.qkNorm()) {
                 headNorms(l, tokens);                     // rmsnorm of every q and k head
             }
-            rotary(tokens);                               // rotate q and k in place
+            rotary(spec.window(l) > 0 ? localRope : rope, tokens);  // rotate q and k in place
             attention.writeKv(l, tokens, a, chunks, kvSlab, layout);
-            attend(l, tokens, chunks, kvSlab, layout);    // xb2[T][Q] = attention over the slab
+            attend(l, tokens, chunks, kvSlab, layout);    // xb2[T][Q] = attention over the slab (its window)
             matmul(w.matrix(Model.Matrix.O, l), a.xb2, tokens, a.xb);  // xb[T][D] = xb2 wo^T
+            postNorm(Model.Norm.POST_ATTENTION, l, tokens);            // Gemma: xb = rmsnorm(xb) * post_attention_norm
             residual(tokens);                             // x += xb
             rmsnorm(a.x, a.xb, w.norm(Model.Norm.FFN, l), tokens);     // xb[T][D] = rmsnorm(x) * ffn_norm
-            ffn(l, tokens);                               // xb[T][D] = w2(silu(w1 xb) * w3 xb)
+            ffn(l, tokens);                               // xb[T][D] = w2(act(w1 xb) * w3 xb)
+            postNorm(Model.Norm.POST_FFN, l, tokens);                  // Gemma: xb = rmsnorm(xb) * post_ffw_norm
             residual(tokens);                             // x += xb
         }
         return classify(chunks);                          // [chunks][V] or null
@@ -152,16 +158,29 @@ public final class Transformer implements AutoCloseable {
         return tokens;
     }
 
-    /** x[t] = token embedding row of token[t] (decoded from its encoding). */
+    /** x[t] = token embedding row of token[t] (decoded from its encoding), times Gemma's scale. */
     private void embed(int tokens) {
         int dim = c.dim();
         Weight emb = w.tokenEmbedding();
+        float scale = spec.gemma().embedScale();
         for (int t = 0; t < tokens; t++) {
             if (emb.type() == TensorType.F32) {
                 MemorySegment.copy(emb.data(), F32, (long) a.token[t] * dim * Float.BYTES, a.x, t * dim, dim);
             } else {
                 QuantMatmul.row(emb, a.token[t], a.x, t * dim);
             }
+        }
+        if (scale != 1f) {
+            for (int i = 0; i < tokens * dim; i++) {
+                a.x[i] *= scale;
+            }
+        }
+    }
+
+    /** Gemma: xb[T][D] = rmsnorm(xb) * the layer's post norm {@code n}; nothing for other families. */
+    private void postNorm(Model.Norm n, int l, int tokens) {
+        if (spec.gemma().postNorms()) {
+            rmsnorm(a.xb, a.xb, w.norm(n, l), tokens);
         }
     }
 
@@ -211,7 +230,7 @@ public final class Transformer implements AutoCloseable {
     }
 
     /** Rotary embedding of every query head and every key head at the token's position. */
-    private void rotary(int tokens) {
+    private void rotary(Rope rope, int tokens) {
         for (int t = 0; t < tokens; t++) {
             rope.angles(a.pos[t], a.cos, a.sin);
             rope.rotate(a.q, t * c.qDim(), c.heads(), a.cos, a.sin);
@@ -219,28 +238,36 @@ public final class Transformer implements AutoCloseable {
         }
     }
 
-    /** xb2[T][Q]: every (token, query head) attends over its sequence's positions 0..p. */
+    /**
+     * xb2[T][Q]: every (token, query head) attends over its sequence's positions 0..p, or only the
+     * last {@code window} of them in a sliding-window layer.
+     */
     private void attend(int l, int tokens, List<SequenceChunk> chunks, MemorySegment slab, KvLayout layout) {
         int heads = c.heads();
+        int window = spec.window(l);
         long work = 0;
         for (int t = 0; t < tokens; t++) {
-            work += (a.pos[t] + 1L) * 2 * c.qDim();
+            work += (window > 0 ? Math.min(window, a.pos[t] + 1L) : a.pos[t] + 1L) * 2 * c.qDim();
         }
         // A slab confined to this thread (a test's Arena.ofConfined) cannot be read by the pool.
         boolean shared = slab.isAccessibleBy(NOT_THE_OWNER);
         parallel.forRange(tokens * heads, 1, shared ? work : 0, (worker, from, to) -> {
             for (int i = from; i < to; i++) {
-                attention.attend(l, i / heads, i % heads, a, a.att[worker], chunks, slab, layout);
+                attention.attend(l, window, i / heads, i % heads, a, a.att[worker], chunks, slab, layout);
             }
         });
     }
 
-    /** xb[T][D] = w2 (silu(w1 xb) * (w3 xb)); hb, hb2 [T][H]. */
+    /** xb[T][D] = w2 (act(w1 xb) * (w3 xb)), act = SiLU or (Gemma) GELU(tanh); hb, hb2 [T][H]. */
     private void ffn(int l, int tokens) {
         int hidden = c.hiddenDim();
         matmul(w.matrix(Model.Matrix.GATE, l), a.xb, tokens, a.hb);
         matmul(w.matrix(Model.Matrix.UP, l), a.xb, tokens, a.hb2);
-        kernels.swiglu(a.hb, 0, a.hb2, 0, tokens * hidden);
+        if (spec.gemma().geluFfn()) {
+            Gelu.geglu(a.hb, 0, a.hb2, 0, tokens * hidden);
+        } else {
+            kernels.swiglu(a.hb, 0, a.hb2, 0, tokens * hidden);
+        }
         matmul(w.matrix(Model.Matrix.DOWN, l), a.hb, tokens, a.xb);
     }
 
@@ -272,6 +299,12 @@ public final class Transformer implements AutoCloseable {
             }
         }
         matmul(w.classifier(), a.xLast, rows, a.logits);   // logits[C][V] = xLast cls^T
+        float cap = spec.gemma().finalLogitSoftcap();
+        if (cap > 0) {
+            for (int i = 0; i < rows * vocab; i++) {
+                a.logits[i] = cap * (float) Math.tanh(a.logits[i] / cap);
+            }
+        }
         r = 0;
         for (int i = 0; i < chunks.size(); i++) {
             if (chunks.get(i).wantLogits()) {

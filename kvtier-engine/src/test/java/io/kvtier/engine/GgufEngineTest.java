@@ -31,7 +31,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * across a restart: {@code stories260K.gguf} reproduces every record of
  * {@code stories260K_greedy.jsonl} token for token (to its full length), and the quantized
  * {@code llama-spm512-q4_k.gguf} reproduces llama.cpp's 32 greedy tokens of its three prompts
- * (the {@code .deqf32} reference); outputs are identical in every setting, and the second pass
+ * (the {@code .deqf32} reference), and so does {@code gemma3-spm515-f32.gguf} (sliding-window
+ * layers; the plain reference); outputs are identical in every setting, and the second pass
  * really loads KV from the tier. A GGUF model's KV namespace covers its tensor data: a copy with
  * one weight changed (a "fine-tune" of the same shape) gets no hits from the first one's disk tier.
  */
@@ -58,15 +59,20 @@ class GgufEngineTest {
             sm.add(r.maxTokens());
         }
         Path gguf = ReferenceRecords.shared().resolve("models/gguf");
-        List<int[]> qp = new ArrayList<>(), qe = new ArrayList<>();
-        List<Integer> qm = new ArrayList<>();
-        for (LlamaCppReference r : LlamaCppReference.load(LlamaCppReference.folder().resolve("llama-spm512-q4_k.deqf32.ref.jsonl"))) {
-            qp.add(r.promptIds());
-            qe.add(r.generatedIds());
-            qm.add(32);
-        }
         return Stream.of(new Case("stories260K.gguf", gguf.resolve("stories260K.gguf"), sp, se, sm, 1),
-                new Case("llama-spm512-q4_k.gguf", LlamaCppReference.folder().resolve("llama-spm512-q4_k.gguf"), qp, qe, qm, -1));
+                llamaCppCase("llama-spm512-q4_k", "deqf32.ref"), llamaCppCase("gemma3-spm515-f32", "ref"));
+    }
+
+    /** A gguf-ref model's prompts with llama.cpp's 32 greedy tokens from its {@code <name>.<reference>.jsonl}. */
+    private static Case llamaCppCase(String name, String reference) {
+        List<int[]> prompts = new ArrayList<>(), expected = new ArrayList<>();
+        List<Integer> max = new ArrayList<>();
+        for (LlamaCppReference r : LlamaCppReference.load(LlamaCppReference.folder().resolve(name + "." + reference + ".jsonl"))) {
+            prompts.add(r.promptIds());
+            expected.add(r.generatedIds());
+            max.add(32);
+        }
+        return new Case(name + ".gguf", LlamaCppReference.folder().resolve(name + ".gguf"), prompts, expected, max, -1);
     }
 
     private Engine engine(Path model, OffloadSetup setup, int stopToken) {

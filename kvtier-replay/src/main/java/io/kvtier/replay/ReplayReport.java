@@ -139,7 +139,7 @@ public final class ReplayReport {
         m.put("trace", r.trace());
         m.put("trace_requests", r.traceRequests());
         m.put("mode", c.mode().cliName());
-        m.put("policy", c.policy().cliName());
+        m.put("eviction", c.policy().cliName()); // named as its flag, --eviction
         m.put("block_size", c.blockSize());
         m.put("device_tokens", (long) r.deviceBlocks() * c.blockSize());
         m.put("host_tokens", (long) r.hostChunks() * c.blockSize());
@@ -147,7 +147,7 @@ public final class ReplayReport {
         m.put("disk_tokens", (long) r.diskChunks() * c.blockSize());
         m.put("disk_capacity", c.disk().toString());
         m.put("max_tokens", c.maxTokens());
-        m.put("cost_model", c.cost());
+        m.put("cost_model", costModelJson(c.cost()));
         m.put("requests", r.requests());
         m.put("prompt_tokens", r.promptTokens());
         m.put("output_tokens", r.outputTokens());
@@ -199,6 +199,22 @@ public final class ReplayReport {
             m.put("pcie_load_busy", t.loadLaneBusy());
         }
         m.put("wall_s", r.wallSeconds());
+        return m;
+    }
+
+    /** The cost model's parameters in the report's snake_case, units in the names. */
+    static Map<String, Object> costModelJson(io.kvtier.replay.sim.CostModel k) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("name", k.name());
+        m.put("kv_bytes_per_token", k.kvBytesPerToken());
+        m.put("linear_ns_per_token", k.linearNanosPerToken());
+        m.put("attention_ns_per_pair", k.attentionNanosPerPair());
+        m.put("weight_read_ns", k.weightReadNanos());
+        m.put("kv_read_ns_per_token", k.kvReadNanosPerToken());
+        m.put("step_overhead_ns", k.stepOverheadNanos());
+        m.put("host_bytes_per_s", k.hostBytesPerSecond());
+        m.put("host_latency_ns", k.hostLatencyNanos());
+        m.put("context_tokens", k.contextTokens());
         return m;
     }
 }

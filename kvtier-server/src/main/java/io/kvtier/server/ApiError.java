@@ -30,8 +30,9 @@ final class ApiError extends Exception {
     }
 
     /** 400 for a prompt that does not fit the model's context (OpenAI's code). */
-    static ApiError contextLength(String message) {
-        return new ApiError(400, "invalid_request_error", message, "messages", "context_length_exceeded", false, 0);
+    /** @param param the field that holds the prompt: {@code prompt} or {@code messages} */
+    static ApiError contextLength(String message, String param) {
+        return new ApiError(400, "invalid_request_error", message, param, "context_length_exceeded", false, 0);
     }
 
     static ApiError unauthorized() {

@@ -10,13 +10,21 @@ import java.util.UUID;
 /**
  * {@code POST /v1/completions} and {@code POST /v1/chat/completions}: submits the request to the
  * engine loop and answers with one JSON body or a stream of server-sent events. A streaming
- * client that goes away (a failed write) aborts its request at the engine's next step; a request
- * cut by a stop string is aborted the same way once its text has been sent.
+ * client that goes away aborts its request at the engine's next step: a streaming one noticed by a
+ * failed write, a non-streaming one by probing its connection ({@link ClientWatch}). Stop strings
+ * end the request in the engine ({@link StopStrings}), so the finish reason of the response and of
+ * the metrics is the engine's one decision ({@link Outcome#reason()}).
  */
 final class CompletionHandler {
 
     /** How long the I/O thread waits for an event before it checks again (no timing logic depends on it). */
     private static final long WAIT_MILLIS = 1000;
+    /**
+     * A non-streaming request's wait between two probes of its connection while no token arrives
+     * (queued, loading: it holds no device block yet, so a slower probe costs nothing); while it
+     * generates, the connection is probed after every step's tokens.
+     */
+    private static final long PROBE_MILLIS = 200;
 
     private final ServerConfig config;
     private final EngineLoop loop;
@@ -54,7 +62,7 @@ final class CompletionHandler {
 
     private long submit(CompletionParams p, RequestStream sink) throws ApiError {
         try {
-            return loop.submit(p.generation(), sink);
+            return loop.submit(p.generation(model), sink);
         } catch (Rejected r) {
             throw switch (r.reason()) {
                 case QUEUE_FULL -> ApiError.queueFull(r.getMessage());
@@ -69,28 +77,30 @@ final class CompletionHandler {
             throws IOException, ApiError, InterruptedException {
         StringBuilder out = new StringBuilder();
         int[] ids = new int[0];
+        ClientWatch client = new ClientWatch(ex);
         while (true) {
-            RequestStream.Event e = sink.next(WAIT_MILLIS);
+            RequestStream.Event e = sink.next(client.available() ? PROBE_MILLIS : WAIT_MILLIS);
+            if (!(e instanceof RequestStream.Finished) && client.gone()) {
+                // Nothing was written yet, so no write can fail: the probe is how a departed client is noticed.
+                throw new IOException("the client closed its connection before the response");
+            }
             switch (e) {
                 case null -> { }
                 case RequestStream.Tokens t -> {
-                    boolean wasStopped = text.stopped();
                     out.append(text.accept(t.ids()));
                     ids = concat(ids, t.ids());
-                    if (text.stopped() && !wasStopped) {
-                        loop.abort(id);
-                    }
                 }
                 case RequestStream.Failed f -> throw ApiError.internal(f.message());
                 case RequestStream.Finished f -> {
-                    if (f.outcome().reason() == FinishReason.ABORT && !text.stopped()) {
+                    if (f.outcome().reason() == FinishReason.ABORT) {
                         throw ApiError.unavailable("the request was aborted: the server is shutting down");
                     }
-                    String reason = finishReason(f.outcome(), text);
                     out.append(text.finish());
-                    Responses.Usage usage = usage(f.outcome(), text);
-                    int[] used = Arrays.copyOf(ids, usage.completionTokens());
-                    HttpIo.json(ex, 200, shapes.full(out.toString(), reason, usage, p.promptIds(), p.returnTokenIds() ? used : null));
+                    if (client.mustClose()) {
+                        ex.getResponseHeaders().set("Connection", "close");
+                    }
+                    HttpIo.json(ex, 200, shapes.full(out.toString(), f.outcome().reason().wireName(), usage(f.outcome()),
+                            p.promptIds(), p.returnTokenIds() ? ids : null));
                     return;
                 }
             }
@@ -109,15 +119,9 @@ final class CompletionHandler {
             switch (e) {
                 case null -> { }
                 case RequestStream.Tokens t -> {
-                    if (text.stopped()) {
-                        continue; // tokens of the step that was running when the stop string was found
-                    }
                     String delta = text.accept(t.ids());
                     if (!delta.isEmpty() || p.returnTokenIds()) {
                         sse.data(shapes.chunk(delta, false, null, p.returnTokenIds() ? t.ids() : null));
-                    }
-                    if (text.stopped()) {
-                        loop.abort(id);
                     }
                     if (injectFault) {
                         loop.abort(id);
@@ -130,15 +134,14 @@ final class CompletionHandler {
                     return;
                 }
                 case RequestStream.Finished f -> {
-                    if (f.outcome().reason() == FinishReason.ABORT && !text.stopped()) {
+                    if (f.outcome().reason() == FinishReason.ABORT) {
                         sse.error(ApiError.unavailable("the request was aborted: the server is shutting down"));
                         return;
                     }
-                    String reason = finishReason(f.outcome(), text);
                     String rest = text.finish();
-                    sse.data(shapes.chunk(rest, false, reason, null));
+                    sse.data(shapes.chunk(rest, false, f.outcome().reason().wireName(), null));
                     if (p.includeUsage()) {
-                        sse.data(shapes.usageChunk(usage(f.outcome(), text)));
+                        sse.data(shapes.usageChunk(usage(f.outcome())));
                     }
                     sse.done();
                     return;
@@ -147,18 +150,9 @@ final class CompletionHandler {
         }
     }
 
-    /** stop (the stop token or a stop string) or length; callers answer an abort that was not theirs before. */
-    private static String finishReason(Outcome o, TextStreamer text) {
-        return text.stopped() ? "stop" : switch (o.reason()) {
-            case STOP -> "stop";
-            case LENGTH -> "length";
-            case ABORT -> "abort";
-        };
-    }
-
-    private static Responses.Usage usage(Outcome o, TextStreamer text) {
-        int completion = text.stopped() ? Math.min(text.tokensUsed(), o.completionTokens()) : o.completionTokens();
-        return new Responses.Usage(o.promptTokens(), completion, o.cachedTokens());
+    /** Completion tokens up to and including the one that completed a stop string (the engine stopped there). */
+    private static Responses.Usage usage(Outcome o) {
+        return new Responses.Usage(o.promptTokens(), o.completionTokens(), o.cachedTokens());
     }
 
     private static int[] concat(int[] a, int[] b) {

@@ -1,6 +1,7 @@
 package io.kvtier.server;
 
 import io.kvtier.engine.SamplingParams;
+import io.kvtier.engine.StopCondition;
 import java.util.List;
 
 /**
@@ -22,7 +23,9 @@ import java.util.List;
 record CompletionParams(boolean chat, int[] promptIds, int maxTokens, SamplingParams sampling, List<String> stop,
                         boolean stream, boolean includeUsage, String user, String cacheSalt, boolean returnTokenIds) {
 
-    GenerationRequest generation() {
-        return new GenerationRequest(promptIds, maxTokens, sampling, cacheSalt);
+    /** The engine's request; its stop strings are matched on the engine thread (see {@link StopStrings}). */
+    GenerationRequest generation(ModelText model) {
+        return new GenerationRequest(promptIds, maxTokens, sampling, cacheSalt,
+                stop.isEmpty() ? StopCondition.NONE : new StopStrings(model, stop, promptIds[promptIds.length - 1]));
     }
 }

@@ -77,6 +77,8 @@ public final class EngineLoop implements AutoCloseable {
 
     private final Engine engine;
     private final int maxWaiting;
+    /** Requests in flight at most: the engine's max running plus {@link #maxWaiting}. */
+    private final int maxInFlight;
     private final LinkedBlockingQueue<Command> inbox = new LinkedBlockingQueue<>();
     private final Map<Long, Active> active = new LinkedHashMap<>();
     private final List<StepListener> listeners = new CopyOnWriteArrayList<>();
@@ -84,6 +86,8 @@ public final class EngineLoop implements AutoCloseable {
     private final AtomicLong nextId = new AtomicLong();
     /** Requests submitted but not yet admitted (running or loading): the waiting queue. */
     private final AtomicInteger waiting = new AtomicInteger();
+    /** Requests submitted and not yet finished or failed: what admission counts. */
+    private final AtomicInteger inFlight = new AtomicInteger();
     private final Object gate = new Object();
     private final Thread thread;
     /** Guarded by {@link #gate}: false once shutdown began or the loop ended. */
@@ -96,8 +100,10 @@ public final class EngineLoop implements AutoCloseable {
 
     /**
      * @param engine     the engine; from now on owned by the loop (closed when it ends)
-     * @param maxWaiting most requests waiting for admission; beyond it {@link #submit} rejects
-     *                   with {@link Rejected.Reason#QUEUE_FULL}
+     * @param maxWaiting requests that may wait beyond the engine's max running ones: {@link #submit}
+     *                   rejects with {@link Rejected.Reason#QUEUE_FULL} when max running + this many
+     *                   are in flight. Counted when a request arrives, so admission never depends
+     *                   on whether the engine thread has taken the earlier ones in yet
      */
     public EngineLoop(Engine engine, int maxWaiting) {
         if (maxWaiting < 1) {
@@ -105,6 +111,7 @@ public final class EngineLoop implements AutoCloseable {
         }
         this.engine = engine;
         this.maxWaiting = maxWaiting;
+        this.maxInFlight = (int) Math.min(Integer.MAX_VALUE, (long) engine.config().maxRunning() + maxWaiting);
         this.thread = Thread.ofPlatform().name("kvtier-engine").unstarted(this::run);
     }
 
@@ -157,14 +164,15 @@ public final class EngineLoop implements AutoCloseable {
             if (!accepting) {
                 throw new Rejected(Rejected.Reason.STOPPING, "the server is shutting down");
             }
-            if (waiting.get() >= maxWaiting) {
+            if (inFlight.get() >= maxInFlight) {
                 throw new Rejected(Rejected.Reason.QUEUE_FULL, "the waiting queue is full (" + maxWaiting
-                        + " requests); retry later");
+                        + " requests waiting beyond " + (maxInFlight - maxWaiting) + " running); retry later");
             }
+            inFlight.incrementAndGet();
             waiting.incrementAndGet();
             long id = nextId.getAndIncrement();
             sink = sinkDecorator.apply(sink);
-            inbox.add(new Submit(new Request(id, g.promptIds(), g.maxTokens(), g.sampling(), ExtraKeys.salt(g.cacheSalt())), sink));
+            inbox.add(new Submit(new Request(id, g.promptIds(), g.maxTokens(), g.sampling(), ExtraKeys.salt(g.cacheSalt()), g.stop()), sink));
             return id;
         }
     }
@@ -225,6 +233,11 @@ public final class EngineLoop implements AutoCloseable {
     /** Requests submitted and not yet admitted (any thread). */
     public int waitingCount() {
         return waiting.get();
+    }
+
+    /** Requests submitted and not yet finished or failed (any thread). */
+    public int inFlightCount() {
+        return inFlight.get();
     }
 
     /**
@@ -323,6 +336,7 @@ public final class EngineLoop implements AutoCloseable {
                     active.put(s.request().id(), new Active(s.request(), s.sink()));
                 } catch (IllegalArgumentException e) {
                     waiting.decrementAndGet();
+                    inFlight.decrementAndGet();
                     s.sink().onFailed(e.getMessage());
                 }
             }
@@ -363,6 +377,7 @@ public final class EngineLoop implements AutoCloseable {
             if (!a.admitted) {
                 waiting.decrementAndGet();
             }
+            inFlight.decrementAndGet();
             int cached = r.deviceHitTokens() + r.externalHitTokens().values().stream().mapToInt(Integer::intValue).sum();
             a.sink.onFinished(new Outcome(r.finishReason(), r.promptLength(), r.numOutputTokens(), cached));
         }
@@ -375,6 +390,7 @@ public final class EngineLoop implements AutoCloseable {
             if (!a.admitted) {
                 waiting.decrementAndGet();
             }
+            inFlight.decrementAndGet();
             a.sink.onFailed(message);
         }
     }
@@ -385,6 +401,7 @@ public final class EngineLoop implements AutoCloseable {
             switch (c) {
                 case Submit s -> {
                     waiting.decrementAndGet();
+                    inFlight.decrementAndGet();
                     s.sink().onFailed(message);
                 }
                 case Call<?> call -> call.result().completeExceptionally(new IllegalStateException("the engine loop has ended"));

@@ -43,6 +43,9 @@ public final class OpenAiServer implements AutoCloseable {
      * @throws IOException if the address cannot be bound (in use, not local)
      */
     public OpenAiServer start() throws IOException {
+        if (ClientWatch.UNAVAILABLE != null) {
+            System.err.println("kvtier: warning: " + ClientWatch.UNAVAILABLE);
+        }
         http = HttpServer.create(new InetSocketAddress(config.host(), config.port()), 1024);
         executor = Executors.newVirtualThreadPerTaskExecutor();
         http.setExecutor(executor);

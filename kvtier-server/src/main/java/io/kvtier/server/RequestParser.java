@@ -15,6 +15,9 @@ import java.util.List;
  */
 final class RequestParser {
 
+    /** OpenAI's chat roles; any other is refused as OpenAI refuses it (400 naming {@code messages.[i].role}). */
+    static final java.util.Set<String> ROLES = java.util.Set.of("system", "developer", "user", "assistant", "tool", "function");
+
     /** OpenAI's limit on stop sequences. */
     static final int MAX_STOP = 4;
 
@@ -34,7 +37,7 @@ final class RequestParser {
         }
         int[] prompt = chat ? encode(renderChat(body.get("messages")), "messages", true) : prompt(body.get("prompt"));
         if (prompt.length > maxPositions) {
-            throw tooLong(prompt.length);
+            throw tooLong(prompt.length, chat ? "messages" : "prompt");
         }
         int room = maxPositions - prompt.length + 1; // the last token sampled needs no KV slot
         String maxField = chat && body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
@@ -75,9 +78,10 @@ final class RequestParser {
         }
     }
 
-    private ApiError tooLong(int tokens) {
+    /** @param param the field that holds the prompt ({@code prompt} or {@code messages}) */
+    private ApiError tooLong(int tokens, String param) {
         return ApiError.contextLength("This model's maximum context length is " + maxPositions
-                + " tokens. However, your prompt has " + tokens + " tokens. Please reduce the length of the prompt.");
+                + " tokens. However, your prompt has " + tokens + " tokens. Please reduce the length of the prompt.", param);
     }
 
     private int[] prompt(JsonNode p) throws ApiError {
@@ -100,7 +104,7 @@ final class RequestParser {
             return prompt(p.get(0));
         }
         if (p.size() > maxPositions) {
-            throw tooLong(p.size());
+            throw tooLong(p.size(), "prompt");
         }
         return tokenIds(p, "prompt");
     }
@@ -133,11 +137,11 @@ final class RequestParser {
         long bytes = text.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > (long) maxPositions * model.maxBytesPerToken()) {
             throw ApiError.contextLength("This model's maximum context length is " + maxPositions + " tokens. However, your "
-                    + param + " has " + bytes + " bytes, more than that many tokens can hold. Please reduce the length.");
+                    + param + " has " + bytes + " bytes, more than that many tokens can hold. Please reduce the length.", param);
         }
         int[] ids = chat ? model.encodeChat(text) : model.encode(text);
         if (ids.length > maxPositions) {
-            throw tooLong(ids.length);
+            throw tooLong(ids.length, param);
         }
         return ids;
     }
@@ -152,6 +156,11 @@ final class RequestParser {
             String where = "messages[" + i + "]";
             if (!m.isObject() || !m.path("role").isTextual()) {
                 throw ApiError.badRequest(where + " must be an object with a string role", "messages");
+            }
+            String role = m.get("role").asText();
+            if (!ROLES.contains(role)) {
+                throw ApiError.badRequest("Invalid value: '" + role + "'. Supported values are: 'system', 'assistant', 'user', "
+                        + "'function', 'tool', and 'developer'.", "messages.[" + i + "].role");
             }
             list.add(new ChatMessage(m.get("role").asText(), content(m.get("content"), where)));
         }

@@ -92,6 +92,8 @@ class HostileClientsTest {
         "{\"messages\": \"hi\"} | messages | messages must be a non-empty array",
         "{\"messages\": []} | messages | messages must be a non-empty array",
         "{\"messages\": [{\"content\": \"hi\"}]} | messages | string role",
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"wizard\", \"content\": \"hi\"}]} | messages.[1].role | Invalid value: 'wizard'",
+        "{\"messages\": [{\"role\": \"User\", \"content\": \"hi\"}]} | messages.[0].role | Supported values are",
         "{\"messages\": [{\"role\": \"user\", \"content\": 5}]} | messages | content must be a string",
         "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\"}]}]} | messages | only {\"type\": \"text\"",
         "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_completion_tokens\": -1} | max_completion_tokens | must be in 1..",
@@ -104,12 +106,15 @@ class HostileClientsTest {
     void aPromptOverTheContextSaysMaximumContextLength() {
         String longText = "Once upon a time there was a cat. ".repeat(120);
         HttpResponse<String> r = f.post("/v1/completions", "{\"prompt\": \"" + longText + "\"}");
-        assertError(r, 400, null, "maximum context length is 512 tokens");
+        assertError(r, 400, "prompt", "maximum context length is 512 tokens");
         StringBuilder ids = new StringBuilder("[1");
         for (int i = 0; i < 600; i++) {
             ids.append(", 300");
         }
-        assertError(f.post("/v1/completions", "{\"prompt\": " + ids + "]}"), 400, null, "maximum context length");
+        assertError(f.post("/v1/completions", "{\"prompt\": " + ids + "]}"), 400, "prompt", "maximum context length");
+        assertError(f.post("/v1/completions", "{\"prompt\": \"" + "x".repeat(900_000) + "\"}"), 400, "prompt", "maximum context length");
+        assertError(f.post("/v1/chat/completions", "{\"messages\": [{\"role\": \"user\", \"content\": \"" + longText + "\"}]}"),
+                400, "messages", "maximum context length is 512 tokens");
         String huge = "x".repeat(900_000); // refused by its size before the encoder runs
         assertError(f.post("/v1/chat/completions", "{\"messages\": [{\"role\": \"user\", \"content\": \"" + huge + "\"}]}"),
                 400, "messages", "maximum context length");
@@ -181,6 +186,58 @@ class HostileClientsTest {
         pause.countDown();
         f.assertQuiescent();
         assertThat(f.aborted.get()).as("requests aborted by a departed client").isGreaterThan(abortedBefore);
+    }
+
+    @Test
+    void aNonStreamingClientThatLeavesWhileQueuedIsAbortedWithinOneStep() throws Exception {
+        assertThat(ClientWatch.UNAVAILABLE).as("the test JVM opens jdk.httpserver (pom jvm.flags)").isNull();
+        long abortedBefore = finished(io.kvtier.engine.FinishReason.ABORT);
+        long generatedBefore = f.onEngine(e -> e.snapshot().engine().generatedTokens());
+        CountDownLatch pause = new CountDownLatch(1);
+        f.loop.call(e -> { // hold the engine thread: the request stays queued
+            awaitQuietly(pause);
+            return null;
+        });
+        try (RawHttp c = new RawHttp(f.server.port())) {
+            c.post("/v1/completions", "{\"prompt\": \"Once upon a time\", \"max_tokens\": 300, \"temperature\": 1, \"seed\": 4}");
+            ServerFixture.sleep(100); // the request is read and submitted
+        }
+        ServerFixture.sleep(1000); // the handler's probes (every 200 ms while queued) see the closed connection
+        pause.countDown();
+        f.assertQuiescent();
+        assertThat(finished(io.kvtier.engine.FinishReason.ABORT) - abortedBefore).as("requests aborted").isEqualTo(1);
+        long generated = f.onEngine(e -> e.snapshot().engine().generatedTokens());
+        // Aborted before its first step, or (a probe late under load) after one step's token.
+        assertThat(generated - generatedBefore).as("tokens generated for it").isLessThanOrEqualTo(1);
+    }
+
+    @Test
+    void aNonStreamingClientThatLeavesWhileGeneratingIsAbortedAndItsBlocksFreed() throws Exception {
+        long abortedBefore = finished(io.kvtier.engine.FinishReason.ABORT);
+        long generatedBefore = f.onEngine(e -> e.snapshot().engine().generatedTokens());
+        CountDownLatch pause = new CountDownLatch(1);
+        try (RawHttp c = new RawHttp(f.server.port())) {
+            c.post("/v1/completions", "{\"prompt\": \"Once upon a time\", \"max_tokens\": 400, \"temperature\": 1, \"seed\": 4}");
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+            while (f.onEngine(e -> e.snapshot().engine().generatedTokens()) == generatedBefore) {
+                assertThat(System.nanoTime() < deadline).as("the request generates within 60 s").isTrue();
+                Thread.sleep(1);
+            }
+            f.loop.call(e -> { // hold the engine while the client goes away: the request is mid-generation
+                awaitQuietly(pause);
+                return null;
+            });
+        }
+        ServerFixture.sleep(100);
+        pause.countDown();
+        f.assertQuiescent();
+        assertThat(finished(io.kvtier.engine.FinishReason.ABORT) - abortedBefore).as("requests aborted").isEqualTo(1);
+        long generated = f.onEngine(e -> e.snapshot().engine().generatedTokens());
+        assertThat(generated - generatedBefore).as("tokens generated").isLessThan(400);
+    }
+
+    private static long finished(io.kvtier.engine.FinishReason reason) {
+        return f.onEngine(e -> e.snapshot().engine().finishedBy().get(reason));
     }
 
     @Test

@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import io.kvtier.engine.FinishReason;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.AfterAll;
@@ -24,7 +26,7 @@ class RoutesTest {
 
     @BeforeAll
     static void start() {
-        f = new ServerFixture(128, 8L << 20, ServerConfig.loopback(0).withApiKey(KEY), 1);
+        f = new ServerFixture(128, 8L << 20, ServerConfig.loopback(0).withApiKey(KEY), 1, 1);
     }
 
     @AfterAll
@@ -97,15 +99,36 @@ class RoutesTest {
         req.putObject("stream_options").put("include_usage", true);
         String body = req.toString();
         body = body.substring(0, body.length() - 1);
+        Map<FinishReason, Long> before = finishedBy();
+        int abortedBefore = f.aborted.get();
         JsonNode whole = ServerFixture.json(post("/v1/completions", body + "}").body());
         assertThat(whole.get("choices").get(0).get("text").asText()).isEqualTo(want);
         assertThat(whole.get("choices").get(0).get("finish_reason").asText()).isEqualTo("stop");
         SseStream s = stream("/v1/completions", body + ", \"stream\": true}");
         assertThat(s.text()).isEqualTo(want);
         assertThat(s.finishReason()).isEqualTo("stop");
-        assertThat(s.usage().get("completion_tokens").asInt())
-                .isEqualTo(whole.get("usage").get("completion_tokens").asInt())
+        int used = whole.get("usage").get("completion_tokens").asInt();
+        assertThat(s.usage().get("completion_tokens").asInt()).isEqualTo(used)
                 .isLessThan(plain.get("usage").get("completion_tokens").asInt());
+        // The token that completes the stop string is also the last one max_tokens allows: still "stop".
+        String capped = body.replace("\"max_tokens\":60", "\"max_tokens\":" + used);
+        assertThat(capped).isNotEqualTo(body);
+        JsonNode atLimit = ServerFixture.json(post("/v1/completions", capped + "}").body());
+        assertThat(atLimit.get("choices").get(0).get("finish_reason").asText()).isEqualTo("stop");
+        assertThat(atLimit.get("choices").get(0).get("text").asText()).isEqualTo(want);
+        SseStream atLimitStreamed = stream("/v1/completions", capped + ", \"stream\": true}");
+        assertThat(atLimitStreamed.finishReason()).isEqualTo("stop");
+        assertThat(atLimitStreamed.text()).isEqualTo(want);
+        // vllm:request_success reads the engine's count: the same reason as the four responses, none aborted.
+        Map<FinishReason, Long> after = finishedBy();
+        assertThat(after.get(FinishReason.STOP) - before.get(FinishReason.STOP)).isEqualTo(4);
+        assertThat(after.get(FinishReason.LENGTH)).isEqualTo(before.get(FinishReason.LENGTH));
+        assertThat(after.get(FinishReason.ABORT)).isEqualTo(before.get(FinishReason.ABORT));
+        assertThat(f.aborted.get()).isEqualTo(abortedBefore);
+    }
+
+    private static Map<FinishReason, Long> finishedBy() {
+        return f.onEngine(e -> e.snapshot().engine().finishedBy());
     }
 
     @Test
@@ -143,27 +166,48 @@ class RoutesTest {
     }
 
     @Test
-    void aFullWaitingQueueAnswers429WithRetryAfter() throws Exception {
+    void withOneRunningAndOneWaitingSixRequestsAtOnceGetTwoAnswersAndFour429s() throws Exception {
         CountDownLatch hold = new CountDownLatch(1);
         f.loop.call(e -> {
             try {
-                hold.await(); // the engine takes no request until released: the first one waits
+                hold.await(); // the engine takes no request in until released
             } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();
             }
             return null;
         });
-        CompletableFuture<HttpResponse<String>> first = CompletableFuture.supplyAsync(
-                () -> post("/v1/completions", "{\"prompt\": \"a\", \"max_tokens\": 2}"));
-        while (f.loop.waitingCount() < 1) {
+        List<CompletableFuture<HttpResponse<String>>> all = new java.util.ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            String body = "{\"prompt\": \"Lily " + i + "\", \"max_tokens\": 2}";
+            all.add(CompletableFuture.supplyAsync(() -> post("/v1/completions", body)));
+        }
+        // --max-running 1 --max-waiting 1: two are in flight (one to run, one to wait), four are refused,
+        // whether or not the engine thread has taken the first one in yet.
+        int refused = 0;
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        while (all.stream().filter(CompletableFuture::isDone).count() < 4) {
+            assertThat(System.nanoTime() < deadline).as("four answers within 60 s while the engine is held").isTrue();
             Thread.sleep(1);
         }
-        HttpResponse<String> second = post("/v1/completions", "{\"prompt\": \"b\", \"max_tokens\": 2}");
+        assertThat(f.loop.inFlightCount()).isEqualTo(2);
+        for (CompletableFuture<HttpResponse<String>> r : all) {
+            if (r.isDone()) {
+                HttpResponse<String> second = r.get();
+                assertThat(second.statusCode()).as(second.body()).isEqualTo(429);
+                assertThat(second.headers().firstValue("Retry-After")).hasValue("1");
+                assertThat(second.headers().firstValue("x-should-retry")).isEmpty();
+                refused++;
+            }
+        }
         hold.countDown();
-        assertThat(second.statusCode()).isEqualTo(429);
-        assertThat(second.headers().firstValue("Retry-After")).hasValue("1");
-        assertThat(second.headers().firstValue("x-should-retry")).isEmpty();
-        assertThat(first.get().statusCode()).isEqualTo(200);
+        int served = 0;
+        for (CompletableFuture<HttpResponse<String>> r : all) {
+            if (r.get().statusCode() == 200) {
+                served++;
+            }
+        }
+        assertThat(refused).isEqualTo(4);
+        assertThat(served).isEqualTo(2);
     }
 
     @Test

@@ -46,10 +46,14 @@ final class ServerFixture implements AutoCloseable {
     }
 
     ServerFixture(int deviceBlocks, long hostBytes, ServerConfig config, int maxWaiting) {
+        this(deviceBlocks, hostBytes, config, EngineConfig.DEFAULT_MAX_RUNNING, maxWaiting);
+    }
+
+    ServerFixture(int deviceBlocks, long hostBytes, ServerConfig config, int maxRunning, int maxWaiting) {
         Checkpoint cp = Checkpoint.load(ReferenceRecords.model());
         this.tokenizer = Tokenizer.load(ReferenceRecords.tokenizer(), cp.config().vocabSize());
         OffloadSetup offload = hostBytes > 0 ? new OffloadSetup(hostBytes, 0, "lru", OffloadConfig.DEFAULT) : OffloadSetup.OFF;
-        EngineConfig ec = new EngineConfig(16, deviceBlocks, 512, EngineConfig.DEFAULT_MAX_RUNNING, true, Tokenizer.BOS);
+        EngineConfig ec = new EngineConfig(16, deviceBlocks, 512, maxRunning, true, Tokenizer.BOS);
         Engine engine = LlamaRunner.engine(cp, ec, Kernels.best(), 2, offload);
         this.loop = new EngineLoop(engine, maxWaiting);
         loop.addStepListener((e, finished) -> finished.stream()

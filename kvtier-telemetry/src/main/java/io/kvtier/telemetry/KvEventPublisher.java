@@ -35,6 +35,14 @@ import org.zeromq.ZMsg;
  * elsewhere. One thread owns both sockets; {@link #publish} only queues the batch, so the engine
  * thread never waits on the network (it waits only if {@code queueBatches} batches are queued,
  * which bounds memory rather than dropping a batch and leaving a silent hole in a router's view).
+ * A batch is never dropped between the caller and the PUB socket: its sequence number is given
+ * when it is sent, and it enters the replay buffer whether or not a subscriber received it.
+ *
+ * <p>A new subscriber misses what the PUB socket sends before its subscription arrives (ZMQ's
+ * slow joiner: the subscription travels after the TCP connect and the ZMTP handshake, and the PUB
+ * applies it at its next send); no socket event tells when that is. A router therefore takes the
+ * first batch it receives as its start and asks the replay socket for the sequence numbers before
+ * it.
  */
 public final class KvEventPublisher implements AutoCloseable {
 
@@ -72,7 +80,7 @@ public final class KvEventPublisher implements AutoCloseable {
     private static final Batch STOP = new Batch(0, List.of());
 
     private final Config config;
-    private final KvEventEncoder encoder;
+    private final BatchEncoder encoder;
     private final byte[] topic;
     private final ZContext context = new ZContext();
     private final ZMQ.Socket pub;
@@ -82,6 +90,8 @@ public final class KvEventPublisher implements AutoCloseable {
     private final Thread thread;
     private volatile long published;
     private volatile boolean closed;
+    /** Why the publishing thread ended early (a bug), or null. */
+    private volatile Throwable failure;
 
     /**
      * Binds the sockets and starts the publishing thread.
@@ -89,8 +99,18 @@ public final class KvEventPublisher implements AutoCloseable {
      * @throws IllegalArgumentException if an endpoint cannot be bound (says which and why)
      */
     public KvEventPublisher(Config config, KvEventEncoder encoder) {
+        this(config, Objects.requireNonNull(encoder, "encoder")::encode);
+    }
+
+    /** What the publishing thread calls to turn a batch into its payload (tests inject faults here). */
+    @FunctionalInterface
+    interface BatchEncoder {
+        byte[] encode(double epochSeconds, List<KvEvent> events);
+    }
+
+    KvEventPublisher(Config config, BatchEncoder encoder) {
         this.config = config;
-        this.encoder = Objects.requireNonNull(encoder, "encoder");
+        this.encoder = encoder;
         this.topic = config.topic().getBytes(StandardCharsets.UTF_8);
         this.queue = new ArrayBlockingQueue<>(config.queueBatches());
         try {
@@ -120,7 +140,9 @@ public final class KvEventPublisher implements AutoCloseable {
      * Queues one batch (engine thread). An empty list sends nothing: vLLM publishes only batches
      * that hold events.
      *
-     * @throws IllegalStateException after {@link #close()}
+     * @throws IllegalStateException after {@link #close()}, or once the publishing thread has
+     *         failed (a bug: its batches would be lost, and a full queue would block the caller
+     *         for ever, so the caller is told instead)
      */
     public void publish(List<KvEvent> events) {
         if (closed) {
@@ -131,10 +153,19 @@ public final class KvEventPublisher implements AutoCloseable {
         }
         Batch b = new Batch(System.currentTimeMillis() / 1000.0, List.copyOf(events));
         try {
-            queue.put(b);
+            do {
+                checkAlive();
+            } while (!queue.offer(b, 100, TimeUnit.MILLISECONDS));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while queueing KV events", e);
+        }
+    }
+
+    private void checkAlive() {
+        Throwable t = failure;
+        if (t != null) {
+            throw new IllegalStateException("the KV event publisher failed: " + t, t);
         }
     }
 
@@ -177,6 +208,10 @@ public final class KvEventPublisher implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (Throwable t) {
+            failure = t;
+            System.err.println("kvtier: the KV event publisher failed (a bug): " + t);
+            t.printStackTrace(System.err);
         } finally {
             context.close();
         }
@@ -221,7 +256,9 @@ public final class KvEventPublisher implements AutoCloseable {
         }
         closed = true;
         try {
-            queue.put(STOP);
+            while (thread.isAlive() && !queue.offer(STOP, 100, TimeUnit.MILLISECONDS)) {
+                // a full queue drains while the thread lives; a failed thread takes nothing more
+            }
             thread.join(5_000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

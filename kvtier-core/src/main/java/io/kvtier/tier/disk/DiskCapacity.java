@@ -50,7 +50,7 @@ public final class DiskCapacity {
 
     /** As {@link #chunksFor(long, long, int)} with an explicit allocation unit in bytes. */
     public static int chunksFor(long diskBytes, long payloadBytesPerChunk, int tokensPerChunk, long allocationUnit) {
-        long n = Math.max(0, diskBytes) / allocatedBytes(payloadBytesPerChunk, tokensPerChunk, allocationUnit);
-        return (int) Math.min(Integer.MAX_VALUE, n);
+        long each = allocatedBytes(payloadBytesPerChunk, tokensPerChunk, allocationUnit);
+        return io.kvtier.tier.HostSlab.checkedChunks("disk cache", diskBytes, Math.max(0, diskBytes) / each, each);
     }
 }

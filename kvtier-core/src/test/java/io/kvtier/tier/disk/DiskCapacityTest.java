@@ -29,7 +29,12 @@ class DiskCapacityTest {
         assertThat(DiskCapacity.chunksFor(1 << 20, 3905, 16)).isEqualTo(128);
         assertThat(DiskCapacity.chunksFor(4095, 3904, 16)).isZero();
         assertThat(DiskCapacity.chunksFor(-1, 3904, 16)).isZero();
-        assertThat(DiskCapacity.chunksFor(Long.MAX_VALUE, 1, 1)).isEqualTo(Integer.MAX_VALUE);
+        // More chunks than a tier can count is refused, not cut to what fits an int.
+        assertThat(DiskCapacity.chunksFor(4096L * Integer.MAX_VALUE, 1, 1)).isEqualTo(Integer.MAX_VALUE);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> DiskCapacity.chunksFor(Long.MAX_VALUE, 1, 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("disk cache of 9223372036854775807 bytes would be 2251799813685247 chunks of 4096 bytes;"
+                        + " at most 2147483647 chunks (8796093018112 bytes) are supported");
         assertThat(DiskCapacity.chunksFor(10_000, 100, 1, 1)).isEqualTo(10_000 / 232);
     }
 }

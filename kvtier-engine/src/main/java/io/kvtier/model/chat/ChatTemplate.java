@@ -3,6 +3,7 @@ package io.kvtier.model.chat;
 import com.hubspot.jinjava.Jinjava;
 import com.hubspot.jinjava.JinjavaConfig;
 import com.hubspot.jinjava.LegacyOverrides;
+import com.hubspot.jinjava.el.JinjavaInterpreterResolver;
 import com.hubspot.jinjava.interpret.JinjavaInterpreter;
 import com.hubspot.jinjava.interpret.RenderResult;
 import com.hubspot.jinjava.interpret.TemplateError;
@@ -19,6 +20,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import jinjava.javax.el.CompositeELResolver;
 
 /**
  * A model's chat template ({@code tokenizer.chat_template}, a Hugging Face Jinja template)
@@ -36,10 +38,12 @@ import java.util.Map;
  * <p>Jinja2 reads {@code not a == b} as {@code not (a == b)}, Jinjava as {@code (not a) == b}; the
  * template is rewritten to Jinja2's reading first ({@link NotPrecedence}).
  *
- * <p>Not supported (Jinjava lacks them): Python string methods ({@code .startswith},
- * {@code .strip} ...), extended slices ({@code [::-1]}) and expressions in {@code namespace(...)}
- * arguments, which some templates (Qwen3's) use; rendering those fails with a
- * {@link ChatTemplateException} naming the construct.
+ * <p>Python's string methods ({@code .startswith}, {@code .split}, {@code .lstrip} ...) come from
+ * {@link PyStringMethods}; extended slices ({@code [::-1]}) and expressions as keyword arguments
+ * ({@code namespace(i=messages|length - 1)}) are rewritten first ({@link PySyntax}); Qwen3's
+ * template needs all three. A template using anything else Jinjava lacks (an unknown filter,
+ * function, tag or method, syntax it cannot parse) fails with a {@link ChatTemplateException}:
+ * one line naming the template, the line and the construct ({@link TemplateErrors}).
  *
  * <p>Immutable and thread-safe.
  */
@@ -62,6 +66,8 @@ public final class ChatTemplate {
     private final String eosToken;
     private final int[] stopTokenIds;
     private final Clock clock;
+    /** Why the template cannot render (a filter Jinjava lacks), or null. */
+    private final String unknownFilter;
 
     private record Render(Clock clock, String[] raised) {
     }
@@ -82,6 +88,7 @@ public final class ChatTemplate {
         this.eosToken = eosToken;
         this.stopTokenIds = stopTokenIds.clone();
         this.clock = clock;
+        this.unknownFilter = TemplateErrors.unknownFilter(source, f -> JINJA.getGlobalContext().getFilter(f) != null);
     }
 
     /** The GGUF file's template, or {@link #PLAIN}; stop ids are the tokenizer's end-of-generation ids. */
@@ -138,6 +145,9 @@ public final class ChatTemplate {
         ctx.put("eos_token", eosToken);
         ctx.put("strftime_now", true); // so `strftime_now is defined` holds; the call resolves to the function
         Render state = new Render(clock, new String[1]);
+        if (unknownFilter != null) {
+            throw new ChatTemplateException(name + " cannot be rendered: " + unknownFilter);
+        }
         CURRENT.set(state);
         RenderResult r;
         try {
@@ -149,9 +159,9 @@ public final class ChatTemplate {
             throw new ChatTemplateException(name + " refused the messages: " + state.raised()[0]);
         }
         for (TemplateError e : r.getErrors()) {
-            if (e.getSeverity() == TemplateError.ErrorType.FATAL) {
-                throw new ChatTemplateException(name + " cannot be rendered: line " + e.getLineno() + ": "
-                        + e.getMessage().replace('\n', ' '));
+            String problem = TemplateErrors.unsupported(e, source);
+            if (problem != null) {
+                throw new ChatTemplateException(name + " cannot be rendered: " + problem);
             }
         }
         return r.getOutput();
@@ -199,13 +209,17 @@ public final class ChatTemplate {
                 .withKeepNullableLoopValues(true)
                 .withDefaultKeepTrailingNewlineBehavior(true)
                 .build();
+        CompositeELResolver resolver = new CompositeELResolver();
+        resolver.add(new PyStringMethods());
+        resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_ONLY);
         Jinjava j = new Jinjava(JinjavaConfig.newBuilder().withTrimBlocks(true).withLstripBlocks(true)
-                .withLegacyOverrides(jinja2).build());
+                .withLegacyOverrides(jinja2).withElResolver(resolver).build());
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "raise_exception", ChatTemplate.class,
                 "raiseException", String.class));
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "strftime_now", ChatTemplate.class,
                 "strftimeNow", String.class));
         j.getGlobalContext().registerFilter(new ToJson());
+        j.getGlobalContext().registerFilter(new PySlice());
         return j;
     }
 
@@ -228,6 +242,24 @@ public final class ChatTemplate {
                 indent = args[0];
             }
             return PyJson.dumps(var, indent == null ? null : ((Number) (indent instanceof String s ? Long.valueOf(s) : indent)).intValue());
+        }
+    }
+
+    /** Python's {@code x[start:stop:step]} on a list or string ({@link PySyntax} writes {@code x|py_slice(start, stop, step)}). */
+    private static final class PySlice implements Filter {
+        @Override
+        public String getName() {
+            return "py_slice";
+        }
+
+        @Override
+        public Object filter(Object var, JinjavaInterpreter interpreter, String... args) {
+            throw new IllegalStateException("py_slice is called with its arguments as objects");
+        }
+
+        @Override
+        public Object filter(Object var, JinjavaInterpreter interpreter, Object[] args, Map<String, Object> kwargs) {
+            return PySyntax.applySlice(var, args);
         }
     }
 }

@@ -7,7 +7,8 @@ package io.kvtier.model.chat;
  * language binds it tightly. Inside every {@code {{ }}} and {@code {% %}}, each {@code not}
  * (other than the operators {@code not in} / {@code is not}) gets its operand parenthesised up to
  * the next {@code and}, {@code or}, {@code if}, {@code else}, comma or closing bracket at its
- * nesting level. String literals are left alone.
+ * nesting level. String literals are left alone. {@link #rewrite} first applies {@link PySyntax}'s
+ * rewrites to each tag body (one walk over the tags for both).
  */
 final class NotPrecedence {
 
@@ -15,6 +16,11 @@ final class NotPrecedence {
     }
 
     static String rewrite(String src) {
+        return mapTags(src, body -> expression(PySyntax.expression(body)));
+    }
+
+    /** {@code src} with the body of every {@code {{ }}} and {@code {% %}} replaced by {@code f} of it. */
+    static String mapTags(String src, java.util.function.UnaryOperator<String> f) {
         StringBuilder out = new StringBuilder(src.length() + 64);
         int i = 0;
         while (i < src.length()) {
@@ -30,7 +36,7 @@ final class NotPrecedence {
                 break;
             }
             out.append(src, i, open + 2);
-            out.append(expression(src.substring(open + 2, end)));
+            out.append(f.apply(src.substring(open + 2, end)));
             out.append(close);
             i = end + 2;
         }
@@ -56,7 +62,7 @@ final class NotPrecedence {
     private static int closeOf(String s, int from, String close) {
         for (int k = from; k < s.length(); k++) {
             char c = s.charAt(k);
-            if (c == '"' || c == '\'') {
+            if (isQuote(c)) {
                 k = stringEnd(s, k);
             } else if (s.startsWith(close, k)) {
                 return k;
@@ -65,7 +71,12 @@ final class NotPrecedence {
         return -1;
     }
 
-    private static int stringEnd(String s, int quoteAt) {
+    /** Whether {@code c} opens a Jinja string literal. */
+    static boolean isQuote(char c) {
+        return c == 0x22 || c == 0x27; // double or single quote, as numbers: no quote character stands in the source
+    }
+
+    static int stringEnd(String s, int quoteAt) {
         char q = s.charAt(quoteAt);
         for (int k = quoteAt + 1; k < s.length(); k++) {
             char c = s.charAt(k);
@@ -118,7 +129,7 @@ final class NotPrecedence {
             if (q != 0) {
                 if (c == '\\') i++;
                 else if (c == q) q = 0;
-            } else if (c == '"' || c == '\'') {
+            } else if (isQuote(c)) {
                 q = c;
             }
         }
@@ -129,7 +140,7 @@ final class NotPrecedence {
         int depth = 0;
         for (int k = from; k < s.length(); k++) {
             char c = s.charAt(k);
-            if (c == '"' || c == '\'') {
+            if (isQuote(c)) {
                 k = stringEnd(s.toString(), k);
             } else if (c == '(' || c == '[' || c == '{') {
                 depth++;

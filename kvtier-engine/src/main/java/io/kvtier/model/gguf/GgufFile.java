@@ -1,6 +1,6 @@
 package io.kvtier.model.gguf;
 
-import io.kvtier.model.MappedFiles;
+import io.kvtier.model.OffHeapFiles;
 import io.kvtier.model.ModelFormatException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -16,9 +16,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A GGUF file (versions 2 and 3, little-endian), memory-mapped read-only: the header (magic,
+ * A GGUF file (versions 2 and 3, little-endian), read whole into off-heap memory ({@link OffHeapFiles}: not
+ * mapped, so a file truncated or rewritten under a run cannot crash or change it): the header (magic,
  * version, counts), the metadata, the tensor infos and the data section. Tensor data stays in
- * the mapping (no heap copy); {@link #data(GgufTensor)} returns a slice of it. The mapping
+ * that memory (no heap copy); {@link #data(GgufTensor)} returns a slice of it. The memory
  * belongs to one shared {@link Arena} owned by this object: after {@link #close()} every segment
  * it handed out is invalid.
  *
@@ -91,7 +92,7 @@ public final class GgufFile implements AutoCloseable {
      */
     public static GgufFile open(Path path) {
         String name = "GGUF file " + path;
-        return MappedFiles.map(path, name, "a GGUF file", (arena, seg) -> parse(path, name, arena, seg));
+        return OffHeapFiles.read(path, name, "a GGUF file", (arena, seg) -> parse(path, name, arena, seg.asReadOnly()));
     }
 
     private static GgufFile parse(Path path, String name, Arena arena, MemorySegment seg) {
@@ -360,12 +361,12 @@ public final class GgufFile implements AutoCloseable {
         return dataOffset;
     }
 
-    /** The whole mapped file. */
+    /** The whole file's bytes. */
     public MemorySegment segment() {
         return file;
     }
 
-    /** The bytes of {@code t}'s data, exactly {@code t.byteSize()} long (a slice of the mapping). */
+    /** The bytes of {@code t}'s data, exactly {@code t.byteSize()} long (a slice of the file's bytes). */
     public MemorySegment data(GgufTensor t) {
         return file.asSlice(dataOffset + t.offset(), t.byteSize());
     }

@@ -13,8 +13,8 @@ import java.util.EnumMap;
 import java.util.List;
 
 /**
- * A GGUF model of the {@code llama}, {@code qwen2} or {@code qwen3} family, its weights left in
- * the mapping of {@link GgufFile}. The shape comes from the {@code <arch>.*} metadata keys, the
+ * A GGUF model of the {@code llama}, {@code qwen2}, {@code qwen3} or {@code gemma3} family, its weights left in
+ * the bytes of {@link GgufFile} (read into memory). The shape comes from the {@code <arch>.*} metadata keys, the
  * family's differences from {@link GgufSpecs}; every tensor the family needs is checked for
  * presence, shape and a supported encoding ({@link TensorType}) when loaded, so a bad file fails
  * with one line naming it and the tensor, never later in the forward pass.
@@ -23,7 +23,8 @@ import java.util.List;
  * (absent = tied to the embedding), {@code rope_freqs}, and per layer {@code blk.N.} +
  * {@code attn_norm}, {@code attn_q}/{@code _k}/{@code _v} (+ {@code .bias}), {@code attn_q_norm},
  * {@code attn_k_norm}, {@code attn_output}, {@code ffn_norm}, {@code ffn_gate}, {@code ffn_up},
- * {@code ffn_down}.
+ * {@code ffn_down}, and Gemma's {@code post_attention_norm} and {@code post_ffw_norm}. Gemma's norm
+ * weights are used as stored: llama.cpp's converter has already added Gemma's {@code 1 +} to them.
  */
 public final class GgufModel implements Model {
 
@@ -77,6 +78,8 @@ public final class GgufModel implements Model {
         norms.put(Norm.FFN, perLayer("ffn_norm.weight", d, true));
         norms.put(Norm.Q_HEAD, perLayer("attn_q_norm.weight", config.headDim(), spec.qkNorm()));
         norms.put(Norm.K_HEAD, perLayer("attn_k_norm.weight", config.headDim(), spec.qkNorm()));
+        norms.put(Norm.POST_ATTENTION, perLayer("post_attention_norm.weight", d, spec.gemma().postNorms()));
+        norms.put(Norm.POST_FFN, perLayer("post_ffw_norm.weight", d, spec.gemma().postNorms()));
         biases.put(Matrix.Q, perLayer("attn_q.bias", config.qDim(), spec.qkvBias()));
         biases.put(Matrix.K, perLayer("attn_k.bias", config.kvDim(), spec.qkvBias()));
         biases.put(Matrix.V, perLayer("attn_v.bias", config.kvDim(), spec.qkvBias()));
@@ -137,7 +140,7 @@ public final class GgufModel implements Model {
         return new Weight(type, file.data(t), rows, cols);
     }
 
-    /** The mapped GGUF file (for the tokenizer's metadata). */
+    /** The GGUF file (for the tokenizer's metadata). */
     public GgufFile file() {
         return file;
     }

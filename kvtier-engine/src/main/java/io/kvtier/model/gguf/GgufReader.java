@@ -7,7 +7,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
 /**
- * A bounds-checked little-endian cursor over a mapped GGUF header. Every read past the end
+ * A bounds-checked little-endian cursor over a GGUF file's bytes. Every read past the end
  * throws {@link ModelFormatException} naming the file, the byte offset and what was being read
  * ({@link #what}), so a truncated file says where it ends.
  */

@@ -15,7 +15,12 @@ import java.util.List;
 final class GgufSpecs {
 
     /** The families kvtier runs. */
-    static final List<String> ARCHITECTURES = List.of("llama", "qwen2", "qwen3");
+    static final List<String> ARCHITECTURES = List.of("llama", "qwen2", "qwen3", "gemma3");
+
+    /** llama.cpp's Gemma 3 layer pattern when the file has no {@code sliding_window_pattern}: 5 local, 1 global. */
+    static final int GEMMA3_PATTERN = 6;
+    /** llama.cpp's RoPE base of Gemma 3's local layers when the file has no {@code rope.freq_base_swa}. */
+    static final float GEMMA3_LOCAL_ROPE_BASE = 10000f;
 
     private GgufSpecs() {
     }
@@ -65,11 +70,56 @@ final class GgufSpecs {
             throw new ModelFormatException(file + ": rope.freq_base " + theta + " and layer_norm_rms_epsilon " + eps
                     + " must be positive");
         }
+        if (md.has(arch + ".attn_logit_softcapping")) {
+            throw new ModelFormatException(file + ": attn_logit_softcapping is set; kvtier does not soft-cap attention scores");
+        }
         return switch (arch) {
             case "llama" -> new ArchSpec(arch, ArchSpec.RopeStyle.NORM, theta, ropeDim, freqFactors, eps, false, false);
             case "qwen2" -> new ArchSpec(arch, ArchSpec.RopeStyle.NEOX, theta, ropeDim, freqFactors, eps, true, false);
             case "qwen3" -> new ArchSpec(arch, ArchSpec.RopeStyle.NEOX, theta, ropeDim, freqFactors, eps, false, true);
+            case "gemma3" -> new ArchSpec(arch, ArchSpec.RopeStyle.NEOX, theta, ropeDim, freqFactors, eps, false, true,
+                    gemma3(file, md, c));
             default -> throw new IllegalStateException("unreachable: " + arch);
         };
+    }
+
+    /**
+     * Gemma 3 as llama.cpp builds it: embedding x sqrt(dim), GELU(tanh) gate, post-attention and
+     * post-FFN norms, {@code final_logit_softcapping} when set, and sliding-window layers: the
+     * window from {@code attention.sliding_window} (required), the layer pattern from
+     * {@code attention.sliding_window_pattern} (a period n: layer l slides unless
+     * {@code l % n == n - 1}; or one boolean per layer; default period 6), the local RoPE base from
+     * {@code rope.freq_base_swa} (default 10000).
+     */
+    private static ArchSpec.Gemma gemma3(String file, GgufMetadata md, ModelConfig c) {
+        int window = md.getInt("gemma3.attention.sliding_window");
+        if (window <= 0) {
+            throw new ModelFormatException(file + ": gemma3.attention.sliding_window " + window + " must be positive");
+        }
+        boolean[] sliding = new boolean[c.layers()];
+        String patternKey = "gemma3.attention.sliding_window_pattern";
+        GgufValue pattern = md.has(patternKey) ? md.get(patternKey) : null;
+        if (pattern != null && pattern.value() instanceof boolean[] perLayer) {
+            if (perLayer.length != c.layers()) {
+                throw new ModelFormatException(file + ": " + patternKey + " has " + perLayer.length + " entries for "
+                        + c.layers() + " layers");
+            }
+            System.arraycopy(perLayer, 0, sliding, 0, perLayer.length);
+        } else {
+            int period = pattern == null ? GEMMA3_PATTERN : md.getInt(patternKey);
+            if (period <= 0) {
+                throw new ModelFormatException(file + ": " + patternKey + " " + period + " must be positive");
+            }
+            for (int l = 0; l < sliding.length; l++) {
+                sliding[l] = l % period < period - 1;
+            }
+        }
+        float localBase = md.getFloat("gemma3.rope.freq_base_swa", GEMMA3_LOCAL_ROPE_BASE);
+        float softcap = md.getFloat("gemma3.final_logit_softcapping", 0f);
+        if (!(localBase > 0) || !(softcap >= 0)) {
+            throw new ModelFormatException(file + ": rope.freq_base_swa " + localBase + " must be positive and "
+                    + "final_logit_softcapping " + softcap + " not negative");
+        }
+        return new ArchSpec.Gemma((float) Math.sqrt(c.dim()), true, true, softcap, window, sliding, localBase);
     }
 }

@@ -40,16 +40,12 @@ public enum TensorType {
     }
 
     /**
-     * Bytes of a row of {@code values} values.
+     * Bytes of a row of {@code values} values ({@link GgmlType#bytes}: the geometry has one source).
      *
      * @throws IllegalArgumentException when {@code values} is not a multiple of the block size
      */
     public long rowBytes(long values) {
-        if (values % blockValues() != 0) {
-            throw new IllegalArgumentException(this + " rows hold whole blocks of " + blockValues()
-                    + " values; a row of " + values + " does not");
-        }
-        return values / blockValues() * blockBytes();
+        return ggml.bytes(values);
     }
 
     /** The type with ggml id {@code id}, or null when kvtier does not support it. */

@@ -6,7 +6,7 @@ import java.util.Objects;
 /**
  * A weight matrix {@code [rows][cols]} in its file encoding: row {@code r} is the
  * {@code type.rowBytes(cols)} bytes at {@code r * rowBytes()} of {@code data} (a slice of the
- * mapped model file; never copied).
+ * model file's bytes; never copied again).
  *
  * @param type encoding of every row
  * @param data the matrix bytes, exactly {@code rows * rowBytes()} long

@@ -1,9 +1,7 @@
 package io.kvtier.model.tokenizer;
 
 import io.kvtier.model.ModelFormatException;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.PriorityQueue;
 
 /**
@@ -23,27 +21,25 @@ final class BpeEncoder {
     private final Vocabulary vocab;
     private final PreTokenizer pre;
     private final boolean ignoreMerges;
-    /** "left right" (split at the first space after the first character) to rank. */
-    private final Map<String, Integer> ranks;
+    /**
+     * The merge text "left right" to its rank. The file's strings are the keys as they are: byte-level
+     * symbols never hold U+0020 (a space is written U+0120), so "left right" names one pair.
+     */
+    private final StringIntMap ranks;
 
     BpeEncoder(Vocabulary vocab, String[] merges, PreTokenizer pre, boolean ignoreMerges) {
         this.vocab = vocab;
         this.pre = pre;
         this.ignoreMerges = ignoreMerges;
-        this.ranks = new HashMap<>(merges.length * 2);
+        this.ranks = new StringIntMap(merges.length);
         for (int i = 0; i < merges.length; i++) {
             String m = merges[i];
             int sp = m.indexOf(' ', 1);
             if (sp < 0) {
                 throw new ModelFormatException(vocab.file + ": merge " + i + " '" + m + "' has no space between its two parts");
             }
-            ranks.putIfAbsent(key(m.substring(0, sp), m.substring(sp + 1)), i);
+            ranks.putIfAbsent(m, i);
         }
-    }
-
-    /** A pair key; U+0000 cannot occur in a byte-alphabet token (byte 0 is written U+0100). */
-    private static String key(String left, String right) {
-        return left + '\u0000' + right;
     }
 
     void encode(String text, IntList out) {
@@ -100,8 +96,8 @@ final class BpeEncoder {
     private void offer(SymbolChain c, PriorityQueue<Pair> queue, int l, int r) {
         String left = c.symbol(l);
         String right = c.symbol(r);
-        Integer rank = ranks.get(key(left, right));
-        if (rank != null) {
+        int rank = ranks.get(left + ' ' + right);
+        if (rank != StringIntMap.ABSENT) {
             queue.add(new Pair(l, r, left + right, rank));
         }
     }

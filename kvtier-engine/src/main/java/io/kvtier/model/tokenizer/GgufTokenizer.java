@@ -7,6 +7,7 @@ import io.kvtier.model.gguf.GgufMetadata;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -196,7 +197,13 @@ public final class GgufTokenizer implements TextTokenizer {
 
     @Override
     public byte[] pieceBytes(int prevToken, int token) {
-        return tokenBytes(token, false);
+        byte[] b = tokenBytes(token, false);
+        // SentencePiece's decoder drops the space it prefixed to the text that follows BOS (as
+        // decodeBytes does for the first token, and llama2.c's run.c after BOS).
+        if (prevToken != Vocabulary.NONE && prevToken == vocab.bos && vocab.addSpacePrefix && b.length > 0 && b[0] == ' ') {
+            return Arrays.copyOfRange(b, 1, b.length);
+        }
+        return b;
     }
 
     @Override

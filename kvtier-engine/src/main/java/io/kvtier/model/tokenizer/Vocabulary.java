@@ -5,10 +5,8 @@ import io.kvtier.model.gguf.GgufMetadata;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -35,7 +33,7 @@ public final class Vocabulary {
     final String[] texts;
     final float[] scores;
     final int[] attrs;
-    final Map<String, Integer> ids;
+    final StringIntMap ids;
     final int bos;
     final int eos;
     final int eot;
@@ -81,13 +79,13 @@ public final class Vocabulary {
         } else {
             Arrays.fill(attrs, TokenAttr.NORMAL);
         }
-        this.ids = new HashMap<>(n * 2);
+        this.ids = new StringIntMap(n);
         for (int i = 0; i < n; i++) {
             if (texts[i].isEmpty()) {
                 texts[i] = "[EMPTY_" + i + "]"; // as llama.cpp, so the table stays one-to-one
             }
-            Integer old = ids.putIfAbsent(texts[i], i);
-            if (old != null) {
+            int old = ids.putIfAbsent(texts[i], i);
+            if (old != StringIntMap.ABSENT) {
                 throw new ModelFormatException(file + ": duplicate token in the vocabulary: '" + texts[i] + "' has ids "
                         + old + " and " + i);
             }
@@ -197,8 +195,8 @@ public final class Vocabulary {
     }
 
     private void setAttr(String text, int attr, boolean on) {
-        Integer id = ids.get(text);
-        if (id != null) {
+        int id = ids.get(text);
+        if (id != StringIntMap.ABSENT) {
             attrs[id] = on ? attrs[id] | attr : attrs[id] & ~attr;
         }
     }
@@ -233,8 +231,8 @@ public final class Vocabulary {
 
     /** The id of a token text, or {@link #NONE}. */
     public int id(String text) {
-        Integer id = ids.get(text);
-        return id == null ? NONE : id;
+        int id = ids.get(text);
+        return id == StringIntMap.ABSENT ? NONE : id;
     }
 
     public int bos() {

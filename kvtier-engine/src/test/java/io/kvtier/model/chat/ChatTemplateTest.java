@@ -91,15 +91,55 @@ class ChatTemplateTest {
         }
     }
 
+    /**
+     * Qwen3's template (namespace with an expression argument, {@code messages[::-1]},
+     * {@code .startswith}/{@code .endswith}/{@code .split}/{@code .lstrip}/{@code .rstrip}/{@code .strip}).
+     * The expected texts are Python Jinja2 3.1.6's rendering of the same template with
+     * transformers' settings (trim_blocks, lstrip_blocks, loopcontrols): a past assistant turn
+     * loses its {@code <think>} block, the last one (after the last user query) keeps it.
+     */
     @Test
-    void qwen3TemplateFailsWithAClearMessage() {
-        try (GgufFile f = GgufFile.open(ChatReferences.ref("qwen3-bpe-f16.gguf"))) {
-            ChatTemplate t = ChatTemplate.of(f, GgufTokenizer.of(f));
-            assertThatThrownBy(() -> t.render(CHAT, true))
-                    .isInstanceOf(ChatTemplateException.class)
-                    .hasMessageStartingWith("chat template of GGUF file " + ChatReferences.ref("qwen3-bpe-f16.gguf") + " cannot be rendered: line ")
-                    .hasMessageNotContaining("\n");
-        }
+    void qwen3TemplateMatchesJinja2AndLlamaCppIds() throws IOException {
+        ChatTemplate t = rendersAsReference("qwen3-bpe-f16.gguf", Map.of());
+        List<ChatMessage> turns = List.of(ChatMessage.system("You are a helpful assistant."),
+                ChatMessage.user("What is 2+2?"), ChatMessage.assistant("<think>\nSimple sum.\n</think>\n\n4."),
+                ChatMessage.user("And 3+3?"));
+        String head = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nWhat is 2+2?<|im_end|>\n"
+                + "<|im_start|>assistant\n4.<|im_end|>\n<|im_start|>user\nAnd 3+3?<|im_end|>\n";
+        assertThat(t.render(turns, true)).isEqualTo(head + "<|im_start|>assistant\n");
+        List<ChatMessage> closed = new java.util.ArrayList<>(turns);
+        closed.add(ChatMessage.assistant("<think>\nAgain.\n</think>\n\n6."));
+        assertThat(t.render(closed, false)).isEqualTo(head + "<|im_start|>assistant\n<think>\nAgain.\n</think>\n\n6.<|im_end|>\n");
+        assertThat(t.render(List.of(ChatMessage.user("What is 2+2?")), true, Map.of("enable_thinking", false)))
+                .isEqualTo("<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+    }
+
+    @Test
+    void pythonStringMethodsAndExtendedSlices() {
+        ChatTemplate t = new ChatTemplate("t", "{{ 'a</think>'.split('</think>')[-1] }}|{{ 'x  y z'.split() }}|"
+                + "{{ 'a,b,,'.split(',') }}|{{ 'a,b,c'.split(',', 1) }}|{{ '\n\nx\n'.lstrip('\n') }}|{{ ' x '.strip() }}|"
+                + "{{ 'ab'.startswith(('x', 'a')) }}{{ 'ab'.endswith('a') }}|{{ 'abcdef'[::2] }}|{{ [1, 2, 3, 4][-1::-2] }}|"
+                + "{{ [1, 2, 3][::-1][0] }}|{{ 'Ab'.upper() }}{{ 'Ab'.lower() }}|{{ messages[::-1]|length }}",
+                "", "", new int[0], JULY_26);
+        assertThat(t.render(List.of(ChatMessage.user("a"), ChatMessage.user("b")), false))
+                .isEqualTo("|['x', 'y', 'z']|['a', 'b', '', '']|['a', 'b,c']|x\n|x|truefalse|ace|[4, 2]|3|ABab|2");
+    }
+
+    @Test
+    void unsupportedConstructsFailWithOneLineNamingThem() {
+        String src = "{{ messages[0].content }}\n{{ messages[0].content.title() }}";
+        ChatTemplate method = new ChatTemplate("chat template of GGUF file m.gguf", src, "", "", new int[0], JULY_26);
+        assertThatThrownBy(() -> method.render(List.of(ChatMessage.user("x")), true))
+                .isInstanceOf(ChatTemplateException.class)
+                .hasMessage("chat template of GGUF file m.gguf cannot be rendered: line 2 uses the method .title(), which is"
+                        + " not supported: {{ messages[0].content.title() }}");
+        ChatTemplate filter = new ChatTemplate("t", "{{ messages|nosuch }}", "", "", new int[0], JULY_26);
+        assertThatThrownBy(() -> filter.render(List.of(ChatMessage.user("x")), true))
+                .hasMessage("t cannot be rendered: line 1 uses the filter 'nosuch', which is not supported: {{ messages|nosuch }}");
+        ChatTemplate tag = new ChatTemplate("t", "{% generation %}x{% endgeneration %}", "", "", new int[0], JULY_26);
+        assertThatThrownBy(() -> tag.render(List.of(ChatMessage.user("x")), true))
+                .hasMessageStartingWith("t cannot be rendered: line 1 uses ")
+                .hasMessageNotContaining("jinjava").hasMessageNotContaining("\n");
     }
 
     @Test

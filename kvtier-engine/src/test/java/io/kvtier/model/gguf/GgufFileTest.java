@@ -105,4 +105,34 @@ class GgufFileTest {
         Path renamed = Files.copy(gguf("stories260K.gguf"), dir.resolve("model.bin"));
         assertThat(GgufFile.isGguf(renamed)).isTrue();
     }
+
+    /**
+     * The file is read into the process's memory, not mapped: truncating it in place after it was
+     * opened (which under a mapping raises SIGBUS and kills the JVM on the next access) changes
+     * nothing the reader sees.
+     */
+    @Test
+    void aFileTruncatedAfterOpeningKeepsItsBytes(@TempDir Path dir) throws IOException {
+        Path copy = Files.copy(gguf("stories260K.gguf"), dir.resolve("s.gguf"));
+        byte[] expected = Files.readAllBytes(copy);
+        try (GgufFile f = GgufFile.open(copy)) {
+            try (var ch = java.nio.channels.FileChannel.open(copy, java.nio.file.StandardOpenOption.WRITE)) {
+                ch.truncate(100);
+            }
+            assertThat(Files.size(copy)).isEqualTo(100);
+            GgufTensor last = f.tensors().stream().max((a, b) -> Long.compare(a.offset(), b.offset())).orElseThrow();
+            byte[] tail = f.data(last).toArray(ValueLayout.JAVA_BYTE);
+            long at = f.dataOffset() + last.offset();
+            assertThat(tail).isEqualTo(Arrays.copyOfRange(expected, (int) at, (int) (at + last.byteSize())));
+            assertThat(f.segment().toArray(ValueLayout.JAVA_BYTE)).isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void anEmptyFileSaysSo(@TempDir Path dir) throws IOException {
+        Path empty = Files.createFile(dir.resolve("empty.gguf"));
+        assertThatThrownBy(() -> GgufFile.open(empty))
+                .isInstanceOf(ModelFormatException.class)
+                .hasMessage("GGUF file " + empty + ": is empty (0 bytes), expected a GGUF file");
+    }
 }

@@ -10,32 +10,20 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * Opens a model file for its whole life, either mapped read-only ({@link #map}, GGUF) or read once
- * into off-heap memory of this process ({@link #read}, llama2.c checkpoints): one shared
- * {@link Arena} per file, owned by the object the parser returns (closing it frees the bytes),
- * closed here when opening or parsing fails.
+ * Reads a model file (a GGUF file or a llama2.c checkpoint) whole into off-heap memory of this
+ * process, once, for its whole life: one shared {@link Arena} per file, owned by the object the
+ * parser returns (closing it frees the bytes), closed here when opening or parsing fails. Never
+ * a mapping: see {@link #read} (docs/gguf.md, "Read, not mapped").
  */
-public final class MappedFiles {
+public final class OffHeapFiles {
 
-    private MappedFiles() {
+    private OffHeapFiles() {
     }
 
-    /** Builds the owner of a mapped file from its arena and bytes; throws {@link ModelFormatException} on bad content. */
+    /** Builds the owner of a file's bytes from its arena and bytes; throws {@link ModelFormatException} on bad content. */
     @FunctionalInterface
     public interface Parser<T> {
         T parse(Arena arena, MemorySegment file);
-    }
-
-    /**
-     * Maps {@code path} and hands it to {@code parser}.
-     *
-     * @param name     the file as messages name it ("model file x.bin")
-     * @param expected what the file should be, for the directory message ("a GGUF file")
-     * @throws ModelFormatException when the file is a directory, missing or unreadable, or the
-     *         parser rejects it
-     */
-    public static <T> T map(Path path, String name, String expected, Parser<T> parser) {
-        return open(path, name, expected, parser, (ch, arena) -> ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena));
     }
 
     /**
@@ -46,25 +34,22 @@ public final class MappedFiles {
      * bytes are a plain native segment, like the KV slab, which keeps the JIT's vector loads
      * monomorphic.
      *
-     * @throws ModelFormatException as {@link #map}, and when the file's size or modification time
-     *         changes while it is read (the copy could mix two versions)
+     * @param name     the file as messages name it ("model file x.bin")
+     * @param expected what the file should be, for the directory and empty-file messages ("a GGUF file")
+     * @throws ModelFormatException when the file is a directory, missing, unreadable or empty, when
+     *         its size or modification time changes while it is read (the copy could mix two
+     *         versions), or when the parser rejects it
      */
     public static <T> T read(Path path, String name, String expected, Parser<T> parser) {
-        return open(path, name, expected, parser, (ch, arena) -> readAll(name, path, ch, arena));
-    }
-
-    @FunctionalInterface
-    private interface Loader {
-        MemorySegment load(FileChannel ch, Arena arena) throws IOException;
-    }
-
-    private static <T> T open(Path path, String name, String expected, Parser<T> parser, Loader loader) {
         if (Files.isDirectory(path)) {
             throw new ModelFormatException(name + ": is a directory, expected " + expected);
         }
         Arena arena = Arena.ofShared();
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
-            return parser.parse(arena, loader.load(ch, arena));
+            if (ch.size() == 0) {
+                throw new ModelFormatException(name + ": is empty (0 bytes), expected " + expected);
+            }
+            return parser.parse(arena, readAll(name, path, ch, arena));
         } catch (NoSuchFileException e) {
             arena.close();
             throw new ModelFormatException(name + ": not found", e);

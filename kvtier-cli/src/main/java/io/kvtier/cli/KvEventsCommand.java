@@ -1,0 +1,200 @@
+package io.kvtier.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.math.BigInteger;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import java.util.concurrent.Callable;
+import org.msgpack.core.MessageFormat;
+import org.msgpack.core.MessagePack;
+import org.msgpack.core.MessageUnpacker;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code ./kvtier kv-events}: watches the KV events of a server started with
+ * {@code --kv-events-endpoint}, as a router would: it subscribes, then (with the replay socket)
+ * prints every batch the server still buffers, then the live ones, fetching from the replay socket
+ * any it missed (a subscriber misses what was sent before its subscription arrived); each batch as
+ * one JSON line {@code {"seq", "ts", "events", "rank"}} in sequence order, never twice (the msgpack
+ * payload decoded as it is: maps stay maps, binary hashes become hex strings).
+ */
+@Command(name = "kv-events", mixinStandardHelpOptions = true,
+        description = "Print a server's KV events (vLLM's ZMQ format) as JSON lines, replaying what came before.")
+final class KvEventsCommand implements Callable<Integer> {
+
+    @Option(names = "--kv-events-endpoint", required = true, paramLabel = "ADDR",
+            description = "the server's PUB address, e.g. tcp://127.0.0.1:5557")
+    String endpoint;
+
+    @Option(names = "--kv-events-replay-endpoint", paramLabel = "ADDR",
+            description = "the server's replay address, e.g. tcp://127.0.0.1:5558: batches sent before this command joined, and gaps, are fetched from it")
+    String replayEndpoint;
+
+    @Option(names = "--kv-events-topic", defaultValue = "", paramLabel = "TOPIC",
+            description = "the topic to subscribe to (default: every topic)")
+    String topic;
+
+    @Option(names = "--count", paramLabel = "N", description = "stop after N batches (default: until Ctrl-C)")
+    Long countFlag;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The next sequence to print; -1 until one is known. */
+    private long next = -1;
+    private long printed;
+    private long count;
+
+    @Override
+    public Integer call() {
+        count = countFlag == null ? Long.MAX_VALUE : Checks.atLeast(countFlag, 1, "--count");
+        PrintStream out = System.out;
+        try (ZContext ctx = new ZContext()) {
+            ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
+            sub.subscribe(topic.getBytes(StandardCharsets.UTF_8));
+            connect(sub, endpoint, "--kv-events-endpoint");
+            ZMQ.Socket replay = null;
+            if (replayEndpoint != null) {
+                replay = ctx.createSocket(SocketType.DEALER);
+                replay.setReceiveTimeOut(10_000);
+                connect(replay, replayEndpoint, "--kv-events-replay-endpoint");
+                replay(replay, 0, out); // what was sent before this command started
+            }
+            while (printed < count) {
+                byte[][] msg = frames(sub, 3);
+                if (msg == null) {
+                    break; // interrupted (Ctrl-C)
+                }
+                long seq = ByteBuffer.wrap(msg[1]).getLong();
+                if (next >= 0 && seq > next) {
+                    // Batches next .. seq-1 went by before the subscription took effect, or were dropped.
+                    if (replay != null) {
+                        replay(replay, next, out);
+                    } else {
+                        System.err.println("kvtier: batches " + next + ".." + (seq - 1)
+                                + " were missed (give --kv-events-replay-endpoint to fetch them)");
+                    }
+                }
+                emit(out, seq, msg[2]);
+            }
+        }
+        return 0;
+    }
+
+    private static void connect(ZMQ.Socket s, String address, String flag) {
+        try {
+            s.connect(address);
+        } catch (RuntimeException e) {
+            throw new BadInputException(flag + " " + address + ": cannot connect (" + e.getMessage() + ")");
+        }
+    }
+
+    /** Prints a batch unless it was printed already; batches arrive in sequence order from both sockets. */
+    private void emit(PrintStream out, long seq, byte[] payload) {
+        if ((next >= 0 && seq < next) || printed >= count) {
+            return;
+        }
+        print(out, seq, payload);
+        printed++;
+        next = seq + 1;
+    }
+
+    /** Asks the replay socket for every buffered batch from {@code from} on and prints the new ones. */
+    private void replay(ZMQ.Socket dealer, long from, PrintStream out) {
+        dealer.sendMore(new byte[0]);
+        dealer.send(ByteBuffer.allocate(8).putLong(from).array());
+        while (true) {
+            byte[][] msg = frames(dealer, 4);
+            if (msg == null) {
+                throw new BadInputException("--kv-events-replay-endpoint: no answer within 10 s");
+            }
+            long seq = ByteBuffer.wrap(msg[2]).getLong();
+            if (seq == -1) {
+                return;
+            }
+            emit(out, seq, msg[3]);
+        }
+    }
+
+    /** One multipart message of {@code want} frames, or null on a timeout or interrupt. */
+    private static byte[][] frames(ZMQ.Socket s, int want) {
+        byte[] first = s.recv();
+        if (first == null) {
+            return null;
+        }
+        byte[][] out = new byte[want][];
+        out[0] = first;
+        for (int i = 1; i < want; i++) {
+            if (!s.hasReceiveMore()) {
+                throw new BadInputException("a KV event message has " + i + " frames, expected " + want + ": is this a kvtier or vLLM endpoint?");
+            }
+            out[i] = s.recv();
+        }
+        while (s.hasReceiveMore()) {
+            s.recv();
+        }
+        return out;
+    }
+
+    private static void print(PrintStream out, long seq, byte[] payload) {
+        ObjectNode line = JsonNodeFactory.instance.objectNode();
+        line.put("seq", seq);
+        try (MessageUnpacker u = MessagePack.newDefaultUnpacker(payload)) {
+            JsonNode batch = value(u);
+            line.set("ts", batch.get(0));
+            line.set("events", batch.get(1));
+            line.set("rank", batch.get(2));
+        } catch (IOException | RuntimeException e) {
+            line.put("error", "undecodable payload: " + e.getMessage());
+        }
+        try {
+            out.println(JSON.writeValueAsString(line));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static JsonNode value(MessageUnpacker u) throws IOException {
+        MessageFormat f = u.getNextFormat();
+        JsonNodeFactory n = JsonNodeFactory.instance;
+        return switch (f.getValueType()) {
+            case NIL -> {
+                u.unpackNil();
+                yield n.nullNode();
+            }
+            case BOOLEAN -> n.booleanNode(u.unpackBoolean());
+            case INTEGER -> {
+                BigInteger v = u.unpackBigInteger();
+                yield n.numberNode(v);
+            }
+            case FLOAT -> n.numberNode(u.unpackDouble());
+            case STRING -> n.textNode(u.unpackString());
+            case BINARY -> n.textNode(HexFormat.of().formatHex(u.readPayload(u.unpackBinaryHeader())));
+            case ARRAY -> {
+                ArrayNode a = n.arrayNode();
+                for (int i = u.unpackArrayHeader(); i > 0; i--) {
+                    a.add(value(u));
+                }
+                yield a;
+            }
+            case MAP -> {
+                ObjectNode o = n.objectNode();
+                for (int i = u.unpackMapHeader(); i > 0; i--) {
+                    o.set(u.unpackString(), value(u));
+                }
+                yield o;
+            }
+            case EXTENSION -> throw new IOException("msgpack extension types are not part of KV events");
+        };
+    }
+}

@@ -1,0 +1,59 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.engine.ReferenceRecords;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Issue 10: model files and numbers a user gets wrong give one line that says what to do, exit 2. */
+class GgufCliErrorsTest {
+
+    @TempDir
+    Path dir;
+
+    private static void assertOneLineError(CliRun r, String expected) {
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err()).isEqualTo("kvtier: " + expected + System.lineSeparator());
+        assertThat(r.out()).isEmpty();
+    }
+
+    @Test
+    void aMakeModelGgufHasNoTokenizerAndIsForBenchGenerate() {
+        Path m = dir.resolve("m.gguf");
+        assertThat(CliRun.of("make-model", "--format", "gguf", "--dim", "64", "--hidden-dim", "128", "--layers", "1",
+                "--heads", "4", "--kv-heads", "4", "--vocab", "512", "--seq-len", "64", m.toString()).code()).isZero();
+        assertOneLineError(CliRun.of("generate", "--model", m.toString(), "--prompt", "hi"), "GGUF model " + m
+                + " has no tokenizer (no tokenizer.ggml.* metadata): files written by make-model hold random weights"
+                + " without a vocabulary and are for 'bench generate' only");
+    }
+
+    @Test
+    void anEmptyModelFileSaysItIsEmpty() throws IOException {
+        Path empty = Files.createFile(dir.resolve("empty.gguf"));
+        assertOneLineError(CliRun.of("generate", "--model", empty.toString(), "--tokenizer",
+                ReferenceRecords.tokenizer().toString(), "--prompt", "hi"),
+                "model file " + empty + ": is empty (0 bytes), expected a llama2.c checkpoint");
+    }
+
+    @Test
+    void aNumberTooLargeForItsFlagNamesTheFlagAndTheRange() {
+        assertOneLineError(CliRun.of("generate", "--max-tokens", "99999999999", "--prompt", "hi"),
+                "--max-tokens: '99999999999' is not a whole number up to 2147483647");
+        assertOneLineError(CliRun.of("generate", "--max-tokens", "many", "--prompt", "hi"),
+                "--max-tokens: 'many' is not a whole number up to 2147483647");
+    }
+
+    /** A tier size beyond what a tier can count is refused with the size asked (it was silently cut to 44T). */
+    @Test
+    void aHostTierTooLargeToCountIsRefusedWithTheSizeAsked() {
+        CliRun r = CliRun.of("generate", "--host-cache-bytes", "100T", "--prompt", "hi");
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err().strip().lines()).hasSize(1);
+        assertThat(r.err()).startsWith("kvtier: host tier of 109951162777600 bytes would be ")
+                .contains("at most 2147483647 chunks");
+    }
+}

@@ -1,0 +1,77 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvtier.kv.BlockKey;
+import io.kvtier.telemetry.KvEventEncoder;
+import io.kvtier.telemetry.KvEventPublisher;
+import io.kvtier.tier.KvEvent;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code ./kvtier kv-events} as a user watches a server: it joins a stream already running, fetches
+ * the batches sent before it from the replay socket, and prints every batch from 0 in order as JSON
+ * lines with the decoded events.
+ */
+class KvEventsCommandTest {
+
+    private static final BlockKey SEED = new BlockKey(0, 0, 0, 0);
+
+    @Test
+    void aLateWatcherPrintsEveryBatchFromTheFirstInOrder() throws Exception {
+        KvEventEncoder enc = new KvEventEncoder(SEED, 16, 16, KvEventEncoder.HashFormat.INT, 0);
+        AtomicBoolean done = new AtomicBoolean();
+        try (KvEventPublisher pub = new KvEventPublisher(new KvEventPublisher.Config("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "kv"), enc)) {
+            // A server's stream: a batch every 20 ms, some sent before the watcher starts.
+            Thread server = Thread.ofPlatform().start(() -> {
+                for (int i = 0; !done.get(); i++) {
+                    pub.publish(List.of(new KvEvent.BlockStored(i, List.of(new BlockKey(7, 7, 7, 1000 + i)), SEED, "device", List.of(i, i + 1))));
+                    try {
+                        Thread.sleep(20);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+            while (pub.published() < 3) {
+                Thread.sleep(5);
+            }
+            CliRun r;
+            try {
+                r = CliRun.of("kv-events", "--kv-events-endpoint", pub.endpoint(), "--kv-events-replay-endpoint", pub.replayEndpoint(),
+                        "--kv-events-topic", "kv", "--count", "6");
+            } finally {
+                done.set(true);
+                server.join();
+            }
+            assertThat(r.code()).as(r.err()).isZero();
+            List<String> lines = r.out().lines().toList();
+            assertThat(lines).hasSize(6);
+            ObjectMapper json = new ObjectMapper();
+            for (int i = 0; i < 6; i++) {
+                JsonNode line = json.readTree(lines.get(i));
+                assertThat(line.get("seq").asLong()).isEqualTo(i);
+                assertThat(line.get("rank").asInt()).isZero();
+                assertThat(line.get("ts").asDouble()).isPositive();
+                JsonNode e = line.get("events").get(0);
+                assertThat(e.get("type").asText()).isEqualTo("BlockStored");
+                assertThat(e.get("medium").asText()).isEqualTo("GPU");
+                assertThat(e.get("block_size").asInt()).isEqualTo(16);
+                assertThat(e.get("token_ids").toString()).isEqualTo("[" + i + "," + (i + 1) + "]");
+                assertThat(e.get("block_hashes").get(0).bigIntegerValue()).isEqualTo(enc.wireHash(new BlockKey(7, 7, 7, 1000 + i)));
+                assertThat(e.get("parent_block_hash").isNull()).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void aCountBelowOneExits2() {
+        CliRun r = CliRun.of("kv-events", "--kv-events-endpoint", "tcp://127.0.0.1:1", "--count", "0");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("kvtier: --count must be at least 1, got 0");
+    }
+}
