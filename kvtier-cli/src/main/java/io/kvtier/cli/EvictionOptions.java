@@ -10,6 +10,39 @@ public final class EvictionOptions {
             description = "host tier eviction policy: lru (default), arc, lru-admit2 (LRU admitting a chunk from its second use), or lhd (hit density by age, learned online)")
     String eviction;
 
+    @Option(names = "--store-policy", defaultValue = "eager", paramLabel = "eager|lazy",
+            description = "when a device block is stored in the host tier: eager (default; when its chunk is complete) or lazy "
+                    + "(when it comes within --store-horizon blocks of the device free queue's head, i.e. nears eviction)")
+    String storePolicy;
+
+    @Option(names = "--store-horizon", defaultValue = "" + io.kvtier.offload.StorePolicy.DEFAULT_HORIZON_BLOCKS, paramLabel = "BLOCKS",
+            description = "with --store-policy lazy: blocks from the device free queue's head whose chunks are stored (default ${DEFAULT-VALUE})")
+    int storeHorizon;
+
+    @Option(names = "--load-policy", defaultValue = "always", paramLabel = "always|faster",
+            description = "always (default): load every hit; faster: load only the hit's chunks whose load is measured faster than "
+                    + "recomputing them (online estimates of each tier's load bandwidth and of the prefill speed)")
+    String loadPolicy;
+
+    /** {@code --store-policy} with {@code --store-horizon}; {@link BadInputException} for a bad value. */
+    public io.kvtier.offload.StorePolicy storePolicy() {
+        Checks.atLeast(storeHorizon, 1, "--store-horizon");
+        try {
+            return io.kvtier.offload.StorePolicy.parse(storePolicy, storeHorizon);
+        } catch (IllegalArgumentException e) {
+            throw new BadInputException("--store-policy must be eager or lazy, got '" + storePolicy + "'");
+        }
+    }
+
+    /** Whether {@code --load-policy faster}; {@link BadInputException} for a bad value. */
+    public boolean loadOrRecompute() {
+        return switch (loadPolicy.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "always" -> false;
+            case "faster" -> true;
+            default -> throw new BadInputException("--load-policy must be always or faster, got '" + loadPolicy + "'");
+        };
+    }
+
     /** The policy; {@link BadInputException} for an unknown name. */
     public Policy policy() {
         try {

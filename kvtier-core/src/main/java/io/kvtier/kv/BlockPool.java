@@ -43,6 +43,8 @@ public final class BlockPool implements AutoCloseable {
     private final int[] next;
     private final boolean[] inFreeQueue;
     private java.util.function.Consumer<java.util.List<BlockKey>> evictions = keys -> { };
+    // Listeners added by alsoOnEvictions: kept when onEvictions sets the first one.
+    private java.util.function.Consumer<java.util.List<BlockKey>> moreEvictions = keys -> { };
     private int head = NONE;
     private int tail = NONE;
     private int freeCount;
@@ -104,6 +106,29 @@ public final class BlockPool implements AutoCloseable {
         this.evictions = java.util.Objects.requireNonNull(listener, "listener");
     }
 
+    /**
+     * Adds a listener of keys leaving the prefix cache, called after the one set by
+     * {@link #onEvictions} (same calls, same thread).
+     */
+    public void alsoOnEvictions(java.util.function.Consumer<java.util.List<BlockKey>> listener) {
+        moreEvictions = moreEvictions.andThen(java.util.Objects.requireNonNull(listener, "listener"));
+    }
+
+    /**
+     * The first {@code horizon} blocks of the free queue, head first: the blocks {@link #allocate()}
+     * hands out next (their cached keys are evicted then). No side effects.
+     *
+     * @return at most {@code horizon} block ids, fewer if fewer blocks are free
+     */
+    public int[] nearEviction(int horizon) {
+        int[] out = new int[Math.max(0, Math.min(horizon, freeCount))];
+        int n = 0;
+        for (int b = head; b != NONE && n < out.length; b = next[b]) {
+            out[n++] = b;
+        }
+        return out;
+    }
+
     /** Blocks with reference count 0 (allocatable; some may still hold a cached key). */
     public int freeCount() {
         return freeCount;
@@ -156,7 +181,7 @@ public final class BlockPool implements AutoCloseable {
             BlockKey evicted = keyOf[b];
             cached.remove(evicted);
             keyOf[b] = null;
-            evictions.accept(java.util.List.of(evicted));
+            evicted(java.util.List.of(evicted));
         }
         refCount[b] = 1;
         return b;
@@ -211,7 +236,7 @@ public final class BlockPool implements AutoCloseable {
         cached.clear();
         Arrays.fill(keyOf, null);
         if (!dropped.isEmpty()) {
-            evictions.accept(dropped);
+            evicted(dropped);
         }
     }
 
@@ -260,6 +285,11 @@ public final class BlockPool implements AutoCloseable {
     @Override
     public void close() {
         arena.close();
+    }
+
+    private void evicted(java.util.List<BlockKey> keys) {
+        evictions.accept(keys);
+        moreEvictions.accept(keys);
     }
 
     private void appendTail(int b) {

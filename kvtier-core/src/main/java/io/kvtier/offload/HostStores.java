@@ -35,6 +35,8 @@ final class HostStores {
     private final DiskChain disk;
     private final RemoteChain remote;
     private final Map<Long, Integer> cursors = new HashMap<>();
+    /** Lazy stores' pending chunks; null when stores are eager. */
+    private final LazyStores lazy;
 
     HostStores(OffloadConfig config, ChunkChain chain, BlockPool pool, HostTier host, TransferEngine transfers,
                JobRegistry jobs, OffloadStats stats, DiskChain disk, RemoteChain remote) {
@@ -48,6 +50,7 @@ final class HostStores {
         this.admission = new AdmissionFilter(config.hostAdmitAfter(), Math.max(1, host.capacity()));
         this.disk = disk;
         this.remote = remote;
+        this.lazy = config.storePolicy().lazy() ? new LazyStores(config.storePolicy(), chain, pool, host, stats, this) : null;
     }
 
     private int chunk() {
@@ -76,6 +79,14 @@ final class HostStores {
                 parents.add(chain.parent(r, c));
             }
         }
+        if (lazy != null) {
+            // Stored later, when they near eviction from the device (LazyStores.scan).
+            lazy.record(r, fromChunk, keys.size());
+            stats.notStored(OffloadStats.NOT_ADMITTED, (long) Math.max(0, fitChunk - fromChunk - keys.size()) * chunk());
+            stats.notStored(OffloadStats.LONGER_THAN_HOST, (long) (toChunk - Math.max(fromChunk, fitChunk)) * chunk());
+            cursors.put(r.id(), toChunk * chunk());
+            return;
+        }
         Set<BlockKey> keep = new HashSet<>();
         for (int c = 0; c < fromChunk && c < fitChunk; c++) {
             keep.add(chain.key(r, c));
@@ -88,16 +99,9 @@ final class HostStores {
         boolean all = fits == keys.size();
         keys = keys.subList(0, fits);
         parents = parents.subList(0, fits);
-        if (!keys.isEmpty() && disk != null && disk.writeOnEvict() && disk.protectVictims(keys, keep, epoch)) {
-            return; // the host's victims are being saved to disk first; retried at the next commit
-        }
-        if (!keys.isEmpty() && remote != null && remote.writeOnEvict() && remote.protectVictims(keys, keep, epoch)) {
-            return; // the host's victims are being sent to the remote tier first
-        }
-        TierIndex.StorePlan plan = keys.isEmpty() ? null : host.index().prepareStore(keys, parents, keep);
-        if (plan != null && !(plan instanceof TierIndex.StorePlan.Accepted)) {
-            stats.storeRefusals++;
-            return;
+        TierIndex.StorePlan.Accepted accepted = keys.isEmpty() ? null : accept(keys, parents, keep, epoch);
+        if (!keys.isEmpty() && accepted == null) {
+            return; // retried at the next commit
         }
         if (all) {
             int skipped = fitChunk - fromChunk - fits;
@@ -108,31 +112,68 @@ final class HostStores {
         } else {
             cursors.put(r.id(), (fromChunk + fits) * chunk());
         }
-        if (plan == null) {
+        if (accepted == null) {
             return;
         }
-        TierIndex.StorePlan.Accepted accepted = (TierIndex.StorePlan.Accepted) plan;
+        int[] table = blockTable.get();
+        submit(r.id(), fromChunk, keys, parents, accepted, i -> {
+            int c = fromChunk + i;
+            return java.util.Arrays.copyOfRange(table, c * chunk(), (c + 1) * chunk());
+        }, i -> chain.tokens(r, fromChunk + i), epoch);
+    }
+
+    /**
+     * Reserves host slots for {@code keys} (the longest prefix already checked to fit), once any
+     * disk or remote tier written on eviction has saved the victims.
+     *
+     * @return the accepted plan, or null if the tier refused for now (counted) or victims are
+     *         being saved first: the caller retries later
+     */
+    TierIndex.StorePlan.Accepted accept(List<BlockKey> keys, List<BlockKey> parents, Set<BlockKey> keep, long epoch) {
+        if (disk != null && disk.writeOnEvict() && disk.protectVictims(keys, keep, epoch)) {
+            return null; // the host's victims are being saved to disk first
+        }
+        if (remote != null && remote.writeOnEvict() && remote.protectVictims(keys, keep, epoch)) {
+            return null; // the host's victims are being sent to the remote tier first
+        }
+        TierIndex.StorePlan plan = host.index().prepareStore(keys, parents, keep);
+        if (!(plan instanceof TierIndex.StorePlan.Accepted accepted)) {
+            stats.storeRefusals++;
+            return null;
+        }
+        return accepted;
+    }
+
+    /**
+     * Starts one host store job for the chunks of {@code accepted} (a subset of {@code keys}, the
+     * chain's chunks {@code [firstChunk, firstChunk + keys.size())}). The job takes a reference on
+     * every device block it reads, so no block can be reallocated (and overwritten) while it is
+     * copied; the references are dropped when the job completes.
+     *
+     * @param deviceBlocks chunk i of keys -> its device block ids
+     * @param tokens       chunk i of keys -> its token ids
+     */
+    void submit(long requestId, int firstChunk, List<BlockKey> keys, List<BlockKey> parents,
+                TierIndex.StorePlan.Accepted accepted, java.util.function.IntFunction<int[]> deviceBlocks,
+                java.util.function.IntFunction<int[]> tokens, long epoch) {
         if (accepted.toStore().isEmpty()) {
             return;
         }
         long id = jobs.newId();
         List<ChunkCopy> copies = new ArrayList<>();
         int[] sources = new int[accepted.toStore().size() * chunk()];
-        int[] table = blockTable.get();
         int s = 0;
         for (int i = 0; i < accepted.toStore().size(); i++) {
-            int c = fromChunk + keys.indexOf(accepted.toStore().get(i));
-            int[] dev = new int[chunk()];
-            for (int j = 0; j < chunk(); j++) {
-                dev[j] = table[c * chunk() + j];
-                pool.retain(dev[j]);
-                sources[s++] = dev[j];
+            int k = keys.indexOf(accepted.toStore().get(i));
+            int[] dev = deviceBlocks.apply(k);
+            for (int b : dev) {
+                pool.retain(b);
+                sources[s++] = b;
             }
-            copies.add(new ChunkCopy(dev, accepted.slot(i), chain.namespace(), keys.get(c - fromChunk),
-                    parents.get(c - fromChunk), chain.tokens(r, c)));
+            copies.add(new ChunkCopy(dev, accepted.slot(i), chain.namespace(), keys.get(k), parents.get(k), tokens.apply(k)));
         }
         long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
-        jobs.add(new OffloadJob.Store(id, r.id(), HostTier.NAME, fromChunk, sources, accepted.toStore(), epoch, deadline));
+        jobs.add(new OffloadJob.Store(id, requestId, HostTier.NAME, firstChunk, sources, accepted.toStore(), epoch, deadline));
         transfers.submit(new StoreJob(id, copies, deadline));
     }
 
@@ -190,7 +231,22 @@ final class HostStores {
         cursors.remove(requestId);
     }
 
+    /** Lazy stores: stores the pending chunks near eviction (a no-op when stores are eager). */
+    void scan(long epoch) {
+        if (lazy != null) {
+            lazy.scan(epoch);
+        }
+    }
+
+    /** Lazy stores: chunks completed but not stored yet (0 when stores are eager). */
+    int pendingChunks() {
+        return lazy == null ? 0 : lazy.pendingChunks();
+    }
+
     void clear() {
         cursors.clear();
+        if (lazy != null) {
+            lazy.clear();
+        }
     }
 }

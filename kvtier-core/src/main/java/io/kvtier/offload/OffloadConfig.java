@@ -11,10 +11,20 @@ import java.time.Duration;
  * @param jobDeadline       a transfer not completed by then fails (the transfer engine
  *                          guarantees it touches none of the job's memory after that)
  * @param hostAdmitAfter    store a chunk in the host tier only from its N-th use on (1 = always)
+ * @param storePolicy       when chunks are stored: at commit (eager, default) or near device eviction (lazy)
+ * @param loadOrRecompute   whether a hit is loaded only where the load is measured faster than
+ *                          recomputing it ({@code --load-policy faster}; {@link LoadCosts}); default false:
+ *                          every hit is loaded ({@code always})
  */
-public record OffloadConfig(int blocksPerChunk, boolean offloadPromptOnly, Duration jobDeadline, int hostAdmitAfter) {
+public record OffloadConfig(int blocksPerChunk, boolean offloadPromptOnly, Duration jobDeadline, int hostAdmitAfter,
+                            StorePolicy storePolicy, boolean loadOrRecompute) {
 
-    public static final OffloadConfig DEFAULT = new OffloadConfig(1, true, Duration.ofSeconds(10), 1);
+    public static final OffloadConfig DEFAULT = new OffloadConfig(1, true, Duration.ofSeconds(10), 1, StorePolicy.EAGER, false);
+
+    /** Eager stores, every hit loaded. */
+    public OffloadConfig(int blocksPerChunk, boolean offloadPromptOnly, Duration jobDeadline, int hostAdmitAfter) {
+        this(blocksPerChunk, offloadPromptOnly, jobDeadline, hostAdmitAfter, StorePolicy.EAGER, false);
+    }
 
     public OffloadConfig {
         if (blocksPerChunk < 1) {
@@ -26,21 +36,30 @@ public record OffloadConfig(int blocksPerChunk, boolean offloadPromptOnly, Durat
         if (hostAdmitAfter < 1) {
             throw new IllegalArgumentException("host admission needs at least 1 use, got " + hostAdmitAfter);
         }
+        java.util.Objects.requireNonNull(storePolicy, "storePolicy");
     }
 
     public OffloadConfig withBlocksPerChunk(int n) {
-        return new OffloadConfig(n, offloadPromptOnly, jobDeadline, hostAdmitAfter);
+        return new OffloadConfig(n, offloadPromptOnly, jobDeadline, hostAdmitAfter, storePolicy, loadOrRecompute);
     }
 
     public OffloadConfig withOffloadPromptOnly(boolean on) {
-        return new OffloadConfig(blocksPerChunk, on, jobDeadline, hostAdmitAfter);
+        return new OffloadConfig(blocksPerChunk, on, jobDeadline, hostAdmitAfter, storePolicy, loadOrRecompute);
     }
 
     public OffloadConfig withHostAdmitAfter(int uses) {
-        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, jobDeadline, uses);
+        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, jobDeadline, uses, storePolicy, loadOrRecompute);
     }
 
     public OffloadConfig withJobDeadline(Duration d) {
-        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, d, hostAdmitAfter);
+        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, d, hostAdmitAfter, storePolicy, loadOrRecompute);
+    }
+
+    public OffloadConfig withStorePolicy(StorePolicy p) {
+        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, jobDeadline, hostAdmitAfter, p, loadOrRecompute);
+    }
+
+    public OffloadConfig withLoadOrRecompute(boolean on) {
+        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, jobDeadline, hostAdmitAfter, storePolicy, on);
     }
 }

@@ -76,6 +76,7 @@ public final class OffloadScheduler implements AutoCloseable {
     private final RemoteChain remote;
     private final ChunkChain chain;
     private final HostStores stores;
+    private final LoadCosts costs;
     private long epoch;
 
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace) {
@@ -116,6 +117,7 @@ public final class OffloadScheduler implements AutoCloseable {
                 config.blocksPerChunk() * blockSize, this.namespace);
         this.chain = new ChunkChain(config.blocksPerChunk(), blockSize, this.namespace);
         this.stores = new HostStores(config, chain, pool, host, transfers, jobs, stats, disk, remote);
+        this.costs = new LoadCosts(config.blocksPerChunk() * blockSize);
     }
 
     public OffloadConfig config() {
@@ -189,6 +191,28 @@ public final class OffloadScheduler implements AutoCloseable {
         }
         int end = (firstChunk + ready) * chunk();
         return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+    }
+
+    /**
+     * With {@code --load-policy faster}: cuts a hit or promotion from {@link #lookup} to the leading
+     * chunks measured faster to load than to recompute ({@link LoadCosts}; possibly to a miss),
+     * counted in {@link OffloadStats#loadDecisions()}. Otherwise returns {@code found}.
+     */
+    public Lookup decide(int deviceHitBlocks, Lookup found) {
+        if (!config.loadOrRecompute()) {
+            return found;
+        }
+        return costs.decide(found, deviceHitBlocks, chunk(), blockSize, stats);
+    }
+
+    /** The clock of transfer times, ns (the transfer engine's: virtual in a replay). */
+    public long clockNanos() {
+        return transfers.nanoTime();
+    }
+
+    /** A forward pass computed {@code tokens} tokens in {@code nanos} of {@link #clockNanos()}: the prefill speed estimate. */
+    public void onForward(long tokens, long nanos) {
+        costs.onForward(tokens, nanos);
     }
 
     /**
@@ -304,6 +328,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** Applies every completed transfer; returns the loads that ended for requests still waiting. */
     public List<LoadDone> poll() {
+        stores.scan(epoch); // lazy stores: first, so the free queue is the one the step's allocations will see
         if (disk != null) {
             disk.drainScan(epoch);
         }
@@ -348,6 +373,10 @@ public final class OffloadScheduler implements AutoCloseable {
             }
             boolean inbound = c.job() instanceof OffloadJob.Load || c.job() instanceof OffloadJob.Promote;
             OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, c.job().tier(), res.bytes(), res.nanos());
+            if (res.success() && (inbound || c.job() instanceof OffloadJob.RemotePromote)) {
+                long blocks = c.job() instanceof OffloadJob.Load l ? l.blocks() : (long) c.job().chunkKeys().size() * chunk();
+                costs.onLoad(c.job().tier(), blocks, res.bytes(), res.nanos());
+            }
             switch (c.job()) {
                 case OffloadJob.Load load -> {
                     LoadDone d = applyLoad(load, res, current);
@@ -453,6 +482,11 @@ public final class OffloadScheduler implements AutoCloseable {
         }
         stores.clear();
         return waiting;
+    }
+
+    /** Lazy stores: chunks completed and still on the device, not stored yet (0 when stores are eager). */
+    public int pendingStoreChunks() {
+        return stores.pendingChunks();
     }
 
     /** The request's store cursor: leading blocks stored, being stored or known present. */

@@ -20,6 +20,12 @@ public final class OffloadStats {
     long storeRefusals;
     long jobsTimedOut;
     long staleCompletions;
+    long loadDecisions;
+    long hitsRecomputed;
+    long hitsCut;
+    long tokensRecomputedByChoice;
+    Map<String, Double> loadBandwidth = Map.of();
+    double prefillTokensPerSecond = Double.NaN;
     final Map<String, Transfers> stores = new TreeMap<>();
     final Map<String, Transfers> loads = new TreeMap<>();
 
@@ -44,6 +50,11 @@ public final class OffloadStats {
     public static final String NOT_PROMOTED = "disk-hit-beyond-host-tier";
     /** Reason: a remote hit's chunk beyond what the host tier could take beside the rest of the hit. */
     public static final String REMOTE_NOT_PROMOTED = "remote-hit-beyond-host-tier";
+
+    /** Reason (lazy stores): a block of the chunk left the device prefix cache before its store ran. */
+    public static final String EVICTED_BEFORE_STORE = "evicted-before-store";
+    /** Reason (lazy stores): the chunk reached the horizon, but a chunk before it was evicted unstored. */
+    public static final String PARENT_NOT_STORED = "parent-not-stored";
 
     static void add(Map<String, Long> m, String tier, long n) {
         m.merge(tier, n, Long::sum);
@@ -98,7 +109,8 @@ public final class OffloadStats {
      * Device blocks that could have been stored in (or promoted to) the host tier but were not,
      * by reason: {@value #LONGER_THAN_HOST} (the chain is longer than the host tier: its prefix
      * that fits is stored, the rest never), {@value #NOT_ADMITTED} (admission threshold not
-     * reached), {@value #NOT_PROMOTED} / {@value #REMOTE_NOT_PROMOTED} (a disk / remote hit's tail that
+     * reached), {@value #EVICTED_BEFORE_STORE} / {@value #PARENT_NOT_STORED} (lazy stores: the chunk
+     * or one before it left the device before it reached the store horizon), {@value #NOT_PROMOTED} / {@value #REMOTE_NOT_PROMOTED} (a disk / remote hit's tail that
      * did not fit beside its head; those blocks were recomputed). Each block is counted once per request.
      */
     public Map<String, Long> blocksNotStored() {
@@ -136,5 +148,25 @@ public final class OffloadStats {
     /** Completions of jobs from before a cache reset, or after their deadline: resources freed, results ignored. */
     public long staleCompletions() {
         return staleCompletions;
+    }
+
+    /**
+     * Load or recompute ({@code --load-policy faster}, {@link LoadCosts}): the hits decided, and
+     * the inputs of the latest decision.
+     *
+     * @param decided             hits beyond the device that were decided
+     * @param recomputed          hits recomputed whole (no chunk loaded): loading was slower
+     * @param cut                 hits whose head was loaded and tail recomputed
+     * @param tokensRecomputed    hit tokens recomputed by choice, tokens
+     * @param bandwidth           measured load bandwidth per tier, bytes/s
+     * @param prefillTokensPerSecond measured prefill speed, tokens/s (NaN before the first measure)
+     */
+    public record LoadDecisions(long decided, long recomputed, long cut, long tokensRecomputed,
+                                Map<String, Double> bandwidth, double prefillTokensPerSecond) {
+    }
+
+    public LoadDecisions loadDecisions() {
+        return new LoadDecisions(loadDecisions, hitsRecomputed, hitsCut, tokensRecomputedByChoice, loadBandwidth,
+                prefillTokensPerSecond);
     }
 }

@@ -234,8 +234,12 @@ public final class Engine implements AutoCloseable {
                     it.startPos(), kv.blockTable(r.id()), it.samples()));
         }
         long t0 = System.nanoTime();
+        long c0 = offload == null ? 0 : offload.clockNanos();
         float[][] logits = runner.forward(chunks);
         stats.forwardNanos += System.nanoTime() - t0;
+        if (offload != null) {
+            offload.onForward(plan.totalTokens(), offload.clockNanos() - c0); // the prefill speed that load-or-recompute weighs
+        }
         stats.computedTokens += plan.totalTokens();
         return logits;
     }

@@ -103,7 +103,8 @@ public final class Scheduler {
                 continue; // §3.6: not re-admitted while its earlier jobs are in flight
             }
             int hitBlocks = kv.prefixHitBlocks(r.blockKeys(), r.numTokens());
-            OffloadScheduler.Lookup ext = offload == null ? new OffloadScheduler.Lookup.Miss() : offload.lookup(r, hitBlocks);
+            OffloadScheduler.Lookup ext = offload == null ? new OffloadScheduler.Lookup.Miss()
+                    : offload.decide(hitBlocks, offload.lookup(r, hitBlocks)); // load only what is faster than recomputing
             if (ext instanceof OffloadScheduler.Lookup.Promote p) {
                 ext = offload.promote(r, hitBlocks, p); // disk -> host first; the request asks again later
             }

@@ -77,7 +77,8 @@ public final class Replay {
                     Math.multiplyExact(loaded, bytesPerBlock), hits, optimum, timing, (System.nanoTime() - t0) / 1e9, re.diskChunks, counts[3],
                     os == null ? 0 : os.blocksStored().getOrDefault("disk", 0L), trace.fileRequests(),
                     re.remote == null ? null : new ReplayResult.Remote(re.remote.capacityChunks(), counts[4],
-                            os.blocksStored().getOrDefault("remote", 0L), re.transfers.remoteJobs(), re.remote.evictions()));
+                            os.blocksStored().getOrDefault("remote", 0L), re.transfers.remoteJobs(), re.remote.evictions()),
+                    os == null ? java.util.Map.of() : os.blocksNotStored(), os == null ? null : os.loadDecisions());
         }
     }
 

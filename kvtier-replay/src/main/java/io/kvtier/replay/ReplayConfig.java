@@ -21,7 +21,8 @@ import io.kvtier.replay.trace.TraceRequest;
  * @param remote         the simulated remote tier behind the host tier ({@link Remote#NONE}: none)
  */
 public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
-                           double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens, Remote remote) {
+                           double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens, Remote remote,
+                           io.kvtier.offload.StorePolicy storePolicy, boolean loadOrRecompute) {
 
     /**
      * The simulated remote tier (a Redis / Valkey shared by engines): written through from the
@@ -56,10 +57,25 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
         }
     }
 
-    /** Without a remote tier. */
+    /** Without a remote tier, eager stores, every hit loaded. */
     public ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
                         double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens) {
         this(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, Remote.NONE);
+    }
+
+    /** Eager stores, every hit loaded. */
+    public ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
+                        double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens, Remote remote) {
+        this(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, remote,
+                io.kvtier.offload.StorePolicy.EAGER, false);
+    }
+
+    /** Without a remote tier. */
+    public ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
+                        double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens,
+                        io.kvtier.offload.StorePolicy storePolicy, boolean loadOrRecompute) {
+        this(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, Remote.NONE,
+                storePolicy, loadOrRecompute);
     }
 
     /** How requests are fed to the engine. */
@@ -134,43 +150,63 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
     }
 
     public ReplayConfig withPolicy(Policy p) {
-        return new ReplayConfig(mode, p, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, remote);
+        return new ReplayConfig(mode, p, device, host, disk, blockSize, speedup,
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withDevice(Capacity c) {
-        return new ReplayConfig(mode, policy, c, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, remote);
+        return new ReplayConfig(mode, policy, c, host, disk, blockSize, speedup,
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withHost(Capacity c) {
-        return new ReplayConfig(mode, policy, device, c, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, remote);
+        return new ReplayConfig(mode, policy, device, c, disk, blockSize, speedup,
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withBlockSize(int b) {
-        return new ReplayConfig(mode, policy, device, host, disk, b, speedup, cost, maxBatchTokens, maxRunning, maxTokens, remote);
+        return new ReplayConfig(mode, policy, device, host, disk, b, speedup,
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withSpeedup(double s) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, s, cost, maxBatchTokens, maxRunning, maxTokens, remote);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, s,
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withCost(CostModel c) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, c, maxBatchTokens, maxRunning, maxTokens, remote);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
+                c, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withMaxBatchTokens(int n) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, n, maxRunning, maxTokens, remote);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
+                cost, n, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withMaxRunning(int n) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, n, maxTokens, remote);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
+                cost, maxBatchTokens, n, maxTokens, remote, storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withMaxTokens(int n) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, n, remote);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
+                cost, maxBatchTokens, maxRunning, n, remote, storePolicy, loadOrRecompute);
     }
 
     public ReplayConfig withRemote(Remote r) {
-        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, r);
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
+                cost, maxBatchTokens, maxRunning, maxTokens, r, storePolicy, loadOrRecompute);
+    }
+
+    public ReplayConfig withStorePolicy(io.kvtier.offload.StorePolicy p) {
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, p, loadOrRecompute);
+    }
+
+    public ReplayConfig withLoadOrRecompute(boolean on) {
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, on);
     }
 
     /** Tokens a request of the trace generates in this replay: its {@code output_length} (at least 1), at most {@link #maxTokens}. */

@@ -114,7 +114,8 @@ final class ReplayEngine implements AutoCloseable {
             // simulated by the transfer engine. No byte budget: the lane's time is the cost of a write.
             io.kvtier.offload.RemoteTierParts remoteParts = remote == null ? null : new io.kvtier.offload.RemoteTierParts(null,
                     io.kvtier.offload.DiskWritePolicy.THROUGH, 1, Long.MAX_VALUE / 4, REMOTE_TIMEOUT, REMOTE_HINT_TTL);
-            offload = new OffloadScheduler(OffloadConfig.DEFAULT.withHostAdmitAfter(cfg.policy().admitAfter()), pool, host,
+            offload = new OffloadScheduler(OffloadConfig.DEFAULT.withHostAdmitAfter(cfg.policy().admitAfter())
+                    .withStorePolicy(cfg.storePolicy()).withLoadOrRecompute(cfg.loadOrRecompute()), pool, host,
                     transfers, ns, disk, remoteParts);
         } else {
             transfers = null;

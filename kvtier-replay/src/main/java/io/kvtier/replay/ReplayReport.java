@@ -1,5 +1,6 @@
 package io.kvtier.replay;
 
+import io.kvtier.offload.OffloadStats;
 import java.io.PrintStream;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,6 +57,16 @@ public final class ReplayReport {
         out.printf(Locale.ROOT, "  bytes moved: device->host %s, host->device %s (at %,d B/token); host evictions %,d, "
                         + "store refusals %,d, preemptions %,d%n", bytes(r.bytesStored()), bytes(r.bytesLoaded()),
                 c.cost().kvBytesPerToken(), r.hostEvictions(), r.storeRefusals(), r.preemptions());
+        if (c.storePolicy().lazy() || c.loadOrRecompute() || !r.blocksNotStored().isEmpty()) {
+            out.printf(Locale.ROOT, "  stores %s, loads %s; blocks not stored by reason %s%n", c.storePolicy(),
+                    c.loadOrRecompute() ? "faster" : "always", r.blocksNotStored());
+        }
+        if (c.loadOrRecompute() && r.loadDecisions() != null) {
+            var d = r.loadDecisions();
+            out.printf(Locale.ROOT, "  load or recompute: %,d hits decided, %,d recomputed whole, %,d cut, %,d hit tokens recomputed; "
+                    + "load bandwidth %s B/s, prefill %.0f tokens/s%n", d.decided(), d.recomputed(), d.cut(), d.tokensRecomputed(),
+                    d.bandwidth(), d.prefillTokensPerSecond());
+        }
         ReplayResult.Timing t = r.timing();
         if (t != null) {
             out.printf(Locale.ROOT, "  timed (speedup %s): makespan %.1f s, %,d steps, %,d output tokens = %,.0f tokens/s, "
@@ -109,6 +120,26 @@ public final class ReplayReport {
         return u == 0 ? b + " B" : String.format(Locale.ROOT, "%.1f %s", v, units[u]);
     }
 
+    /**
+     * Load-or-recompute decisions as JSON fields (snake_case; the prefill speed null before it is
+     * measured), for the replay record and generate's stats.
+     */
+    public static Map<String, Object> loadDecisionsJson(io.kvtier.offload.OffloadStats.LoadDecisions d) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("decided", d.decided());
+        m.put("recomputed", d.recomputed());
+        m.put("cut", d.cut());
+        m.put("tokens_recomputed", d.tokensRecomputed());
+        // Fixed keys, 0 = not measured yet: every record of a sweep has the same CSV columns.
+        Map<String, Double> bandwidth = new LinkedHashMap<>();
+        for (String tier : List.of("host", "disk", "remote")) {
+            bandwidth.put(tier, d.bandwidth().getOrDefault(tier, 0.0));
+        }
+        m.put("bandwidth", bandwidth);
+        m.put("prefill_tokens_per_second", Double.isNaN(d.prefillTokensPerSecond()) ? 0.0 : d.prefillTokensPerSecond());
+        return m;
+    }
+
     /** The result as JSON fields, in a stable order. */
     public static Map<String, Object> toJson(ReplayResult r) {
         ReplayConfig c = r.config();
@@ -143,6 +174,17 @@ public final class ReplayReport {
         r.hitTokensByTier().forEach((k, v) -> ratios.put(k, r.ratio(v)));
         m.put("token_hit_ratio_by_tier", ratios);
         m.put("chunks_written_by_tier", r.chunksWrittenByTier());
+        m.put("store_policy", c.storePolicy().toString());
+        m.put("load_policy", c.loadOrRecompute() ? "faster" : "always");
+        Map<String, Long> notStored = new LinkedHashMap<>();
+        for (String reason : List.of(OffloadStats.LONGER_THAN_HOST, OffloadStats.NOT_ADMITTED, OffloadStats.NOT_PROMOTED,
+                OffloadStats.REMOTE_NOT_PROMOTED, OffloadStats.EVICTED_BEFORE_STORE, OffloadStats.PARENT_NOT_STORED)) {
+            notStored.put(reason, r.blocksNotStored().getOrDefault(reason, 0L)); // every reason: same CSV columns in a sweep
+        }
+        m.put("blocks_not_stored", notStored);
+        if (c.loadOrRecompute() && r.loadDecisions() != null) {
+            m.put("load_decisions", loadDecisionsJson(r.loadDecisions()));
+        }
         m.put("host_evictions", r.hostEvictions());
         m.put("store_refusals", r.storeRefusals());
         m.put("bytes_stored", r.bytesStored());

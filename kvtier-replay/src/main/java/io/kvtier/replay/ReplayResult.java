@@ -32,13 +32,16 @@ import java.util.Map;
  * @param diskChunksWritten  chunks written into the disk tier
  * @param traceRequests      requests in the whole trace file ({@code requests} were replayed: the first ones)
  * @param remote             the remote tier's figures, or null without one
+ * @param blocksNotStored    blocks not stored in the host tier, by reason ({@link io.kvtier.offload.OffloadStats#blocksNotStored()})
+ * @param loadDecisions      load-or-recompute decisions and their inputs, or null without offloading
  */
 public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, int hostChunks, int requests,
                            long promptTokens, long outputTokens, long deviceHitTokens, long hostHitTokens,
                            long hostChunksWritten, long deviceChunksLoaded, long hostEvictions, long storeRefusals,
                            long preemptions, long bytesStored, long bytesLoaded, int[] hitTokensByRequest,
                            Optimum optimum, Timing timing, double wallSeconds, int diskChunks, long diskHitTokens,
-                           long diskChunksWritten, int traceRequests, Remote remote) {
+                           long diskChunksWritten, int traceRequests, Remote remote, java.util.Map<String, Long> blocksNotStored,
+                           io.kvtier.offload.OffloadStats.LoadDecisions loadDecisions) {
 
     /**
      * The simulated remote tier's figures.
