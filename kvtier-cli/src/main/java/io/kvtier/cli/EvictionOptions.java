@@ -1,10 +1,15 @@
 package io.kvtier.cli;
 
 import io.kvtier.replay.Policy;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code --eviction lru|arc|lru-admit2|lhd}: the host tier's eviction (and admission) policy, in the engine and in replay. */
 public final class EvictionOptions {
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
 
     @Option(names = "--eviction", defaultValue = "lru", paramLabel = "lru|arc|lru-admit2|lhd",
             description = "host tier eviction policy: lru (default), arc, lru-admit2 (LRU admitting a chunk from its second use), or lhd (hit density by age, learned online)")
@@ -27,6 +32,7 @@ public final class EvictionOptions {
     /** {@code --store-policy} with {@code --store-horizon}; {@link BadInputException} for a bad value. */
     public io.kvtier.offload.StorePolicy storePolicy() {
         Checks.atLeast(storeHorizon, 1, "--store-horizon");
+        Checks.needs(mixee, storePolicy.trim().equalsIgnoreCase("lazy"), "--store-policy lazy", "--store-horizon");
         try {
             return io.kvtier.offload.StorePolicy.parse(storePolicy, storeHorizon);
         } catch (IllegalArgumentException e) {

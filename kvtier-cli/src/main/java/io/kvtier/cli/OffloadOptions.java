@@ -78,7 +78,7 @@ public final class OffloadOptions {
         boolean hostOn = chunks != null || bytes > 0;
         OffloadSetup.DiskSetup diskSetup = disk.setup(terminal);
         Checks.needs(mixee, hostOn, "the host tier (--host-cache-bytes > 0)", "--disk-cache-dir", "--eviction",
-                "--blocks-per-chunk", "--offload-decode");
+                "--blocks-per-chunk", "--offload-decode", "--store-policy", "--store-horizon", "--load-policy");
         return new OffloadSetup(chunks != null ? 0 : bytes, chunks != null ? chunks : 0, policy.evictionPolicy(), oc, diskSetup);
     }
 }

@@ -240,6 +240,15 @@ final class ReplayCommand implements Callable<Integer> {
             throw new BadInputException("--sweep runs instant replays; drop --mode timed");
         }
         Checks.needs(spec, timed, "--mode timed (instant replays have no time)", "--speedup");
+        Checks.needs(spec, !isZero(remoteTokens, "--remote-cache-tokens"), "a remote tier (--remote-cache-tokens > 0)", "--remote-latency-us", "--remote-gbps");
+        Checks.needs(spec, sweep || !isZero(hostTokens, "--host-cache-tokens"), "the host tier (--host-cache-tokens > 0)", "--store-policy", "--store-horizon",
+                "--load-policy");
+    }
+
+    /** Whether a capacity flag's value means "none" (0 in any of its spellings: 0, 0k, 0M, ...). */
+    private static boolean isZero(String capacity, String flag) {
+        Capacity c = Capacity.parse(capacity, flag);
+        return c.kind() == Capacity.Kind.TOKENS && c.tokens() == 0;
     }
 
     /** The timed replay's arrivals must fit the virtual clock: a tiny --speedup would overflow it. */

@@ -193,7 +193,10 @@ class GenerateCommandTest {
                 new String[] {"--offload-decode needs the host tier", "--offload-decode", "--host-cache-bytes", "0"},
                 new String[] {"--disk-cache-dir needs the host tier", "--disk-cache-dir", dir.toString(), "--host-cache-bytes", "0"},
                 new String[] {"--clear-device-cache-between needs --sequential", "--clear-device-cache-between"},
-                new String[] {"--remote-ttl needs --remote-url", "--remote-ttl", "60"})) {
+                new String[] {"--remote-ttl needs --remote-url", "--remote-ttl", "60"},
+                new String[] {"--store-horizon needs --store-policy lazy", "--store-horizon", "4"},
+                new String[] {"--store-policy needs the host tier", "--store-policy", "lazy", "--host-cache-bytes", "0"},
+                new String[] {"--load-policy needs the host tier", "--load-policy", "faster", "--host-cache-bytes", "0"})) {
             List<String> args = new ArrayList<>(List.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "hi"));
             args.addAll(List.of(c).subList(1, c.length));
             CliRun r = CliRun.of(args.toArray(String[]::new));

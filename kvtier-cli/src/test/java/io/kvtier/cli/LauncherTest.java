@@ -130,6 +130,21 @@ class LauncherTest {
         assertThat(Files.readAllLines(project.resolve("builds.log"))).hasSize(2);
     }
 
+    /** Java files a build generates under target/ (JMH's) are outputs, not sources: they never make the jar stale. */
+    @Test
+    void javaFilesGeneratedUnderTargetDoNotTriggerARebuild() throws Exception {
+        Result first = finish(launch("warm"));
+        assertThat(first.code()).as(first.err()).isZero();
+        Path generated = project.resolve("mod/target/generated-test-sources/Gen.java");
+        Files.createDirectories(generated.getParent());
+        Files.writeString(generated, "class Gen {}");
+        Files.setLastModifiedTime(generated, FileTime.from(Instant.now().plusSeconds(5)));
+        Result again = finish(launch("again"));
+        assertThat(again.code()).as(again.err()).isZero();
+        assertThat(again.err()).as("no build for a generated file").doesNotContain("building");
+        assertThat(Files.readAllLines(project.resolve("builds.log"))).hasSize(1);
+    }
+
     @Test
     void theLauncherPassesOnTheProgramsExitStatusAndStandardInput() throws Exception {
         Result r = finish(launch("x"));

@@ -60,6 +60,10 @@ class ReplayEdgesTest {
         assertOneLineExit2(replay("--png", dir.resolve("x.png").toString()), "--png needs --sweep");
         assertOneLineExit2(replay("--sweep-threads", "2"), "--sweep-threads needs --sweep");
         assertOneLineExit2(replay("--speedup", "2"), "--speedup needs --mode timed");
+        assertOneLineExit2(replay("--remote-gbps", "5"), "--remote-gbps needs a remote tier (--remote-cache-tokens > 0)");
+        assertOneLineExit2(replay("--remote-latency-us", "5", "--remote-cache-tokens", "0k"), "--remote-latency-us needs a remote tier");
+        assertOneLineExit2(replay("--load-policy", "faster", "--host-cache-tokens", "0"), "--load-policy needs the host tier");
+        assertOneLineExit2(replay("--store-horizon", "4"), "--store-horizon needs --store-policy lazy");
         assertThat(dir.resolve("x.png")).doesNotExist();
     }
 

@@ -139,6 +139,12 @@ final class RequestParser {
             throw ApiError.contextLength("This model's maximum context length is " + maxPositions + " tokens. However, your "
                     + param + " has " + bytes + " bytes, more than that many tokens can hold. Please reduce the length.", param);
         }
+        int nul = text.indexOf('\0');
+        if (nul >= 0) {
+            // The tokenizers treat NUL as the end of a C string (run.c): refused on every route alike.
+            throw ApiError.badRequest("your " + param + " has a NUL character (\\u0000) at character " + nul
+                    + (chat ? " of the rendered chat" : "") + "; remove it", param);
+        }
         int[] ids = chat ? model.encodeChat(text) : model.encode(text);
         if (ids.length > maxPositions) {
             throw tooLong(ids.length, param);
@@ -162,7 +168,13 @@ final class RequestParser {
                 throw ApiError.badRequest("Invalid value: '" + role + "'. Supported values are: 'system', 'assistant', 'user', "
                         + "'function', 'tool', and 'developer'.", "messages.[" + i + "].role");
             }
-            list.add(new ChatMessage(m.get("role").asText(), content(m.get("content"), where)));
+            String text = content(m.get("content"), where);
+            int nul = text.indexOf('\0');
+            if (nul >= 0) {
+                throw ApiError.badRequest(where + ".content has a NUL character (\\u0000) at character " + nul + "; remove it",
+                        "messages.[" + i + "].content");
+            }
+            list.add(new ChatMessage(role, text));
         }
         try {
             return model.renderChat(list);

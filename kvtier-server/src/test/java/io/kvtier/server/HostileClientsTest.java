@@ -82,6 +82,7 @@ class HostileClientsTest {
         "{\"max_tokens\": 3} | prompt | prompt is required",
         "{\"prompt\": \"a\", \"stream_options\": 7} | stream_options | must be an object",
         "{\"prompt\": \"a\", \"cache_salt\": 7} | cache_salt | must be a string",
+        "{\"prompt\": \"x\\u0000y\"} | prompt | has a NUL character (\\u0000) at character 1;",
     })
     void badCompletionRequestsGetA400NamingTheParameter(String body, String param, String message) {
         assertError(f.post("/v1/completions", body), 400, param, message);
@@ -97,6 +98,7 @@ class HostileClientsTest {
         "{\"messages\": [{\"role\": \"user\", \"content\": 5}]} | messages | content must be a string",
         "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\"}]}]} | messages | only {\"type\": \"text\"",
         "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_completion_tokens\": -1} | max_completion_tokens | must be in 1..",
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"x\\u0000y\"}]} | messages.[0].content | has a NUL character (\\u0000) at character 1;",
     })
     void badChatRequestsGetA400NamingTheParameter(String body, String param, String message) {
         assertError(f.post("/v1/chat/completions", body), 400, param, message);
