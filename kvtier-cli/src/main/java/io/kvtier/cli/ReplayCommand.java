@@ -266,9 +266,7 @@ final class ReplayCommand implements Callable<Integer> {
     }
 
     private Trace readTrace() throws IOException {
-        if (!Files.isRegularFile(trace)) {
-            throw new BadInputException("--trace " + trace + ": no such file");
-        }
+        Checks.inputFile(trace, "--trace");
         Integer first = Deprecations.zeroMeansDefault(requests, "--requests");
         if (first != null) {
             Checks.atLeast(first, 1, "--requests");

@@ -129,7 +129,7 @@ final class ServeCommand implements Callable<Integer> {
             stopped.countDown();
         }, "kvtier-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        System.err.println("kvtier: serving " + server.model().modelName() + " on http://" + config.host() + ":" + server.port()
+        System.err.println("kvtier: serving " + server.model().modelName() + " on http://" + (config.host().contains(":") ? "[" + config.host() + "]" : config.host()) + ":" + server.port()
                 + "/v1 (SIGTERM or Ctrl-C stops)");
         while (server.loop().alive()) {
             if (stopped.await(500, java.util.concurrent.TimeUnit.MILLISECONDS)) {

@@ -56,6 +56,14 @@ class ReplayEdgesTest {
     }
 
     @Test
+    void anEmptyOrNonUtf8TraceSaysWhatIsWrongWithTheFile() throws IOException {
+        assertOneLineExit2(CliRun.of("replay", "--trace", "/dev/null"), "--trace /dev/null: no requests in the file");
+        Path bad = dir.resolve("bad.jsonl");
+        Files.write(bad, new byte[] {'\n', (byte) 0xff, (byte) 0xfe, '\n'});
+        assertOneLineExit2(CliRun.of("replay", "--trace", bad.toString()), "bad.jsonl:1: field '(line)': is not valid UTF-8 text (on this line or a later one)");
+    }
+
+    @Test
     void flagsThatNeedAnotherAreRefusedNotIgnored() throws IOException {
         assertOneLineExit2(replay("--png", dir.resolve("x.png").toString()), "--png needs --sweep");
         assertOneLineExit2(replay("--sweep-threads", "2"), "--sweep-threads needs --sweep");

@@ -59,6 +59,18 @@ public final class TraceReader {
     }
 
     /**
+     * The next line; bytes that are not UTF-8 fail naming the file and the line the reader had reached
+     * (the decoder reads ahead by a buffer, so the bad bytes are on that line or a later one).
+     */
+    private static String readLine(BufferedReader lines, String source, long lineNo) throws IOException {
+        try {
+            return lines.readLine();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new TraceFormatException(source, lineNo, "(line)", "is not valid UTF-8 text (on this line or a later one)", e);
+        }
+    }
+
+    /**
      * Reads a trace from {@code in} (not closed); {@code source} names it in error messages.
      *
      * @throws TraceFormatException naming the source, line and field of the first bad line
@@ -68,7 +80,7 @@ public final class TraceReader {
         List<TraceRequest> out = new ArrayList<>();
         IntList ids = new IntList();
         long lineNo = 0;
-        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+        for (String line = readLine(lines, source, lineNo + 1); line != null; line = readLine(lines, source, lineNo + 1)) {
             lineNo++;
             if (line.isBlank()) {
                 continue;
