@@ -206,17 +206,6 @@ public final class GgufModel implements Model {
         return classifier;
     }
 
-    /** Bytes of all matrices read per decoded token (every layer's projections and the classifier). */
-    public long weightBytesPerToken() {
-        long b = classifier.data().byteSize();
-        for (Weight[] ws : matrices.values()) {
-            for (Weight w : ws) {
-                b += w.data().byteSize();
-            }
-        }
-        return b;
-    }
-
     @Override
     public void close() {
         file.close();
