@@ -6,7 +6,7 @@ import io.kvtier.engine.LlamaRunner;
 import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
-import io.kvtier.model.BandwidthBound;
+import io.kvtier.bench.BandwidthBound;
 import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.model.Models;

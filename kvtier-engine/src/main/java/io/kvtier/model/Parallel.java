@@ -1,25 +1,41 @@
 package io.kvtier.model;
 
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
  * Splits a range of independent items (output rows, attention heads) across the threads of a
  * ForkJoinPool, for ranges with enough work to repay the hand-off.
  *
  * <p>A range is cut into a few parts per thread that every participant claims from an atomic
- * counter: the calling thread starts on them at once, and the pool tasks submitted for the
- * other threads join in when they are scheduled. Waking a parked pool worker takes tens of
- * microseconds (measured ~30 us on the 2-vCPU VM) and a vCPU may be preempted by the host; with
- * claiming, a late helper costs only the parts the caller had to do itself, never a wait for a
- * fixed half. The caller returns once every part is done.
+ * counter: the calling thread starts on them at once and finishes every part no helper claimed,
+ * so a helper that comes late (or never) costs only the parts the caller did itself, never a
+ * wait for a fixed share, and no result depends on which thread ran which part.
+ *
+ * <p>Hand-off: waking a parked pool worker takes tens of microseconds (~30 us measured on the
+ * 2-vCPU VM), as long as a small matrix-vector product. So a helper, once woken, stays for the
+ * next range: it spins for it for at most {@link #SPIN_NANOS} after its last part (the gap
+ * between the ranges of one forward step is a few microseconds), then returns its worker to the
+ * pool, which parks it. Within a step the hand-off is a volatile read; between steps (and on a
+ * loaded machine, where spinning would take a core from other work) the helper is parked. A
+ * helper slot runs at most one spinning task at a time ({@link #state}).
  */
 final class Parallel {
 
-    /** Multiply-adds below which a range stays on the calling thread (see ForwardSpeed). */
-    static final long MIN_PARALLEL_WORK = Long.getLong("kvtier.parallel.minWork", 1L << 18);
+    /** Default of {@link #MIN_PARALLEL_WORK}: a few microseconds of work, longer than a hand-off to a spinning helper. */
+    static final long MIN_PARALLEL_WORK_DEFAULT = 1L << 15;
+    /** Multiply-adds below which a range stays on the calling thread (property {@code kvtier.parallel.minWork}). */
+    static final long MIN_PARALLEL_WORK = Long.getLong("kvtier.parallel.minWork", MIN_PARALLEL_WORK_DEFAULT);
+    /** How long an idle helper waits, spinning, for the next range before it parks. */
+    static final long SPIN_NANOS = Long.getLong("kvtier.parallel.spinNanos", 50_000L);
     /** Parts per thread: small enough pieces that a preempted helper delays little. */
     private static final int PARTS_PER_THREAD = 4;
+    /** Caller's polls of a helper's last part before it yields its CPU (the helper may share it). */
+    private static final int CALLER_SPINS = 2_000;
+
+    private static final int PARKED = 0, SPINNING = 1;
 
     /** A piece of work over items {@code from..to-1}; {@code worker} (0 = caller) indexes per-thread scratch. */
     @FunctionalInterface
@@ -29,10 +45,25 @@ final class Parallel {
 
     private final ForkJoinPool pool;
     private final int threads;
+    /** Per helper (index 1..threads-1): PARKED (no task in the pool) or SPINNING (a task is running or queued). */
+    private final AtomicIntegerArray state;
+    /** The latest range; helpers take each new one they see. */
+    private volatile Job current;
+
+    private final long spinNanos;
+    private final long minWork;
 
     Parallel(ForkJoinPool pool) {
+        this(pool, SPIN_NANOS, MIN_PARALLEL_WORK);
+    }
+
+    /** With another spin time (0: park after every range) and threshold, for comparisons. */
+    Parallel(ForkJoinPool pool, long spinNanos, long minWork) {
         this.pool = pool;
         this.threads = Math.max(1, pool.getParallelism());
+        this.state = new AtomicIntegerArray(threads);
+        this.spinNanos = spinNanos;
+        this.minWork = minWork;
     }
 
     /** Most threads that work on one range, the caller included; size of per-thread scratch. */
@@ -43,23 +74,30 @@ final class Parallel {
     /**
      * Runs {@code task} over {@code 0..items-1} in parts whose boundaries are multiples of
      * {@code align} (so that matmul tiles are not cut), across the pool when {@code work}
-     * (multiply-adds) is at least {@link #MIN_PARALLEL_WORK}.
+     * (multiply-adds) is at least the threshold ({@link #MIN_PARALLEL_WORK} by default). Returns when every part is done;
+     * rethrows the first failure of any part.
      */
     void forRange(int items, int align, long work, RangeTask task) {
         int units = (items + align - 1) / align;
         int parts = Math.min(units, threads * PARTS_PER_THREAD);
-        if (threads == 1 || work < MIN_PARALLEL_WORK || parts < 2) {
+        if (threads == 1 || work < minWork || parts < 2) {
             task.run(0, 0, items);
             return;
         }
         Job job = new Job(task, items, align, units, parts);
-        for (int worker = 1; worker < threads; worker++) {
-            int id = worker;
-            pool.execute(() -> job.work(id));
+        current = job;
+        for (int h = 1; h < threads; h++) {
+            if (state.get(h) == PARKED && state.compareAndSet(h, PARKED, SPINNING)) {
+                start(h);
+            }
         }
         job.work(0);
-        while (job.done.get() < parts) {
-            Thread.yield();   // a helper is finishing a part; give it the CPU if it shares ours
+        for (int spins = 0; job.done.get() < parts; spins++) {
+            if (spins < CALLER_SPINS) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();   // a helper is finishing a part; give it the CPU if it shares ours
+            }
         }
         Throwable failure = job.failure;
         if (failure instanceof RuntimeException e) {
@@ -68,6 +106,37 @@ final class Parallel {
             throw e;
         } else if (failure != null) {
             throw new IllegalStateException(failure);
+        }
+    }
+
+    private void start(int helper) {
+        try {
+            pool.execute(() -> helperLoop(helper));
+        } catch (RejectedExecutionException e) {
+            state.set(helper, PARKED);   // a pool shut down: the caller does every part itself
+        }
+    }
+
+    /** Takes every new range until none has come for {@link #SPIN_NANOS}, then parks (returns). */
+    private void helperLoop(int helper) {
+        Job seen = null;
+        long idleSince = System.nanoTime();
+        while (true) {
+            Job job = current;
+            if (job != seen) {
+                seen = job;
+                job.work(helper);
+                idleSince = System.nanoTime();
+            } else if (System.nanoTime() - idleSince < spinNanos) {
+                Thread.onSpinWait();
+            } else {
+                state.set(helper, PARKED);
+                // A range published between the read above and the store: take it if no caller
+                // has started another task for this slot meanwhile (else that task takes it).
+                if (current == seen || !state.compareAndSet(helper, PARKED, SPINNING)) {
+                    return;
+                }
+            }
         }
     }
 

@@ -54,12 +54,17 @@ public final class Transformer implements AutoCloseable {
      * @param computePool pool for the parallel parts of a step (not owned)
      */
     public Transformer(Model model, Kernels kernels, ForkJoinPool computePool) {
+        this(model, kernels, new Parallel(Objects.requireNonNull(computePool, "computePool")));
+    }
+
+    /** With its own hand-off settings, for comparisons of them. */
+    Transformer(Model model, Kernels kernels, Parallel parallel) {
         this.w = Objects.requireNonNull(model, "model");
         this.c = model.config();
         this.spec = model.spec();
         this.eps = spec.normEps();
         this.kernels = Objects.requireNonNull(kernels, "kernels");
-        this.parallel = new Parallel(Objects.requireNonNull(computePool, "computePool"));
+        this.parallel = parallel;
         this.rope = new Rope(spec, c.headDim());
         this.localRope = spec.gemma().slidingWindow() > 0 ? new Rope(spec, c.headDim(), spec.gemma().localRopeTheta()) : rope;
         this.attention = new PagedAttention(c, kernels);
@@ -193,14 +198,15 @@ public final class Transformer implements AutoCloseable {
 
     /** q[T][Q] = xb wq^T + bq, k[T][KV] = xb wk^T + bk, v[T][KV] = xb wv^T + bv (biases when the model has them). */
     private void qkv(int l, int tokens) {
-        project(Model.Matrix.Q, l, tokens, a.q);
-        project(Model.Matrix.K, l, tokens, a.k);
-        project(Model.Matrix.V, l, tokens, a.v);
+        matmuls(a.xb, tokens, new Weight[] {w.matrix(Model.Matrix.Q, l), w.matrix(Model.Matrix.K, l),
+                w.matrix(Model.Matrix.V, l)}, new float[][] {a.q, a.k, a.v});
+        addBias(Model.Matrix.Q, l, tokens, a.q);
+        addBias(Model.Matrix.K, l, tokens, a.k);
+        addBias(Model.Matrix.V, l, tokens, a.v);
     }
 
-    private void project(Model.Matrix m, int l, int tokens, float[] out) {
+    private void addBias(Model.Matrix m, int l, int tokens, float[] out) {
         Weight wt = w.matrix(m, l);
-        matmul(wt, a.xb, tokens, out);
         MemorySegment bias = w.bias(m, l);
         if (bias != null) {
             int n = wt.rows();
@@ -261,8 +267,8 @@ public final class Transformer implements AutoCloseable {
     /** xb[T][D] = w2 (act(w1 xb) * (w3 xb)), act = SiLU or (Gemma) GELU(tanh); hb, hb2 [T][H]. */
     private void ffn(int l, int tokens) {
         int hidden = c.hiddenDim();
-        matmul(w.matrix(Model.Matrix.GATE, l), a.xb, tokens, a.hb);
-        matmul(w.matrix(Model.Matrix.UP, l), a.xb, tokens, a.hb2);
+        matmuls(a.xb, tokens, new Weight[] {w.matrix(Model.Matrix.GATE, l), w.matrix(Model.Matrix.UP, l)},
+                new float[][] {a.hb, a.hb2});
         if (spec.gemma().geluFfn()) {
             Gelu.geglu(a.hb, 0, a.hb2, 0, tokens * hidden);
         } else {
@@ -317,15 +323,39 @@ public final class Transformer implements AutoCloseable {
 
     /** y[n][rows] = x[n][cols] W^T, split by output rows over the pool when large enough. */
     private void matmul(Weight wt, float[] x, int n, float[] y) {
-        int in = wt.cols();
-        int out = wt.rows();
+        matmuls(x, n, new Weight[] {wt}, new float[][] {y});
+    }
+
+    /**
+     * {@code ys[i][n][rows_i] = x[n][cols] ws[i]^T} for matrices that read the same input (q, k, v;
+     * gate, up), in one hand-off to the pool: the rows of all of them are one range, cut into
+     * parts at multiples of 4 rows of each matrix (so that every row is computed the same way
+     * whatever the thread count; the kernels treat groups of 4 rows and a remainder differently).
+     */
+    private void matmuls(float[] x, int n, Weight[] ws, float[][] ys) {
+        int[] start = new int[ws.length + 1];   // first group of 4 rows of each matrix
+        long work = 0;
+        for (int i = 0; i < ws.length; i++) {
+            start[i + 1] = start[i] + (ws[i].rows() + 3) / 4;
+            work += (long) ws[i].rows() * ws[i].cols() * n;
+        }
+        parallel.forRange(start[ws.length], 1, work, (worker, from, to) -> {
+            for (int i = 0; i < ws.length; i++) {
+                int lo = Math.max(from, start[i]) - start[i];
+                int hi = Math.min(to, start[i + 1]) - start[i];
+                if (lo < hi) {
+                    rows(ws[i], x, n, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
+                }
+            }
+        });
+    }
+
+    /** Output rows {@code from..to-1} of {@code y[n][rows] = x[n][cols] W^T}. */
+    private void rows(Weight wt, float[] x, int n, float[] y, int from, int to) {
         if (wt.type() == TensorType.F32) {
-            MemorySegment data = wt.data();
-            parallel.forRange(out, 4, (long) out * in * n,
-                    (part, from, to) -> kernels.matmul(data, in, out, x, n, y, from, to));
+            kernels.matmul(wt.data(), wt.cols(), wt.rows(), x, n, y, from, to);
         } else {
-            parallel.forRange(out, 4, (long) out * in * n,
-                    (part, from, to) -> QuantMatmul.matmul(wt, x, n, y, from, to));
+            QuantMatmul.matmul(wt, x, n, y, from, to);
         }
     }
 

@@ -240,6 +240,42 @@ final class VectorKernels implements Kernels {
         }
     }
 
+    /**
+     * Sum of rows {@code from..to-1} of {@code in} floats each, {@code rowBytes} apart, read as
+     * {@link #rows4} reads weights (four rows at a time, two vector loads a row per trip into eight
+     * accumulators) but only added: no kernel that reads the same bytes can be faster. Reads only
+     * whole groups of 4 rows and each row's whole vectors (the rest is at most 3 rows and L-1
+     * floats a row). For {@link RowReader}.
+     */
+    static float sumRows(MemorySegment w, long rowBytes, int in, int from, int to) {
+        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
+        for (int r = from; r + 4 <= to; r += 4) {
+            long o0 = r * rowBytes, o1 = o0 + rowBytes, o2 = o1 + rowBytes, o3 = o2 + rowBytes;
+            int k = 0;
+            for (; k + 2 * L <= in; k += 2 * L) {
+                long kb = (long) k * Float.BYTES, kc = kb + L * 4L;
+                s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).add(s0);
+                s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).add(s1);
+                s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).add(s2);
+                s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).add(s3);
+                t0 = FloatVector.fromMemorySegment(S, w, o0 + kc, LE).add(t0);
+                t1 = FloatVector.fromMemorySegment(S, w, o1 + kc, LE).add(t1);
+                t2 = FloatVector.fromMemorySegment(S, w, o2 + kc, LE).add(t2);
+                t3 = FloatVector.fromMemorySegment(S, w, o3 + kc, LE).add(t3);
+            }
+            if (k + L <= in) {
+                long kb = (long) k * Float.BYTES;
+                s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).add(s0);
+                s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).add(s1);
+                s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).add(s2);
+                s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).add(s3);
+            }
+        }
+        s0 = s0.add(t0).add(s1.add(t1));
+        s2 = s2.add(t2).add(s3.add(t3));
+        return s0.add(s2).reduceLanes(VectorOperators.ADD);
+    }
+
     /** Dot product of fewer than L floats: narrow species, then scalars (no masks). */
     private static float tail(MemorySegment a, long aByteOff, float[] b, int bOff, int n) {
         float sum = 0f;

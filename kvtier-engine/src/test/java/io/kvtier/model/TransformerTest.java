@@ -11,6 +11,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class TransformerTest {
 
@@ -31,23 +32,61 @@ class TransformerTest {
         checkpoint.close();
     }
 
-    @Test
-    void reproducesEveryReferenceRecordWithVectorKernels() {
-        assertReproducesAll(Kernels.best());
+    @ParameterizedTest(name = "{0} threads")
+    @ValueSource(ints = {1, 2})
+    void reproducesEveryReferenceRecordWithVectorKernels(int threads) {
+        assertReproducesAll(Kernels.best(), threads);
     }
 
-    @Test
-    void reproducesEveryReferenceRecordWithScalarKernels() {
-        assertReproducesAll(Kernels.scalar());
+    @ParameterizedTest(name = "{0} threads")
+    @ValueSource(ints = {1, 2})
+    void reproducesEveryReferenceRecordWithScalarKernels(int threads) {
+        assertReproducesAll(Kernels.scalar(), threads);
     }
 
-    private static void assertReproducesAll(Kernels kernels) {
-        try (Transformer model = new Transformer(checkpoint, kernels, pool);
+    private static void assertReproducesAll(Kernels kernels, int threads) {
+        ForkJoinPool own = new ForkJoinPool(threads);
+        try (Transformer model = new Transformer(checkpoint, kernels, own);
              GreedyDriver driver = new GreedyDriver(model, 16, 1)) {
             for (SharedFiles.Reference r : refs) {
                 assertThat(driver.generate(r.promptIds(), r.steps(), r.promptIds().length))
-                        .as("%s, prompt '%s'", kernels.name(), r.prompt())
+                        .as("%s, %d threads, prompt '%s'", kernels.name(), threads, r.prompt())
                         .containsExactly(r.generatedIds());
+            }
+        } finally {
+            own.shutdownNow();
+        }
+    }
+
+    /**
+     * Rows are cut into parts at multiples of 4 rows of each matrix, and the kernels compute a
+     * group of 4 rows the same way whichever thread runs it: logits must not depend on the thread
+     * count, bit for bit (prefill chunks of 9 tokens make the q/k/v, gate/up and classifier
+     * products large enough to be split).
+     */
+    @Test
+    void logitsAreBitIdenticalAtOneTwoAndThreeThreads() {
+        int[] prompt = refs.get(5).promptIds();
+        List<float[]> first = null;
+        for (int threads : new int[] {1, 2, 3}) {
+            ForkJoinPool own = new ForkJoinPool(threads);
+            List<float[]> logits = new ArrayList<>();
+            try (Transformer model = new Transformer(checkpoint, Kernels.best(), own);
+                 LogitsDriver driver = new LogitsDriver(model, 16, prompt.length + 9 + 8)) {
+                logits.add(driver.feed(java.util.Arrays.copyOf(prompt, prompt.length)));
+                logits.add(driver.feed(1, 403, 407, 261, 29, 30, 31, 32, 33));
+                for (int i = 0; i < 8; i++) {
+                    logits.add(driver.feed(GreedyDriver.argmax(logits.getLast())));
+                }
+            } finally {
+                own.shutdownNow();
+            }
+            if (first == null) {
+                first = logits;
+            } else {
+                for (int i = 0; i < first.size(); i++) {
+                    assertThat(logits.get(i)).as("%d threads, step %d", threads, i).containsExactly(first.get(i));
+                }
             }
         }
     }

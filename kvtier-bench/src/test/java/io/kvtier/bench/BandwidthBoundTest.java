@@ -1,9 +1,13 @@
-package io.kvtier.model;
+package io.kvtier.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import io.kvtier.engine.ReferenceRecords;
+import io.kvtier.model.Model;
+import io.kvtier.model.ModelConfig;
+import io.kvtier.model.Models;
 import org.junit.jupiter.api.Test;
 
 /** The bytes a decode step reads, the buffer a pass reads, and the fraction's arithmetic (no timing asserted). */
@@ -11,7 +15,7 @@ class BandwidthBoundTest {
 
     @Test
     void weightBytesAreEveryProjectionAndTheClassifier() {
-        try (Model m = Models.load(SharedFiles.stories260K())) {
+        try (Model m = Models.load(ReferenceRecords.model())) {
             ModelConfig c = m.config();   // dim 64, hidden 172, 5 layers, 8 heads, 4 kv heads, vocab 512, tied
             long perLayer = (long) c.dim() * c.qDim() * 2 + 2L * c.dim() * c.kvDim() + 3L * c.dim() * c.hiddenDim();
             assertThat(BandwidthBound.weightBytesPerToken(m))

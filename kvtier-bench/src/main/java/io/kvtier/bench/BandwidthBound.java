@@ -1,21 +1,19 @@
-package io.kvtier.model;
+package io.kvtier.bench;
 
+import io.kvtier.model.Model;
+import io.kvtier.model.ModelConfig;
+import io.kvtier.model.RowReader;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteOrder;
-import java.util.concurrent.ForkJoinPool;
-import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The memory-bandwidth bound of decode: a token cannot be produced faster than the bytes it must
  * read (every weight matrix once, the K and V of its sequence's positions) stream from memory.
  *
  * <p>An instance owns a fresh native buffer (as large as the weights, so no cache holds it) and
- * a pool of the forward pass's thread count; {@link #pass()} reads the whole buffer once the way
- * the F32 kernels read weights ({@link VectorKernels}' vector width, four rows at a time, rows
- * split over the threads by the same {@link Parallel} as a forward pass) and returns its time.
+ * a {@link RowReader} of the forward pass's thread count; {@link #pass()} reads the whole buffer
+ * once the way the F32 kernels read weights (their vector width, four rows at a time, rows split
+ * over the threads by the same hand-off as a forward pass) and returns its time.
  * On a shared machine a bandwidth measured seconds away from the figure it bounds is worth
  * little, so a benchmark interleaves passes with the steps it measures (A B A B) and compares
  * each step with the pass next to it ({@link #fraction}). Method: {@code docs/bandwidth-bound.md}.
@@ -24,20 +22,16 @@ import jdk.incubator.vector.VectorSpecies;
  */
 public final class BandwidthBound implements AutoCloseable {
 
-    private static final VectorSpecies<Float> S = VectorKernels.S;
-    private static final int L = S.length();
-    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     /** Warm-up of the read loop: C2 needs ~10^4 loop trips, and a pass in interpreted vector code is ~100x slow. */
     private static final long WARMUP_NANOS = 300_000_000L;
 
     private final Arena arena = Arena.ofShared();
-    private final ForkJoinPool pool;
-    private final Parallel parallel;
+    private final RowReader reader;
     private final MemorySegment buffer;
     private final long rowBytes;
     private final int rowFloats;
     private final int rows;
-    private final float[] sink;
+    private float sink;
 
     /**
      * Allocates and fills the buffer, starts the pool, and warms the read loop up (~0.3 s).
@@ -57,13 +51,11 @@ public final class BandwidthBound implements AutoCloseable {
         this.rows = Math.toIntExact((bytes + rowBytes - 1) / rowBytes);
         this.buffer = arena.allocate(rows * rowBytes, 64);
         buffer.fill((byte) 0x3f);   // every page touched before timing; floats of 0.75, never NaN
-        this.pool = new ForkJoinPool(threads);
-        this.parallel = new Parallel(pool);
-        this.sink = new float[parallel.threads()];
+        this.reader = new RowReader(threads);
         long warmEnd = System.nanoTime() + WARMUP_NANOS;
         int warmRows = Math.min(rows, Math.max(4, (int) ((256 << 10) / rowBytes)));
         while (System.nanoTime() < warmEnd) {
-            sink[0] += readRows(buffer, rowBytes, rowFloats, 0, warmRows);
+            sink += RowReader.readOnCaller(buffer, rowFloats, warmRows);
         }
     }
 
@@ -75,10 +67,9 @@ public final class BandwidthBound implements AutoCloseable {
     /** Reads the whole buffer once across the threads; returns the time it took, in nanoseconds. */
     public long pass() {
         long t0 = System.nanoTime();
-        parallel.forRange(rows, 4, Long.MAX_VALUE,
-                (worker, from, to) -> sink[worker] += readRows(buffer, rowBytes, rowFloats, from, to));
+        sink += reader.read(buffer, rowFloats, rows);
         long t = System.nanoTime() - t0;
-        if (Float.isNaN(sink[0])) {   // keeps the sums observable, so the reads cannot be dropped
+        if (Float.isNaN(sink)) {   // keeps the sums observable, so the reads cannot be dropped
             throw new AssertionError("NaN read from a buffer of 0.75s");
         }
         return t;
@@ -107,42 +98,6 @@ public final class BandwidthBound implements AutoCloseable {
     }
 
     /**
-     * Sum of rows {@code from..to-1}: four rows at a time, two vector loads a row per trip into
-     * eight accumulators, as {@link VectorKernels#matvec} reads weights (a pass must be at least
-     * as fast as any kernel reading the same bytes, or a fraction could pass 1).
-     */
-    private static float readRows(MemorySegment w, long rowBytes, int in, int from, int to) {
-        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
-        for (int r = from; r + 4 <= to; r += 4) {
-            long o0 = r * rowBytes, o1 = o0 + rowBytes, o2 = o1 + rowBytes, o3 = o2 + rowBytes;
-            int k = 0;
-            for (; k + 2 * L <= in; k += 2 * L) {
-                long kb = (long) k * Float.BYTES, kc = kb + L * 4L;
-                s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).add(s0);
-                s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).add(s1);
-                s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).add(s2);
-                s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).add(s3);
-                t0 = FloatVector.fromMemorySegment(S, w, o0 + kc, LE).add(t0);
-                t1 = FloatVector.fromMemorySegment(S, w, o1 + kc, LE).add(t1);
-                t2 = FloatVector.fromMemorySegment(S, w, o2 + kc, LE).add(t2);
-                t3 = FloatVector.fromMemorySegment(S, w, o3 + kc, LE).add(t3);
-            }
-            if (k + L <= in) {
-                long kb = (long) k * Float.BYTES;
-                s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).add(s0);
-                s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).add(s1);
-                s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).add(s2);
-                s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).add(s3);
-            }
-        }
-        s0 = s0.add(t0).add(s1.add(t1));
-        s2 = s2.add(t2).add(s3.add(t3));
-        // The last part's rows past a whole group of 4 and each row's floats past its last whole
-        // vector are counted but not read: at most 3 rows and L-1 floats a row (under 1% for any model).
-        return s0.add(s2).reduceLanes(VectorOperators.ADD);
-    }
-
-    /**
      * Bytes of every matrix a decoded token reads: all layers' projections and the classifier, in
      * their file encoding (the token embedding only as the classifier: a lookup reads one row).
      */
@@ -167,7 +122,7 @@ public final class BandwidthBound implements AutoCloseable {
     /** Stops the pool and frees the buffer. */
     @Override
     public void close() {
-        pool.shutdownNow();
+        reader.close();
         arena.close();
     }
 }

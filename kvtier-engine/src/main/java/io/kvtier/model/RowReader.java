@@ -1,0 +1,77 @@
+package io.kvtier.model;
+
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.ForkJoinPool;
+
+/**
+ * Reads float32 rows the way the F32 matrix-vector kernel reads weights ({@link VectorKernels}'
+ * vector width, four rows at a time), split over threads by the same hand-off as a forward pass
+ * (the calling thread included), and only adds what it reads. It is the ceiling of any kernel
+ * that must read the same bytes with the same threads: the read pass of a bandwidth bound
+ * ({@code io.kvtier.bench.BandwidthBound}).
+ *
+ * <p>Owns a pool of {@code threads - 1} helpers; not thread-safe (one thread reads at a time).
+ */
+public final class RowReader implements AutoCloseable {
+
+    private final ForkJoinPool pool;
+    private final Parallel parallel;
+    private final float[] sums;
+
+    /**
+     * @param threads reading threads, the caller included (a forward pass's {@code --threads})
+     * @throws IllegalArgumentException for fewer than 1
+     */
+    public RowReader(int threads) {
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be at least 1, got " + threads);
+        }
+        this.pool = new ForkJoinPool(threads);
+        this.parallel = new Parallel(pool);
+        this.sums = new float[parallel.threads()];
+    }
+
+    /** Reading threads, the caller included. */
+    public int threads() {
+        return parallel.threads();
+    }
+
+    /**
+     * Reads rows {@code 0..rows-1} of {@code rowFloats} floats each (row {@code r} at byte
+     * {@code r * rowFloats * 4}) across the threads and returns their sum. Only whole groups of 4
+     * rows and each row's whole vectors are read (at most 3 rows and 15 floats a row are not).
+     *
+     * @throws IndexOutOfBoundsException when the rows do not fit in {@code w}
+     */
+    public float read(MemorySegment w, int rowFloats, int rows) {
+        check(w, rowFloats, rows);
+        long rowBytes = (long) rowFloats * Float.BYTES;
+        java.util.Arrays.fill(sums, 0f);
+        parallel.forRange(rows, 4, Long.MAX_VALUE,
+                (worker, from, to) -> sums[worker] += VectorKernels.sumRows(w, rowBytes, rowFloats, from, to));
+        float sum = 0f;
+        for (float s : sums) {
+            sum += s;
+        }
+        return sum;
+    }
+
+    /** As {@link #read}, on the calling thread alone (e.g. to warm the loop up). */
+    public static float readOnCaller(MemorySegment w, int rowFloats, int rows) {
+        check(w, rowFloats, rows);
+        return VectorKernels.sumRows(w, (long) rowFloats * Float.BYTES, rowFloats, 0, rows);
+    }
+
+    private static void check(MemorySegment w, int rowFloats, int rows) {
+        if (rowFloats < 1 || rows < 0 || (long) rowFloats * Float.BYTES * rows > w.byteSize()) {
+            throw new IndexOutOfBoundsException(rows + " rows of " + rowFloats + " floats do not fit in "
+                    + w.byteSize() + " bytes");
+        }
+    }
+
+    /** Stops the helpers. */
+    @Override
+    public void close() {
+        pool.shutdownNow();
+    }
+}

@@ -1,0 +1,149 @@
+package io.kvtier.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class ParallelTest {
+
+    @ParameterizedTest(name = "{0} threads, {1} items, align {2}")
+    @CsvSource({"1, 100, 4", "2, 1, 4", "2, 7, 4", "2, 288, 4", "2, 32000, 4", "3, 101, 4", "4, 1000, 1", "4, 5, 1"})
+    void runsEveryItemOnceInPartsAlignedToTheTile(int threads, int items, int align) {
+        ForkJoinPool pool = new ForkJoinPool(threads);
+        try {
+            Parallel parallel = new Parallel(pool);
+            for (int round = 0; round < 50; round++) {   // helpers spinning from the round before take parts too
+                AtomicIntegerArray runs = new AtomicIntegerArray(items);
+                AtomicIntegerArray badPart = new AtomicIntegerArray(1);
+                parallel.forRange(items, align, Long.MAX_VALUE, (worker, from, to) -> {
+                    if (from % align != 0 || (to % align != 0 && to != items) || worker < 0 || worker >= threads) {
+                        badPart.incrementAndGet(0);
+                    }
+                    for (int i = from; i < to; i++) {
+                        runs.incrementAndGet(i);
+                    }
+                });
+                for (int i = 0; i < items; i++) {
+                    assertThat(runs.get(i)).as("round %d, item %d", round, i).isEqualTo(1);
+                }
+                assertThat(badPart.get(0)).as("parts off the tile or with a worker index out of range").isZero();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * A helper must come to every range, whether it was still spinning after the range before
+     * (no gap) or had parked (a gap of several spin periods): the caller's first part waits until
+     * a helper has run some part of the same range (5 s cap, which only a lost wake-up reaches).
+     */
+    @ParameterizedTest(name = "gap {0} us")
+    @ValueSource(longs = {0, 1, 20, 200})   // the default spin is 50 us
+    void aHelperJoinsEveryRangeAfterAnyGap(long gapMicros) {
+        ForkJoinPool pool = new ForkJoinPool(2);
+        try {
+            Parallel parallel = new Parallel(pool);
+            for (int round = 0; round < 40; round++) {
+                AtomicBoolean helped = new AtomicBoolean();
+                AtomicBoolean waitedOut = new AtomicBoolean();
+                AtomicBoolean callerWaited = new AtomicBoolean();
+                parallel.forRange(64, 4, Long.MAX_VALUE, (worker, from, to) -> {
+                    if (worker != 0) {
+                        helped.set(true);
+                    } else if (callerWaited.compareAndSet(false, true)) {
+                        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                        while (!helped.get() && System.nanoTime() < deadline) {
+                            Thread.onSpinWait();
+                        }
+                        waitedOut.set(!helped.get());
+                    }
+                });
+                assertThat(waitedOut.get()).as("round %d: no helper came within 5 s", round).isFalse();
+                assertThat(helped.get()).as("round %d", round).isTrue();
+                if (gapMicros > 0) {
+                    LockSupport.parkNanos(gapMicros * 1000);
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @ParameterizedTest(name = "{0} threads")
+    @ValueSource(ints = {1, 2, 3})
+    void aFailingPartIsRethrownAfterTheOthersAndLaterRangesStillRun(int threads) {
+        ForkJoinPool pool = new ForkJoinPool(threads);
+        try {
+            Parallel parallel = new Parallel(pool);
+            AtomicIntegerArray runs = new AtomicIntegerArray(40);
+            assertThatThrownBy(() -> parallel.forRange(40, 4, Long.MAX_VALUE, (worker, from, to) -> {
+                for (int i = from; i < to; i++) {
+                    runs.incrementAndGet(i);
+                }
+                if (from == 0) {
+                    throw new IllegalStateException("part 0 failed");
+                }
+            })).isInstanceOf(IllegalStateException.class).hasMessage("part 0 failed");
+            for (int i = 0; i < 40; i++) {
+                assertThat(runs.get(i)).as("item %d", i).isEqualTo(1);
+            }
+            int[] sum = new int[1];
+            parallel.forRange(40, 4, Long.MAX_VALUE, (worker, from, to) -> {
+                synchronized (sum) {
+                    sum[0] += to - from;
+                }
+            });
+            assertThat(sum[0]).isEqualTo(40);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @ParameterizedTest(name = "work {0} below the threshold")
+    @ValueSource(longs = {1, Parallel.MIN_PARALLEL_WORK_DEFAULT})
+    void smallRangesStayOnTheCallerInOnePart(long below) {
+        ForkJoinPool pool = new ForkJoinPool(2);
+        long work = Parallel.MIN_PARALLEL_WORK - below;
+        try {
+            Thread caller = Thread.currentThread();
+            int[] calls = new int[1];
+            new Parallel(pool).forRange(1000, 4, work, (worker, from, to) -> {
+                assertThat(Thread.currentThread()).isSameAs(caller);
+                assertThat(worker).isZero();
+                assertThat(from).isZero();
+                assertThat(to).isEqualTo(1000);
+                calls[0]++;
+            });
+            assertThat(calls[0]).isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void aShutDownPoolLeavesEveryPartToTheCaller() {
+        ForkJoinPool pool = new ForkJoinPool(2);
+        Parallel parallel = new Parallel(pool);
+        pool.shutdownNow();
+        AtomicIntegerArray runs = new AtomicIntegerArray(100);
+        for (int round = 0; round < 3; round++) {
+            parallel.forRange(100, 4, Long.MAX_VALUE, (worker, from, to) -> {
+                for (int i = from; i < to; i++) {
+                    runs.incrementAndGet(i);
+                }
+            });
+        }
+        for (int i = 0; i < 100; i++) {
+            assertThat(runs.get(i)).isEqualTo(3);
+        }
+    }
+}
