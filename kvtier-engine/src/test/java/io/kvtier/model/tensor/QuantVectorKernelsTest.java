@@ -167,16 +167,10 @@ class QuantVectorKernelsTest {
             assertThat(got[i]).as("seed %d: %s value %d", seed, type, i - 3).isEqualTo(ref[i]);
         }
         Random rnd = new Random(seed);
-        float[] x = new float[n + 7];
-        for (int i = 0; i < x.length; i++) {
-            x[i] = (float) rnd.nextGaussian();
-        }
-        double exact = 0;
-        double abs = 0;
-        for (int i = 0; i < n; i++) {
-            exact += (double) ref[3 + i] * x[7 + i];
-            abs += Math.abs((double) ref[3 + i] * x[7 + i]);
-        }
+        float[] x = gaussians(rnd, n + 7);
+        double[] ea = exactAndAbs(ref, 3, x, 7, n);
+        double exact = ea[0];
+        double abs = ea[1];
         assertThat(ScalarDequant.dot(type, w, off, x, 7, n)).as("seed %d: scalar reference dot", seed).isEqualTo(exact);
         float dot = QuantDot.dot(type, w, off, x, 7, n);
         assertThat(Math.abs(dot - exact)).as("seed %d: %s dot %s vs reference %s", seed, type, dot, exact)
@@ -209,16 +203,10 @@ class QuantVectorKernelsTest {
         long off = blocks == 4 ? 0 : 3;
         float[] ref = new float[n];
         ScalarDequant.dequantize(TensorType.Q8_0, w, off, ref, 0, n);
-        float[] x = new float[n + 5];
-        for (int i = 0; i < x.length; i++) {
-            x[i] = (float) rnd.nextGaussian();
-        }
-        double exact = 0;
-        double abs = 0;
-        for (int i = 0; i < n; i++) {
-            exact += (double) ref[i] * x[5 + i];
-            abs += Math.abs((double) ref[i] * x[5 + i]);
-        }
+        float[] x = gaussians(rnd, n + 5);
+        double[] ea = exactAndAbs(ref, 0, x, 5, n);
+        double exact = ea[0];
+        double abs = ea[1];
         float one = QuantDot.q8_0Blocks(w, off, x, 5, n);
         assertThat(Math.abs(one - exact)).as("seed %d: one-block kernel %s vs %s", seed, one, exact)
                 .isLessThanOrEqualTo(2e-6 * abs + 1e-30);
@@ -231,6 +219,26 @@ class QuantVectorKernelsTest {
 
     static Stream<Integer> q8BlockCounts() {
         return Stream.of(1, 2, 3, 4, 5, 8, 9);
+    }
+
+    /** {@code len} seeded standard normal floats. */
+    private static float[] gaussians(Random rnd, int len) {
+        float[] x = new float[len];
+        for (int i = 0; i < len; i++) {
+            x[i] = (float) rnd.nextGaussian();
+        }
+        return x;
+    }
+
+    /** {@code {sum_i ref[r+i] * x[o+i], sum_i |ref[r+i] * x[o+i]|}} over {@code n} values, in double. */
+    private static double[] exactAndAbs(float[] ref, int r, float[] x, int o, int n) {
+        double exact = 0;
+        double abs = 0;
+        for (int i = 0; i < n; i++) {
+            exact += (double) ref[r + i] * x[o + i];
+            abs += Math.abs((double) ref[r + i] * x[o + i]);
+        }
+        return new double[] {exact, abs};
     }
 
     static Stream<Arguments> matmulCases() {
