@@ -1,6 +1,7 @@
 package io.kvtier.kv;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -160,6 +161,36 @@ class KvGroupsTest {
         assertThat(kv.slide(1, 12)).isEqualTo(1);
         assertThat(kv.grow(1, 16)).as("block 0 left the window and made room").isTrue();
         assertThat(kv.heldBlocks(1, 1)).isEqualTo(3);
+        kv.free(1);
+    }
+
+    /** Group 0 caches under the chain key (a one-group model's keys and device events are unchanged); the others qualify it. */
+    @Test
+    void groupZeroCachesUnderTheChainKeyAndOtherGroupsUnderQualifiedKeys() {
+        KvCacheManager kv = manager(8, 8);
+        List<BlockKey> k = keys(8);
+        assertThat(kv.admit(1, k, 0, 8)).isTrue();
+        assertThat(kv.cacheFullBlocks(1, k, 8)).as("block indexes new in group 0").containsExactly(0, 1);
+        assertThat(pools.get(0).lookup(k.get(1))).isEqualTo(kv.blockTable(1, 0)[1]);
+        assertThat(pools.get(1).lookup(k.get(1))).isNegative();
+        assertThat(pools.get(1).lookup(GROUPS.get(1).key(k.get(1)))).isEqualTo(kv.blockTable(1, 1)[1]);
+        assertThat(kv.cacheKey(1, k.get(1))).isEqualTo(GROUPS.get(1).key(k.get(1)));
+        kv.free(1);
+    }
+
+    /** The invariant check names a window block still held after its window passed, and a read block missing. */
+    @Test
+    void theInvariantCheckFindsABlockHeldOutsideTheWindow() {
+        KvCacheManager kv = manager(8, 8);
+        List<BlockKey> k = keys(12);
+        assertThat(kv.admit(1, k, 0, 12)).isTrue();
+        kv.cacheFullBlocks(1, k, 12);
+        kv.checkInvariants(id -> 8);
+        assertThatThrownBy(() -> kv.checkInvariants(id -> 12)).hasMessageContaining("still holds block 0")
+                .hasMessageContaining("left its window");
+        kv.slide(1, 12);
+        kv.checkInvariants(id -> 12);
+        assertThatThrownBy(() -> kv.checkInvariants(id -> 8)).hasMessageContaining("lacks block 0");
         kv.free(1);
     }
 }

@@ -363,6 +363,16 @@ public final class Engine implements AutoCloseable {
         }
     }
 
+    /**
+     * Checks the device KV invariants: every group's pool ({@link BlockPool#checkInvariants}), and
+     * every request's tables hold a referenced block at every index its next query reads and, in
+     * a window group, nothing before that query's window. Throws IllegalStateException naming the
+     * first broken one; tests call it after every step.
+     */
+    public void checkKvInvariants() {
+        kv.checkInvariants(id -> active.get(id).numComputed());
+    }
+
     /** What the metrics read of this engine now (engine thread; the snapshot is immutable). */
     public EngineSnapshot snapshot() {
         return EngineSnapshot.of(this);
