@@ -309,12 +309,12 @@ public final class Engine implements AutoCloseable {
                 }
             }
             cacheFullBlocks(r, r.numComputed());
-            kv.slide(r.id(), r.numComputed()); // window groups give back blocks no later query reads (cached ones stay cached)
             if (offload != null) {
                 // Stores are decided here, after the forward pass, from the KV really written (§3.1),
                 // for finishing requests too, before their blocks are released.
                 offload.onCommit(r, r.numComputed(), () -> kv.blockTable(r.id()));
             }
+            kv.slide(r.id(), r.numComputed()); // window groups give back blocks no later query reads (cached ones stay cached)
             if (reason != null) {
                 finish(r, reason, done);
             }
