@@ -54,12 +54,33 @@ public final class Engine implements AutoCloseable {
      */
     public Engine(EngineConfig config, BlockPool pool, ModelRunner runner, BlockHasher hasher, OffloadScheduler offload,
                   KvEvents events) {
+        this(config, new KvCacheManager(pool, config.prefixCaching()), runner, hasher, offload, events);
+    }
+
+    /**
+     * An engine over the device pools of {@code kv}, one per KV group (created for this engine and
+     * closed with it). Device events are those of group 0, whose keys are the chain keys.
+     *
+     * @throws IllegalArgumentException if a pool's block size or the prefix-caching switch is not
+     *         the config's, or if offloading is asked of a model with several KV groups (per-group
+     *         offloading is not built: such an engine is made with one group holding every layer)
+     */
+    public Engine(EngineConfig config, KvCacheManager kv, ModelRunner runner, BlockHasher hasher, OffloadScheduler offload,
+                  KvEvents events) {
+        BlockPool pool = kv.pool();
         if (pool.layout().blockSize() != config.blockSize()) {
             throw new IllegalArgumentException("pool block size " + pool.layout().blockSize() + " != config " + config.blockSize());
         }
+        if (kv.prefixCaching() != config.prefixCaching()) {
+            throw new IllegalArgumentException("KV cache manager with prefix caching " + kv.prefixCaching() + ", config " + config.prefixCaching());
+        }
+        if (offload != null && kv.groups().size() > 1) {
+            throw new IllegalArgumentException("offloading a model with " + kv.groups().size()
+                    + " KV groups needs one group holding every layer");
+        }
         this.config = config;
         this.pool = pool;
-        this.kv = new KvCacheManager(pool, config.prefixCaching());
+        this.kv = kv;
         this.offload = offload;
         this.scheduler = new Scheduler(config, kv, offload);
         this.runner = runner;
@@ -74,8 +95,27 @@ public final class Engine implements AutoCloseable {
         return config;
     }
 
+    /** The device pool of KV group 0 (the only one of a model without sliding-window layers). */
     public BlockPool pool() {
         return pool;
+    }
+
+    /** Bytes reserved for the device pools of every KV group. */
+    public long devicePoolBytes() {
+        long n = 0;
+        for (int g = 0; g < kv.groups().size(); g++) {
+            n += kv.pool(g).slab().byteSize();
+        }
+        return n;
+    }
+
+    /** Bytes of the device pools of every KV group now resident in memory. */
+    public long devicePoolResidentBytes() {
+        long n = 0;
+        for (int g = 0; g < kv.groups().size(); g++) {
+            n += kv.pool(g).residentBytes();
+        }
+        return n;
     }
 
     public KvCacheManager kvCacheManager() {
@@ -230,8 +270,10 @@ public final class Engine implements AutoCloseable {
         List<ScheduledChunk> chunks = new ArrayList<>(plan.items().size());
         for (StepPlan.Item it : plan.items()) {
             Request r = it.request();
-            chunks.add(new ScheduledChunk(r.id(), r.tokens(it.startPos(), it.startPos() + it.numTokens()),
-                    it.startPos(), kv.blockTable(r.id()), it.samples()));
+            int[] tokens = r.tokens(it.startPos(), it.startPos() + it.numTokens());
+            chunks.add(kv.groups().size() == 1
+                    ? new ScheduledChunk(r.id(), tokens, it.startPos(), kv.blockTable(r.id()), it.samples())
+                    : new ScheduledChunk(r.id(), tokens, it.startPos(), kv.blockTables(r.id()), it.samples()));
         }
         long t0 = System.nanoTime();
         long c0 = offload == null ? 0 : offload.clockNanos();
@@ -272,6 +314,7 @@ public final class Engine implements AutoCloseable {
                 // for finishing requests too, before their blocks are released.
                 offload.onCommit(r, r.numComputed(), () -> kv.blockTable(r.id()));
             }
+            kv.slide(r.id(), r.numComputed()); // window groups give back blocks no later query reads (cached ones stay cached)
             if (reason != null) {
                 finish(r, reason, done);
             }
@@ -292,6 +335,7 @@ public final class Engine implements AutoCloseable {
             }
             // Loaded blocks hold verified KV under their keys: the device prefix cache may share them.
             cacheFullBlocks(r, kvWritten);
+            kv.slide(r.id(), kvWritten);
         }
     }
 
@@ -317,6 +361,16 @@ public final class Engine implements AutoCloseable {
                 start = i;
             }
         }
+    }
+
+    /**
+     * Checks the device KV invariants: every group's pool ({@link BlockPool#checkInvariants}), and
+     * every request's tables hold a referenced block at every index its next query reads and, in
+     * a window group, nothing before that query's window. Throws IllegalStateException naming the
+     * first broken one; tests call it after every step.
+     */
+    public void checkKvInvariants() {
+        kv.checkInvariants(id -> active.get(id).numComputed());
     }
 
     /** What the metrics read of this engine now (engine thread; the snapshot is immutable). */
@@ -387,13 +441,15 @@ public final class Engine implements AutoCloseable {
         done.add(r);
     }
 
-    /** Closes the runner, the offload scheduler (its transfer threads and tiers), then the device pool. */
+    /** Closes the runner, the offload scheduler (its transfer threads and tiers), then the device pools. */
     @Override
     public void close() {
         runner.close();
         if (offload != null) {
             offload.close();
         }
-        pool.close();
+        for (int g = 0; g < kv.groups().size(); g++) {
+            kv.pool(g).close();
+        }
     }
 }
