@@ -59,7 +59,7 @@ final class GenerateReport {
         o.put("store_failures", os == null ? 0 : os.storeFailures());
         o.put("store_refusals", os == null ? 0 : os.storeRefusals());
         o.put("blocks_not_stored", os == null ? Map.of() : os.blocksNotStored());
-        if (os != null && off.config().loadOrRecompute()) {
+        if (os != null && off.config().loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS) {
             o.put("load_decisions", io.kvtier.replay.ReplayReport.loadDecisionsJson(os.loadDecisions())); // --load-policy faster: decisions and their inputs
         }
         o.put("host_chunks_total", off == null ? 0 : off.host().capacity());

@@ -74,7 +74,7 @@ public final class OffloadOptions {
         Policy policy = eviction.policy();
         OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk()).withOffloadPromptOnly(!offloadDecode)
                 .withHostAdmitAfter(policy.admitAfter()).withStorePolicy(eviction.storePolicy())
-                .withLoadOrRecompute(eviction.loadOrRecompute());
+                .withLoadPolicy(eviction.loadPolicy());
         boolean hostOn = chunks != null || bytes > 0;
         OffloadSetup.DiskSetup diskSetup = disk.setup(terminal);
         Checks.needs(mixee, hostOn, "the host tier (--host-cache-bytes > 0)", "--disk-cache-dir", "--eviction",

@@ -238,6 +238,13 @@ final class HostStores {
         }
     }
 
+    /** Lazy stores: stores every pending chunk (the device prefix cache is about to be dropped); a no-op when eager. */
+    void storeAllPending(long epoch) {
+        if (lazy != null) {
+            lazy.storeAll(epoch);
+        }
+    }
+
     /** Lazy stores: chunks completed but not stored yet (0 when stores are eager). */
     int pendingChunks() {
         return lazy == null ? 0 : lazy.pendingChunks();

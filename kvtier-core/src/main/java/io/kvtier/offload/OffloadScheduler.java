@@ -195,14 +195,15 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /**
      * With {@code --load-policy faster}: cuts a hit or promotion from {@link #lookup} to the leading
-     * chunks measured faster to load than to recompute ({@link LoadCosts}; possibly to a miss),
-     * counted in {@link OffloadStats#loadDecisions()}. Otherwise returns {@code found}.
+     * chunks estimated cheaper to load than to recompute under the engine's load {@code c}
+     * ({@link LoadCosts}; possibly to a miss); with {@code never}, to a miss. Counted in
+     * {@link OffloadStats#loadDecisions()}. With {@code always} returns {@code found}.
      */
-    public Lookup decide(int deviceHitBlocks, Lookup found) {
-        if (!config.loadOrRecompute()) {
+    public Lookup decide(int deviceHitBlocks, Lookup found, Contention c) {
+        if (config.loadPolicy() == LoadPolicy.ALWAYS) {
             return found;
         }
-        return costs.decide(found, deviceHitBlocks, chunk(), blockSize, stats);
+        return costs.decide(config.loadPolicy(), found, deviceHitBlocks, chunk(), blockSize, jobs.queuedBlocks(chunk()), c, stats);
     }
 
     /** The clock of transfer times, ns (the transfer engine's: virtual in a replay). */
@@ -210,9 +211,9 @@ public final class OffloadScheduler implements AutoCloseable {
         return transfers.nanoTime();
     }
 
-    /** A forward pass computed {@code tokens} tokens in {@code nanos} of {@link #clockNanos()}: the prefill speed estimate. */
-    public void onForward(long tokens, long nanos) {
-        costs.onForward(tokens, nanos);
+    /** A forward pass of shape {@code shape} took {@code nanos} of {@link #clockNanos()}: the recompute cost estimate. */
+    public void onForward(StepShape shape, long nanos) {
+        costs.onForward(shape, nanos);
     }
 
     /**
@@ -482,6 +483,11 @@ public final class OffloadScheduler implements AutoCloseable {
         }
         stores.clear();
         return waiting;
+    }
+
+    /** Lazy stores: the device prefix cache is about to be dropped, so every pending chunk is stored now (no-op if eager). */
+    public void beforeDeviceCacheReset() {
+        stores.storeAllPending(epoch);
     }
 
     /** Lazy stores: chunks completed and still on the device, not stored yet (0 when stores are eager). */

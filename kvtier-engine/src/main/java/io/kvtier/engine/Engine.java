@@ -268,9 +268,13 @@ public final class Engine implements AutoCloseable {
 
     private float[][] execute(StepPlan plan) {
         List<ScheduledChunk> chunks = new ArrayList<>(plan.items().size());
+        int[] starts = new int[plan.items().size()];
+        int[] counts = new int[starts.length];
         for (StepPlan.Item it : plan.items()) {
             Request r = it.request();
             int[] tokens = r.tokens(it.startPos(), it.startPos() + it.numTokens());
+            starts[chunks.size()] = it.startPos();
+            counts[chunks.size()] = it.numTokens();
             chunks.add(kv.groups().size() == 1
                     ? new ScheduledChunk(r.id(), tokens, it.startPos(), kv.blockTable(r.id()), it.samples())
                     : new ScheduledChunk(r.id(), tokens, it.startPos(), kv.blockTables(r.id()), it.samples()));
@@ -280,7 +284,8 @@ public final class Engine implements AutoCloseable {
         float[][] logits = runner.forward(chunks);
         stats.forwardNanos += System.nanoTime() - t0;
         if (offload != null) {
-            offload.onForward(plan.totalTokens(), offload.clockNanos() - c0); // the prefill speed that load-or-recompute weighs
+            // The step-time fit that load-or-recompute prices a recompute with.
+            offload.onForward(io.kvtier.offload.StepShape.of(starts, counts), offload.clockNanos() - c0);
         }
         stats.computedTokens += plan.totalTokens();
         return logits;
@@ -417,8 +422,15 @@ public final class Engine implements AutoCloseable {
         }
     }
 
-    /** Drops the device prefix cache only; offload tiers keep their entries. */
+    /**
+     * Drops the device prefix cache only; offload tiers keep their entries. With lazy stores, the
+     * chunks not stored yet are stored first (a reset evicts every block, so each reaches the
+     * eviction horizon); their store jobs run on after the reset.
+     */
     public void resetDevicePrefixCache() {
+        if (offload != null) {
+            offload.beforeDeviceCacheReset();
+        }
         kv.resetPrefixCache();
     }
 

@@ -96,6 +96,11 @@ public final class Scheduler {
     }
 
     private int admit(List<StepPlan.Item> items, int budget) {
+        // Requests whose first token waits on the steps, besides the waiting ones: load-or-recompute's contention.
+        int prefilling = loading.size();
+        for (Request q : running) {
+            prefilling += q.numComputed() < q.promptLength() ? 1 : 0;
+        }
         for (Iterator<Request> it = waiting.iterator(); it.hasNext() && budget > 0
                 && running.size() + loading.size() < config.maxRunning(); ) {
             Request r = it.next();
@@ -104,7 +109,8 @@ public final class Scheduler {
             }
             int hitBlocks = kv.prefixHitBlocks(r.blockKeys(), r.numTokens());
             OffloadScheduler.Lookup ext = offload == null ? new OffloadScheduler.Lookup.Miss()
-                    : offload.decide(hitBlocks, offload.lookup(r, hitBlocks)); // load only what is faster than recomputing
+                    : offload.decide(hitBlocks, offload.lookup(r, hitBlocks), new io.kvtier.offload.Contention(
+                            prefilling + waiting.size() - 1, !running.isEmpty(), config.maxBatchTokens())); // load only what is faster
             if (ext instanceof OffloadScheduler.Lookup.Promote p) {
                 ext = offload.promote(r, hitBlocks, p); // disk -> host first; the request asks again later
             }
@@ -118,6 +124,7 @@ public final class Scheduler {
                     break;
                 }
                 it.remove();
+                prefilling++;
                 noteHit(r, start);
                 var byTier = offload.startLoad(r, hitBlocks, hit.blocks(), kv.blockTable(r.id()));
                 // Every admission's loads, a re-admission after preemption too: the requests' figures
@@ -133,6 +140,7 @@ public final class Scheduler {
                 break;
             }
             it.remove();
+            prefilling++;
             noteHit(r, start);
             r.setNumComputed(start);
             r.setStatus(Request.Status.RUNNING);

@@ -57,15 +57,15 @@ public final class ReplayReport {
         out.printf(Locale.ROOT, "  bytes moved: device->host %s, host->device %s (at %,d B/token); host evictions %,d, "
                         + "store refusals %,d, preemptions %,d%n", bytes(r.bytesStored()), bytes(r.bytesLoaded()),
                 c.cost().kvBytesPerToken(), r.hostEvictions(), r.storeRefusals(), r.preemptions());
-        if (c.storePolicy().lazy() || c.loadOrRecompute() || !r.blocksNotStored().isEmpty()) {
+        if (c.storePolicy().lazy() || c.loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS || !r.blocksNotStored().isEmpty()) {
             out.printf(Locale.ROOT, "  stores %s, loads %s; blocks not stored by reason %s%n", c.storePolicy(),
-                    c.loadOrRecompute() ? "faster" : "always", r.blocksNotStored());
+                    c.loadPolicy(), r.blocksNotStored());
         }
-        if (c.loadOrRecompute() && r.loadDecisions() != null) {
+        if (c.loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS && r.loadDecisions() != null) {
             var d = r.loadDecisions();
             out.printf(Locale.ROOT, "  load or recompute: %,d hits decided, %,d recomputed whole, %,d cut, %,d hit tokens recomputed; "
-                    + "load bandwidth %s B/s, prefill %.0f tokens/s%n", d.decided(), d.recomputed(), d.cut(), d.tokensRecomputed(),
-                    d.bandwidth(), d.prefillTokensPerSecond());
+                    + "load bandwidth %s, prefill %.0f tokens/s%n", d.decided(), d.recomputed(), d.cut(), d.tokensRecomputed(),
+                    gbps(d.bandwidth()), d.prefillTokensPerSecond());
         }
         ReplayResult.Timing t = r.timing();
         if (t != null) {
@@ -118,6 +118,14 @@ public final class ReplayReport {
             u++;
         }
         return u == 0 ? b + " B" : String.format(Locale.ROOT, "%.1f %s", v, units[u]);
+    }
+
+    /** Bandwidths per tier as {@code {host=2.00 GB/s}} (the raw doubles read as 1.999895204557883E9). */
+    static String gbps(Map<String, Double> bytesPerSecond) {
+        StringBuilder b = new StringBuilder("{");
+        bytesPerSecond.forEach((tier, v) -> b.append(b.length() > 1 ? ", " : "").append(tier).append('=')
+                .append(String.format(Locale.ROOT, "%.2f GB/s", v / 1e9)));
+        return b.append('}').toString();
     }
 
     /**
@@ -175,14 +183,14 @@ public final class ReplayReport {
         m.put("token_hit_ratio_by_tier", ratios);
         m.put("chunks_written_by_tier", r.chunksWrittenByTier());
         m.put("store_policy", c.storePolicy().toString());
-        m.put("load_policy", c.loadOrRecompute() ? "faster" : "always");
+        m.put("load_policy", c.loadPolicy().toString());
         Map<String, Long> notStored = new LinkedHashMap<>();
         for (String reason : List.of(OffloadStats.LONGER_THAN_HOST, OffloadStats.NOT_ADMITTED, OffloadStats.NOT_PROMOTED,
                 OffloadStats.REMOTE_NOT_PROMOTED, OffloadStats.EVICTED_BEFORE_STORE, OffloadStats.PARENT_NOT_STORED)) {
             notStored.put(reason, r.blocksNotStored().getOrDefault(reason, 0L)); // every reason: same CSV columns in a sweep
         }
         m.put("blocks_not_stored", notStored);
-        if (c.loadOrRecompute() && r.loadDecisions() != null) {
+        if (c.loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS && r.loadDecisions() != null) {
             m.put("load_decisions", loadDecisionsJson(r.loadDecisions()));
         }
         m.put("host_evictions", r.hostEvictions());
