@@ -98,15 +98,20 @@ final class Warmup {
     }
 
     /**
-     * Waits for the warm-up to finish, at most {@code maxWaitMillis} and not at all when
-     * {@code jobTokens} is below {@link #MIN_TOKENS_TO_WAIT}; then stops it and waits for its
-     * thread to end (one step at most), its engine closed and its temporary directory deleted.
+     * Waits for the warm-up to finish, at most {@code maxWaitMillis}, then stops it and waits for
+     * its thread to end (one step at most: its engine closed, its temporary directory deleted).
+     * When {@code jobTokens} is below {@link #MIN_TOKENS_TO_WAIT} it only stops it, without
+     * waiting at all: the thread ends at its next step or setup stage, in the background.
      *
-     * @return the tokens the warm-up generated
+     * @return the tokens the warm-up has generated
      */
     int finish(long jobTokens, long maxWaitMillis) {
+        if (jobTokens < MIN_TOKENS_TO_WAIT) {
+            stop = true;
+            return generated;
+        }
         try {
-            if (jobTokens >= MIN_TOKENS_TO_WAIT && maxWaitMillis > 0) {
+            if (maxWaitMillis > 0) {
                 thread.join(maxWaitMillis);
             }
             stop = true;
@@ -119,6 +124,11 @@ final class Warmup {
                     generated, (endNanos - startNanos) / 1e9, ProcessClock.at(endNanos));
         }
         return generated;
+    }
+
+    /** Waits for the warm-up's thread to end (tests). */
+    void awaitEnd() throws InterruptedException {
+        thread.join();
     }
 
     /** The temporary directory of the warm-up's model (deleted when it ends), or null before it exists. */
@@ -134,8 +144,15 @@ final class Warmup {
             file.toFile().deleteOnExit();
             ModelConfig shape = AotTrainingCommand.SHAPE;
             CheckpointWriter.writeRandom(file, shape, 1);
+            if (stop) {
+                return; // a small job needs no warm-up: each stage checks, so none runs on for long
+            }
             Model model = Models.load(file); // read into memory: the file can go
             Files.delete(file);
+            if (stop) {
+                model.close();
+                return;
+            }
             int blocks = (TOKENS_PER_REQUEST + 16 + EngineConfig.DEFAULT_BLOCK_SIZE - 1) / EngineConfig.DEFAULT_BLOCK_SIZE;
             EngineConfig config = EngineConfig.of(EngineConfig.DEFAULT_BLOCK_SIZE, blocks).withStopTokens();
             OffloadSetup host = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT);
