@@ -194,6 +194,8 @@ class GenerateCommandTest {
                 new String[] {"--disk-cache-dir needs the host tier", "--disk-cache-dir", dir.toString(), "--host-cache-bytes", "0"},
                 new String[] {"--clear-device-cache-between needs --sequential", "--clear-device-cache-between"},
                 new String[] {"--remote-ttl needs --remote-url", "--remote-ttl", "60"},
+                new String[] {"--remote-tenant: remote tenant must be 1 to 64 characters", "--remote-url", "redis://127.0.0.1:1",
+                    "--remote-tenant", "a b"},
                 new String[] {"--store-horizon needs --store-policy lazy", "--store-horizon", "4"},
                 new String[] {"--store-policy needs the host tier", "--store-policy", "lazy", "--host-cache-bytes", "0"},
                 new String[] {"--load-policy needs the host tier", "--load-policy", "faster", "--host-cache-bytes", "0"})) {
