@@ -62,8 +62,11 @@ class OffloadStepAllocationTest {
                     offload.poll();
                 }, 20_000);
 
-                assertThat(used).as("bytes allocated by 20,000 commits and polls beyond the measuring loop's own")
-                        .isEqualTo(baseline);
+                // Less than a byte per step: no step allocates (one object a step would be >= 320,000
+                // bytes). A one-off is allowed: a deoptimization rematerialises the objects C2 had
+                // scalar-replaced (1,504 bytes once in one run).
+                assertThat(used - baseline).as("bytes allocated by 20,000 commits and polls beyond the measuring loop's own")
+                        .isLessThan(20_000);
             }
         }
     }
