@@ -162,6 +162,7 @@ final class GenerateCommand implements Callable<Integer> {
             PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
             ResultPrinter.Format format = output == OutputFormat.jsonl ? ResultPrinter.Format.JSONL
                     : sequential || ids.size() == 1 ? ResultPrinter.Format.TEXT_STREAMED : ResultPrinter.Format.TEXT;
+            Warmup.awaitCurrent(requests.stream().mapToLong(r -> r.promptIds().length + (long) r.maxTokens()).sum());
             long t0 = System.nanoTime();
             outcome = new GenerateRun(engine, new ResultPrinter(out, format, tok, texts, !chat), signals, sequential,
                     clearDeviceCacheBetween).run(requests);

@@ -320,11 +320,11 @@ public final class OffloadScheduler implements AutoCloseable {
      * their parents (chunk index >= capacity) are counted in {@link OffloadStats#blocksNotStored()}
      * once and skipped for good; chunks that do not fit only because entries are pinned or being
      * stored now are retried at the request's next commit (the cursor advances past what was
-     * accepted). {@code blockTable} gives the request's block table, asked for only when a store
-     * is due.
+     * accepted). {@code blockTables} gives a request's block table by its id, asked for only when
+     * a store is due (one function for every call: nothing is allocated per commit).
      */
-    public void onCommit(SequenceView r, int kvWritten, java.util.function.Supplier<int[]> blockTable) {
-        stores.onCommit(r, kvWritten, blockTable, epoch);
+    public void onCommit(SequenceView r, int kvWritten, java.util.function.LongFunction<int[]> blockTables) {
+        stores.onCommit(r, kvWritten, blockTables, epoch);
     }
 
     /** Applies every completed transfer; returns the loads that ended for requests still waiting. */
@@ -359,6 +359,9 @@ public final class OffloadScheduler implements AutoCloseable {
     }
 
     private List<LoadDone> apply(List<TransferResult> results) {
+        if (results.isEmpty()) {
+            return List.of(); // the common step with jobs in flight: nothing allocated
+        }
         List<LoadDone> done = new ArrayList<>();
         for (TransferResult res : results) {
             JobRegistry.Completed c = jobs.complete(res.jobId());

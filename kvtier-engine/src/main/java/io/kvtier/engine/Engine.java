@@ -21,6 +21,8 @@ public final class Engine implements AutoCloseable {
     private final EngineConfig config;
     private final BlockPool pool;
     private final KvCacheManager kv;
+    /** Request id -> block table, for the offload scheduler's commits (one object, not one per call). */
+    private final java.util.function.LongFunction<int[]> blockTables;
     private final Scheduler scheduler;
     private final ModelRunner runner;
     private final BlockHasher hasher;
@@ -81,6 +83,7 @@ public final class Engine implements AutoCloseable {
         this.config = config;
         this.pool = pool;
         this.kv = kv;
+        this.blockTables = kv::blockTable;
         this.offload = offload;
         this.scheduler = new Scheduler(config, kv, offload);
         this.runner = runner;
@@ -317,7 +320,7 @@ public final class Engine implements AutoCloseable {
             if (offload != null) {
                 // Stores are decided here, after the forward pass, from the KV really written (§3.1),
                 // for finishing requests too, before their blocks are released.
-                offload.onCommit(r, r.numComputed(), () -> kv.blockTable(r.id()));
+                offload.onCommit(r, r.numComputed(), blockTables);
             }
             kv.slide(r.id(), r.numComputed()); // window groups give back blocks no later query reads (cached ones stay cached)
             if (reason != null) {
