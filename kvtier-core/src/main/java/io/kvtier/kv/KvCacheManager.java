@@ -77,16 +77,10 @@ public final class KvCacheManager {
         if (tables.containsKey(requestId)) {
             throw new IllegalStateException("request " + requestId + " already holds blocks");
         }
-        int need = pool.layout().blocksFor(positions) - hitBlocks;
-        int hitFree = 0;
-        for (int i = 0; i < hitBlocks; i++) {
-            if (pool.refCount(pool.lookup(keys.get(i))) == 0) {
-                hitFree++;
-            }
-        }
-        if (pool.freeCount() - hitFree < need) {
+        if (blocksShort(keys, hitBlocks, positions) > 0) {
             return false;
         }
+        int need = pool.layout().blocksFor(positions) - hitBlocks;
         Table t = new Table();
         for (int i = 0; i < hitBlocks; i++) {
             int b = pool.lookup(keys.get(i));
@@ -99,6 +93,22 @@ public final class KvCacheManager {
         }
         tables.put(requestId, t);
         return true;
+    }
+
+    /**
+     * How many free blocks {@link #admit} with these arguments lacks now: 0 when it would succeed.
+     * Cached hit blocks that no request holds sit in the free queue, so attaching them uses up
+     * free blocks too.
+     */
+    public int blocksShort(List<BlockKey> keys, int hitBlocks, int positions) {
+        int need = pool.layout().blocksFor(positions) - hitBlocks;
+        int hitFree = 0;
+        for (int i = 0; i < hitBlocks; i++) {
+            if (pool.refCount(pool.lookup(keys.get(i))) == 0) {
+                hitFree++;
+            }
+        }
+        return Math.max(0, need - (pool.freeCount() - hitFree));
     }
 
     /**
