@@ -83,6 +83,8 @@ public final class FlagVocabulary {
             new Concept("--disk-admit-after", "write a chunk to disk only from its N-th use", Set.of(DiskOptions.class), List.of()),
             new Concept("--disk-scan-wait", "at start, how long to wait for the disk tier's scan", Set.of(DiskOptions.class), List.of()),
             new Concept("--blocks-per-chunk", "device blocks per stored chunk", Set.of(OffloadOptions.class), List.of()),
+            new Concept("--prefill-priority", "a new request's prefill may preempt decodes whose KV the host tier holds",
+                    Set.of(OffloadOptions.class), List.of("--preempt-for-prefill", "--prefill-first")),
             new Concept("--offload-decode", "store blocks completed during decode too", Set.of(OffloadOptions.class), List.of()),
             new Concept("--remote-url", "the remote tier's Redis/Valkey server (repeat for cluster seeds)",
                     Set.of(RemoteOptions.class, BenchOffloadCommand.class), List.of("--redis-url", "--remote", "--redis")),

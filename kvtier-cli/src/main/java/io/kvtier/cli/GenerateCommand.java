@@ -130,7 +130,8 @@ final class GenerateCommand implements Callable<Integer> {
                     text -> template != null ? ChatPrompts.encode(template, tok, system, text) : tok.encode(text, true, true));
             long tokenizeNanos = System.nanoTime() - t;
             EngineConfig config = engineOptions.config(checkpoint, batch, -1, ids, maxTokens.maxTokens())
-                    .withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds());
+                    .withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds())
+                    .withPrefillPriority(offload.prefillPriority());
             return generate(checkpoint, config, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
         } finally {
             checkpoint.close(); // the engine closes it too; closing twice is harmless

@@ -204,19 +204,8 @@ public final class KvCacheManager {
             throw new IllegalStateException("request " + requestId + " already holds blocks");
         }
         int total = Math.max(hitBlocks, blocksFor(positions));
-        for (KvGroup g : groups) {
-            BlockPool pool = pools[g.index()];
-            int hitFree = 0;
-            for (int i = g.firstReadBlock(hitBlocks * blockSize, blockSize); i < hitBlocks; i++) {
-                int b = cachedBlock(g.index(), keys.get(i));
-                if (b < 0) {
-                    throw new IllegalStateException("hit block " + i + " of request " + requestId + " is not cached in " + g);
-                }
-                if (pool.refCount(b) == 0) hitFree++;
-            }
-            if (pool.freeCount() - hitFree < total - hitBlocks) {
-                return false;
-            }
+        if (blocksShort(keys, hitBlocks, positions) > 0) {
+            return false;
         }
         Table t = new Table(groups.size(), total);
         for (KvGroup g : groups) {
@@ -237,6 +226,33 @@ public final class KvCacheManager {
         t.size = total;
         tables.put(requestId, t);
         return true;
+    }
+
+    /**
+     * How many free blocks {@link #admit} with these arguments lacks now, in the group that lacks
+     * the most: 0 when it would succeed. Cached hit blocks that no request holds sit in the free
+     * queue, so attaching them uses up free blocks too.
+     *
+     * @throws IllegalStateException when a hit block is not cached in a group that reads it
+     */
+    public int blocksShort(List<BlockKey> keys, int hitBlocks, int positions) {
+        int total = Math.max(hitBlocks, blocksFor(positions));
+        int shortest = 0;
+        for (KvGroup g : groups) {
+            BlockPool pool = pools[g.index()];
+            int hitFree = 0;
+            for (int i = g.firstReadBlock(hitBlocks * blockSize, blockSize); i < hitBlocks; i++) {
+                int b = cachedBlock(g.index(), keys.get(i));
+                if (b < 0) {
+                    throw new IllegalStateException("hit block " + i + " is not cached in " + g);
+                }
+                if (pool.refCount(b) == 0) {
+                    hitFree++;
+                }
+            }
+            shortest = Math.max(shortest, (total - hitBlocks) - (pool.freeCount() - hitFree));
+        }
+        return shortest;
     }
 
     /**

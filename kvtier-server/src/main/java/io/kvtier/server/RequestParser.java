@@ -188,14 +188,15 @@ final class RequestParser {
             JsonNode m = messages.get(i);
             String where = "messages[" + i + "]";
             if (!m.isObject() || !m.path("role").isTextual()) {
-                throw ApiError.badRequest(where + " must be an object with a string role", "messages");
+                throw ApiError.badRequest(where + " must be an object with a string role",
+                        m.isObject() ? "messages.[" + i + "].role" : "messages.[" + i + "]");
             }
             String role = m.get("role").asText();
             if (!ROLES.contains(role)) {
                 throw ApiError.badRequest("Invalid value: '" + role + "'. Supported values are: 'system', 'assistant', 'user', "
                         + "'function', 'tool', and 'developer'.", "messages.[" + i + "].role");
             }
-            String text = content(m.get("content"), where);
+            String text = content(m, role, where, "messages.[" + i + "].content");
             int nul = text.indexOf('\0');
             if (nul >= 0) {
                 throw ApiError.badRequest(where + ".content has a NUL character (\\u0000) at character " + nul + "; remove it",
@@ -210,21 +211,35 @@ final class RequestParser {
         }
     }
 
-    /** A message's text: a string, null (empty), or an array of {@code {"type": "text", "text"}} parts. */
-    private static String content(JsonNode c, String where) throws ApiError {
+    /**
+     * A message's text: a string or an array of {@code {"type": "text", "text"}} parts. As OpenAI's
+     * API documents it, {@code content} is required for every role but two: an assistant message
+     * may leave it out (or null) when it has {@code tool_calls} or {@code function_call}, and a
+     * function message may make it null; those are rendered as empty text.
+     *
+     * @param param the error's {@code param}: {@code messages.[i].content}
+     */
+    private static String content(JsonNode m, String role, String where, String param) throws ApiError {
+        JsonNode c = m.get("content");
         if (c == null || c.isNull()) {
-            return "";
+            boolean mayLack = "assistant".equals(role) ? m.hasNonNull("tool_calls") || m.hasNonNull("function_call")
+                    : "function".equals(role) && c != null;
+            if (mayLack) {
+                return "";
+            }
+            throw ApiError.badRequest(c == null ? "Missing required parameter: '" + where + ".content'."
+                    : "Invalid value for '" + where + ".content': expected a string, got null.", param);
         }
         if (c.isTextual()) {
             return c.asText();
         }
         if (!c.isArray()) {
-            throw ApiError.badRequest(where + ".content must be a string or an array of text parts", "messages");
+            throw ApiError.badRequest(where + ".content must be a string or an array of text parts", param);
         }
         StringBuilder sb = new StringBuilder();
         for (JsonNode part : c) {
             if (!part.isObject() || !"text".equals(part.path("type").asText()) || !part.path("text").isTextual()) {
-                throw ApiError.badRequest(where + ".content: only {\"type\": \"text\", \"text\": ...} parts are supported", "messages");
+                throw ApiError.badRequest(where + ".content: only {\"type\": \"text\", \"text\": ...} parts are supported", param);
             }
             sb.append(part.get("text").asText());
         }
