@@ -2,7 +2,6 @@ package io.kvtier.tier.remote;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.SocketOptions;
@@ -205,7 +204,10 @@ public final class LettuceRemoteStore implements RemoteStore {
     private static String messageOf(Throwable t) {
         StringBuilder sb = new StringBuilder();
         for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-            sb.append(c.getMessage()).append(" / ");
+            if (c instanceof java.util.concurrent.CompletionException && c.getCause() != null) {
+                continue; // its message repeats its cause's
+            }
+            sb.append(sb.isEmpty() ? "" : " / ").append(c.getMessage() != null ? c.getMessage() : c.getClass().getSimpleName());
         }
         return sb.toString();
     }
@@ -280,10 +282,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                 turnOff("the server refused key " + key + " (" + firstLine(msg)
                         + "): give this user access to ~" + key.substring(0, key.lastIndexOf(':') + 1) + "*");
             }
-            Throwable root = err instanceof java.util.concurrent.CompletionException && err.getCause() != null ? err.getCause() : err;
-            RemoteFailure.Cause cause = root instanceof RedisCommandTimeoutException ? RemoteFailure.Cause.TIMEOUT
-                    : root instanceof RemoteFailure rf ? rf.kind() : RemoteFailure.Cause.ERROR;
-            throw new RemoteFailure(cause, firstLine(msg));
+            throw new RemoteFailure(RemoteFailure.causeOf(err), firstLine(msg));
         });
     }
 

@@ -84,6 +84,11 @@ public final class OwnRedis implements AutoCloseable {
         new ProcessBuilder("kill", "-" + sig, String.valueOf(process.pid())).start().waitFor(5, TimeUnit.SECONDS);
     }
 
+    /** Whether the server process runs (not killed). */
+    public boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
     public void freeze() throws IOException, InterruptedException {
         signal("STOP");
     }
