@@ -194,6 +194,11 @@ class GenerateCommandTest {
                 new String[] {"--disk-cache-dir needs the host tier", "--disk-cache-dir", dir.toString(), "--host-cache-bytes", "0"},
                 new String[] {"--clear-device-cache-between needs --sequential", "--clear-device-cache-between"},
                 new String[] {"--remote-ttl needs --remote-url", "--remote-ttl", "60"},
+                new String[] {"--remote-ca-file needs --remote-url", "--remote-ca-file", dir.toString()},
+                new String[] {"--remote-ca-file is for TLS: give rediss:// URLs", "--remote-url", "redis://127.0.0.1:1",
+                        "--remote-ca-file", dir.toString()},
+                new String[] {"--remote-ca-file " + dir.resolve("absent.pem") + ": no readable file there",
+                        "--remote-url", "rediss://127.0.0.1:1", "--remote-ca-file", dir.resolve("absent.pem").toString()},
                 new String[] {"--store-horizon needs --store-policy lazy", "--store-horizon", "4"},
                 new String[] {"--store-policy needs the host tier", "--store-policy", "lazy", "--host-cache-bytes", "0"},
                 new String[] {"--load-policy needs the host tier", "--load-policy", "faster", "--host-cache-bytes", "0"})) {

@@ -5,6 +5,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -88,10 +89,12 @@ public final class LettuceRemoteStore implements RemoteStore {
         }
         SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
         TimeoutOptions timeouts = TimeoutOptions.enabled(settings.timeout());
+        SslOptions ssl = settings.caFile() == null ? SslOptions.create()
+                : SslOptions.builder().jdkSslProvider().trustManager(settings.caFile().toFile()).build();
         if (settings.cluster()) {
             clusterClient = RedisClusterClient.create(uris);
             clusterClient.setOptions(ClusterClientOptions.builder()
-                    .socketOptions(socket).timeoutOptions(timeouts)
+                    .socketOptions(socket).timeoutOptions(timeouts).sslOptions(ssl)
                     // Node connections open lazily: commands queue while one connects (a dead
                     // node's commands then end by the timeout, and its breaker opens).
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.DEFAULT)
@@ -103,7 +106,7 @@ public final class LettuceRemoteStore implements RemoteStore {
             client = null;
         } else {
             client = RedisClient.create();
-            client.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
+            client.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).sslOptions(ssl)
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
             clusterClient = null;
         }
@@ -148,6 +151,13 @@ public final class LettuceRemoteStore implements RemoteStore {
                     lastConnectError = firstLine(msg);
                     if (isAuthError(msg)) {
                         turnOff("authentication failed (" + firstLine(msg) + "): check the remote user and password");
+                    } else if (tlsFailure(err) != null) {
+                        // A certificate or protocol mismatch does not heal by retrying.
+                        turnOff("TLS handshake with " + RemoteSettings.redact(settings.urls().get(0)) + " failed ("
+                                + tlsFailure(err) + "): " + (settings.caFile() == null
+                                ? "give the CA that signed the server's certificate with --remote-ca-file"
+                                : "check that --remote-ca-file " + settings.caFile() + " signed the server's certificate")
+                                + " and that the server speaks TLS on that port");
                     }
                     return null;
                 }
@@ -194,6 +204,19 @@ public final class LettuceRemoteStore implements RemoteStore {
                 }
             } // CONFIG may be forbidden by the ACL: the configured limit stands
         });
+    }
+
+    /** The message of the TLS failure in {@code t}'s causes, or null if none. */
+    private static String tlsFailure(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            // NotSslRecordException: the server answered in plain text (no TLS on that port).
+            if (c instanceof javax.net.ssl.SSLException || c instanceof io.netty.handler.ssl.NotSslRecordException) {
+                String m = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+                int nl = m.indexOf('\n');
+                return nl >= 0 ? m.substring(0, nl) : m;
+            }
+        }
+        return null;
     }
 
     private static boolean isAuthError(String msg) {
