@@ -36,7 +36,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
     @Mixin
     BatchOptions batch;
 
-    @Option(names = "--repeats", defaultValue = "3", description = "measured runs after 2 s of warm-up; the best is reported (default ${DEFAULT-VALUE})")
+    @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "measured runs after 2 s of warm-up; the best is reported (default ${DEFAULT-VALUE})")
     int repeats;
 
     @Mixin

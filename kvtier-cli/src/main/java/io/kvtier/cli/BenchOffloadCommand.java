@@ -57,13 +57,13 @@ final class BenchOffloadCommand implements Callable<Integer> {
             description = "model for the TTFT figures (default: a random 110M checkpoint, written once to the temp dir)")
     Path ttftModel;
 
-    @Option(names = "--prompt-tokens", defaultValue = "1000", description = "TTFT prompt length (default ${DEFAULT-VALUE})")
+    @Option(names = "--prompt-tokens", paramLabel = "N", defaultValue = "1000", description = "TTFT prompt length (default ${DEFAULT-VALUE})")
     int promptTokens;
 
-    @Option(names = "--seconds-per-size", defaultValue = "0.5", description = "bandwidth measuring time per chunk size, seconds (default ${DEFAULT-VALUE})")
+    @Option(names = "--seconds-per-size", paramLabel = "SECONDS", defaultValue = "0.5", description = "bandwidth measuring time per chunk size, seconds (default ${DEFAULT-VALUE})")
     double secondsPerSize;
 
-    @Option(names = "--repeats", defaultValue = "3", description = "TTFT and decode runs after a warm-up; the best is reported (default ${DEFAULT-VALUE})")
+    @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "TTFT and decode runs after a warm-up; the best is reported (default ${DEFAULT-VALUE})")
     int repeats;
 
     @Mixin
@@ -80,7 +80,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
             description = "also measure the remote tier's store/load throughput on this Redis/Valkey server beside redis-benchmark")
     String remoteUrl;
 
-    @Option(names = "--remote-mib-per-size", defaultValue = "64", description = "MiB stored and loaded per chunk size on the remote server (default ${DEFAULT-VALUE})")
+    @Option(names = "--remote-mib-per-size", paramLabel = "MIB", defaultValue = "64", description = "MiB stored and loaded per chunk size on the remote server (default ${DEFAULT-VALUE})")
     long remoteMibPerSize;
 
     @picocli.CommandLine.Spec
@@ -94,7 +94,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
         former.use("--disk-dir", () -> diskDir = v);
     }
 
-    @Option(names = "--disk-mib-per-size", defaultValue = "128", description = "MiB written and read per chunk size (default ${DEFAULT-VALUE})")
+    @Option(names = "--disk-mib-per-size", paramLabel = "MIB", defaultValue = "128", description = "MiB written and read per chunk size (default ${DEFAULT-VALUE})")
     long diskMibPerSize;
 
     @Option(names = "--cold-disk", description = "also read the disk-tier files with the page cache dropped before "

@@ -18,13 +18,13 @@ final class BenchSchedulerCommand implements Callable<Integer> {
     @Mixin
     BatchOptions batch;
 
-    @Option(names = "--prompt-tokens", defaultValue = "1024", description = "prompt length of each request (default ${DEFAULT-VALUE})")
+    @Option(names = "--prompt-tokens", paramLabel = "N", defaultValue = "1024", description = "prompt length of each request (default ${DEFAULT-VALUE})")
     int promptTokens;
 
-    @Option(names = "--steps", defaultValue = "2000", description = "decode steps measured per repeat (default ${DEFAULT-VALUE})")
+    @Option(names = "--steps", paramLabel = "N", defaultValue = "2000", description = "decode steps measured per repeat (default ${DEFAULT-VALUE})")
     int steps;
 
-    @Option(names = "--repeats", defaultValue = "5", description = "measured repeats after one warm-up (default ${DEFAULT-VALUE})")
+    @Option(names = "--repeats", paramLabel = "N", defaultValue = "5", description = "measured repeats after one warm-up (default ${DEFAULT-VALUE})")
     int repeats;
 
     /** Defaults of the shared options that differ between commands: --max-running requests decode together. */

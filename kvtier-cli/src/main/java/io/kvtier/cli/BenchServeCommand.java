@@ -39,16 +39,16 @@ final class BenchServeCommand implements Callable<Integer> {
     @Mixin
     TokenizerOptions tokenizer;
 
-    @Option(names = "--conversations", defaultValue = "16", description = "concurrent conversations (default ${DEFAULT-VALUE})")
+    @Option(names = "--conversations", paramLabel = "N", defaultValue = "16", description = "concurrent conversations (default ${DEFAULT-VALUE})")
     int conversations;
 
-    @Option(names = "--turns", defaultValue = "8", description = "requests per conversation (default ${DEFAULT-VALUE})")
+    @Option(names = "--turns", paramLabel = "N", defaultValue = "8", description = "requests per conversation (default ${DEFAULT-VALUE})")
     int turns;
 
-    @Option(names = "--system-tokens", defaultValue = "256", description = "tokens of the shared system prompt (default ${DEFAULT-VALUE})")
+    @Option(names = "--system-tokens", paramLabel = "N", defaultValue = "256", description = "tokens of the shared system prompt (default ${DEFAULT-VALUE})")
     int systemTokens;
 
-    @Option(names = "--user-tokens", defaultValue = "32", description = "tokens of each user message (default ${DEFAULT-VALUE})")
+    @Option(names = "--user-tokens", paramLabel = "N", defaultValue = "32", description = "tokens of each user message (default ${DEFAULT-VALUE})")
     int userTokens;
 
     /** Most tokens of each answer. */

@@ -97,7 +97,10 @@ final class Checks {
 
     /** A file to read: exists and is not a directory ({@code /dev/stdin} and pipes are fine). */
     static Path inputFile(Path file, String flag) {
-        if (file.toString().isEmpty() || !Files.exists(file)) {
+        if (file.toString().isEmpty()) {
+            throw new BadInputException(flag + ": empty path");
+        }
+        if (!Files.exists(file)) {
             throw new BadInputException(flag + " " + file + ": no such file");
         }
         if (Files.isDirectory(file)) {

@@ -191,6 +191,9 @@ final class GenerateCommand implements Callable<Integer> {
 
     private List<String> collectPrompts() throws IOException {
         List<String> all = new ArrayList<>(prompts);
+        for (String p : prompts) {
+            PromptSource.checkArgument(p, "--prompt");
+        }
         if (promptsFile != null) {
             List<String> lines = PromptSource.read(promptsFile, "--prompts");
             if (lines.isEmpty()) {

@@ -98,7 +98,7 @@ public final class Main implements Runnable {
                 || ex instanceof java.io.UncheckedIOException;
     }
 
-    private static String describe(Throwable ex) {
+    static String describe(Throwable ex) {
         Throwable cause = ex instanceof java.io.UncheckedIOException u ? u.getCause() : ex;
         if (cause instanceof java.nio.charset.CharacterCodingException) {
             return "input is not valid UTF-8 text (" + ex.getMessage() + ")";
@@ -108,6 +108,16 @@ public final class Main implements Runnable {
         }
         if (cause instanceof java.io.IOException io && !(ex instanceof java.io.UncheckedIOException)) {
             return io.getClass().getSimpleName() + ": " + io.getMessage();
+        }
+        if (ex instanceof java.io.UncheckedIOException u && u.getCause() != null) {
+            // "cannot write checkpoint X" says what failed; the cause says why ("No space left on device").
+            String why = u.getCause().getMessage();
+            if (u.getMessage().equals(u.getCause().toString())) {
+                return u.getCause().getClass().getSimpleName() + ": " + why;
+            }
+            if (why != null && !u.getMessage().contains(why)) {
+                return u.getMessage() + ": " + why;
+            }
         }
         return ex.getMessage();
     }

@@ -21,14 +21,14 @@ final class MakeModelCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "OUT", description = "file to write")
     Path out;
 
-    @Option(names = "--dim", defaultValue = "288", description = "model width (default ${DEFAULT-VALUE})") int dim;
-    @Option(names = "--hidden-dim", defaultValue = "768", description = "feed-forward width (default ${DEFAULT-VALUE})") int hiddenDim;
-    @Option(names = "--layers", defaultValue = "6", description = "transformer layers (default ${DEFAULT-VALUE})") int layers;
-    @Option(names = "--heads", defaultValue = "6", description = "query heads; must divide --dim (default ${DEFAULT-VALUE})") int heads;
-    @Option(names = "--kv-heads", defaultValue = "6", description = "key/value heads; must divide --heads (default ${DEFAULT-VALUE})") int kvHeads;
-    @Option(names = "--vocab", defaultValue = "32000", description = "vocabulary size (default ${DEFAULT-VALUE})") int vocab;
-    @Option(names = "--seq-len", defaultValue = "256", description = "context length in tokens (default ${DEFAULT-VALUE})") int seqLen;
-    @Option(names = "--seed", defaultValue = "1", description = "random seed of the weights (default ${DEFAULT-VALUE})") long seed;
+    @Option(names = "--dim", paramLabel = "N", defaultValue = "288", description = "model width (default ${DEFAULT-VALUE})") int dim;
+    @Option(names = "--hidden-dim", paramLabel = "N", defaultValue = "768", description = "feed-forward width (default ${DEFAULT-VALUE})") int hiddenDim;
+    @Option(names = "--layers", paramLabel = "N", defaultValue = "6", description = "transformer layers (default ${DEFAULT-VALUE})") int layers;
+    @Option(names = "--heads", paramLabel = "N", defaultValue = "6", description = "query heads; must divide --dim (default ${DEFAULT-VALUE})") int heads;
+    @Option(names = "--kv-heads", paramLabel = "N", defaultValue = "6", description = "key/value heads; must divide --heads (default ${DEFAULT-VALUE})") int kvHeads;
+    @Option(names = "--vocab", paramLabel = "N", defaultValue = "32000", description = "vocabulary size (default ${DEFAULT-VALUE})") int vocab;
+    @Option(names = "--seq-len", paramLabel = "N", defaultValue = "256", description = "context length in tokens (default ${DEFAULT-VALUE})") int seqLen;
+    @Option(names = "--seed", paramLabel = "SEED", defaultValue = "1", description = "random seed of the weights (default ${DEFAULT-VALUE})") long seed;
     @Option(names = "--force", description = "replace OUT if it exists") boolean force;
     @Option(names = "--format", defaultValue = "llama2c", paramLabel = "FORMAT",
             description = "llama2c or gguf (default ${DEFAULT-VALUE})") String format;
@@ -65,6 +65,7 @@ final class MakeModelCommand implements Callable<Integer> {
             throw new BadInputException("make-model " + out + ": the file exists; give --force to replace it");
         }
         ModelConfig cfg = new ModelConfig(dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen, true);
+        checkRoom(out, cfg, tensorType);
         // Both writers write a temporary name and rename it: a running reader keeps the old file.
         if (gguf) {
             GgufWriter.writeRandom(out, cfg, tensorType, seed);
@@ -74,6 +75,25 @@ final class MakeModelCommand implements Callable<Integer> {
         System.err.printf("kvtier: wrote %s (%s%s): %,d parameters, dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, seq %d%n",
                 out, format, gguf ? " " + type : "", cfg.parameterCount(), dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen);
         return 0;
+    }
+
+    /**
+     * Refuses a model larger than the free space of OUT's file system before writing a byte
+     * (the weights' bytes in their encoding: a lower bound of the file's size).
+     */
+    private static void checkRoom(Path out, ModelConfig cfg, TensorType type) {
+        double bytes = (double) cfg.parameterCount() * type.rowBytes(type.blockValues()) / type.blockValues();
+        Path dir = out.toAbsolutePath().getParent();
+        long free;
+        try {
+            free = java.nio.file.Files.getFileStore(dir).getUsableSpace();
+        } catch (java.io.IOException e) {
+            return; // the write itself will say what is wrong with the directory
+        }
+        if (bytes > free) {
+            throw new BadInputException(String.format(java.util.Locale.ROOT,
+                    "make-model %s: the model needs %.1f GB and %s has %.1f GB free", out, bytes / 1e9, dir, free / 1e9));
+        }
     }
 
     private static TensorType tensorType(String name) {

@@ -40,6 +40,19 @@ final class PromptSource {
         return parse(bytes, flag + " " + (stdin ? "(standard input)" : file.toString()));
     }
 
+    /**
+     * Refuses a command-line prompt that was not UTF-8: the JVM decodes its arguments before kvtier
+     * sees them and puts U+FFFD where a byte was not UTF-8, so the replacement character is the
+     * only trace left (a prompt file's bytes are checked themselves, by {@link #parse}).
+     */
+    static void checkArgument(String prompt, String flag) {
+        int bad = prompt.indexOf('\uFFFD');
+        if (bad >= 0) {
+            throw new BadInputException(flag + ": the text is not valid UTF-8 (the JVM replaced bytes at character "
+                    + (bad + 1) + " with U+FFFD); give such text in a --prompts file, whose bytes kvtier checks itself");
+        }
+    }
+
     /** The prompts in {@code bytes}; {@code where} (e.g. "--prompts x.txt") starts every error. */
     static List<String> parse(byte[] bytes, String where) {
         int start = bytes.length >= 3 && (bytes[0] & 0xFF) == 0xEF && (bytes[1] & 0xFF) == 0xBB && (bytes[2] & 0xFF) == 0xBF ? 3 : 0;

@@ -53,7 +53,7 @@ public final class RemoteBandwidth {
         int tokens = 16;
         RemoteSettings s = RemoteSettings.of(List.of(url), false, "bench", null).withTimeout(java.time.Duration.ofSeconds(10));
         try (HostSlab slab = new HostSlab(2 * PIPELINE, payload, tokens);
-             LettuceRemoteStore store = LettuceRemoteStore.open(s, System.err::println)) {
+             LettuceRemoteStore store = LettuceRemoteStore.open(s, line -> System.err.println("kvtier: " + line))) {
             RemoteCopier copier = new RemoteCopier(slab, store, new RemoteKeys("bench", ns), payload);
             byte[] bytes = new byte[(int) payload];
             new Random(1).nextBytes(bytes);

@@ -119,11 +119,15 @@ public final class RemoteOptions {
             settings = new RemoteSettings(urls, mode.equals("cluster"), tenant, password(),
                     Duration.ofMillis(timeoutMillis), Duration.ofMillis((long) (ttl * 1000)), valueLimit, 3,
                     Duration.ofMillis(breakerOpenMillis), caFile());
-            new io.kvtier.tier.remote.RemoteKeys(tenant, new io.kvtier.kv.BlockKey(0, 0, 0, 0)); // checks the tenant
         } catch (IllegalArgumentException e) {
             throw new BadInputException(e.getMessage());
         }
-        return new OffloadSetup.RemoteSetup(settings, policy, admitAfter, inFlight, System.err::println);
+        try {
+            new io.kvtier.tier.remote.RemoteKeys(tenant, new io.kvtier.kv.BlockKey(0, 0, 0, 0)); // checks the tenant
+        } catch (IllegalArgumentException e) {
+            throw new BadInputException("--remote-tenant: " + e.getMessage());
+        }
+        return new OffloadSetup.RemoteSetup(settings, policy, admitAfter, inFlight, line -> System.err.println("kvtier: " + line));
     }
 
     private Path caFile() {

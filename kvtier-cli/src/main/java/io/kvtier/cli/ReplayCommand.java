@@ -41,7 +41,7 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--trace", required = true, paramLabel = "FILE", description = "Mooncake trace (JSON lines), e.g. ../shared/traces/mooncake/conversation_trace.jsonl")
     Path trace;
 
-    @Option(names = "--mode", defaultValue = "instant", description = "instant (default): one request at a time, no time, for policy studies; timed: arrivals at trace timestamps, continuous batching, latencies")
+    @Option(names = "--mode", paramLabel = "MODE", defaultValue = "instant", description = "instant (default): one request at a time, no time, for policy studies; timed: arrivals at trace timestamps, continuous batching, latencies")
     String mode;
 
     @Mixin
@@ -99,28 +99,28 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--kv-bytes-per-token", paramLabel = "SIZE", description = "KV bytes of one token of the simulated model, at most 1M (default 128K = 131072: Llama-3.1-8B BF16)")
     String kvBytesPerToken;
 
-    @Option(names = "--linear-us-per-token", description = "matmul time of one token, microseconds (default 32.5)")
+    @Option(names = "--linear-us-per-token", paramLabel = "US", description = "matmul time of one token, microseconds (default 32.5)")
     Double linearUsPerToken;
 
-    @Option(names = "--attention-ns-per-pair", description = "attention time of one causal query-key pair over all layers, ns (default 1.31)")
+    @Option(names = "--attention-ns-per-pair", paramLabel = "NS", description = "attention time of one causal query-key pair over all layers, ns (default 1.31)")
     Double attentionNsPerPair;
 
-    @Option(names = "--weight-read-ms", description = "time to read the weights once per step, ms (default 5.99)")
+    @Option(names = "--weight-read-ms", paramLabel = "MS", description = "time to read the weights once per step, ms (default 5.99)")
     Double weightReadMs;
 
-    @Option(names = "--kv-read-ns-per-token", description = "time to read one token's KV in attention, ns (default 48.9)")
+    @Option(names = "--kv-read-ns-per-token", paramLabel = "NS", description = "time to read one token's KV in attention, ns (default 48.9)")
     Double kvReadNsPerToken;
 
-    @Option(names = "--step-overhead-ms", description = "fixed cost of one engine step, ms (default 0.5)")
+    @Option(names = "--step-overhead-ms", paramLabel = "MS", description = "fixed cost of one engine step, ms (default 0.5)")
     Double stepOverheadMs;
 
-    @Option(names = "--host-gbps", description = "device-host bandwidth per direction, GB/s (default 50: PCIe Gen5 x16)")
+    @Option(names = "--host-gbps", paramLabel = "GBPS", description = "device-host bandwidth per direction, GB/s (default 50: PCIe Gen5 x16)")
     Double hostGbps;
 
-    @Option(names = "--host-latency-us", description = "fixed cost of one transfer job, microseconds (default 10)")
+    @Option(names = "--host-latency-us", paramLabel = "US", description = "fixed cost of one transfer job, microseconds (default 10)")
     Double hostLatencyUs;
 
-    @Option(names = "--context-tokens", description = "the simulated model's context (default 131072; raised to the trace's longest request)")
+    @Option(names = "--context-tokens", paramLabel = "N", description = "the simulated model's context (default 131072; raised to the trace's longest request)")
     Integer contextTokens;
 
     /** Most KV bytes per token: 1 MiB is twice a 405B model's (126 layers x 8 KV heads x 128 x K,V x 2 B = 504 KiB). */

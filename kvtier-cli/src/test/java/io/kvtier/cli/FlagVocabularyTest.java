@@ -214,4 +214,51 @@ class FlagVocabularyTest {
         CliRun bench = CliRun.of("bench", "generate", "--help");
         assertThat(bench.out()).contains("(default 32)").doesNotContain("--batch ", "--decode-tokens");
     }
+
+    /**
+     * The README's vocabulary table lists, for the first flag of each row, exactly the commands
+     * that have it (a new user reads that column to know where a flag works). Rows with an empty
+     * column are about several commands' different flags; "/ x" names a second flag's commands.
+     */
+    @Test
+    void theReadmeTableListsEveryCommandThatHasTheFlag() throws IOException {
+        Map<String, Set<String>> commandsByName = new HashMap<>();
+        commands().forEach((cmd, options) -> options.stream().filter(o -> !o.hidden())
+                .forEach(o -> List.of(o.names()).forEach(n -> commandsByName.computeIfAbsent(n, k -> new TreeSet<>()).add(cmd))));
+        String readme = Files.readString(Path.of("").toAbsolutePath().getParent().resolve("README.md"));
+        int start = readme.indexOf("| concept | flag | commands |");
+        assertThat(start).as("the table in the README").isPositive();
+        Pattern firstFlag = Pattern.compile("`(--[a-z0-9-]+)");
+        List<String> wrong = new ArrayList<>();
+        int rows = 0;
+        for (String line : readme.substring(start).lines().skip(2).takeWhile(l -> l.startsWith("|")).toList()) {
+            String[] cells = line.split("(?<!\\\\)\\|", -1);
+            String listed = cells[3].split(" / ")[0].replaceAll("\\([^)]*\\)", "").strip();
+            Matcher m = firstFlag.matcher(cells[2]);
+            if (listed.isEmpty() || !m.find()) {
+                continue;
+            }
+            rows++;
+            Set<String> want = new TreeSet<>();
+            for (String c : listed.split(",")) {
+                want.add(c.strip());
+            }
+            Set<String> have = commandsByName.getOrDefault(m.group(1), Set.of());
+            if (!want.equals(have)) {
+                wrong.add(m.group(1) + ": README says " + want + ", the commands are " + have);
+            }
+        }
+        assertThat(rows).isGreaterThan(10);
+        assertThat(wrong).isEmpty();
+    }
+
+    /** --help shows a word for each option's value (N, FILE, MS), never picocli's default: the Java field's name. */
+    @Test
+    void everyOptionWithAValueHasALabelNotAFieldName() {
+        List<String> raw = new ArrayList<>();
+        commands().forEach((cmd, options) -> options.stream().filter(o -> !o.hidden() && o.arity().max() > 0)
+                .filter(o -> o.paramLabel().matches("<[a-z][A-Za-z0-9]*>"))
+                .forEach(o -> raw.add(cmd + " " + o.longestName() + "=" + o.paramLabel())));
+        assertThat(raw).isEmpty();
+    }
 }

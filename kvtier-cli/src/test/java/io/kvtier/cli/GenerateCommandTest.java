@@ -199,6 +199,8 @@ class GenerateCommandTest {
                         "--remote-ca-file", dir.toString()},
                 new String[] {"--remote-ca-file " + dir.resolve("absent.pem") + ": no readable file there",
                         "--remote-url", "rediss://127.0.0.1:1", "--remote-ca-file", dir.resolve("absent.pem").toString()},
+                new String[] {"--remote-tenant: remote tenant must be 1 to 64 characters", "--remote-url", "redis://127.0.0.1:1",
+                    "--remote-tenant", "a b"},
                 new String[] {"--store-horizon needs --store-policy lazy", "--store-horizon", "4"},
                 new String[] {"--store-policy needs the host tier", "--store-policy", "lazy", "--host-cache-bytes", "0"},
                 new String[] {"--load-policy needs the host tier", "--load-policy", "faster", "--host-cache-bytes", "0"})) {

@@ -36,7 +36,16 @@ class GgufCliErrorsTest {
         Path empty = Files.createFile(dir.resolve("empty.gguf"));
         assertOneLineError(CliRun.of("generate", "--model", empty.toString(), "--tokenizer",
                 ReferenceRecords.tokenizer().toString(), "--prompt", "hi"),
-                "model file " + empty + ": is empty (0 bytes), expected a llama2.c checkpoint");
+                "model file " + empty + ": is empty (0 bytes), expected a GGUF file or a llama2.c checkpoint");
+    }
+
+    @Test
+    void aDirectoryOrAnEmptyPathAsTheModelSaysSoForEitherFormat() {
+        String tok = ReferenceRecords.tokenizer().toString();
+        assertOneLineError(CliRun.of("generate", "--model", dir.toString(), "--tokenizer", tok, "--prompt", "hi"),
+                "model file " + dir + ": is a directory, expected a GGUF file or a llama2.c checkpoint");
+        assertOneLineError(CliRun.of("generate", "--model", "", "--tokenizer", tok, "--prompt", "hi"), "model file: empty path");
+        assertOneLineError(CliRun.of("replay", "--trace", ""), "--trace: empty path");
     }
 
     @Test

@@ -81,6 +81,49 @@ class ModelFileTest {
         }
     }
 
+    @Test
+    void makeModelRefusesAModelLargerThanTheFreeSpaceBeforeWritingAByte() throws Exception {
+        Path out = dir.resolve("huge.bin");
+        CliRun r = CliRun.of("make-model", out.toString(), "--dim", "60000", "--hidden-dim", "200000", "--layers", "100");
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err()).startsWith("kvtier: make-model " + out + ": the model needs 20")
+                .contains(" GB and " + dir.toAbsolutePath() + " has ").endsWith(" GB free\n");
+        try (var files = Files.list(dir)) {
+            assertThat(files.toList()).as("nothing written").isEmpty();
+        }
+    }
+
+    @Test
+    void aSignalDuringMakeModelLeavesNoTemporaryFile() throws Exception {
+        Path out = dir.resolve("big.bin");
+        Process p = ChildCli.start(dir.resolve("err.txt"), "make-model", out.toString(), "--dim", "4096", "--hidden-dim",
+                "11008", "--layers", "4", "--heads", "32", "--kv-heads", "32");
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (tmpFiles().isEmpty() || Files.size(tmpFiles().getFirst()) < (1 << 20)) {
+            assertThat(p.isAlive()).as("still writing when the signal comes").isTrue();
+            assertThat(System.nanoTime()).as("the temporary file appears").isLessThan(deadline);
+            Thread.sleep(20);
+        }
+        p.destroy(); // SIGTERM
+        assertThat(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(tmpFiles()).as("temporary file removed").isEmpty();
+        assertThat(out).doesNotExist();
+    }
+
+    private List<Path> tmpFiles() throws java.io.IOException {
+        try (var files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().startsWith(".big.bin.tmp-")).toList();
+        }
+    }
+
+    @Test
+    void aWriteErrorSaysWhatFailedAndWhy() {
+        var full = new java.io.UncheckedIOException("cannot write checkpoint /x/m.bin", new java.io.IOException("No space left on device"));
+        assertThat(Main.describe(full)).isEqualTo("cannot write checkpoint /x/m.bin: No space left on device");
+        var bare = new java.io.UncheckedIOException(new java.io.IOException("Stale file handle"));
+        assertThat(Main.describe(bare)).isEqualTo("IOException: Stale file handle");
+    }
+
     private static String[] concat(String[] a, String[] b) {
         String[] c = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, c, a.length, b.length);

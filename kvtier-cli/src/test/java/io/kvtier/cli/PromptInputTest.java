@@ -55,6 +55,13 @@ class PromptInputTest {
     }
 
     @Test
+    void aPromptArgumentThatWasNotUtf8IsRefusedLikeAFileLine() {
+        // The JVM hands kvtier U+FFFD where the shell passed bytes that are not UTF-8 ($'\\xff\\xfe bad').
+        assertOneLineError(generate("--prompt", "Once", "--prompt", "\uFFFD\uFFFD bad"),
+                "--prompt: the text is not valid UTF-8", "at character 1 with U+FFFD", "--prompts file");
+    }
+
+    @Test
     void nulInAPromptArgumentIsRefusedToo() {
         assertOneLineError(generate("--prompt", "Once\0upon"), "prompt 1", "NUL character");
     }

@@ -66,7 +66,7 @@ public final class Request implements io.kvtier.offload.SequenceView {
         this.sampling = sampling;
         this.extraKeys = extraKeys;
         this.stopCondition = java.util.Objects.requireNonNull(stopCondition, "stopCondition");
-        this.rng = SamplingStreams.forRequest(sampling.seed(), id);
+        this.rng = sampling.ownSeed() ? SamplingStreams.forSeed(sampling.seed()) : SamplingStreams.forRequest(sampling.seed(), id);
         this.tokens = Arrays.copyOf(promptIds, promptIds.length + Math.min(maxTokens, 1024));
         this.numTokens = promptIds.length;
     }

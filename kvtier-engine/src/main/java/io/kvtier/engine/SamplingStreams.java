@@ -4,7 +4,8 @@ import java.util.SplittableRandom;
 
 /**
  * The random stream of one request: a function of the run's seed and the request id only, so a
- * run is repeatable, and independent across seeds and ids.
+ * run is repeatable, and independent across seeds and ids; or, for a request with its own seed,
+ * of that seed alone.
  *
  * <p>Why mixing matters: a {@link SplittableRandom} seeded with {@code x} draws
  * {@code mix(x + k·γ)} for k = 1, 2, ... (γ its golden-ratio step). Seeding it with
@@ -17,6 +18,8 @@ import java.util.SplittableRandom;
 public final class SamplingStreams {
 
     private static final long GOLDEN_GAMMA = 0x9E3779B97F4A7C15L;
+    /** Keeps own-seed streams apart from run-seed streams (an arbitrary odd constant). */
+    private static final long OWN_SEED_DOMAIN = 0xD1B54A32D192ED03L;
 
     private SamplingStreams() {
     }
@@ -24,6 +27,14 @@ public final class SamplingStreams {
     /** The stream of request {@code requestId} under {@code seed} (any long, negative included). */
     public static SplittableRandom forRequest(long seed, long requestId) {
         return new SplittableRandom(streamSeed(seed, requestId));
+    }
+
+    /**
+     * The stream of a request that brought its own seed (an API client's {@code seed}): the same
+     * seed gives the same stream whatever the request's id or arrival order.
+     */
+    public static SplittableRandom forSeed(long seed) {
+        return new SplittableRandom(mix64(mix64(seed) ^ OWN_SEED_DOMAIN));
     }
 
     /** The starting point of that stream: mix(mix(seed) + γ·(id + 1)). */

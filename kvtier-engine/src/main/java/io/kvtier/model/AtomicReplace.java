@@ -9,7 +9,7 @@ import java.nio.file.StandardCopyOption;
 /**
  * Writes a file through a temporary name beside it, then renames it over the target: a reader of
  * the target sees the old file or the whole new one, never a truncated one, and a failed write
- * leaves the target as it was (the temporary file is deleted).
+ * leaves the target as it was (the temporary file is deleted, also when a signal stops the JVM).
  */
 public final class AtomicReplace {
 
@@ -31,17 +31,31 @@ public final class AtomicReplace {
     public static void replace(Path out, String what, Writer writer) {
         Path abs = out.toAbsolutePath();
         Path tmp = abs.resolveSibling("." + abs.getFileName() + ".tmp-" + ProcessHandle.current().pid());
+        // A signal (SIGINT, SIGTERM) ends the JVM without running the finally below: the hook
+        // removes the temporary file then, so a stopped write leaves no gigabytes behind.
+        Thread cleanup = new Thread(() -> deleteQuietly(tmp), "kvtier-tmp-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanup);
         try {
             writer.write(tmp);
             Files.move(tmp, abs, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + what + " " + out, e);
         } finally {
+            deleteQuietly(tmp);
             try {
-                Files.deleteIfExists(tmp);
-            } catch (IOException ignored) {
-                // best effort: only left when the write itself failed
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs (or ran) anyway
             }
+        }
+    }
+
+    /** Best effort: the file is only left when the write itself failed. */
+    private static void deleteQuietly(Path tmp) {
+        try {
+            Files.deleteIfExists(tmp);
+        } catch (IOException ignored) {
+            // nothing more to do
         }
     }
 }

@@ -8,6 +8,8 @@ import java.nio.file.Path;
 /** Opens a model file of either format, recognised by its content (the {@code GGUF} magic), not its name. */
 public final class Models {
 
+    private static final String EITHER = "a GGUF file or a llama2.c checkpoint";
+
     private Models() {
     }
 
@@ -23,6 +25,20 @@ public final class Models {
 
     /** The same with GGUF digests cached in {@code digests}. */
     public static Model load(Path path, DigestCache digests) {
+        // Format-neutral messages for what is neither format's fault ("" would resolve to the working directory).
+        if (path.toString().isEmpty()) {
+            throw new ModelFormatException("model file: empty path");
+        }
+        if (java.nio.file.Files.isDirectory(path)) {
+            throw new ModelFormatException("model file " + path + ": is a directory, expected " + EITHER);
+        }
+        try {
+            if (java.nio.file.Files.isRegularFile(path) && java.nio.file.Files.size(path) == 0) {
+                throw new ModelFormatException("model file " + path + ": is empty (0 bytes), expected " + EITHER);
+            }
+        } catch (java.io.IOException e) {
+            // unreadable: the loader's own open says why
+        }
         return GgufFile.isGguf(path) ? GgufModel.load(path, digests) : Checkpoint.load(path);
     }
 }

@@ -108,6 +108,36 @@ class SamplingStreamsTest {
     }
 
     @Test
+    void aRequestsOwnSeedGivesOneStreamWhateverTheIdAndDiffersFromTheRunSeedStream() {
+        SplittableRandom first = new Request(3, new int[] {1}, 1, SamplingParams.withOwnSeed(1f, 1f, 7), ExtraKeys.NONE).rng();
+        SplittableRandom later = new Request(918, new int[] {1}, 1, SamplingParams.withOwnSeed(1f, 1f, 7), ExtraKeys.NONE).rng();
+        long[] a = new long[100];
+        for (int k = 0; k < a.length; k++) {
+            a[k] = first.nextLong();
+            assertThat(later.nextLong()).as("draw %d", k).isEqualTo(a[k]);
+        }
+        // The same number as a run's seed (mixed with the id) names other streams.
+        for (long id : new long[] {0, 3, 918}) {
+            assertThat(stream(7, id).nextLong()).as("run seed 7, id %d", id).isNotEqualTo(a[0]);
+        }
+    }
+
+    @Test
+    void aSeededRequestRepeatsItsTokensOnTheRealModelWhateverRanBeforeIt() {
+        int[] prompt = ReferenceRecords.load().get(0).promptIds();
+        EngineConfig config = new EngineConfig(16, 64, 512, EngineConfig.DEFAULT_MAX_RUNNING, true, 1);
+        try (Engine e = LlamaRunner.engine(Checkpoint.load(ReferenceRecords.model()), config, Kernels.best(), 1)) {
+            e.submit(new Request(0, prompt, 24, SamplingParams.withOwnSeed(1f, 1f, 7), ExtraKeys.NONE));
+            int[] first = e.runToCompletion().getFirst().outputIds();
+            e.submit(new Request(1, prompt, 24, new SamplingParams(1f, 1f, 7), ExtraKeys.NONE));
+            e.runToCompletion();
+            e.submit(new Request(2, prompt, 24, SamplingParams.withOwnSeed(1f, 1f, 7), ExtraKeys.NONE));
+            int[] again = e.runToCompletion().getFirst().outputIds();
+            assertThat(again).hasSize(24).isEqualTo(first);
+        }
+    }
+
+    @Test
     void negativeSeedsSampleNormallyOnTheRealModel() {
         // Before the fix, seed -k reached the generator state 0 at its k-th draw: a draw of exactly 0.0,
         // which picks token 0 (<unk>) whatever the logits. At T = 0.3 the model never gives <unk> itself.

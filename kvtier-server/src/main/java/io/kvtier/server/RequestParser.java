@@ -31,10 +31,11 @@ final class RequestParser {
 
     CompletionParams parse(JsonNode body, boolean chat) throws ApiError {
         checkModel(body);
-        int n = optInt(body, "n", 1, 1, Integer.MAX_VALUE);
+        int n = optInt(body, "n", 1, Integer.MIN_VALUE, Integer.MAX_VALUE);
         if (n != 1) {
             throw ApiError.badRequest("n must be 1: kvtier returns one choice per request, got " + n, "n");
         }
+        refuseUnsupported(body);
         int[] prompt = chat ? encode(renderChat(body.get("messages")), "messages", true) : prompt(body.get("prompt"));
         if (prompt.length > maxPositions) {
             throw tooLong(prompt.length, chat ? "messages" : "prompt");
@@ -44,6 +45,10 @@ final class RequestParser {
         int maxTokens = Math.min(optInt(body, maxField, room, 1, Integer.MAX_VALUE), room);
         float temperature = (float) optDouble(body, "temperature", 1.0, 0.0, 2.0);
         float topP = (float) optDouble(body, "top_p", 1.0, Double.MIN_VALUE, 1.0);
+        // A client's seed names its stream (the same request repeats); without one, the stream
+        // also depends on the request id, so concurrent unseeded requests draw independently.
+        JsonNode seedNode = body.get("seed");
+        boolean ownSeed = seedNode != null && !seedNode.isNull();
         long seed = optLong(body, "seed", 0L);
         boolean stream = optBool(body, "stream", false);
         boolean includeUsage = false;
@@ -54,9 +59,31 @@ final class RequestParser {
             }
             includeUsage = optBool(so, "include_usage", false);
         }
-        return new CompletionParams(chat, prompt, maxTokens, new SamplingParams(temperature, topP, seed), stop(body.get("stop")),
+        SamplingParams sampling = ownSeed ? SamplingParams.withOwnSeed(temperature, topP, seed)
+                : new SamplingParams(temperature, topP, seed);
+        return new CompletionParams(chat, prompt, maxTokens, sampling, stop(body.get("stop")),
                 stream, includeUsage, optString(body, "user"), optString(body, "cache_salt"),
                 optBool(body, "return_token_ids", false));
+    }
+
+    /**
+     * Fields that would change what a client gets back and that kvtier does not compute: asked
+     * for, they are a 400 naming the field (ignoring them would hand back a null the client
+     * asked to be filled). Their "off" values (false, 0, null, 1 for best_of, an empty suffix or
+     * tool list, a text response format) are accepted.
+     */
+    private static void refuseUnsupported(JsonNode body) throws ApiError {
+        for (String field : new String[] {"logprobs", "top_logprobs", "echo", "best_of", "suffix", "tools", "response_format"}) {
+            JsonNode v = body.get(field);
+            boolean off = v == null || v.isNull() || (v.isBoolean() && !v.asBoolean())
+                    || (v.isIntegralNumber() && v.asLong() == (field.equals("best_of") ? 1 : 0))
+                    || (field.equals("response_format") && v.isObject() && "text".equals(v.path("type").asText()))
+                    || (field.equals("tools") && v.isArray() && v.isEmpty())
+                    || (field.equals("suffix") && v.isTextual() && v.asText().isEmpty());
+            if (!off) {
+                throw ApiError.badRequest(field + " is not supported by kvtier", field);
+            }
+        }
     }
 
     /** The token ids of a {@code /tokenize} body: {@code prompt} or {@code messages}. */

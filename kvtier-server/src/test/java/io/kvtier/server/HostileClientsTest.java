@@ -71,6 +71,11 @@ class HostileClientsTest {
         "{\"prompt\": \"a\", \"top_p\": 0} | top_p | must be a number in (0",
         "{\"prompt\": \"a\", \"seed\": 1e30} | seed | 64-bit integer",
         "{\"prompt\": \"a\", \"n\": 1000000} | n | n must be 1",
+        "{\"prompt\": \"a\", \"n\": 0} | n | n must be 1: kvtier returns one choice per request, got 0",
+        "{\"prompt\": \"a\", \"logprobs\": 2} | logprobs | logprobs is not supported by kvtier",
+        "{\"prompt\": \"a\", \"echo\": true} | echo | echo is not supported",
+        "{\"prompt\": \"a\", \"best_of\": 3} | best_of | best_of is not supported",
+        "{\"prompt\": \"a\", \"suffix\": \"end\"} | suffix | suffix is not supported",
         "{\"prompt\": \"a\", \"stream\": \"yes\"} | stream | true or false",
         "{\"prompt\": \"a\", \"stop\": 5} | stop | stop must be a string",
         "{\"prompt\": \"a\", \"stop\": [\"a\", \"b\", \"c\", \"d\", \"e\"]} | stop | at most 4",
@@ -102,6 +107,21 @@ class HostileClientsTest {
     })
     void badChatRequestsGetA400NamingTheParameter(String body, String param, String message) {
         assertError(f.post("/v1/chat/completions", body), 400, param, message);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "{\"logprobs\": true} | logprobs",
+        "{\"top_logprobs\": 2} | top_logprobs",
+        "{\"response_format\": {\"type\": \"json_object\"}} | response_format",
+        "{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}]} | tools",
+    })
+    void chatFieldsKvtierDoesNotComputeAreRefusedNotIgnored(String extra, String param) {
+        String body = "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_tokens\": 2, " + extra.substring(1);
+        assertError(f.post("/v1/chat/completions", body), 400, param, param + " is not supported by kvtier");
+        String off = "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_tokens\": 2, "
+                + "\"logprobs\": false, \"top_logprobs\": 0, \"tools\": [], \"response_format\": {\"type\": \"text\"}}";
+        assertThat(f.post("/v1/chat/completions", off).statusCode()).as("the off values").isEqualTo(200);
     }
 
     @Test

@@ -152,6 +152,16 @@ class RoutesTest {
     }
 
     @Test
+    void aClientsSeedRepeatsTheSampledTokensWhateverRanBetween() {
+        String seeded = "{\"prompt\": \"Once\", \"max_tokens\": 16, \"temperature\": 1, \"seed\": 7, \"return_token_ids\": true}";
+        JsonNode first = ServerFixture.json(post("/v1/completions", seeded).body()).get("choices").get(0);
+        post("/v1/completions", "{\"prompt\": \"Once\", \"max_tokens\": 16, \"temperature\": 1}");
+        JsonNode again = ServerFixture.json(post("/v1/completions", seeded).body()).get("choices").get(0);
+        assertThat(again.get("token_ids")).hasSize(first.get("token_ids").size()).isEqualTo(first.get("token_ids"));
+        assertThat(again.get("text").asText()).isNotEmpty().isEqualTo(first.get("text").asText());
+    }
+
+    @Test
     void cachedTokensCountDeviceHitsAndCacheSaltsSeparateTenants() {
         String prompt = "Lily had a red ball. She liked to play with it in the park every day with her friends.";
         String a = "{\"prompt\": \"" + prompt + "\", \"max_tokens\": 2, \"cache_salt\": \"tenant-a\"}";

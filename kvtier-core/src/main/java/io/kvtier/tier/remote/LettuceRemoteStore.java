@@ -131,10 +131,17 @@ public final class LettuceRemoteStore implements RemoteStore {
      * answer leaves the store unavailable (every operation a miss) until a later reconnection.
      *
      * @param warn where the one line goes when the tier turns itself off (bad credentials, ACL)
+     *             or the server cannot be reached at start
      */
     public static LettuceRemoteStore open(RemoteSettings settings, Consumer<String> warn) {
         LettuceRemoteStore s = new LettuceRemoteStore(settings, warn);
         s.connect().join();
+        if (s.offReason == null && s.connection == null) {
+            // Not an error (the engine serves with the store down and probes it back), but a
+            // mistyped host or port must not pass unnoticed until someone reads the summary.
+            warn.accept("remote tier: cannot reach " + String.join(", ", settings.urls()) + " (" + s.lastConnectError
+                    + "); every lookup misses until it answers");
+        }
         return s;
     }
 
