@@ -80,7 +80,7 @@ class RemoteMetricsTest {
             RemoteStats rs = c.offload().remoteStats();
             PrometheusText d = scrape(c);
             assertThat(d.value("kvtier:remote_stores_dropped_total", "model_name", M, "reason", RemoteStats.BUDGET))
-                    .isEqualTo(rs.storesDroppedBy().get(RemoteStats.BUDGET)).isPositive();
+                    .isEqualTo(rs.storesDroppedBy().get(RemoteStats.BUDGET).doubleValue()).isPositive();
             assertThat(d.value("kvtier:remote_chunks_stored_total", "model_name", M)).isZero();
         }
         assertThat(warnings).isEmpty();
