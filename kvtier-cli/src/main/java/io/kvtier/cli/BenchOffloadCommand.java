@@ -300,6 +300,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
                 fromDisk * 1e3, recompute / fromDisk);
         System.out.printf("  floor:              %8.2f ms  (plain FileChannel read of the prefix %.2f ms + the step after it %.2f ms); disk/floor %.2f%n",
                 (readSeconds + oneStep) * 1e3, readSeconds * 1e3, oneStep * 1e3, fromDisk / (readSeconds + oneStep));
+        if (remoteUrl != null) {
+            RemoteTtft.print(Models.load(m), remoteUrl, prompt, prefixBytes, repeats, threads.threads());
+        }
         halfHostTtft(m, prompt, prefixBlocks / 2);
     }
 

@@ -91,6 +91,8 @@ public final class FlagVocabulary {
             new Concept("--remote-mode", "one remote server or a Cluster", Set.of(RemoteOptions.class), List.of()),
             new Concept("--remote-tenant", "key prefix of the engines that share remote chunks", Set.of(RemoteOptions.class), List.of()),
             new Concept("--remote-password-file", "the file holding the remote user's password", Set.of(RemoteOptions.class), List.of()),
+            new Concept("--remote-ca-file", "PEM file of the CA that signed a rediss:// server's certificate", Set.of(RemoteOptions.class),
+                    List.of("--remote-ca-cert", "--tls-ca-cert-file", "--cacert")),
             new Concept("--remote-write-policy", "when the remote tier is written (through / on-evict)", Set.of(RemoteOptions.class), List.of()),
             new Concept("--remote-admit-after", "write a chunk to the remote tier only from its N-th use", Set.of(RemoteOptions.class), List.of()),
             new Concept("--remote-ttl", "expiry of chunks stored in the remote tier", Set.of(RemoteOptions.class), List.of()),

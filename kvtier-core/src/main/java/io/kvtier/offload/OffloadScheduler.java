@@ -375,9 +375,12 @@ public final class OffloadScheduler implements AutoCloseable {
             if (res.timedOut()) {
                 stats.jobsTimedOut++;
             }
-            boolean inbound = c.job() instanceof OffloadJob.Load || c.job() instanceof OffloadJob.Promote;
-            OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, c.job().tier(), res.bytes(), res.nanos());
-            if (res.success() && (inbound || c.job() instanceof OffloadJob.RemotePromote)) {
+            boolean inbound = c.job() instanceof OffloadJob.Load || c.job() instanceof OffloadJob.Promote
+                    || c.job() instanceof OffloadJob.RemotePromote;
+            if (!(c.job() instanceof OffloadJob.RemoteProbe)) { // a probe moves no chunk
+                OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, c.job().tier(), res.bytes(), res.nanos());
+            }
+            if (res.success() && inbound) {
                 long blocks = c.job() instanceof OffloadJob.Load l ? l.blocks() : (long) c.job().chunkKeys().size() * chunk();
                 costs.onLoad(c.job().tier(), blocks, res.bytes(), res.nanos());
             }
