@@ -278,7 +278,8 @@ final class RequestParser {
             return dflt;
         }
         if (!v.isIntegralNumber() || !v.canConvertToInt()) {
-            throw ApiError.badRequest(field + " must be an integer in " + min + ".." + max + ", got " + v, field);
+            String range = min == Integer.MIN_VALUE && max == Integer.MAX_VALUE ? "" : " in " + min + ".." + max;
+            throw ApiError.badRequest(field + " must be an integer" + range + ", got " + v, field);
         }
         if (v.asInt() < min || v.asInt() > max) {
             throw ApiError.badRequest(field + " must be in " + min + ".." + max + ", got " + v.asInt(), field);

@@ -72,6 +72,7 @@ class HostileClientsTest {
         "{\"prompt\": \"a\", \"seed\": 1e30} | seed | 64-bit integer",
         "{\"prompt\": \"a\", \"n\": 1000000} | n | n must be 1",
         "{\"prompt\": \"a\", \"n\": 0} | n | n must be 1: kvtier returns one choice per request, got 0",
+        "{\"prompt\": \"a\", \"n\": \"1\"} | n | n must be an integer, got \"1\"",
         "{\"prompt\": \"a\", \"logprobs\": 2} | logprobs | logprobs is not supported by kvtier",
         "{\"prompt\": \"a\", \"echo\": true} | echo | echo is not supported",
         "{\"prompt\": \"a\", \"best_of\": 3} | best_of | best_of is not supported",
