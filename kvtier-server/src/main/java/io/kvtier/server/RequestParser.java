@@ -69,21 +69,33 @@ final class RequestParser {
     /**
      * Fields that would change what a client gets back and that kvtier does not compute: asked
      * for, they are a 400 naming the field (ignoring them would hand back a null the client
-     * asked to be filled). Their "off" values (false, 0, null, 1 for best_of, an empty suffix or
-     * tool list, a text response format) are accepted.
+     * asked to be filled). Their "off" values (null, false, top_logprobs 0, best_of 1, an empty
+     * suffix, tool or function list or logit_bias, tool_choice none or auto, a text response
+     * format) are accepted.
      */
     private static void refuseUnsupported(JsonNode body) throws ApiError {
-        for (String field : new String[] {"logprobs", "top_logprobs", "echo", "best_of", "suffix", "tools", "response_format"}) {
+        for (String field : new String[] {"logprobs", "top_logprobs", "echo", "best_of", "suffix", "tools", "functions",
+            "tool_choice", "logit_bias", "response_format"}) {
             JsonNode v = body.get(field);
-            boolean off = v == null || v.isNull() || (v.isBoolean() && !v.asBoolean())
-                    || (v.isIntegralNumber() && v.asLong() == (field.equals("best_of") ? 1 : 0))
-                    || (field.equals("response_format") && v.isObject() && "text".equals(v.path("type").asText()))
-                    || (field.equals("tools") && v.isArray() && v.isEmpty())
-                    || (field.equals("suffix") && v.isTextual() && v.asText().isEmpty());
-            if (!off) {
+            if (v != null && !v.isNull() && !isOff(field, v)) {
                 throw ApiError.badRequest(field + " is not supported by kvtier", field);
             }
         }
+    }
+
+    /** The value that asks for nothing: completions' {@code logprobs: 0} asks for the sampled token's logprob, so it is not. */
+    private static boolean isOff(String field, JsonNode v) {
+        return switch (field) {
+            case "logprobs", "echo" -> v.isBoolean() && !v.asBoolean();
+            case "top_logprobs" -> v.isIntegralNumber() && v.asLong() == 0;
+            case "best_of" -> v.isIntegralNumber() && v.asLong() == 1;
+            case "suffix" -> v.isTextual() && v.asText().isEmpty();
+            case "tools", "functions" -> v.isArray() && v.isEmpty();
+            case "tool_choice" -> v.isTextual() && (v.asText().equals("none") || v.asText().equals("auto"));
+            case "logit_bias" -> v.isObject() && v.isEmpty();
+            case "response_format" -> v.isObject() && "text".equals(v.path("type").asText());
+            default -> false;
+        };
     }
 
     /** The token ids of a {@code /tokenize} body: {@code prompt} or {@code messages}. */

@@ -74,6 +74,8 @@ class HostileClientsTest {
         "{\"prompt\": \"a\", \"n\": 0} | n | n must be 1: kvtier returns one choice per request, got 0",
         "{\"prompt\": \"a\", \"n\": \"1\"} | n | n must be an integer, got \"1\"",
         "{\"prompt\": \"a\", \"logprobs\": 2} | logprobs | logprobs is not supported by kvtier",
+        "{\"prompt\": \"a\", \"logprobs\": 0} | logprobs | logprobs is not supported by kvtier",
+        "{\"prompt\": \"a\", \"logit_bias\": {\"5\": 100}} | logit_bias | logit_bias is not supported by kvtier",
         "{\"prompt\": \"a\", \"echo\": true} | echo | echo is not supported",
         "{\"prompt\": \"a\", \"best_of\": 3} | best_of | best_of is not supported",
         "{\"prompt\": \"a\", \"suffix\": \"end\"} | suffix | suffix is not supported",
@@ -122,12 +124,15 @@ class HostileClientsTest {
         "{\"top_logprobs\": 2} | top_logprobs",
         "{\"response_format\": {\"type\": \"json_object\"}} | response_format",
         "{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}]} | tools",
+        "{\"functions\": [{\"name\": \"f\"}]} | functions",
+        "{\"tool_choice\": \"required\"} | tool_choice",
     })
     void chatFieldsKvtierDoesNotComputeAreRefusedNotIgnored(String extra, String param) {
         String body = "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_tokens\": 2, " + extra.substring(1);
         assertError(f.post("/v1/chat/completions", body), 400, param, param + " is not supported by kvtier");
         String off = "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_tokens\": 2, "
-                + "\"logprobs\": false, \"top_logprobs\": 0, \"tools\": [], \"response_format\": {\"type\": \"text\"}}";
+                + "\"logprobs\": false, \"top_logprobs\": 0, \"tools\": [], \"functions\": [], \"tool_choice\": \"none\", "
+                + "\"logit_bias\": {}, \"response_format\": {\"type\": \"text\"}}";
         assertThat(f.post("/v1/chat/completions", off).statusCode()).as("the off values").isEqualTo(200);
     }
 
