@@ -82,7 +82,7 @@ public final class RemoteStats {
         return bytesInFlight;
     }
 
-    /** Average latency of the last write jobs (submission to completion), in nanoseconds; -1 before the first. */
+    /** Average latency of the last write jobs (the transfer thread's start of the job to its last answer: time queued behind other jobs is not counted), in nanoseconds; -1 before the first. */
     public long writeLatencyNanos() {
         return writeLatencyNanos;
     }
