@@ -189,16 +189,21 @@ final class BenchOffloadCommand implements Callable<Integer> {
         for (int batch : new int[] {1, 32}) {
             double offBest = 0;
             double onBest = 0;
+            double[] ratios = new double[repeats];
             for (int i = 0; i < repeats + 1; i++) { // interleaved; the first round is one more warm-up
                 double a = decodeTokensPerSecond(m, batch, OffloadSetup.OFF);
                 double b = decodeTokensPerSecond(m, batch, on);
                 if (i > 0) {
                     offBest = Math.max(offBest, a);
                     onBest = Math.max(onBest, b);
+                    ratios[i - 1] = b / a; // a pair run back to back: the load they met is about the same
                 }
             }
-            System.out.printf("%2d sequences: off %,.0f tokens/s, on %,.0f tokens/s, on/off %.3f%n", batch, offBest, onBest,
-                    onBest / offBest);
+            java.util.Arrays.sort(ratios);
+            double median = repeats % 2 == 1 ? ratios[repeats / 2] : (ratios[repeats / 2 - 1] + ratios[repeats / 2]) / 2;
+            System.out.printf("%2d sequences: off %,.0f tokens/s, on %,.0f tokens/s (best of %d), on/off %.3f;"
+                    + " on/off of each pair: median %.3f, range %.3f-%.3f%n", batch, offBest, onBest, repeats,
+                    onBest / offBest, median, ratios[0], ratios[repeats - 1]);
         }
     }
 
@@ -295,6 +300,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
                 fromDisk * 1e3, recompute / fromDisk);
         System.out.printf("  floor:              %8.2f ms  (plain FileChannel read of the prefix %.2f ms + the step after it %.2f ms); disk/floor %.2f%n",
                 (readSeconds + oneStep) * 1e3, readSeconds * 1e3, oneStep * 1e3, fromDisk / (readSeconds + oneStep));
+        if (remoteUrl != null) {
+            RemoteTtft.print(Models.load(m), remoteUrl, prompt, prefixBytes, repeats, threads.threads());
+        }
         halfHostTtft(m, prompt, prefixBlocks / 2);
     }
 

@@ -14,7 +14,9 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code ./kvtier bench serve}: multi-turn conversations against a server, TTFT, inter-token and
@@ -82,6 +84,22 @@ final class BenchServeCommand implements Callable<Integer> {
     @Option(names = "--png", paramLabel = "FILE", description = "also draw the latency percentiles as a PNG chart")
     Path png;
 
+    @Spec
+    CommandSpec spec;
+
+    /** The mixins whose flags configure the servers this command starts (engine, tiers, model). */
+    private static final List<String> SERVER_MIXINS = List.of("model", "tokenizer", "batch", "engine", "offload", "eviction",
+            "disk", "threads");
+
+    /** Every flag of {@link #SERVER_MIXINS}, by its longest name, in declaration order. */
+    private List<String> serverFlags() {
+        List<String> flags = new ArrayList<>();
+        for (String mixin : SERVER_MIXINS) {
+            spec.mixins().get(mixin).options().forEach(o -> flags.add(o.longestName()));
+        }
+        return flags;
+    }
+
     /** This command's defaults of shared options. */
     static final class Defaults extends FlagDefaults {
         Defaults() {
@@ -98,6 +116,8 @@ final class BenchServeCommand implements Callable<Integer> {
         Checks.atLeast(userTokens, 1, "--user-tokens");
         int maxTokens = this.maxTokens.maxTokens();
         engine.check();
+        Checks.notWith(spec, url != null, "--url", "it configures the servers bench serve starts, not a running one",
+                serverFlags());
         if (url == null) {
             offload.check(eviction, disk); // as generate and serve do, before the warm-up
         }
@@ -146,13 +166,14 @@ final class BenchServeCommand implements Callable<Integer> {
                 throw new BadInputException("the last turn needs " + (load.longestPromptTokens() + maxTokens) + " positions but the "
                         + "model's context is " + seqLen + "; lower --turns, --system-tokens, --user-tokens or --max-tokens");
             }
-            config = engine.config(cp, batch, io.kvtier.model.Tokenizer.BOS);
+            config = engine.config(cp, batch, io.kvtier.model.Tokenizer.BOS).withPrefillPriority(offload.prefillPriority());
         }
         int bs = config.blockSize();
         if (engine.deviceBlocks == null) {
             int longest = (load.longestPromptTokens() + maxTokens + bs - 1) / bs;
             config = new io.kvtier.engine.EngineConfig(bs, Math.max(longest + 1, (load.historyTokens() + bs - 1) / bs / 4),
-                    config.maxBatchTokens(), config.maxRunning(), config.prefixCaching(), config.stopToken());
+                    config.maxBatchTokens(), config.maxRunning(), config.prefixCaching(), config.stopToken(),
+                    config.moreStopTokens(), config.prefillPriority());
         }
         out.printf("servers: %s, device pool %d blocks of %d (%d tokens), host tier %s on the 'on' side%n",
                 m.getFileName(), config.deviceBlocks(), bs, config.deviceBlocks() * bs, offload.hostCacheBytes);

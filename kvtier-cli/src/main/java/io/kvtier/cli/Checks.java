@@ -32,6 +32,25 @@ final class Checks {
         }
     }
 
+    /**
+     * The rule for flags that mean nothing beside another: when {@code otherGiven}, the first of
+     * {@code flags} given on the command line fails as "{@code <flag> has no effect with <other>:
+     * <why>}". A flag left at its default is not "given".
+     *
+     * @param spec null (a mixin used outside picocli) checks nothing
+     */
+    static void notWith(CommandSpec spec, boolean otherGiven, String other, String why, Iterable<String> flags) {
+        if (!otherGiven || spec == null) {
+            return;
+        }
+        var parsed = spec.commandLine().getParseResult();
+        for (String flag : flags) {
+            if (parsed.hasMatchedOption(flag)) {
+                throw new BadInputException(flag + " has no effect with " + other + ": " + why);
+            }
+        }
+    }
+
     static int atLeast(int value, int min, String flag) {
         if (value < min) {
             throw new BadInputException(flag + " must be at least " + min + ", got " + value);

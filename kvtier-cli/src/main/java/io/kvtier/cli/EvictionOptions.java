@@ -24,9 +24,10 @@ public final class EvictionOptions {
             description = "with --store-policy lazy: blocks from the device free queue's head whose chunks are stored (default ${DEFAULT-VALUE})")
     int storeHorizon;
 
-    @Option(names = "--load-policy", defaultValue = "always", paramLabel = "always|faster",
-            description = "always (default): load every hit; faster: load only the hit's chunks whose load is measured faster than "
-                    + "recomputing them (online estimates of each tier's load bandwidth and of the prefill speed)")
+    @Option(names = "--load-policy", defaultValue = "always", paramLabel = "always|faster|never",
+            description = "always (default): load every hit; faster: load only the hit's chunks whose load is estimated faster than "
+                    + "recomputing them (online fits of each tier's load bandwidth and queue and of the step time by tokens and context, "
+                    + "weighed by the requests waiting for the GPU); never: recompute every hit")
     String loadPolicy;
 
     /** {@code --store-policy} with {@code --store-horizon}; {@link BadInputException} for a bad value. */
@@ -40,13 +41,13 @@ public final class EvictionOptions {
         }
     }
 
-    /** Whether {@code --load-policy faster}; {@link BadInputException} for a bad value. */
-    public boolean loadOrRecompute() {
-        return switch (loadPolicy.trim().toLowerCase(java.util.Locale.ROOT)) {
-            case "always" -> false;
-            case "faster" -> true;
-            default -> throw new BadInputException("--load-policy must be always or faster, got '" + loadPolicy + "'");
-        };
+    /** {@code --load-policy}; {@link BadInputException} for a bad value. */
+    public io.kvtier.offload.LoadPolicy loadPolicy() {
+        try {
+            return io.kvtier.offload.LoadPolicy.parse(loadPolicy);
+        } catch (IllegalArgumentException e) {
+            throw new BadInputException("--load-policy must be always, faster or never, got '" + loadPolicy + "'");
+        }
     }
 
     /** The policy; {@link BadInputException} for an unknown name. */

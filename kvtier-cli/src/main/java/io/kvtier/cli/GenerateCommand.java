@@ -130,7 +130,8 @@ final class GenerateCommand implements Callable<Integer> {
                     text -> template != null ? ChatPrompts.encode(template, tok, system, text) : tok.encode(text, true, true));
             long tokenizeNanos = System.nanoTime() - t;
             EngineConfig config = engineOptions.config(checkpoint, batch, -1, ids, maxTokens.maxTokens())
-                    .withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds());
+                    .withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds())
+                    .withPrefillPriority(offload.prefillPriority());
             return generate(checkpoint, config, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
         } finally {
             checkpoint.close(); // the engine closes it too; closing twice is harmless
@@ -162,6 +163,7 @@ final class GenerateCommand implements Callable<Integer> {
             PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
             ResultPrinter.Format format = output == OutputFormat.jsonl ? ResultPrinter.Format.JSONL
                     : sequential || ids.size() == 1 ? ResultPrinter.Format.TEXT_STREAMED : ResultPrinter.Format.TEXT;
+            Warmup.awaitCurrent(requests.stream().mapToLong(r -> r.promptIds().length + (long) r.maxTokens()).sum());
             long t0 = System.nanoTime();
             outcome = new GenerateRun(engine, new ResultPrinter(out, format, tok, texts, !chat), signals, sequential,
                     clearDeviceCacheBetween).run(requests);

@@ -59,7 +59,7 @@ final class GenerateReport {
         o.put("store_failures", os == null ? 0 : os.storeFailures());
         o.put("store_refusals", os == null ? 0 : os.storeRefusals());
         o.put("blocks_not_stored", os == null ? Map.of() : os.blocksNotStored());
-        if (os != null && off.config().loadOrRecompute()) {
+        if (os != null && off.config().loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS) {
             o.put("load_decisions", io.kvtier.replay.ReplayReport.loadDecisionsJson(os.loadDecisions())); // --load-policy faster: decisions and their inputs
         }
         o.put("host_chunks_total", off == null ? 0 : off.host().capacity());
@@ -76,6 +76,7 @@ final class GenerateReport {
             r.put("chunks_probed_present", rs.chunksProbedPresent());
             r.put("writes", rs.writes());
             r.put("stores_dropped", rs.storesDropped());
+            r.put("stores_dropped_by", rs.storesDroppedBy());
             r.put("load_failures", rs.loadFailures());
             r.put("store_failures", rs.storeFailures());
             r.put("breaker_state", rs.breakerState());
@@ -103,10 +104,10 @@ final class GenerateReport {
                 err.printf("kvtier: offload: blocks not stored in the host tier, by reason: %s%n", s.get("blocks_not_stored"));
             }
             if (s.get("remote") instanceof Map<?, ?> r) {
-                err.printf("kvtier: remote: %s chunks stored, %s loaded, %s probes, %s stores dropped, load failures %s, "
+                err.printf("kvtier: remote: %s chunks stored, %s loaded, %s probes, %s stores dropped %s, load failures %s, "
                                 + "store failures %s, breaker %s (opened %s times)%n",
                         r.get("chunks_stored"), r.get("chunks_loaded"), r.get("probes"), r.get("stores_dropped"),
-                        r.get("load_failures"), r.get("store_failures"), r.get("breaker_state"), r.get("breaker_opens"));
+                        r.get("stores_dropped_by"), r.get("load_failures"), r.get("store_failures"), r.get("breaker_state"), r.get("breaker_opens"));
             }
         }
         err.printf("kvtier: %s requests, %s prompt tokens (%s hit on device), %s generated in %.2f s (%.0f tokens/s), "

@@ -13,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.concurrent.Callable;
 import org.msgpack.core.MessageFormat;
-import org.msgpack.core.MessagePack;
 import org.msgpack.core.MessageUnpacker;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
@@ -95,7 +94,7 @@ final class KvEventsCommand implements Callable<Integer> {
         try {
             s.connect(address);
         } catch (RuntimeException e) {
-            throw new BadInputException(flag + " " + address + ": cannot connect (" + e.getMessage() + ")");
+            throw new BadInputException(flag + " " + address + ": cannot connect: " + io.kvtier.telemetry.ZmqErrors.describe(e));
         }
     }
 
@@ -149,7 +148,7 @@ final class KvEventsCommand implements Callable<Integer> {
     private static void print(PrintStream out, long seq, byte[] payload) {
         ObjectNode line = JsonNodeFactory.instance.objectNode();
         line.put("seq", seq);
-        try (MessageUnpacker u = MessagePack.newDefaultUnpacker(payload)) {
+        try (MessageUnpacker u = io.kvtier.telemetry.MsgPack.unpacker(payload)) {
             JsonNode batch = value(u);
             line.set("ts", batch.get(0));
             line.set("events", batch.get(1));

@@ -23,6 +23,7 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
+        Warmup.start(args);
         System.exit(run(args));
     }
 

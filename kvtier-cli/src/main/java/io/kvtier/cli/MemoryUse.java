@@ -38,7 +38,7 @@ record MemoryUse(long modelFile, long deviceReserved, long deviceResident, long 
         HostSlab slab = off != null && off.host().hasSlab() ? off.host().slab() : null;
         Runtime rt = Runtime.getRuntime();
         long[] status = procStatus();
-        return new MemoryUse(size(modelFile), engine.pool().slab().byteSize(), engine.pool().residentBytes(),
+        return new MemoryUse(size(modelFile), engine.devicePoolBytes(), engine.devicePoolResidentBytes(),
                 slab == null ? 0 : slab.byteSize(), slab == null ? 0 : slab.residentBytes(),
                 rt.totalMemory() - rt.freeMemory(), rt.totalMemory(),
                 ManagementFactory.getMemoryMXBean().getNonHeapMemoryUsage().getCommitted(), status[0], status[1]);

@@ -32,6 +32,21 @@ public final class OffloadOptions {
     @Option(names = "--offload-decode", description = "store blocks completed during decode too (default: blocks holding prompt tokens)")
     boolean offloadDecode;
 
+    @Option(names = "--prefill-priority", defaultValue = "off", paramLabel = "on|off",
+            description = "on: a new request's prefill may preempt running requests that have their first token (they "
+                    + "load their KV back from the host tier), so its first token does not wait for their decodes; "
+                    + "lower time to first token, higher inter-token latency of the preempted (default ${DEFAULT-VALUE})")
+    String prefillPriority;
+
+    /** Whether {@code --prefill-priority on}; {@link BadInputException} for a bad value. */
+    public boolean prefillPriority() {
+        return switch (prefillPriority.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "on" -> true;
+            case "off" -> false;
+            default -> throw new BadInputException("--prefill-priority must be on or off, got '" + prefillPriority + "'");
+        };
+    }
+
     /** Device blocks per stored chunk, at least 1. */
     public int blocksPerChunk() {
         return Checks.atLeast(blocksPerChunk, 1, "--blocks-per-chunk");
@@ -74,11 +89,12 @@ public final class OffloadOptions {
         Policy policy = eviction.policy();
         OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk()).withOffloadPromptOnly(!offloadDecode)
                 .withHostAdmitAfter(policy.admitAfter()).withStorePolicy(eviction.storePolicy())
-                .withLoadOrRecompute(eviction.loadOrRecompute());
+                .withLoadPolicy(eviction.loadPolicy());
+        prefillPriority();
         boolean hostOn = chunks != null || bytes > 0;
         OffloadSetup.DiskSetup diskSetup = disk.setup(terminal);
         Checks.needs(mixee, hostOn, "the host tier (--host-cache-bytes > 0)", "--disk-cache-dir", "--eviction",
-                "--blocks-per-chunk", "--offload-decode", "--store-policy", "--store-horizon", "--load-policy");
+                "--blocks-per-chunk", "--offload-decode", "--store-policy", "--store-horizon", "--load-policy", "--prefill-priority");
         return new OffloadSetup(chunks != null ? 0 : bytes, chunks != null ? chunks : 0, policy.evictionPolicy(), oc, diskSetup);
     }
 }

@@ -45,6 +45,11 @@ public final class RemoteOptions {
                     + PASSWORD_ENV + " if set")
     Path passwordFile;
 
+    @Option(names = "--remote-ca-file", paramLabel = "FILE",
+            description = "PEM file of the CA certificate(s) that signed the rediss:// server's certificate "
+                    + "(default: the JVM's trusted CAs)")
+    Path caFile;
+
     @Option(names = "--remote-write-policy", defaultValue = "through", paramLabel = "through|on-evict",
             description = "through (default: after every host store) or on-evict (when the host tier evicts)")
     String writePolicy;
@@ -87,7 +92,7 @@ public final class RemoteOptions {
      */
     public OffloadSetup.RemoteSetup setup() {
         Checks.needs(mixee, !urls.isEmpty(), "--remote-url", "--remote-mode", "--remote-tenant", "--remote-password-file",
-                "--remote-write-policy", "--remote-admit-after", "--remote-ttl", "--remote-timeout", "--remote-max-in-flight",
+                "--remote-ca-file", "--remote-write-policy", "--remote-admit-after", "--remote-ttl", "--remote-timeout", "--remote-max-in-flight",
                 "--remote-max-value", "--remote-breaker-open");
         if (urls.isEmpty()) {
             return null;
@@ -113,7 +118,7 @@ public final class RemoteOptions {
         try {
             settings = new RemoteSettings(urls, mode.equals("cluster"), tenant, password(),
                     Duration.ofMillis(timeoutMillis), Duration.ofMillis((long) (ttl * 1000)), valueLimit, 3,
-                    Duration.ofMillis(breakerOpenMillis));
+                    Duration.ofMillis(breakerOpenMillis), caFile());
         } catch (IllegalArgumentException e) {
             throw new BadInputException(e.getMessage());
         }
@@ -123,6 +128,13 @@ public final class RemoteOptions {
             throw new BadInputException("--remote-tenant: " + e.getMessage());
         }
         return new OffloadSetup.RemoteSetup(settings, policy, admitAfter, inFlight, line -> System.err.println("kvtier: " + line));
+    }
+
+    private Path caFile() {
+        if (caFile != null && !Files.isReadable(caFile)) {
+            throw new BadInputException("--remote-ca-file " + caFile + ": no readable file there");
+        }
+        return caFile;
     }
 
     private String password() {

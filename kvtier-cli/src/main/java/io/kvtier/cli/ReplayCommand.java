@@ -349,7 +349,7 @@ final class ReplayCommand implements Callable<Integer> {
                 deviceTokens == null ? base.device() : Capacity.parse(deviceTokens, "--device-tokens"),
                 Capacity.parse(hostTokens, "--host-cache-tokens"), Capacity.parse(diskTokens, "--disk-cache-tokens"), blockSize,
                 x, cost, maxBatchTokens == null ? 0 : maxBatchTokens, batch.maxRunning(),
-                outputCap != null ? outputCap : base.maxTokens(), eviction.storePolicy(), eviction.loadOrRecompute()).withRemote(new ReplayConfig.Remote(
+                outputCap != null ? outputCap : base.maxTokens(), eviction.storePolicy(), eviction.loadPolicy()).withRemote(new ReplayConfig.Remote(
                 Capacity.parse(remoteTokens, "--remote-cache-tokens"),
                 remoteLatencyUs != null ? remoteLatencyUs * 1e3 : ReplayConfig.Remote.NONE.latencyNanos(),
                 remoteGbps != null ? remoteGbps * 1e9 : ReplayConfig.Remote.NONE.bytesPerSecond()));

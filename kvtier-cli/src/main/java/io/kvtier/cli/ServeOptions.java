@@ -37,7 +37,7 @@ public final class ServeOptions {
 
     @Option(names = "--max-waiting", defaultValue = "256", paramLabel = "N",
             description = "requests that may wait beyond --max-running ones: with max-running + N in flight, "
-                    + "a request gets 429 with Retry-After (default ${DEFAULT-VALUE})")
+                    + "a request gets 429 with Retry-After; 0: no waiting queue (default ${DEFAULT-VALUE})")
     int maxWaiting;
 
     @Option(names = "--max-body-bytes", defaultValue = "1M", paramLabel = "SIZE",
@@ -61,7 +61,7 @@ public final class ServeOptions {
             throw new BadInputException("--host: empty address");
         }
         checkLocal(host);
-        Checks.atLeast(maxWaiting, 1, "--max-waiting");
+        Checks.atLeast(maxWaiting, 0, "--max-waiting");
         long body = Checks.atLeast(Sizes.parseBytes(maxBodyBytes, "--max-body-bytes"), 1, "--max-body-bytes");
         if (!(shutdownGrace >= 0) || shutdownGrace > 86_400) {
             throw new BadInputException("--shutdown-grace must be in 0..86400 seconds, got " + shutdownGrace);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,5 +40,21 @@ class BenchServeCommandTest {
         CliRun nobody = CliRun.of("bench", "serve", "--url", "http://127.0.0.1:1");
         assertThat(nobody.code()).isEqualTo(2);
         assertThat(nobody.err()).contains("cannot reach http://127.0.0.1:1");
+    }
+
+    @Test
+    void flagsOfTheServersItStartsAreRefusedWithUrl() {
+        // Each configures a server bench serve starts; a running server at --url ignores them.
+        for (String[] flag : List.of(new String[] {"--host-cache-bytes", "2G"}, new String[] {"--eviction", "arc"},
+                new String[] {"--disk-cache-dir", "/tmp/x"}, new String[] {"--device-blocks", "64"},
+                new String[] {"--max-batch-tokens", "256"}, new String[] {"--threads", "1"}, new String[] {"--model", "/tmp/m.bin"},
+                new String[] {"--offload-decode"})) {
+            List<String> args = new java.util.ArrayList<>(List.of("bench", "serve", "--url", "http://127.0.0.1:1"));
+            args.addAll(List.of(flag));
+            CliRun r = CliRun.of(args.toArray(String[]::new));
+            assertThat(r.code()).as(r.err()).isEqualTo(2);
+            assertThat(r.err().strip()).isEqualTo("kvtier: " + flag[0]
+                    + " has no effect with --url: it configures the servers bench serve starts, not a running one");
+        }
     }
 }

@@ -46,6 +46,10 @@ class GgufCliErrorsTest {
                 "model file " + dir + ": is a directory, expected a GGUF file or a llama2.c checkpoint");
         assertOneLineError(CliRun.of("generate", "--model", "", "--tokenizer", tok, "--prompt", "hi"), "model file: empty path");
         assertOneLineError(CliRun.of("replay", "--trace", ""), "--trace: empty path");
+        String model = ReferenceRecords.model().toString();
+        assertOneLineError(CliRun.of("generate", "--model", model, "--tokenizer", "", "--prompt", "hi"), "tokenizer file: empty path");
+        assertOneLineError(CliRun.of("generate", "--model", model, "--tokenizer", dir.toString(), "--prompt", "hi"),
+                "tokenizer file " + dir + ": is a directory, expected a llama2.c tokenizer file");
     }
 
     @Test

@@ -70,7 +70,22 @@ class ReplayCommandTest {
     void timedReplayReportsLatencies() throws IOException {
         Object[] r = cli("replay", "--trace", trace().toString(), "--mode", "timed", "--speedup", "2", "--eviction", "arc");
         assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
-        assertThat((String) r[1]).contains("TTFT", "end-to-end", "speedup 2.0", "policy arc");
+        assertThat((String) r[1]).contains("TTFT", "end-to-end", "speedup 2)", "policy arc");
+    }
+
+    @Test
+    void everyFigureOfTheTextReportHasUnitsAndSeparatorsNotRawDoubles() throws IOException {
+        Object[] r = cli("replay", "--trace", trace().toString(), "--mode", "timed", "--speedup", "0.0001", "--load-policy", "faster",
+                "--store-policy", "lazy", "--remote-cache-tokens", "10k", "--device-tokens", "min");
+        assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
+        String text = ((String) r[1]).replace(dir.toString(), "DIR");
+        // Was: "load bandwidth {host=4.990262400124379E10} B/s", "speedup 1.0E-4", "NaN per chunk hit".
+        assertThat(text).doesNotContainPattern("\\d[eE][+-]?\\d").doesNotContainPattern("\\d{5,}")
+                .doesNotContainPattern("\\d\\.\\d{5,}").doesNotContain("{").doesNotContain("NaN");
+        assertThat(text).containsPattern("load bandwidth (not measured|host [\\d,]+\\.\\d\\d GB/s)")
+                .containsPattern("prefill (not measured|[\\d,]+ tokens/s)").contains("speedup 0.0001)")
+                .containsPattern("blocks not stored by reason: (none|[a-z-]+ [\\d,]+)")
+                .containsPattern("through the host; (no chunk hit|[\\d,]+\\.\\d\\d per chunk hit)");
     }
 
     @Test

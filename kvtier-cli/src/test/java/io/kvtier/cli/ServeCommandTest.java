@@ -33,7 +33,7 @@ class ServeCommandTest {
                 new String[] {"serve", "--api-key", "a", "--api-key-env", "HOME"},
                 new String[] {"serve", "--api-key-env", "KVTIER_TEST_NO_SUCH_VARIABLE"},
                 new String[] {"serve", "--api-key-file", "/no/such/file"},
-                new String[] {"serve", "--max-waiting", "0"},
+                new String[] {"serve", "--max-waiting", "-1"},
                 new String[] {"serve", "--max-body-bytes", "lots"},
                 new String[] {"serve", "--shutdown-grace", "-1"})) {
             CliRun r = CliRun.of(args);

@@ -29,7 +29,22 @@ class ServeKvEventsFlagsTest {
             String endpoint = "tcp://127.0.0.1:" + taken.getLocalPort();
             CliRun r = CliRun.of("serve", "--port", "0", "--host-cache-bytes", "1M", "--kv-events-endpoint", endpoint);
             assertThat(r.code()).isEqualTo(2);
-            assertThat(r.err()).contains("KV event endpoint " + endpoint + ": cannot bind");
+            // JeroMQ's own message is "Errno 48" (its BSD numbering), which names nothing to act on.
+            assertThat(r.err()).contains("KV event endpoint " + endpoint + ": cannot bind: address already in use")
+                    .doesNotContain("Errno");
+            assertThat(r.err().strip().lines()).hasSize(1);
+        }
+    }
+
+    @Test
+    void aReplayEndpointInUseExits2NamingIt() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            String replay = "tcp://127.0.0.1:" + taken.getLocalPort();
+            CliRun r = CliRun.of("serve", "--port", "0", "--host-cache-bytes", "1M", "--kv-events-endpoint", "tcp://127.0.0.1:*",
+                    "--kv-events-replay-endpoint", replay);
+            assertThat(r.code()).isEqualTo(2);
+            assertThat(r.err()).contains("KV event replay endpoint " + replay + ": cannot bind: address already in use")
+                    .doesNotContain("Errno");
             assertThat(r.err().strip().lines()).hasSize(1);
         }
     }

@@ -1,55 +1,149 @@
 package io.kvtier.kv;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Per-request block tables over the {@link BlockPool}, and the device prefix cache match.
- * Requests are named by a long id; keys are the request's chained block keys (one per full
- * block of known tokens, see {@link BlockHasher}). Engine thread only.
+ * Per-request block tables, one per {@link KvGroup}, each over the group's own {@link BlockPool},
+ * and the device prefix-cache match across groups. A model whose layers all attend over the whole
+ * sequence (every Llama or Qwen model) has one group holding every layer; a hybrid model (Gemma 3:
+ * sliding-window and full layers) has one group per attention kind (docs/kv-groups.md).
+ *
+ * <p>Block index {@code i} of a request covers positions {@code [i * blockSize, (i+1) * blockSize)}
+ * in every group; its chain key {@code keys.get(i)} ({@link BlockHasher}) is shared, and each group
+ * caches its block under {@link #cacheKey}: group 0 under the chain key itself (so a one-group
+ * model's keys, and the device events reported from group 0, are the chain keys), every other
+ * group under {@link KvGroup#key}, so two groups never share a key.
+ *
+ * <p>Rules:
+ * <ul>
+ *   <li>A full-attention group holds every block of the request.</li>
+ *   <li>A sliding-window group holds only blocks some later query can read: {@link #slide}
+ *       releases the blocks before {@link KvGroup#firstReadBlock}; a released block that is cached
+ *       stays in the prefix cache (evictable), and its table entry becomes {@link #NOT_HELD}, so no
+ *       stale block id is ever handed to the kernel.</li>
+ *   <li>A prefix hit is the longest prefix every group can serve: full groups need all its blocks,
+ *       window groups the blocks inside the window that ends at the hit; the last prompt token is
+ *       never a hit.</li>
+ *   <li>Admission and growth are all or nothing across groups.</li>
+ * </ul>
+ * Engine thread only.
  */
 public final class KvCacheManager {
 
-    private final BlockPool pool;
+    /** A table entry for a block this group does not hold (before the window). */
+    public static final int NOT_HELD = -1;
+
+    private final List<KvGroup> groups;
+    private final BlockPool[] pools;
+    private final int blockSize;
     private final boolean prefixCaching;
+    /** Whether some group slides: otherwise {@link #slide} has nothing to do, ever. */
+    private final boolean sliding;
     private final Map<Long, Table> tables = new HashMap<>();
 
-    /** One request's blocks: position p lives in {@code blocks[p / blockSize]}. */
+    /** One request's blocks: position p of group g lives in {@code blocks[g][p / blockSize]}. */
     private static final class Table {
-        int[] blocks = new int[8];
+        final int[][] blocks;
         int size;
-        /** Leading blocks already registered in the prefix cache (or found there). */
-        int cachedBlocks;
+        /** Per group: leading blocks already registered in the prefix cache (or found there). */
+        final int[] cachedBlocks;
+        /** Per group: leading blocks already released by {@link #slide} (or never attached). */
+        final int[] released;
 
-        void add(int b) {
-            if (size == blocks.length) {
-                blocks = java.util.Arrays.copyOf(blocks, size * 2);
+        Table(int groups, int capacity) {
+            blocks = new int[groups][Math.max(8, capacity)];
+            for (int[] b : blocks) {
+                Arrays.fill(b, NOT_HELD);
             }
-            blocks[size++] = b;
+            cachedBlocks = new int[groups];
+            released = new int[groups];
+        }
+
+        void ensure(int capacity) {
+            for (int g = 0; g < blocks.length; g++) {
+                if (blocks[g].length < capacity) {
+                    int old = blocks[g].length;
+                    blocks[g] = Arrays.copyOf(blocks[g], Math.max(capacity, old * 2));
+                    Arrays.fill(blocks[g], old, blocks[g].length, NOT_HELD);
+                }
+            }
         }
     }
 
+    /** One group holding every layer of {@code pool}'s layout: today's single paged cache. */
     public KvCacheManager(BlockPool pool, boolean prefixCaching) {
-        this.pool = pool;
+        this(List.of(allLayers(pool.layout())), List.of(pool), prefixCaching);
+    }
+
+    /**
+     * @param groups the model's groups ({@link KvGroups#of}), in index order
+     * @param pools  one pool per group, in group order, all with the same block size
+     * @throws IllegalArgumentException when the lists differ in length or the block sizes differ
+     */
+    public KvCacheManager(List<KvGroup> groups, List<BlockPool> pools, boolean prefixCaching) {
+        if (groups.isEmpty() || groups.size() != pools.size()) {
+            throw new IllegalArgumentException(groups.size() + " groups need as many pools, got " + pools.size());
+        }
+        this.groups = List.copyOf(groups);
+        this.pools = pools.toArray(BlockPool[]::new);
+        this.blockSize = this.pools[0].layout().blockSize();
+        boolean anySliding = false;
+        for (int g = 0; g < groups.size(); g++) {
+            if (groups.get(g).index() != g || this.pools[g].layout().blockSize() != blockSize) {
+                throw new IllegalArgumentException("group " + groups.get(g) + " at " + g + " with "
+                        + this.pools[g].layout() + ": groups must be in index order with equal block sizes");
+            }
+            anySliding |= groups.get(g).sliding();
+        }
+        this.sliding = anySliding;
         this.prefixCaching = prefixCaching;
     }
 
+    /** The one group of a model without sliding-window layers: every layer of {@code layout}, full attention. */
+    public static KvGroup allLayers(KvLayout layout) {
+        int[] layers = new int[layout.layers()];
+        for (int l = 0; l < layers.length; l++) layers[l] = l;
+        return new KvGroup(0, 0, layers);
+    }
+
+    public List<KvGroup> groups() {
+        return groups;
+    }
+
+    /** The pool of group 0 (the only one of a one-group model; the full-attention one of a hybrid model). */
     public BlockPool pool() {
-        return pool;
+        return pools[0];
+    }
+
+    public BlockPool pool(int group) {
+        return pools[group];
     }
 
     public int blockSize() {
-        return pool.layout().blockSize();
+        return blockSize;
     }
 
     public boolean prefixCaching() {
         return prefixCaching;
     }
 
+    /** Whether some group is a sliding-window group (then {@link #slide} releases blocks). */
+    public boolean sliding() {
+        return sliding;
+    }
+
+    /** The key under which {@code group} caches the block whose chain key is {@code chainKey}. */
+    public BlockKey cacheKey(int group, BlockKey chainKey) {
+        return group == 0 ? chainKey : groups.get(group).key(chainKey);
+    }
+
     /**
-     * Leading blocks of {@code keys} cached on the device, never covering the last of
-     * {@code numTokens} tokens (at least one token is always computed, for its logits).
+     * Leading blocks of {@code keys} that every group can serve from the device, never covering
+     * the last of {@code numTokens} tokens (at least one token is always computed, for its logits).
      *
      * @return number of blocks; hit tokens = blocks * blockSize
      */
@@ -57,124 +151,259 @@ public final class KvCacheManager {
         if (!prefixCaching) {
             return 0;
         }
-        int max = Math.min(keys.size(), (numTokens - 1) / blockSize());
-        int n = 0;
-        while (n < max && pool.lookup(keys.get(n)) >= 0) {
-            n++;
+        int limit = Math.min(keys.size(), (numTokens - 1) / blockSize);
+        for (KvGroup g : groups) {
+            if (!g.sliding()) {
+                int n = 0;
+                while (n < limit && cachedBlock(g.index(), keys.get(n)) >= 0) {
+                    n++;
+                }
+                limit = n;
+            }
         }
-        return n;
+        if (!sliding) {
+            return limit;
+        }
+        for (int n = limit; n > 0; n--) {
+            if (windowsServe(keys, n)) {
+                return n;
+            }
+        }
+        return 0;
+    }
+
+    /** Whether every window group holds the blocks of the window that ends at block {@code n}. */
+    private boolean windowsServe(List<BlockKey> keys, int n) {
+        for (KvGroup g : groups) {
+            if (g.sliding()) {
+                for (int i = g.firstReadBlock(n * blockSize, blockSize); i < n; i++) {
+                    if (cachedBlock(g.index(), keys.get(i)) < 0) {
+                        return false;
+                    }
+                }
+            }
+        }
+        return true;
+    }
+
+    private int cachedBlock(int group, BlockKey chainKey) {
+        return pools[group].lookup(cacheKey(group, chainKey));
     }
 
     /**
-     * Admits a request with no blocks yet: attaches its first {@code hitBlocks} blocks from the
-     * device prefix cache and allocates new blocks so that positions [0, positions) are
-     * covered. All or nothing.
+     * Admits a request with no blocks yet: in each group attaches the cached blocks of the first
+     * {@code hitBlocks} that the group reads (all of them, or the window ending at the hit) and
+     * allocates new blocks so that positions {@code [0, positions)} are covered. All or nothing.
      *
-     * @return false (and changes nothing) if the pool lacks free blocks
-     * @throws IllegalStateException if the request already has a table
+     * @return false (and changes nothing in any group) when some pool lacks free blocks
+     * @throws IllegalStateException if the request already has tables, or a hit block is not
+     *         cached (the hit was not computed by {@link #prefixHitBlocks} just before)
      */
     public boolean admit(long requestId, List<BlockKey> keys, int hitBlocks, int positions) {
         if (tables.containsKey(requestId)) {
             throw new IllegalStateException("request " + requestId + " already holds blocks");
         }
-        int need = pool.layout().blocksFor(positions) - hitBlocks;
-        int hitFree = 0;
-        for (int i = 0; i < hitBlocks; i++) {
-            if (pool.refCount(pool.lookup(keys.get(i))) == 0) {
-                hitFree++;
-            }
-        }
-        if (pool.freeCount() - hitFree < need) {
+        int total = Math.max(hitBlocks, blocksFor(positions));
+        if (blocksShort(keys, hitBlocks, positions) > 0) {
             return false;
         }
-        Table t = new Table();
-        for (int i = 0; i < hitBlocks; i++) {
-            int b = pool.lookup(keys.get(i));
-            pool.retain(b);
-            t.add(b);
+        Table t = new Table(groups.size(), total);
+        for (KvGroup g : groups) {
+            BlockPool pool = pools[g.index()];
+            int[] table = t.blocks[g.index()];
+            int first = g.firstReadBlock(hitBlocks * blockSize, blockSize);
+            for (int i = first; i < hitBlocks; i++) {
+                int b = cachedBlock(g.index(), keys.get(i));
+                pool.retain(b);
+                table[i] = b;
+            }
+            for (int i = hitBlocks; i < total; i++) {
+                table[i] = pool.allocate();
+            }
+            t.released[g.index()] = first;
+            t.cachedBlocks[g.index()] = hitBlocks;
         }
-        t.cachedBlocks = hitBlocks;
-        for (int i = 0; i < need; i++) {
-            t.add(pool.allocate());
-        }
+        t.size = total;
         tables.put(requestId, t);
         return true;
     }
 
     /**
-     * Grows an admitted request's table to cover positions [0, positions).
+     * How many free blocks {@link #admit} with these arguments lacks now, in the group that lacks
+     * the most: 0 when it would succeed. Cached hit blocks that no request holds sit in the free
+     * queue, so attaching them uses up free blocks too.
      *
-     * @return false (and changes nothing) if the pool lacks free blocks
+     * @throws IllegalStateException when a hit block is not cached in a group that reads it
+     */
+    public int blocksShort(List<BlockKey> keys, int hitBlocks, int positions) {
+        int total = Math.max(hitBlocks, blocksFor(positions));
+        int shortest = 0;
+        for (KvGroup g : groups) {
+            BlockPool pool = pools[g.index()];
+            int hitFree = 0;
+            for (int i = g.firstReadBlock(hitBlocks * blockSize, blockSize); i < hitBlocks; i++) {
+                int b = cachedBlock(g.index(), keys.get(i));
+                if (b < 0) {
+                    throw new IllegalStateException("hit block " + i + " is not cached in " + g);
+                }
+                if (pool.refCount(b) == 0) {
+                    hitFree++;
+                }
+            }
+            shortest = Math.max(shortest, (total - hitBlocks) - (pool.freeCount() - hitFree));
+        }
+        return shortest;
+    }
+
+    /**
+     * Grows every group's table to cover positions {@code [0, positions)}.
+     *
+     * @return false (and changes nothing) when some pool lacks free blocks
      */
     public boolean grow(long requestId, int positions) {
         Table t = table(requestId);
-        int need = pool.layout().blocksFor(positions) - t.size;
-        if (need > pool.freeCount()) {
-            return false;
+        int need = blocksFor(positions) - t.size;
+        if (need <= 0) {
+            return true;
         }
-        for (int i = 0; i < need; i++) {
-            t.add(pool.allocate());
+        for (BlockPool pool : pools) {
+            if (pool.freeCount() < need) {
+                return false;
+            }
         }
+        t.ensure(t.size + need);
+        for (int g = 0; g < pools.length; g++) {
+            for (int i = t.size; i < t.size + need; i++) {
+                t.blocks[g][i] = pools[g].allocate();
+            }
+        }
+        t.size += need;
         return true;
     }
 
-    /** Blocks a request would need beyond its table to cover [0, positions). */
+    /** Blocks a request would need beyond its table to cover [0, positions), in each group. */
     public int blocksNeeded(long requestId, int positions) {
         Table t = tables.get(requestId);
-        return Math.max(0, pool.layout().blocksFor(positions) - (t == null ? 0 : t.size));
+        return Math.max(0, blocksFor(positions) - (t == null ? 0 : t.size));
     }
 
     public boolean hasTable(long requestId) {
         return tables.containsKey(requestId);
     }
 
-    /** A copy of the request's block table (block ids in position order). */
+    /** A copy of the request's table in group 0 (block ids in position order). */
     public int[] blockTable(long requestId) {
         Table t = table(requestId);
-        return java.util.Arrays.copyOf(t.blocks, t.size);
+        return Arrays.copyOf(t.blocks[0], t.size);
     }
 
-    /** Block id holding block index {@code i} of the request. */
+    /** A copy of the request's table in {@code group} (block ids in position order, {@link #NOT_HELD} before its window). */
+    public int[] blockTable(long requestId, int group) {
+        Table t = table(requestId);
+        return Arrays.copyOf(t.blocks[group], t.size);
+    }
+
+    /** Copies of the request's tables, one per group, in group order. */
+    public int[][] blockTables(long requestId) {
+        Table t = table(requestId);
+        int[][] out = new int[pools.length][];
+        for (int g = 0; g < out.length; g++) {
+            out[g] = Arrays.copyOf(t.blocks[g], t.size);
+        }
+        return out;
+    }
+
+    /** Block id holding block index {@code i} of the request in group 0. */
     public int blockAt(long requestId, int i) {
-        return table(requestId).blocks[i];
+        return table(requestId).blocks[0][i];
     }
 
     /**
-     * Registers in the prefix cache every full block whose KV is written: blocks below
-     * {@code kvWritten / blockSize}, whose keys are {@code keys}.
+     * Registers in each group's prefix cache the held full blocks whose KV is written (blocks
+     * below {@code kvWritten / blockSize}, whose chain keys are {@code keys}) under the group's key.
      *
-     * @return the block indexes (ascending) whose keys entered the prefix cache now; a key already
-     *         cached by another block is not among them
+     * @return the block indexes (ascending) whose keys entered group 0's prefix cache now; a key
+     *         already cached by another block is not among them
      */
     public List<Integer> cacheFullBlocks(long requestId, List<BlockKey> keys, int kvWritten) {
         if (!prefixCaching) {
             return List.of();
         }
         Table t = table(requestId);
-        int full = Math.min(kvWritten / blockSize(), keys.size());
-        List<Integer> added = new java.util.ArrayList<>(Math.max(0, full - t.cachedBlocks));
-        for (int i = t.cachedBlocks; i < full; i++) {
-            boolean absent = pool.lookup(keys.get(i)) < 0;
-            if (pool.cache(t.blocks[i], keys.get(i)) && absent) {
-                added.add(i);
+        int full = Math.min(Math.min(kvWritten / blockSize, keys.size()), t.size);
+        List<Integer> added = new ArrayList<>(Math.max(0, full - t.cachedBlocks[0]));
+        for (int g = 0; g < pools.length; g++) {
+            BlockPool pool = pools[g];
+            int[] table = t.blocks[g];
+            for (int i = t.cachedBlocks[g]; i < full; i++) {
+                if (table[i] == NOT_HELD) {
+                    continue;
+                }
+                BlockKey k = cacheKey(g, keys.get(i));
+                boolean absent = pool.lookup(k) < 0;
+                if (pool.cache(table[i], k) && absent && g == 0) {
+                    added.add(i);
+                }
             }
+            t.cachedBlocks[g] = Math.max(t.cachedBlocks[g], full);
         }
-        t.cachedBlocks = Math.max(t.cachedBlocks, full);
         return added;
     }
 
     /**
-     * Releases the request's blocks, last block first, so that a prefix's head is evicted last.
-     * No-op for a request without a table.
+     * Releases, in every window group, the blocks no query at {@code nextPosition} or later can
+     * read. Call after {@link #cacheFullBlocks} so that they stay in the prefix cache. A no-op for
+     * a model without sliding-window layers.
+     *
+     * @return blocks released now, over all groups
+     */
+    public int slide(long requestId, int nextPosition) {
+        if (!sliding) {
+            return 0;
+        }
+        Table t = table(requestId);
+        int n = 0;
+        for (KvGroup g : groups) {
+            int gi = g.index();
+            int upTo = Math.min(t.size, g.firstReadBlock(nextPosition, blockSize));
+            for (int i = t.released[gi]; i < upTo; i++) {
+                if (t.blocks[gi][i] != NOT_HELD) {
+                    pools[gi].release(t.blocks[gi][i]);
+                    t.blocks[gi][i] = NOT_HELD;
+                    n++;
+                }
+            }
+            t.released[gi] = Math.max(t.released[gi], upTo);
+        }
+        return n;
+    }
+
+    /**
+     * Releases every block the request holds, in every group, last block first, so that a
+     * prefix's head is evicted last. No-op for a request without a table.
      */
     public void free(long requestId) {
         Table t = tables.remove(requestId);
         if (t == null) {
             return;
         }
-        for (int i = t.size - 1; i >= 0; i--) {
-            pool.release(t.blocks[i]);
+        for (int g = 0; g < pools.length; g++) {
+            for (int i = t.size - 1; i >= 0; i--) {
+                if (t.blocks[g][i] != NOT_HELD) {
+                    pools[g].release(t.blocks[g][i]);
+                }
+            }
         }
+    }
+
+    /** Blocks the request holds in {@code group}. */
+    public int heldBlocks(long requestId, int group) {
+        Table t = table(requestId);
+        int n = 0;
+        for (int i = 0; i < t.size; i++) {
+            if (t.blocks[group][i] != NOT_HELD) n++;
+        }
+        return n;
     }
 
     /** Requests holding blocks. */
@@ -182,12 +411,52 @@ public final class KvCacheManager {
         return tables.size();
     }
 
-    /** Drops the device prefix cache. */
+    /** Drops the device prefix cache of every group. */
     public void resetPrefixCache() {
-        pool.resetPrefixCache();
-        for (Table t : tables.values()) {
-            t.cachedBlocks = 0;
+        for (BlockPool pool : pools) {
+            pool.resetPrefixCache();
         }
+        for (Table t : tables.values()) {
+            Arrays.fill(t.cachedBlocks, 0);
+        }
+    }
+
+    /**
+     * Checks that every table entry a request holds is a block with a reference in its group's
+     * pool, that window groups hold nothing before the window of the request's next position
+     * {@code nextPosition.apply(id)} and that the pools' own invariants hold; throws
+     * IllegalStateException naming the first broken one. For tests, after any step.
+     */
+    public void checkInvariants(java.util.function.LongToIntFunction nextPosition) {
+        for (BlockPool pool : pools) {
+            pool.checkInvariants();
+        }
+        for (var e : tables.entrySet()) {
+            Table t = e.getValue();
+            int next = nextPosition.applyAsInt(e.getKey());
+            for (KvGroup g : groups) {
+                int[] table = t.blocks[g.index()];
+                int firstRead = Math.min(t.size, g.firstReadBlock(next, blockSize));
+                for (int i = 0; i < t.size; i++) {
+                    if (table[i] != NOT_HELD && pools[g.index()].refCount(table[i]) <= 0) {
+                        throw new IllegalStateException("request " + e.getKey() + " holds block " + table[i] + " of "
+                                + g + " with reference count " + pools[g.index()].refCount(table[i]));
+                    }
+                    if (i < firstRead && table[i] != NOT_HELD) {
+                        throw new IllegalStateException("request " + e.getKey() + " at position " + next
+                                + " still holds block " + i + " of " + g + ", which left its window");
+                    }
+                    if (i >= firstRead && table[i] == NOT_HELD) {
+                        throw new IllegalStateException("request " + e.getKey() + " at position " + next
+                                + " lacks block " + i + " of " + g + ", which its next query reads");
+                    }
+                }
+            }
+        }
+    }
+
+    private int blocksFor(int positions) {
+        return (positions + blockSize - 1) / blockSize;
     }
 
     private Table table(long requestId) {

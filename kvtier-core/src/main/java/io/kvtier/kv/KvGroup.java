@@ -11,7 +11,7 @@ import java.util.Objects;
  * A KV group: the layers of a model that share one attention kind, full attention
  * ({@code window} 0) or a sliding window of {@code window} positions, and so one rule for which
  * of a request's blocks are still read. Each group keeps its own block tables
- * ({@link GroupedKvCacheManager}); a block's token chain key ({@link BlockKey}) is shared by all
+ * ({@link KvCacheManager}); a block's token chain key ({@link BlockKey}) is shared by all
  * groups, and {@link #key} qualifies it with the group for what the group stores under it.
  *
  * @param index  position of the group in its model's group list
@@ -52,7 +52,8 @@ public record KvGroup(int index, int window, int[] layers) {
     /**
      * The key under which this group caches and stores the block whose chain key is
      * {@code blockKey}: SHA-256 of the chain key, the group's index, window and layers. Two groups
-     * (or two group layouts) never share a stored block.
+     * (or two group layouts) never share a stored block. {@link KvCacheManager#cacheKey} uses it for
+     * every group but group 0, which keeps the chain key (so a one-group model's keys are unchanged).
      */
     public BlockKey key(BlockKey blockKey) {
         try {

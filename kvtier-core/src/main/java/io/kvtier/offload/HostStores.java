@@ -10,12 +10,10 @@ import io.kvtier.tier.AdmissionFilter;
 import io.kvtier.tier.HostTier;
 import io.kvtier.tier.TierIndex;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.function.Supplier;
+import java.util.function.LongFunction;
 
 /**
  * The store side of {@link OffloadScheduler}: turns a request's newly written full chunks into
@@ -34,7 +32,8 @@ final class HostStores {
     private final AdmissionFilter admission;
     private final DiskChain disk;
     private final RemoteChain remote;
-    private final Map<Long, Integer> cursors = new HashMap<>();
+    /** Request id -> store cursor in blocks (looked up per request per step: no boxing). */
+    private final LongIntMap cursors = new LongIntMap();
     /** Lazy stores' pending chunks; null when stores are eager. */
     private final LazyStores lazy;
 
@@ -58,7 +57,7 @@ final class HostStores {
     }
 
     /** See {@link OffloadScheduler#onCommit}. */
-    void onCommit(SequenceView r, int kvWritten, Supplier<int[]> blockTable, long epoch) {
+    void onCommit(SequenceView r, int kvWritten, LongFunction<int[]> blockTables, long epoch) {
         int toChunk = storableChunks(r, kvWritten);
         int fromChunk = cursor(r.id()) / chunk();
         if (toChunk <= fromChunk || jobs.hasLoad(r.id())) {
@@ -115,7 +114,7 @@ final class HostStores {
         if (accepted == null) {
             return;
         }
-        int[] table = blockTable.get();
+        int[] table = blockTables.apply(r.id());
         submit(r.id(), fromChunk, keys, parents, accepted, i -> {
             int c = fromChunk + i;
             return java.util.Arrays.copyOfRange(table, c * chunk(), (c + 1) * chunk());
@@ -214,17 +213,19 @@ final class HostStores {
 
     /** The request's store cursor in blocks. */
     int cursor(long requestId) {
-        return cursors.getOrDefault(requestId, 0);
+        return cursors.get(requestId, 0);
     }
 
     /** The request's first {@code blocks} blocks are in the host tier (loaded): no need to store them. */
     void advanceCursor(long requestId, int blocks) {
-        cursors.merge(requestId, blocks, Math::max);
+        cursors.put(requestId, Math.max(cursors.get(requestId, 0), blocks));
     }
 
     /** Blocks from {@code blocks} on are not stored after all (a failed load or store): retry from there. */
     void cutCursor(long requestId, int blocks) {
-        cursors.computeIfPresent(requestId, (k, v) -> Math.min(v, blocks));
+        if (cursors.containsKey(requestId)) {
+            cursors.put(requestId, Math.min(cursors.get(requestId, 0), blocks));
+        }
     }
 
     void forget(long requestId) {
@@ -235,6 +236,13 @@ final class HostStores {
     void scan(long epoch) {
         if (lazy != null) {
             lazy.scan(epoch);
+        }
+    }
+
+    /** Lazy stores: stores every pending chunk (the device prefix cache is about to be dropped); a no-op when eager. */
+    void storeAllPending(long epoch) {
+        if (lazy != null) {
+            lazy.storeAll(epoch);
         }
     }
 

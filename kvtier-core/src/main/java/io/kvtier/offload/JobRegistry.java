@@ -230,4 +230,21 @@ final class JobRegistry {
             }
         }
     }
+
+    /** Blocks of the jobs in flight on each tier's load lane: host loads, disk and remote promotions and writes. */
+    java.util.Map<String, Long> queuedBlocks(int blocksPerChunk) {
+        java.util.Map<String, Long> queued = new java.util.TreeMap<>();
+        for (OffloadJob j : allJobs()) {
+            switch (j) {
+                case OffloadJob.Load l -> queued.merge(io.kvtier.tier.HostTier.NAME, (long) l.blocks(), Long::sum);
+                case OffloadJob.Promote p -> queued.merge("disk", (long) p.chunkKeys().size() * blocksPerChunk, Long::sum);
+                case OffloadJob.DiskWrite w -> queued.merge("disk", (long) w.chunkKeys().size() * blocksPerChunk, Long::sum);
+                case OffloadJob.RemotePromote p -> queued.merge("remote", (long) p.chunkKeys().size() * blocksPerChunk, Long::sum);
+                case OffloadJob.RemoteWrite w -> queued.merge("remote", (long) w.chunkKeys().size() * blocksPerChunk, Long::sum);
+                default -> {
+                }
+            }
+        }
+        return queued;
+    }
 }

@@ -117,6 +117,22 @@ final class LazyStores {
         }
     }
 
+    /**
+     * Stores every pending chunk, each with the chunks before it that the host tier lacks (a
+     * reset of the device prefix cache evicts every block at once: each has reached the horizon).
+     * Chain tails go first, so one job takes a whole chain; a chunk the host tier cannot take now
+     * stays pending (and is then counted as evicted by the reset).
+     */
+    void storeAll(long epoch) {
+        List<Pending> tailsFirst = new ArrayList<>(byChunk.values());
+        tailsFirst.sort(java.util.Comparator.comparingInt(Pending::index).reversed());
+        for (Pending p : tailsFirst) {
+            if (byChunk.get(p.key()) == p) {
+                storeChain(p, epoch);
+            }
+        }
+    }
+
     /** Stores {@code p} and the chunks before it that the host tier lacks, head first, in one job. */
     private void storeChain(Pending p, long epoch) {
         int first = p.index();

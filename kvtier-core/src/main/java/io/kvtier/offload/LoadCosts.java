@@ -1,40 +1,58 @@
 package io.kvtier.offload;
 
+import io.kvtier.tier.HostTier;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Online estimates behind "load or recompute" ({@code --load-policy faster}): each tier's load
- * bandwidth and the engine's prefill speed, and the choice of how many chunks of a hit to load.
+ * Online estimates behind "load or recompute" ({@code --load-policy faster}) and the choice of how
+ * many leading chunks of a hit to load. Times come from the transfer engine's clock, so a
+ * replay's virtual time works the same way. Engine thread only.
  *
- * <p>Bandwidth of a tier = EWMA (weight {@value #ALPHA}) over completed, successful jobs that
- * brought chunks from it toward the device (host: load jobs; disk and remote: promotions into the
- * host tier) of {@code bytes / seconds}, the job's whole time (queueing and fixed costs included,
- * as a request waits for them). Prefill speed = EWMA of {@code tokens / seconds} over forward
- * passes of at least {@code minTokens} tokens (smaller ones are decode steps, dominated by the
- * weight reads, which would make recomputing look slower than it is). Times come from the transfer
- * engine's clock, so a replay's virtual time works the same way.
+ * <p><b>Recompute</b>: every forward pass of at least {@code minTokens} tokens (one chunk's) feeds
+ * a least-squares fit ({@link OnlineLinearFit}, forgetting {@value #STEP_FORGET}) of its time as
+ * {@code c + a T + b P + d D}: {@code T} tokens, {@code P} causal pairs of its prefill chunks,
+ * {@code D} context read by its decodes ({@link StepShape}). Recomputing {@code n} tokens from
+ * position {@code s} then costs {@code a n + b pairs(s, n) + c n / stepTokens}: the matmuls per
+ * token, attention growing with the chunk's position (quadratic over a prompt), and the steps it
+ * adds. Smaller passes are not fitted: below about one chunk a step is bound by reading the
+ * weights, not by its tokens. Until {@value #MIN_FIT} passes are fitted (or if the token term
+ * fits non-positive), the average time per token of those passes is used.
  *
- * <p>The choice: loading the first {@code k} chunks of a hit and recomputing the rest costs
- * {@code sum_{i<k} load_i + sum_{i>=k} recompute_i}; this picks the {@code k} that minimises it
- * (ties: more loading). {@code load_i = blocks_i / bandwidth(tier_i)} (in blocks/s, tracked beside bytes/s) (a disk or remote chunk adds
- * the host load after its promotion); {@code recompute_i = tokens_i / prefill speed}. Before a
- * tier has a measured load the hit is loaded (that load gives the first measurement). Engine
- * thread only.
+ * <p><b>Load</b>: per tier, a fit of a job's time (its execution, not its wait in the queue) as
+ * {@code latency + blocks x per-block time} over completed successful jobs bringing blocks toward
+ * the device (host: loads; disk and remote: promotions into the host tier). A load waits first for
+ * the blocks already queued on its lane ahead of it, and, when other requests run, for the end
+ * of the step during which it completes (half a step on average).
+ *
+ * <p><b>Contention</b>: recomputing delays every request whose first token waits on the engine
+ * ({@link Contention#waitingForFirstToken()}), so its time counts {@code 1 + waiting} times; a load
+ * delays only its own request. Loading the first {@code k} chunks and recomputing the rest costs
+ * {@code [k > 0] (queue + latency + step wait) + sum_{i<k} load_i + (1 + waiting) sum_{i>=k}
+ * recompute_i}; the decision takes the {@code k} that minimises it (ties: more loading). Before a
+ * tier or the step time has a measurement, the hit is loaded (that load is the first measurement).
  */
 final class LoadCosts {
 
+    /** Weight kept by past steps at each fitted step. */
+    static final double STEP_FORGET = 0.98;
+    /** Weight kept by past jobs of a tier at each job. */
+    static final double LOAD_FORGET = 0.95;
+    /** Fitted passes before the step-time fit is trusted. */
+    static final int MIN_FIT = 8;
     /** Weight of the newest observation in each EWMA. */
     static final double ALPHA = 0.2;
 
     private final int minTokens;
+    private final OnlineLinearFit step = new OnlineLinearFit(4, STEP_FORGET);
+    private double nanosPerToken = Double.NaN;
+    private double stepNanos = Double.NaN;
+    private final Map<String, OnlineLinearFit> loadFits = new HashMap<>();
+    private final Map<String, Double> nanosPerBlock = new HashMap<>();
     private final Map<String, Double> bytesPerSecond = new TreeMap<>();
-    // Decisions use blocks/s: a replay's pool holds placeholder blocks whose size is not the
-    // simulated model's, while job bytes are; blocks are the same unit on both sides.
-    private final Map<String, Double> blocksPerSecond = new TreeMap<>();
-    private double tokensPerSecond = Double.NaN;
 
-    /** @param minTokens smallest forward pass, tokens, that updates the prefill speed (>= 1) */
+    /** @param minTokens smallest forward pass, tokens, that updates the recompute fit (>= 1) */
     LoadCosts(int minTokens) {
         this.minTokens = Math.max(1, minTokens);
     }
@@ -44,17 +62,26 @@ final class LoadCosts {
         if (blocks <= 0 || nanos <= 0) {
             return;
         }
-        blocksPerSecond.merge(tier, blocks * 1e9 / nanos, (old, now) -> old + ALPHA * (now - old));
+        loadFits.computeIfAbsent(tier, t -> new OnlineLinearFit(2, LOAD_FORGET)).add(new double[] {1, blocks}, nanos);
+        nanosPerBlock.merge(tier, nanos / (double) blocks, (old, now) -> old + ALPHA * (now - old));
         bytesPerSecond.merge(tier, bytes * 1e9 / nanos, (old, now) -> old + ALPHA * (now - old));
     }
 
-    /** A forward pass computed {@code tokens} tokens in {@code nanos}. */
-    void onForward(long tokens, long nanos) {
-        if (tokens < minTokens || nanos <= 0) {
+    /** A forward pass of shape {@code s} took {@code nanos}. */
+    void onForward(StepShape s, long nanos) {
+        if (nanos <= 0 || s.tokens() <= 0) {
             return;
         }
-        double speed = tokens * 1e9 / nanos;
-        tokensPerSecond = Double.isNaN(tokensPerSecond) ? speed : tokensPerSecond + ALPHA * (speed - tokensPerSecond);
+        stepNanos = ewma(stepNanos, nanos);
+        if (s.tokens() < minTokens) {
+            return;
+        }
+        step.add(new double[] {1, s.tokens(), s.pairs(), s.decodeContext()}, nanos);
+        nanosPerToken = ewma(nanosPerToken, nanos / (double) s.tokens());
+    }
+
+    private static double ewma(double old, double now) {
+        return Double.isNaN(old) ? now : old + ALPHA * (now - old);
     }
 
     /** Measured load bandwidth per tier, bytes/s (tiers with no completed job are absent). */
@@ -62,66 +89,112 @@ final class LoadCosts {
         return Map.copyOf(bytesPerSecond);
     }
 
-    /** Measured prefill speed, tokens/s; NaN before the first forward pass of at least minTokens. */
-    double tokensPerSecond() {
-        return tokensPerSecond;
+    /** Estimated marginal prefill speed, tokens/s, at position 0 in a full step; NaN before any pass was measured. */
+    double tokensPerSecond(int stepTokens) {
+        double ns = recomputeNanos(0, 1, stepTokens) - StepShape.pairs(0, 1) * coefficient(2);
+        return ns > 0 ? 1e9 / ns : Double.NaN;
+    }
+
+    private boolean fitted() {
+        return step.count() >= MIN_FIT && step.coefficients()[1] > 0;
+    }
+
+    private double coefficient(int j) {
+        return fitted() ? Math.max(0, step.coefficients()[j]) : 0;
+    }
+
+    /** Nanoseconds of step time that recomputing {@code n} tokens from position {@code start} adds; NaN before any measure. */
+    double recomputeNanos(long start, long n, int stepTokens) {
+        if (!fitted()) {
+            return n * nanosPerToken;
+        }
+        return n * (coefficient(1) + coefficient(0) / stepTokens) + StepShape.pairs(start, n) * coefficient(2);
+    }
+
+    /** Per-job fixed nanoseconds of a tier's loads: the fit's intercept once 3 jobs are fitted, else 0. */
+    private double latency(String tier) {
+        OnlineLinearFit f = loadFits.get(tier);
+        return f == null || f.count() < 3 ? 0 : Math.max(0, f.coefficients()[0]);
+    }
+
+    /** Nanoseconds per block of a tier's loads; NaN before its first job. */
+    private double perBlock(String tier) {
+        OnlineLinearFit f = loadFits.get(tier);
+        if (f == null) {
+            return Double.NaN;
+        }
+        double[] b = f.coefficients();
+        // Fewer than 3 jobs, or a fit with no positive term: the whole time per block, no latency.
+        if (f.count() < 3 || (b[0] <= 0 && b[1] <= 0)) {
+            return nanosPerBlock.get(tier);
+        }
+        return Math.max(0, b[1]);
     }
 
     /**
      * How many leading chunks of a hit to load.
      *
-     * @param tiers  tier of each chunk of the hit, head first ({@code host}, {@code disk}, {@code remote})
-     * @param blocks device blocks each chunk would fill (the first may be partly on the device)
-     * @param blockSize tokens per block
+     * @param tiers        tier of each chunk of the hit, head first ({@code host}, {@code disk}, {@code remote})
+     * @param blocks       device blocks each chunk would fill (the first may be partly on the device)
+     * @param startTokens  position of each chunk's first token to fill
+     * @param blockSize    tokens per block
+     * @param queued       blocks already queued on each tier's load lane (absent: none)
+     * @param c            the engine's load now
      * @return a number in {@code [0, tiers.length]}
      */
-    int chunksToLoad(String[] tiers, int[] blocks, int blockSize) {
-        if (Double.isNaN(tokensPerSecond)) {
+    int chunksToLoad(String[] tiers, int[] blocks, long[] startTokens, int blockSize, Map<String, Long> queued, Contention c) {
+        if (Double.isNaN(nanosPerToken)) {
             return tiers.length;
         }
-        double gain = 0;
-        double best = 0;
-        int bestK = 0;
+        double hostBlock = perBlock(HostTier.NAME);
+        if (Double.isNaN(hostBlock)) {
+            return tiers.length; // never measured: load, and measure it
+        }
+        double waitStep = c.engineBusy() && !Double.isNaN(stepNanos) ? stepNanos / 2 : 0;
+        double fixed = latency(HostTier.NAME) + queued.getOrDefault(HostTier.NAME, 0L) * hostBlock + waitStep;
+        double weight = 1.0 + c.waitingForFirstToken();
+        double[] recompute = new double[tiers.length];
+        double recomputeAll = 0;
         for (int i = 0; i < tiers.length; i++) {
-            double load = seconds(tiers[i], blocks[i]);
-            if (Double.isNaN(load)) {
-                return tiers.length; // a tier never measured: load, and measure it
+            recompute[i] = weight * recomputeNanos(startTokens[i], (long) blocks[i] * blockSize, c.stepTokens());
+            recomputeAll += recompute[i];
+        }
+        double best = recomputeAll;
+        int bestK = 0;
+        double cost = fixed + recomputeAll;
+        boolean lowerStarted = false;
+        for (int i = 0; i < tiers.length; i++) {
+            double load = blocks[i] * hostBlock;
+            if (!HostTier.NAME.equals(tiers[i])) {
+                double lower = perBlock(tiers[i]);
+                if (Double.isNaN(lower)) {
+                    return tiers.length;
+                }
+                if (!lowerStarted) { // the promotion's own queue and latency, once
+                    load += latency(tiers[i]) + queued.getOrDefault(tiers[i], 0L) * lower;
+                    lowerStarted = true;
+                }
+                load += blocks[i] * lower;
             }
-            gain += blocks[i] * (double) blockSize / tokensPerSecond - load;
-            if (gain >= best) {
-                best = gain;
+            cost += load - recompute[i];
+            if (cost <= best) {
+                best = cost;
                 bestK = i + 1;
             }
         }
         return bestK;
     }
 
-    /** Seconds to bring {@code blocks} from {@code tier} to the device; NaN if a needed tier was never measured. */
-    private double seconds(String tier, int blocks) {
-        Double host = blocksPerSecond.get(io.kvtier.tier.HostTier.NAME);
-        if (host == null) {
-            return Double.NaN;
-        }
-        double t = blocks / host;
-        if (!io.kvtier.tier.HostTier.NAME.equals(tier)) {
-            Double lower = blocksPerSecond.get(tier);
-            if (lower == null) {
-                return Double.NaN;
-            }
-            t += blocks / lower;
-        }
-        return t;
-    }
-
     /**
-     * Cuts a hit to the chunks worth loading ({@link #chunksToLoad}) and counts the decision and
-     * its inputs in {@code stats}. {@link OffloadScheduler.Lookup.Miss} and
-     * {@link OffloadScheduler.Lookup.Wait} pass unchanged.
+     * Cuts a hit to the chunks worth loading ({@link #chunksToLoad}; none with {@link LoadPolicy#NEVER})
+     * and counts the decision and its inputs in {@code stats}. {@link OffloadScheduler.Lookup.Miss}
+     * and {@link OffloadScheduler.Lookup.Wait} pass unchanged.
      *
      * @param deviceHitBlocks blocks of the request already on the device (the hit starts there)
+     * @param queued          blocks already queued on each tier's load lane
      */
-    OffloadScheduler.Lookup decide(OffloadScheduler.Lookup found, int deviceHitBlocks, int blocksPerChunk,
-                                   int blockSize, OffloadStats stats) {
+    OffloadScheduler.Lookup decide(LoadPolicy policy, OffloadScheduler.Lookup found, int deviceHitBlocks, int blocksPerChunk,
+                                   int blockSize, Map<String, Long> queued, Contention c, OffloadStats stats) {
         int hostChunks;
         int lowerChunks;
         String lowerTier;
@@ -143,15 +216,18 @@ final class LoadCosts {
         int n = hostChunks + lowerChunks;
         String[] tiers = new String[n];
         int[] blocks = new int[n];
+        long[] starts = new long[n];
         int firstChunk = deviceHitBlocks / blocksPerChunk;
         for (int i = 0; i < n; i++) {
-            tiers[i] = i < hostChunks ? io.kvtier.tier.HostTier.NAME : lowerTier;
-            blocks[i] = (firstChunk + i + 1) * blocksPerChunk - Math.max((firstChunk + i) * blocksPerChunk, deviceHitBlocks);
+            tiers[i] = i < hostChunks ? HostTier.NAME : lowerTier;
+            int from = Math.max((firstChunk + i) * blocksPerChunk, deviceHitBlocks);
+            blocks[i] = (firstChunk + i + 1) * blocksPerChunk - from;
+            starts[i] = (long) from * blockSize;
         }
-        int k = chunksToLoad(tiers, blocks, blockSize);
+        int k = policy == LoadPolicy.NEVER ? 0 : chunksToLoad(tiers, blocks, starts, blockSize, queued, c);
         stats.loadDecisions++;
         stats.loadBandwidth = bandwidths();
-        stats.prefillTokensPerSecond = tokensPerSecond;
+        stats.prefillTokensPerSecond = tokensPerSecond(c.stepTokens());
         if (k == n) {
             return found;
         }
@@ -172,6 +248,6 @@ final class LoadCosts {
             int lower = k - hostChunks;
             return new OffloadScheduler.Lookup.Promote(hostChunks, p.diskChunks() > 0 ? lower : 0, p.diskChunks() > 0 ? 0 : lower);
         }
-        return loaded == 0 ? new OffloadScheduler.Lookup.Miss() : new OffloadScheduler.Lookup.Hit(io.kvtier.tier.HostTier.NAME, loaded);
+        return loaded == 0 ? new OffloadScheduler.Lookup.Miss() : new OffloadScheduler.Lookup.Hit(HostTier.NAME, loaded);
     }
 }

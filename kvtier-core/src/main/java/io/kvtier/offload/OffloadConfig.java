@@ -12,18 +12,18 @@ import java.time.Duration;
  *                          guarantees it touches none of the job's memory after that)
  * @param hostAdmitAfter    store a chunk in the host tier only from its N-th use on (1 = always)
  * @param storePolicy       when chunks are stored: at commit (eager, default) or near device eviction (lazy)
- * @param loadOrRecompute   whether a hit is loaded only where the load is measured faster than
- *                          recomputing it ({@code --load-policy faster}; {@link LoadCosts}); default false:
- *                          every hit is loaded ({@code always})
+ * @param loadPolicy        which hits are loaded ({@code --load-policy}): every one ({@code always}, default),
+ *                          those estimated faster to load than to recompute ({@code faster}; {@link LoadCosts}),
+ *                          or none ({@code never})
  */
 public record OffloadConfig(int blocksPerChunk, boolean offloadPromptOnly, Duration jobDeadline, int hostAdmitAfter,
-                            StorePolicy storePolicy, boolean loadOrRecompute) {
+                            StorePolicy storePolicy, LoadPolicy loadPolicy) {
 
-    public static final OffloadConfig DEFAULT = new OffloadConfig(1, true, Duration.ofSeconds(10), 1, StorePolicy.EAGER, false);
+    public static final OffloadConfig DEFAULT = new OffloadConfig(1, true, Duration.ofSeconds(10), 1, StorePolicy.EAGER, LoadPolicy.ALWAYS);
 
     /** Eager stores, every hit loaded. */
     public OffloadConfig(int blocksPerChunk, boolean offloadPromptOnly, Duration jobDeadline, int hostAdmitAfter) {
-        this(blocksPerChunk, offloadPromptOnly, jobDeadline, hostAdmitAfter, StorePolicy.EAGER, false);
+        this(blocksPerChunk, offloadPromptOnly, jobDeadline, hostAdmitAfter, StorePolicy.EAGER, LoadPolicy.ALWAYS);
     }
 
     public OffloadConfig {
@@ -37,29 +37,30 @@ public record OffloadConfig(int blocksPerChunk, boolean offloadPromptOnly, Durat
             throw new IllegalArgumentException("host admission needs at least 1 use, got " + hostAdmitAfter);
         }
         java.util.Objects.requireNonNull(storePolicy, "storePolicy");
+        java.util.Objects.requireNonNull(loadPolicy, "loadPolicy");
     }
 
     public OffloadConfig withBlocksPerChunk(int n) {
-        return new OffloadConfig(n, offloadPromptOnly, jobDeadline, hostAdmitAfter, storePolicy, loadOrRecompute);
+        return new OffloadConfig(n, offloadPromptOnly, jobDeadline, hostAdmitAfter, storePolicy, loadPolicy);
     }
 
     public OffloadConfig withOffloadPromptOnly(boolean on) {
-        return new OffloadConfig(blocksPerChunk, on, jobDeadline, hostAdmitAfter, storePolicy, loadOrRecompute);
+        return new OffloadConfig(blocksPerChunk, on, jobDeadline, hostAdmitAfter, storePolicy, loadPolicy);
     }
 
     public OffloadConfig withHostAdmitAfter(int uses) {
-        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, jobDeadline, uses, storePolicy, loadOrRecompute);
+        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, jobDeadline, uses, storePolicy, loadPolicy);
     }
 
     public OffloadConfig withJobDeadline(Duration d) {
-        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, d, hostAdmitAfter, storePolicy, loadOrRecompute);
+        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, d, hostAdmitAfter, storePolicy, loadPolicy);
     }
 
     public OffloadConfig withStorePolicy(StorePolicy p) {
-        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, jobDeadline, hostAdmitAfter, p, loadOrRecompute);
+        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, jobDeadline, hostAdmitAfter, p, loadPolicy);
     }
 
-    public OffloadConfig withLoadOrRecompute(boolean on) {
-        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, jobDeadline, hostAdmitAfter, storePolicy, on);
+    public OffloadConfig withLoadPolicy(LoadPolicy p) {
+        return new OffloadConfig(blocksPerChunk, offloadPromptOnly, jobDeadline, hostAdmitAfter, storePolicy, p);
     }
 }

@@ -195,14 +195,15 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /**
      * With {@code --load-policy faster}: cuts a hit or promotion from {@link #lookup} to the leading
-     * chunks measured faster to load than to recompute ({@link LoadCosts}; possibly to a miss),
-     * counted in {@link OffloadStats#loadDecisions()}. Otherwise returns {@code found}.
+     * chunks estimated cheaper to load than to recompute under the engine's load {@code c}
+     * ({@link LoadCosts}; possibly to a miss); with {@code never}, to a miss. Counted in
+     * {@link OffloadStats#loadDecisions()}. With {@code always} returns {@code found}.
      */
-    public Lookup decide(int deviceHitBlocks, Lookup found) {
-        if (!config.loadOrRecompute()) {
+    public Lookup decide(int deviceHitBlocks, Lookup found, Contention c) {
+        if (config.loadPolicy() == LoadPolicy.ALWAYS) {
             return found;
         }
-        return costs.decide(found, deviceHitBlocks, chunk(), blockSize, stats);
+        return costs.decide(config.loadPolicy(), found, deviceHitBlocks, chunk(), blockSize, jobs.queuedBlocks(chunk()), c, stats);
     }
 
     /** The clock of transfer times, ns (the transfer engine's: virtual in a replay). */
@@ -210,9 +211,9 @@ public final class OffloadScheduler implements AutoCloseable {
         return transfers.nanoTime();
     }
 
-    /** A forward pass computed {@code tokens} tokens in {@code nanos} of {@link #clockNanos()}: the prefill speed estimate. */
-    public void onForward(long tokens, long nanos) {
-        costs.onForward(tokens, nanos);
+    /** A forward pass of shape {@code shape} took {@code nanos} of {@link #clockNanos()}: the recompute cost estimate. */
+    public void onForward(StepShape shape, long nanos) {
+        costs.onForward(shape, nanos);
     }
 
     /**
@@ -319,11 +320,11 @@ public final class OffloadScheduler implements AutoCloseable {
      * their parents (chunk index >= capacity) are counted in {@link OffloadStats#blocksNotStored()}
      * once and skipped for good; chunks that do not fit only because entries are pinned or being
      * stored now are retried at the request's next commit (the cursor advances past what was
-     * accepted). {@code blockTable} gives the request's block table, asked for only when a store
-     * is due.
+     * accepted). {@code blockTables} gives a request's block table by its id, asked for only when
+     * a store is due (one function for every call: nothing is allocated per commit).
      */
-    public void onCommit(SequenceView r, int kvWritten, java.util.function.Supplier<int[]> blockTable) {
-        stores.onCommit(r, kvWritten, blockTable, epoch);
+    public void onCommit(SequenceView r, int kvWritten, java.util.function.LongFunction<int[]> blockTables) {
+        stores.onCommit(r, kvWritten, blockTables, epoch);
     }
 
     /** Applies every completed transfer; returns the loads that ended for requests still waiting. */
@@ -358,6 +359,9 @@ public final class OffloadScheduler implements AutoCloseable {
     }
 
     private List<LoadDone> apply(List<TransferResult> results) {
+        if (results.isEmpty()) {
+            return List.of(); // the common step with jobs in flight: nothing allocated
+        }
         List<LoadDone> done = new ArrayList<>();
         for (TransferResult res : results) {
             JobRegistry.Completed c = jobs.complete(res.jobId());
@@ -371,9 +375,12 @@ public final class OffloadScheduler implements AutoCloseable {
             if (res.timedOut()) {
                 stats.jobsTimedOut++;
             }
-            boolean inbound = c.job() instanceof OffloadJob.Load || c.job() instanceof OffloadJob.Promote;
-            OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, c.job().tier(), res.bytes(), res.nanos());
-            if (res.success() && (inbound || c.job() instanceof OffloadJob.RemotePromote)) {
+            boolean inbound = c.job() instanceof OffloadJob.Load || c.job() instanceof OffloadJob.Promote
+                    || c.job() instanceof OffloadJob.RemotePromote;
+            if (!(c.job() instanceof OffloadJob.RemoteProbe)) { // a probe moves no chunk
+                OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, c.job().tier(), res.bytes(), res.nanos());
+            }
+            if (res.success() && inbound) {
                 long blocks = c.job() instanceof OffloadJob.Load l ? l.blocks() : (long) c.job().chunkKeys().size() * chunk();
                 costs.onLoad(c.job().tier(), blocks, res.bytes(), res.nanos());
             }
@@ -482,6 +489,11 @@ public final class OffloadScheduler implements AutoCloseable {
         }
         stores.clear();
         return waiting;
+    }
+
+    /** Lazy stores: the device prefix cache is about to be dropped, so every pending chunk is stored now (no-op if eager). */
+    public void beforeDeviceCacheReset() {
+        stores.storeAllPending(epoch);
     }
 
     /** Lazy stores: chunks completed and still on the device, not stored yet (0 when stores are eager). */

@@ -60,7 +60,9 @@ final class RemoteChain extends TierBehindHost {
     private final Set<BlockKey> writing = new HashSet<>();
     private final Set<BlockKey> promoted = new HashSet<>();
     private final Set<Long> evictWrites = new HashSet<>();
+    private final StoreLatency latency;
     private long bytesInFlight;
+    private int writesInFlight;
 
     RemoteChain(RemoteTierParts parts, HostTier host, TransferEngine transfers, JobRegistry jobs, OffloadStats stats,
                 int blocksPerChunk, long bytesPerChunk, int tokensPerChunk, BlockKey namespace) {
@@ -76,6 +78,7 @@ final class RemoteChain extends TierBehindHost {
         this.maxBytesInFlight = parts.maxBytesInFlight();
         this.deadlineNanos = 2 * parts.timeout().toNanos();
         this.hintNanos = parts.hintTtl().toNanos();
+        this.latency = new StoreLatency(parts.timeout().toNanos() / 2);
         this.namespace = namespace;
     }
 
@@ -84,6 +87,8 @@ final class RemoteChain extends TierBehindHost {
             remoteStats.breakerState = store.breakerState();
             remoteStats.breakerOpens = store.breakerOpens();
         }
+        remoteStats.bytesInFlight = bytesInFlight;
+        remoteStats.writeLatencyNanos = latency.averageNanos();
         return remoteStats;
     }
 
@@ -253,12 +258,16 @@ final class RemoteChain extends TierBehindHost {
             return -1;
         }
         if (!available(keys.get(0))) {
-            remoteStats.storesDropped += keys.size();
+            remoteStats.dropped(RemoteStats.UNAVAILABLE, keys.size());
+            return -1;
+        }
+        if (!latency.admits(writesInFlight)) {
+            remoteStats.dropped(RemoteStats.SLOW, keys.size());
             return -1;
         }
         // Parents first: the head of the chain is kept when the budget cuts it.
         int fit = (int) Math.min(keys.size(), Math.max(0, (maxBytesInFlight - bytesInFlight) / valueBytes));
-        remoteStats.storesDropped += keys.size() - fit;
+        remoteStats.dropped(RemoteStats.BUDGET, keys.size() - fit);
         if (fit == 0) {
             return -1;
         }
@@ -274,6 +283,7 @@ final class RemoteChain extends TierBehindHost {
         long deadline = transfers.nanoTime() + deadlineNanos;
         long bytes = keys.size() * valueBytes;
         bytesInFlight += bytes;
+        writesInFlight++;
         writing.addAll(keys);
         remoteStats.writes++;
         jobs.add(new OffloadJob.RemoteWrite(id, keys, bytes, epoch, deadline));
@@ -286,6 +296,9 @@ final class RemoteChain extends TierBehindHost {
         List<BlockKey> keys = job.chunkKeys();
         host.index().completeLoad(keys);
         bytesInFlight -= job.bytes();
+        writesInFlight--;
+        // The store's own time (the copier's, not the wait behind other jobs of a burst); an expired job took its deadline.
+        latency.sample(res.timedOut() ? deadlineNanos : res.nanos());
         writing.removeAll(keys);
         int ok = res.success() ? keys.size() : Math.max(0, res.firstFailedChunk());
         if (res.timedOut()) {
@@ -312,6 +325,10 @@ final class RemoteChain extends TierBehindHost {
     }
 
     void checkInvariants() {
+        if (writesInFlight < 0 || (writesInFlight == 0) != (bytesInFlight == 0)) {
+            throw new IllegalStateException("remote write jobs in flight " + writesInFlight + " with " + bytesInFlight
+                    + " bytes in flight");
+        }
         if (bytesInFlight < 0 || (writing.isEmpty() && bytesInFlight != 0)) {
             throw new IllegalStateException("remote bytes in flight " + bytesInFlight + " with " + writing.size()
                     + " chunks being written");

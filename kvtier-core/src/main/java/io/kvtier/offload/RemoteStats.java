@@ -9,13 +9,22 @@ import java.util.TreeMap;
  */
 public final class RemoteStats {
 
+    /** Reasons a store was dropped: the bytes-in-flight budget was reached. */
+    public static final String BUDGET = "budget";
+    /** Reasons a store was dropped: the tier is off, or the key's node's breaker is open. */
+    public static final String UNAVAILABLE = "unavailable";
+    /** Reasons a store was dropped: the store's write latency stays above half the timeout. */
+    public static final String SLOW = "slow";
+
     final Map<String, Long> loadFailures = new TreeMap<>();
+    final Map<String, Long> storesDroppedBy = new TreeMap<>();
+    long bytesInFlight;
+    long writeLatencyNanos = -1;
     final Map<String, Long> storeFailures = new TreeMap<>();
     long probes;
     long chunksProbedPresent;
     long chunksStored;
     long chunksLoaded;
-    long storesDropped;
     long writes;
     String breakerState = "closed";
     long breakerOpens;
@@ -55,9 +64,33 @@ public final class RemoteStats {
         return writes;
     }
 
-    /** Chunks not written: the bytes-in-flight budget was reached, or the store was unavailable. */
+    /** Chunks not written (never waited for), all reasons. */
     public long storesDropped() {
-        return storesDropped;
+        return storesDroppedBy.values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    /**
+     * Chunks not written, by reason: {@value #BUDGET} (bytes in flight at the budget),
+     * {@value #UNAVAILABLE} (tier off, breaker open), {@value #SLOW} (write latency high).
+     */
+    public Map<String, Long> storesDroppedBy() {
+        return Map.copyOf(storesDroppedBy);
+    }
+
+    /** Bytes of values being written now (header and payload). */
+    public long bytesInFlight() {
+        return bytesInFlight;
+    }
+
+    /** Average latency of the last write jobs (the transfer thread's start of the job to its last answer: time queued behind other jobs is not counted), in nanoseconds; -1 before the first. */
+    public long writeLatencyNanos() {
+        return writeLatencyNanos;
+    }
+
+    void dropped(String reason, long chunks) {
+        if (chunks > 0) {
+            add(storesDroppedBy, reason, chunks);
+        }
     }
 
     /** {@code closed}, {@code partial}, {@code open} or {@code off}, at the last poll. */
@@ -68,6 +101,24 @@ public final class RemoteStats {
     /** Times a node's breaker opened. */
     public long breakerOpens() {
         return breakerOpens;
+    }
+
+    /** A copy that the engine thread no longer changes (for another thread: a metrics scrape). */
+    public RemoteStats copy() {
+        RemoteStats c = new RemoteStats();
+        c.loadFailures.putAll(loadFailures);
+        c.storeFailures.putAll(storeFailures);
+        c.storesDroppedBy.putAll(storesDroppedBy);
+        c.probes = probes;
+        c.chunksProbedPresent = chunksProbedPresent;
+        c.chunksStored = chunksStored;
+        c.chunksLoaded = chunksLoaded;
+        c.writes = writes;
+        c.breakerState = breakerState;
+        c.breakerOpens = breakerOpens;
+        c.bytesInFlight = bytesInFlight;
+        c.writeLatencyNanos = writeLatencyNanos;
+        return c;
     }
 
     static void add(Map<String, Long> m, String key, long n) {

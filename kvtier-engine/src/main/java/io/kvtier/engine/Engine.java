@@ -21,6 +21,8 @@ public final class Engine implements AutoCloseable {
     private final EngineConfig config;
     private final BlockPool pool;
     private final KvCacheManager kv;
+    /** Request id -> block table, for the offload scheduler's commits (one object, not one per call). */
+    private final java.util.function.LongFunction<int[]> blockTables;
     private final Scheduler scheduler;
     private final ModelRunner runner;
     private final BlockHasher hasher;
@@ -54,12 +56,34 @@ public final class Engine implements AutoCloseable {
      */
     public Engine(EngineConfig config, BlockPool pool, ModelRunner runner, BlockHasher hasher, OffloadScheduler offload,
                   KvEvents events) {
+        this(config, new KvCacheManager(pool, config.prefixCaching()), runner, hasher, offload, events);
+    }
+
+    /**
+     * An engine over the device pools of {@code kv}, one per KV group (created for this engine and
+     * closed with it). Device events are those of group 0, whose keys are the chain keys.
+     *
+     * @throws IllegalArgumentException if a pool's block size or the prefix-caching switch is not
+     *         the config's, or if offloading is asked of a model with several KV groups (per-group
+     *         offloading is not built: such an engine is made with one group holding every layer)
+     */
+    public Engine(EngineConfig config, KvCacheManager kv, ModelRunner runner, BlockHasher hasher, OffloadScheduler offload,
+                  KvEvents events) {
+        BlockPool pool = kv.pool();
         if (pool.layout().blockSize() != config.blockSize()) {
             throw new IllegalArgumentException("pool block size " + pool.layout().blockSize() + " != config " + config.blockSize());
         }
+        if (kv.prefixCaching() != config.prefixCaching()) {
+            throw new IllegalArgumentException("KV cache manager with prefix caching " + kv.prefixCaching() + ", config " + config.prefixCaching());
+        }
+        if (offload != null && kv.groups().size() > 1) {
+            throw new IllegalArgumentException("offloading a model with " + kv.groups().size()
+                    + " KV groups needs one group holding every layer");
+        }
         this.config = config;
         this.pool = pool;
-        this.kv = new KvCacheManager(pool, config.prefixCaching());
+        this.kv = kv;
+        this.blockTables = kv::blockTable;
         this.offload = offload;
         this.scheduler = new Scheduler(config, kv, offload);
         this.runner = runner;
@@ -74,8 +98,27 @@ public final class Engine implements AutoCloseable {
         return config;
     }
 
+    /** The device pool of KV group 0 (the only one of a model without sliding-window layers). */
     public BlockPool pool() {
         return pool;
+    }
+
+    /** Bytes reserved for the device pools of every KV group. */
+    public long devicePoolBytes() {
+        long n = 0;
+        for (int g = 0; g < kv.groups().size(); g++) {
+            n += kv.pool(g).slab().byteSize();
+        }
+        return n;
+    }
+
+    /** Bytes of the device pools of every KV group now resident in memory. */
+    public long devicePoolResidentBytes() {
+        long n = 0;
+        for (int g = 0; g < kv.groups().size(); g++) {
+            n += kv.pool(g).residentBytes();
+        }
+        return n;
     }
 
     public KvCacheManager kvCacheManager() {
@@ -228,17 +271,24 @@ public final class Engine implements AutoCloseable {
 
     private float[][] execute(StepPlan plan) {
         List<ScheduledChunk> chunks = new ArrayList<>(plan.items().size());
+        int[] starts = new int[plan.items().size()];
+        int[] counts = new int[starts.length];
         for (StepPlan.Item it : plan.items()) {
             Request r = it.request();
-            chunks.add(new ScheduledChunk(r.id(), r.tokens(it.startPos(), it.startPos() + it.numTokens()),
-                    it.startPos(), kv.blockTable(r.id()), it.samples()));
+            int[] tokens = r.tokens(it.startPos(), it.startPos() + it.numTokens());
+            starts[chunks.size()] = it.startPos();
+            counts[chunks.size()] = it.numTokens();
+            chunks.add(kv.groups().size() == 1
+                    ? new ScheduledChunk(r.id(), tokens, it.startPos(), kv.blockTable(r.id()), it.samples())
+                    : new ScheduledChunk(r.id(), tokens, it.startPos(), kv.blockTables(r.id()), it.samples()));
         }
         long t0 = System.nanoTime();
         long c0 = offload == null ? 0 : offload.clockNanos();
         float[][] logits = runner.forward(chunks);
         stats.forwardNanos += System.nanoTime() - t0;
         if (offload != null) {
-            offload.onForward(plan.totalTokens(), offload.clockNanos() - c0); // the prefill speed that load-or-recompute weighs
+            // The step-time fit that load-or-recompute prices a recompute with.
+            offload.onForward(io.kvtier.offload.StepShape.of(starts, counts), offload.clockNanos() - c0);
         }
         stats.computedTokens += plan.totalTokens();
         return logits;
@@ -270,8 +320,9 @@ public final class Engine implements AutoCloseable {
             if (offload != null) {
                 // Stores are decided here, after the forward pass, from the KV really written (§3.1),
                 // for finishing requests too, before their blocks are released.
-                offload.onCommit(r, r.numComputed(), () -> kv.blockTable(r.id()));
+                offload.onCommit(r, r.numComputed(), blockTables);
             }
+            kv.slide(r.id(), r.numComputed()); // window groups give back blocks no later query reads (cached ones stay cached)
             if (reason != null) {
                 finish(r, reason, done);
             }
@@ -292,6 +343,7 @@ public final class Engine implements AutoCloseable {
             }
             // Loaded blocks hold verified KV under their keys: the device prefix cache may share them.
             cacheFullBlocks(r, kvWritten);
+            kv.slide(r.id(), kvWritten);
         }
     }
 
@@ -317,6 +369,16 @@ public final class Engine implements AutoCloseable {
                 start = i;
             }
         }
+    }
+
+    /**
+     * Checks the device KV invariants: every group's pool ({@link BlockPool#checkInvariants}), and
+     * every request's tables hold a referenced block at every index its next query reads and, in
+     * a window group, nothing before that query's window. Throws IllegalStateException naming the
+     * first broken one; tests call it after every step.
+     */
+    public void checkKvInvariants() {
+        kv.checkInvariants(id -> active.get(id).numComputed());
     }
 
     /** What the metrics read of this engine now (engine thread; the snapshot is immutable). */
@@ -363,8 +425,15 @@ public final class Engine implements AutoCloseable {
         }
     }
 
-    /** Drops the device prefix cache only; offload tiers keep their entries. */
+    /**
+     * Drops the device prefix cache only; offload tiers keep their entries. With lazy stores, the
+     * chunks not stored yet are stored first (a reset evicts every block, so each reaches the
+     * eviction horizon); their store jobs run on after the reset.
+     */
     public void resetDevicePrefixCache() {
+        if (offload != null) {
+            offload.beforeDeviceCacheReset();
+        }
         kv.resetPrefixCache();
     }
 
@@ -387,13 +456,15 @@ public final class Engine implements AutoCloseable {
         done.add(r);
     }
 
-    /** Closes the runner, the offload scheduler (its transfer threads and tiers), then the device pool. */
+    /** Closes the runner, the offload scheduler (its transfer threads and tiers), then the device pools. */
     @Override
     public void close() {
         runner.close();
         if (offload != null) {
             offload.close();
         }
-        pool.close();
+        for (int g = 0; g < kv.groups().size(); g++) {
+            kv.pool(g).close();
+        }
     }
 }

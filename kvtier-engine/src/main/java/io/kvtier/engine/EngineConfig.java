@@ -13,9 +13,13 @@ import java.util.Set;
  * @param stopToken      token id that ends generation (1 for llama2.c checkpoints); -1 for none
  * @param moreStopTokens further ids that end generation (a GGUF model's EOS besides its
  *                       end-of-turn tokens such as {@code <|eot_id|>}, {@code <|im_end|>})
+ * @param prefillPriority with offloading on: a waiting request that has no token yet may preempt
+ *                       running requests that have theirs to get device blocks for its prefill
+ *                       (the victims' KV is in the host tier, so they load it back instead of
+ *                       recomputing); see {@link Scheduler}. Ignored without offloading
  */
 public record EngineConfig(int blockSize, int deviceBlocks, int maxBatchTokens, int maxRunning,
-                           boolean prefixCaching, int stopToken, Set<Integer> moreStopTokens) {
+                           boolean prefixCaching, int stopToken, Set<Integer> moreStopTokens, boolean prefillPriority) {
 
     public static final int DEFAULT_BLOCK_SIZE = 16;
     public static final int DEFAULT_MAX_BATCH_TOKENS = 512;
@@ -27,6 +31,12 @@ public record EngineConfig(int blockSize, int deviceBlocks, int maxBatchTokens, 
         require(maxBatchTokens >= 1, "max batch tokens must be at least 1, got " + maxBatchTokens);
         require(maxRunning >= 1, "max running requests must be at least 1, got " + maxRunning);
         moreStopTokens = Set.copyOf(moreStopTokens);
+    }
+
+    /** Without prefill priority. */
+    public EngineConfig(int blockSize, int deviceBlocks, int maxBatchTokens, int maxRunning,
+                        boolean prefixCaching, int stopToken, Set<Integer> moreStopTokens) {
+        this(blockSize, deviceBlocks, maxBatchTokens, maxRunning, prefixCaching, stopToken, moreStopTokens, false);
     }
 
     /** One stop token (or -1 for none). */
@@ -46,15 +56,15 @@ public record EngineConfig(int blockSize, int deviceBlocks, int maxBatchTokens, 
     }
 
     public EngineConfig withMaxBatchTokens(int n) {
-        return new EngineConfig(blockSize, deviceBlocks, n, maxRunning, prefixCaching, stopToken, moreStopTokens);
+        return new EngineConfig(blockSize, deviceBlocks, n, maxRunning, prefixCaching, stopToken, moreStopTokens, prefillPriority);
     }
 
     public EngineConfig withPrefixCaching(boolean on) {
-        return new EngineConfig(blockSize, deviceBlocks, maxBatchTokens, maxRunning, on, stopToken, moreStopTokens);
+        return new EngineConfig(blockSize, deviceBlocks, maxBatchTokens, maxRunning, on, stopToken, moreStopTokens, prefillPriority);
     }
 
     public EngineConfig withStopToken(int token) {
-        return new EngineConfig(blockSize, deviceBlocks, maxBatchTokens, maxRunning, prefixCaching, token, Set.of());
+        return new EngineConfig(blockSize, deviceBlocks, maxBatchTokens, maxRunning, prefixCaching, token, Set.of(), prefillPriority);
     }
 
     /** Every id in {@code tokens} ends generation (none when empty). */
@@ -62,7 +72,11 @@ public record EngineConfig(int blockSize, int deviceBlocks, int maxBatchTokens, 
         Set<Integer> more = new java.util.HashSet<>();
         for (int i = 1; i < tokens.length; i++) more.add(tokens[i]);
         return new EngineConfig(blockSize, deviceBlocks, maxBatchTokens, maxRunning, prefixCaching,
-                tokens.length == 0 ? -1 : tokens[0], more);
+                tokens.length == 0 ? -1 : tokens[0], more, prefillPriority);
+    }
+
+    public EngineConfig withPrefillPriority(boolean on) {
+        return new EngineConfig(blockSize, deviceBlocks, maxBatchTokens, maxRunning, prefixCaching, stopToken, moreStopTokens, on);
     }
 
     private static void require(boolean ok, String message) {

@@ -2,6 +2,7 @@ package io.kvtier.engine;
 
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.offload.OffloadStats;
+import io.kvtier.offload.RemoteStats;
 import io.kvtier.tier.TierIndex;
 import io.kvtier.tier.disk.DiskIndexScan;
 import java.util.ArrayList;
@@ -58,12 +59,13 @@ public record EngineSnapshot(int running, int waiting, int deviceBlocks, int dev
      * @param stores   store jobs per destination tier (see {@link OffloadStats#stores()})
      * @param loads    load jobs per source tier (see {@link OffloadStats#loads()})
      * @param diskScan the disk tier's restart scan, or null without a disk tier
+     * @param remote   the remote tier's counters (a copy), or null without a remote tier
      */
     public record Offload(Map<String, Long> externalHitTokens, Map<String, Long> blocksStored,
                           Map<String, Long> blocksLoaded, long loadFailures, long storeFailures, long storeRefusals,
                           long jobsTimedOut, Map<String, OffloadStats.Transfers> stores,
                           Map<String, OffloadStats.Transfers> loads, List<TierUsage> tiers,
-                          DiskIndexScan.Progress diskScan) {
+                          DiskIndexScan.Progress diskScan, RemoteStats remote) {
         public Offload {
             externalHitTokens = Map.copyOf(externalHitTokens);
             blocksStored = Map.copyOf(blocksStored);
@@ -99,7 +101,8 @@ public record EngineSnapshot(int running, int waiting, int deviceBlocks, int dev
             tiers.add(usage(disk));
         }
         return new Offload(o.externalHitTokens(), o.blocksStored(), o.blocksLoaded(), o.loadFailures(), o.storeFailures(),
-                o.storeRefusals(), o.jobsTimedOut(), o.stores(), o.loads(), tiers, off.diskScanProgress());
+                o.storeRefusals(), o.jobsTimedOut(), o.stores(), o.loads(), tiers, off.diskScanProgress(),
+                off.remoteStats() == null ? null : off.remoteStats().copy());
     }
 
     private static TierUsage usage(TierIndex t) {

@@ -2,9 +2,14 @@ package io.kvtier.engine;
 
 import io.kvtier.kv.BlockHasher;
 import io.kvtier.kv.BlockPool;
+import io.kvtier.kv.KvCacheManager;
+import io.kvtier.kv.KvGroup;
+import io.kvtier.kv.KvGroups;
+import io.kvtier.kv.KvLayout;
 import io.kvtier.kv.Namespace;
 import io.kvtier.model.Model;
 import io.kvtier.model.Kernels;
+import io.kvtier.model.PagedKv;
 import io.kvtier.model.SequenceChunk;
 import io.kvtier.model.Transformer;
 import io.kvtier.offload.OffloadScheduler;
@@ -20,7 +25,7 @@ import java.util.concurrent.ForkJoinPool;
 public final class LlamaRunner implements ModelRunner {
 
     private final Model checkpoint;
-    private final BlockPool pool;
+    private final PagedKv kv;
     private final ForkJoinPool compute;
     private final Transformer transformer;
 
@@ -28,22 +33,38 @@ public final class LlamaRunner implements ModelRunner {
      * @param threads compute threads (0 = one per core)
      */
     public LlamaRunner(Model checkpoint, BlockPool pool, Kernels kernels, int threads) {
+        this(checkpoint, PagedKv.single(pool.slab(), pool.layout()), kernels, threads);
+    }
+
+    /**
+     * A runner writing each layer's KV into the slab of its KV group.
+     *
+     * @param threads compute threads (0 = one per core)
+     */
+    public LlamaRunner(Model checkpoint, PagedKv kv, Kernels kernels, int threads) {
         this.checkpoint = checkpoint;
-        this.pool = pool;
+        this.kv = kv;
         this.compute = ComputePool.create(threads);
         this.transformer = new Transformer(checkpoint, kernels, compute);
     }
 
     /**
-     * An engine on this checkpoint: a device pool of {@code config.deviceBlocks()} blocks shaped
-     * by the model, and block keys in the namespace of the exact weights (the file's SHA-256).
-     * The engine owns everything and closes it, the checkpoint included.
+     * An engine on this checkpoint: a device pool of {@code config.deviceBlocks()} blocks per KV
+     * group shaped by the group's layers, and block keys in the namespace of the exact weights (the
+     * file's SHA-256). A model with sliding-window layers has a full-attention group and a window
+     * group ({@link KvGroups#of}), whose blocks are given back once they leave every query's
+     * window; every other model has one group. The engine owns everything and closes it, the
+     * checkpoint included.
      */
     public static Engine engine(Model checkpoint, EngineConfig config, Kernels kernels, int threads) {
         return engine(checkpoint, config, kernels, threads, OffloadSetup.OFF);
     }
 
-    /** The same, with the offload tiers of {@code offload} (off when it is not enabled). */
+    /**
+     * The same, with the offload tiers of {@code offload} (off when it is not enabled). With the
+     * tiers on, every model has one KV group holding every layer: offloading per group is not built,
+     * so a sliding-window layer keeps (and stores) its blocks outside the window, as a full one.
+     */
     public static Engine engine(Model checkpoint, EngineConfig config, Kernels kernels, int threads, OffloadSetup offload) {
         return engine(checkpoint, config, kernels, threads, offload, null);
     }
@@ -54,26 +75,44 @@ public final class LlamaRunner implements ModelRunner {
      */
     public static Engine engine(Model checkpoint, EngineConfig config, Kernels kernels, int threads, OffloadSetup offload,
                                 KvEvents events) {
-        BlockPool pool = new BlockPool(config.deviceBlocks(), checkpoint.config().kvLayout(config.blockSize()));
+        KvLayout all = checkpoint.config().kvLayout(config.blockSize());
+        List<KvGroup> groups = offload.enabled() ? List.of(KvCacheManager.allLayers(all)) : groupsOf(checkpoint);
+        List<BlockPool> pools = new ArrayList<>(groups.size());
         try {
-            Namespace ns = Namespace.of(checkpoint.modelId(), pool.layout(), offload.config().blocksPerChunk());
-            OffloadScheduler scheduler = offload.build(pool, ns, events == null ? KvEvents.discarding() : events);
-            LlamaRunner runner = new LlamaRunner(checkpoint, pool, kernels, threads);
-            return new Engine(config, pool, runner, BlockHasher.sha256(ns), scheduler, events);
+            for (KvGroup g : groups) {
+                pools.add(new BlockPool(config.deviceBlocks(),
+                        new KvLayout(g.layers().length, all.kvHeads(), all.headDim(), all.blockSize())));
+            }
+            Namespace ns = Namespace.of(checkpoint.modelId(), all, offload.config().blocksPerChunk());
+            OffloadScheduler scheduler = offload.build(pools.getFirst(), ns, events == null ? KvEvents.discarding() : events);
+            PagedKv paged = PagedKv.of(groups, pools.stream().map(BlockPool::slab).toList(),
+                    pools.stream().map(BlockPool::layout).toList());
+            LlamaRunner runner = new LlamaRunner(checkpoint, paged, kernels, threads);
+            return new Engine(config, new KvCacheManager(groups, pools, config.prefixCaching()), runner,
+                    BlockHasher.sha256(ns), scheduler, events);
         } catch (RuntimeException e) {
-            pool.close();
+            pools.forEach(BlockPool::close);
             checkpoint.close();
             throw e;
         }
+    }
+
+    /** The model's KV groups: one per attention kind of its layers (one for a model without sliding-window layers). */
+    public static List<KvGroup> groupsOf(Model model) {
+        int[] windows = new int[model.config().layers()];
+        for (int l = 0; l < windows.length; l++) {
+            windows[l] = model.spec().window(l);
+        }
+        return KvGroups.of(windows);
     }
 
     @Override
     public float[][] forward(List<ScheduledChunk> chunks) {
         List<SequenceChunk> seqs = new ArrayList<>(chunks.size());
         for (ScheduledChunk c : chunks) {
-            seqs.add(new SequenceChunk(c.tokens(), c.startPos(), c.blockTable(), c.wantLogits()));
+            seqs.add(new SequenceChunk(c.tokens(), c.startPos(), c.blockTables(), c.wantLogits()));
         }
-        return transformer.forward(seqs, pool.slab(), pool.layout());
+        return transformer.forward(seqs, kv);
     }
 
     @Override

@@ -36,6 +36,11 @@ public final class Request implements io.kvtier.offload.SequenceView {
     private int deviceHitTokens;
     private final java.util.Map<String, Integer> externalHitTokens = new java.util.TreeMap<>();
     private int preemptions;
+    private int promptExternalHitTokens;
+    /** Order of arrival in the scheduler (prefill priority picks the latest as its victim). */
+    private long arrival;
+    /** Output tokens when last admitted: a request is preempted for a prefill only after it made progress. */
+    private int outputsAtAdmission;
 
     /**
      * @param id        unique id, also the order of arrival
@@ -178,6 +183,19 @@ public final class Request implements io.kvtier.offload.SequenceView {
 
     void addExternalHitTokens(String tier, int tokens) {
         externalHitTokens.merge(tier, tokens, Integer::sum);
+        if (preemptions == 0) {
+            promptExternalHitTokens += tokens;
+        }
+    }
+
+    /**
+     * Prompt tokens loaded from the offload tiers at the first admission (less what a failed load
+     * did not bring): with {@link #deviceHitTokens()}, the prompt tokens a client is told were
+     * cached, never more than the prompt. {@link #externalHitTokens()} also counts the loads of
+     * re-admissions after preemptions, which may reload the same tokens and generated ones.
+     */
+    public int promptExternalHitTokens() {
+        return promptExternalHitTokens;
     }
 
     public int preemptions() {
@@ -186,6 +204,22 @@ public final class Request implements io.kvtier.offload.SequenceView {
 
     void countPreemption() {
         preemptions++;
+    }
+
+    long arrival() {
+        return arrival;
+    }
+
+    void setArrival(long n) {
+        arrival = n;
+    }
+
+    int outputsAtAdmission() {
+        return outputsAtAdmission;
+    }
+
+    void noteAdmission() {
+        outputsAtAdmission = numOutputTokens();
     }
 
     void append(int token) {

@@ -18,7 +18,15 @@ import java.util.Map;
  * nothing meanwhile. When a running request cannot get a block, the scheduler first waits for
  * pending stores that hold blocks (they are memory copies), then preempts the newest running
  * request (its blocks are released; it is recomputed later, reusing what is still cached).
- * Engine thread only.
+ *
+ * <p>With {@link EngineConfig#prefillPriority()} and offloading on, a request's first token does
+ * not wait for others' decodes to end: when the first waiting request that has no token yet
+ * lacks device blocks for its prompt, the running requests that made progress since their
+ * admission are preempted, latest arrival first, until it fits; waiting requests without a
+ * token are admitted first, the others oldest arrival first. A victim's prompt blocks are in the
+ * host tier (stored after its prefill), so it resumes with a load and recomputes only its
+ * decoded tail. This trades inter-token latency of the latest arrivals for time to first token
+ * (docs/design-notes.md, "Prefill priority"). Engine thread only.
  */
 public final class Scheduler {
 
@@ -28,6 +36,8 @@ public final class Scheduler {
     private final Deque<Request> waiting = new ArrayDeque<>();
     private final List<Request> running = new ArrayList<>();
     private final Map<Long, Request> loading = new LinkedHashMap<>();
+    private long arrivals;
+    private long preemptedForPrefill;
 
     /** @param offload the offload scheduler, or null when offloading is off */
     public Scheduler(EngineConfig config, KvCacheManager kv, OffloadScheduler offload) {
@@ -37,6 +47,7 @@ public final class Scheduler {
     }
 
     public void add(Request r) {
+        r.setArrival(arrivals++);
         waiting.addLast(r);
     }
 
@@ -53,6 +64,11 @@ public final class Scheduler {
         return loading;
     }
 
+    /** Requests preempted so far to make room for a prefill ({@link EngineConfig#prefillPriority()}). */
+    public long preemptedForPrefill() {
+        return preemptedForPrefill;
+    }
+
     public boolean hasWork() {
         return !waiting.isEmpty() || !running.isEmpty() || !loading.isEmpty();
     }
@@ -63,6 +79,8 @@ public final class Scheduler {
         List<StepPlan.Item> items = new ArrayList<>();
         int preempted = 0;
         boolean blocked = false;
+        // Before anything is planned: a victim must not be one of this step's items.
+        int forPrefill = prefillPriority() ? preemptForPrefill() : 0;
         for (int i = 0; i < running.size() && budget > 0; ) {
             Request r = running.get(i);
             int n = Math.min(r.numTokens() - r.numComputed(), budget);
@@ -92,11 +110,73 @@ public final class Scheduler {
         if (preempted == 0 && !blocked) {
             budget = admit(items, budget);
         }
-        return new StepPlan(List.copyOf(items), preempted);
+        return new StepPlan(List.copyOf(items), preempted + forPrefill);
+    }
+
+    private boolean prefillPriority() {
+        return offload != null && config.prefillPriority();
+    }
+
+    /**
+     * Prefill priority: preempts running requests, latest arrival first, until the first waiting
+     * request without a token fits with its whole prompt (blocks that pending stores will free
+     * count as free). Only requests that produced a token since their admission are victims, so
+     * every admission makes progress and nothing is preempted twice for nothing.
+     *
+     * @return the number of requests preempted
+     */
+    private int preemptForPrefill() {
+        Request head = null;
+        for (Request r : waiting) {
+            if (r.numOutputTokens() == 0 && !offload.hasJobs(r.id())) {
+                head = r;
+                break;
+            }
+        }
+        if (head == null || running.size() + loading.size() >= config.maxRunning()) {
+            return 0;
+        }
+        int hit = kv.prefixHitBlocks(head.blockKeys(), head.numTokens());
+        int n = 0;
+        while (kv.blocksShort(head.blockKeys(), hit, head.numTokens()) > offload.blocksFreedByStores()) {
+            Request victim = null;
+            for (Request r : running) {
+                if (r.numOutputTokens() > r.outputsAtAdmission() && (victim == null || r.arrival() > victim.arrival())) {
+                    victim = r;
+                }
+            }
+            if (victim == null) {
+                break;
+            }
+            preempt(victim);
+            n++;
+        }
+        preemptedForPrefill += n;
+        return n;
+    }
+
+    /** Waiting requests in admission order: arrival order, or with prefill priority those without a token first. */
+    private List<Request> admissionOrder() {
+        if (!prefillPriority()) {
+            return new ArrayList<>(waiting);
+        }
+        List<Request> fresh = new ArrayList<>();
+        List<Request> rest = new ArrayList<>();
+        for (Request r : waiting) {
+            (r.numOutputTokens() == 0 ? fresh : rest).add(r);
+        }
+        rest.sort(java.util.Comparator.comparingLong(Request::arrival));
+        fresh.addAll(rest);
+        return fresh;
     }
 
     private int admit(List<StepPlan.Item> items, int budget) {
-        for (Iterator<Request> it = waiting.iterator(); it.hasNext() && budget > 0
+        // Requests whose first token waits on the steps, besides the waiting ones: load-or-recompute's contention.
+        int prefilling = loading.size();
+        for (Request q : running) {
+            prefilling += q.numComputed() < q.promptLength() ? 1 : 0;
+        }
+        for (Iterator<Request> it = admissionOrder().iterator(); it.hasNext() && budget > 0
                 && running.size() + loading.size() < config.maxRunning(); ) {
             Request r = it.next();
             if (offload != null && offload.hasJobs(r.id())) {
@@ -104,7 +184,8 @@ public final class Scheduler {
             }
             int hitBlocks = kv.prefixHitBlocks(r.blockKeys(), r.numTokens());
             OffloadScheduler.Lookup ext = offload == null ? new OffloadScheduler.Lookup.Miss()
-                    : offload.decide(hitBlocks, offload.lookup(r, hitBlocks)); // load only what is faster than recomputing
+                    : offload.decide(hitBlocks, offload.lookup(r, hitBlocks), new io.kvtier.offload.Contention(
+                            prefilling + waiting.size() - 1, !running.isEmpty(), config.maxBatchTokens())); // load only what is faster
             if (ext instanceof OffloadScheduler.Lookup.Promote p) {
                 ext = offload.promote(r, hitBlocks, p); // disk -> host first; the request asks again later
             }
@@ -117,7 +198,9 @@ public final class Scheduler {
                 if (!kv.admit(r.id(), r.blockKeys(), hitBlocks, end)) {
                     break;
                 }
-                it.remove();
+                waiting.remove(r);
+                r.noteAdmission();
+                prefilling++;
                 noteHit(r, start);
                 var byTier = offload.startLoad(r, hitBlocks, hit.blocks(), kv.blockTable(r.id()));
                 // Every admission's loads, a re-admission after preemption too: the requests' figures
@@ -132,7 +215,9 @@ public final class Scheduler {
             if (!kv.admit(r.id(), r.blockKeys(), hitBlocks, start + n)) {
                 break;
             }
-            it.remove();
+            waiting.remove(r);
+            r.noteAdmission();
+            prefilling++;
             noteHit(r, start);
             r.setNumComputed(start);
             r.setStatus(Request.Status.RUNNING);

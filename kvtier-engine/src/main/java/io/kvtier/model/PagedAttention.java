@@ -29,15 +29,15 @@ final class PagedAttention {
 
     /**
      * Writes K and V of every token of the step (rows of {@code a.k}, {@code a.v}: [T][kvDim])
-     * into their slots of {@code layer}.
+     * into their slots of {@code layer} (of the group's layout), through the chunks' tables of {@code group}.
      */
-    void writeKv(int layer, int tokens, Activations a, List<SequenceChunk> chunks, MemorySegment slab,
+    void writeKv(int layer, int group, int tokens, Activations a, List<SequenceChunk> chunks, MemorySegment slab,
                  KvLayout layout) {
         int kvDim = c.kvDim();
         int bs = layout.blockSize();
         for (int t = 0; t < tokens; t++) {
             int p = a.pos[t];
-            long block = chunks.get(a.chunk[t]).blockTable()[p / bs];
+            long block = chunks.get(a.chunk[t]).blockTables()[group][p / bs];
             long base = block * layout.bytesPerBlock();
             MemorySegment.copy(a.k, t * kvDim, slab, F32, base + layout.byteOffset(layer, 0, p % bs), kvDim);
             MemorySegment.copy(a.v, t * kvDim, slab, F32, base + layout.byteOffset(layer, 1, p % bs), kvDim);
@@ -50,15 +50,17 @@ final class PagedAttention {
      * and {@code s = 0} for full attention ({@code window} 0), {@code s = max(0, p - window + 1)} for a
      * sliding-window layer. The window is a bound of the loops, not a mask: no slot before {@code s}
      * is read, so a block wholly before the window may already hold another sequence's data (or
-     * none) without changing the result. {@code att} is a score buffer of at least p+1 floats.
+     * none) without changing the result, and a sliding-window group's table may name no block there.
+     * {@code layer} indexes the group's layout; {@code group} selects the chunk's block table.
+     * {@code att} is a score buffer of at least p+1 floats.
      */
-    void attend(int layer, int window, int t, int h, Activations a, float[] att, List<SequenceChunk> chunks,
+    void attend(int layer, int group, int window, int t, int h, Activations a, float[] att, List<SequenceChunk> chunks,
                 MemorySegment slab, KvLayout layout) {
         int hd = c.headDim();
         int p = a.pos[t];
         int first = window > 0 ? Math.max(0, p - window + 1) : 0;
         int n = p + 1 - first;
-        int[] table = chunks.get(a.chunk[t]).blockTable();
+        int[] table = chunks.get(a.chunk[t]).blockTables()[group];
         int bs = layout.blockSize();
         long bytesPerBlock = layout.bytesPerBlock();
         long slotBytes = (long) c.kvDim() * Float.BYTES;

@@ -64,6 +64,13 @@ public final class Tokenizer implements TextTokenizer {
      */
     public static Tokenizer load(Path path, int vocabSize) {
         String name = "tokenizer file " + path;
+        // The same words as a model file's ("" would resolve to the working directory).
+        if (path.toString().isEmpty()) {
+            throw new ModelFormatException("tokenizer file: empty path");
+        }
+        if (Files.isDirectory(path)) {
+            throw new ModelFormatException(name + ": is a directory, expected a llama2.c tokenizer file");
+        }
         byte[] bytes;
         try {
             bytes = Files.readAllBytes(path);

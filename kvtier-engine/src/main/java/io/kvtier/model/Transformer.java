@@ -85,30 +85,48 @@ public final class Transformer implements AutoCloseable {
      * token when {@link SequenceChunk#wantLogits()}, else null. Each chunk must belong to a
      * different sequence; a token attends to positions 0..p of its own sequence through the
      * block table, earlier tokens of its own chunk included (all K/V of a layer are written
-     * before that layer's attention).
+     * before that layer's attention). The KV of every layer is in the one slab ({@link PagedKv#single}).
      *
      * @param kvSlab block {@code b} occupies bytes {@code [b * layout.bytesPerBlock(), (b+1) * layout.bytesPerBlock())}
      * @param layout must match the model's layers, kvHeads and headDim
-     * @throws IllegalArgumentException for a layout of another model, a token id outside the
-     *         vocabulary, a position at or beyond seqLen, a block table that does not cover the
-     *         chunk or names a block outside the slab
+     * @throws IllegalArgumentException as {@link #forward(List, PagedKv)}
      * @throws IllegalStateException after {@link #close()}
      */
     public float[][] forward(List<SequenceChunk> chunks, MemorySegment kvSlab, KvLayout layout) {
+        return forward(chunks, PagedKv.single(kvSlab, layout));
+    }
+
+    /**
+     * One step over KV kept per group: as {@link #forward(List, MemorySegment, KvLayout)}, but layer
+     * {@code l}'s K and V go to (and are read from) the slab of its group, through the chunk's
+     * block table of that group. A sliding-window group's table needs entries only from the block
+     * of the chunk's first query's window on.
+     *
+     * @throws IllegalArgumentException for groups that do not fit the model (layers, kvHeads, headDim),
+     *         a token id outside the vocabulary, a position at or beyond
+     *         seqLen, a block table that does not cover the positions its group reads and writes or
+     *         names a block outside its slab
+     * @throws IllegalStateException after {@link #close()}
+     */
+    public float[][] forward(List<SequenceChunk> chunks, PagedKv kv) {
         if (a == null) {
             throw new IllegalStateException("transformer is closed");
         }
-        int tokens = gather(chunks, kvSlab, layout);
+        int tokens = gather(chunks, kv);
         embed(tokens);                                   // x[T][D] = embedding[token]
         for (int l = 0; l < c.layers(); l++) {
+            int g = kv.groupOfLayer()[l];                 // the layer's KV: layer li of group g's slab
+            int li = kv.layerInGroup()[l];
+            MemorySegment slab = kv.slabs()[g];
+            KvLayout layout = kv.layouts()[g];
             rmsnorm(a.x, a.xb, w.norm(Model.Norm.ATTENTION, l), tokens);  // xb[T][D] = rmsnorm(x) * attn_norm
             qkv(l, tokens);                               // q[T][Q], k[T][KV], v[T][KV] (+ biases)
             if (spec.qkNorm()) {
                 headNorms(l, tokens);                     // rmsnorm of every q and k head
             }
             rotary(spec.window(l) > 0 ? localRope : rope, tokens);  // rotate q and k in place
-            attention.writeKv(l, tokens, a, chunks, kvSlab, layout);
-            attend(l, tokens, chunks, kvSlab, layout);    // xb2[T][Q] = attention over the slab (its window)
+            attention.writeKv(li, g, tokens, a, chunks, slab, layout);
+            attend(l, li, g, tokens, chunks, slab, layout);  // xb2[T][Q] = attention over the slab (its window)
             matmul(w.matrix(Model.Matrix.O, l), a.xb2, tokens, a.xb);  // xb[T][D] = xb2 wo^T
             postNorm(Model.Norm.POST_ATTENTION, l, tokens);            // Gemma: xb = rmsnorm(xb) * post_attention_norm
             residual(tokens);                             // x += xb
@@ -121,27 +139,19 @@ public final class Transformer implements AutoCloseable {
     }
 
     /** Validates the batch and fills the per-token arrays; returns T. */
-    private int gather(List<SequenceChunk> chunks, MemorySegment slab, KvLayout layout) {
-        if (layout.layers() != c.layers() || layout.kvHeads() != c.kvHeads() || layout.headDim() != c.headDim()) {
-            throw new IllegalArgumentException("KV layout " + layout + " does not fit model " + c);
-        }
-        long slabBlocks = slab.byteSize() / layout.bytesPerBlock();
+    private int gather(List<SequenceChunk> chunks, PagedKv kv) {
+        int[] windowOfGroup = checkGroups(kv);
         int tokens = 0;
         for (SequenceChunk ch : chunks) {
             if (ch.lastPos() >= c.seqLen()) {
                 throw new IllegalArgumentException("position " + ch.lastPos() + " is beyond the model's seq_len "
                         + c.seqLen());
             }
-            int blocks = layout.blocksFor(ch.lastPos() + 1L);
-            if (ch.blockTable().length < blocks) {
-                throw new IllegalArgumentException("block table of " + ch.blockTable().length
-                        + " blocks does not cover position " + ch.lastPos() + " (needs " + blocks + ")");
+            if (ch.blockTables().length != kv.groups()) {
+                throw new IllegalArgumentException(ch.blockTables().length + " block tables for " + kv.groups() + " KV groups");
             }
-            for (int b = 0; b < blocks; b++) {
-                int id = ch.blockTable()[b];
-                if (id < 0 || id >= slabBlocks) {
-                    throw new IllegalArgumentException("block id " + id + " is outside the slab of " + slabBlocks + " blocks");
-                }
+            for (int g = 0; g < kv.groups(); g++) {
+                checkTable(ch, ch.blockTables()[g], windowOfGroup[g], kv.slabs()[g], kv.layouts()[g]);
             }
             for (int t : ch.tokens()) {
                 if (t < 0 || t >= c.vocabSize()) {
@@ -161,6 +171,50 @@ public final class Transformer implements AutoCloseable {
             }
         }
         return tokens;
+    }
+
+    /**
+     * Checks that the groups fit the model; returns per group the widest window of its layers (0
+     * if one of them attends over the whole sequence: a one-group model's group may hold both).
+     */
+    private int[] checkGroups(PagedKv kv) {
+        if (kv.layers() != c.layers()) {
+            throw new IllegalArgumentException("KV layout " + (kv.groups() == 1 ? kv.layouts()[0] : kv.layers() + " layers in "
+                    + kv.groups() + " groups") + " does not fit model " + c);
+        }
+        int[] window = new int[kv.groups()];
+        int[] layers = new int[kv.groups()];
+        java.util.Arrays.fill(window, -1);
+        for (int l = 0; l < c.layers(); l++) {
+            int g = kv.groupOfLayer()[l];
+            int w = spec.window(l);
+            window[g] = window[g] < 0 ? w : (window[g] == 0 || w == 0 ? 0 : Math.max(window[g], w));
+            layers[g]++;
+        }
+        for (int g = 0; g < kv.groups(); g++) {
+            KvLayout layout = kv.layouts()[g];
+            if (layout.layers() != layers[g] || layout.kvHeads() != c.kvHeads() || layout.headDim() != c.headDim()) {
+                throw new IllegalArgumentException("KV layout " + layout + " of group " + g + " does not fit model " + c);
+            }
+        }
+        return window;
+    }
+
+    /** Checks that {@code table} names slab blocks for every position the chunk reads or writes in a group of {@code window}. */
+    private static void checkTable(SequenceChunk ch, int[] table, int window, MemorySegment slab, KvLayout layout) {
+        long slabBlocks = slab.byteSize() / layout.bytesPerBlock();
+        int blocks = layout.blocksFor(ch.lastPos() + 1L);
+        if (table.length < blocks) {
+            throw new IllegalArgumentException("block table of " + table.length
+                    + " blocks does not cover position " + ch.lastPos() + " (needs " + blocks + ")");
+        }
+        int first = window > 0 ? Math.max(0, ch.startPos() - window + 1) / layout.blockSize() : 0;
+        for (int b = first; b < blocks; b++) {
+            int id = table[b];
+            if (id < 0 || id >= slabBlocks) {
+                throw new IllegalArgumentException("block id " + id + " is outside the slab of " + slabBlocks + " blocks");
+            }
+        }
     }
 
     /** x[t] = token embedding row of token[t] (decoded from its encoding), times Gemma's scale. */
@@ -246,9 +300,10 @@ public final class Transformer implements AutoCloseable {
 
     /**
      * xb2[T][Q]: every (token, query head) attends over its sequence's positions 0..p, or only the
-     * last {@code window} of them in a sliding-window layer.
+     * last {@code window} of them in a sliding-window layer; model layer {@code l} is layer {@code li}
+     * of group {@code g}'s slab.
      */
-    private void attend(int l, int tokens, List<SequenceChunk> chunks, MemorySegment slab, KvLayout layout) {
+    private void attend(int l, int li, int g, int tokens, List<SequenceChunk> chunks, MemorySegment slab, KvLayout layout) {
         int heads = c.heads();
         int window = spec.window(l);
         long work = 0;
@@ -259,7 +314,7 @@ public final class Transformer implements AutoCloseable {
         boolean shared = slab.isAccessibleBy(NOT_THE_OWNER);
         parallel.forRange(tokens * heads, 1, shared ? work : 0, (worker, from, to) -> {
             for (int i = from; i < to; i++) {
-                attention.attend(l, window, i / heads, i % heads, a, a.att[worker], chunks, slab, layout);
+                attention.attend(li, g, window, i / heads, i % heads, a, a.att[worker], chunks, slab, layout);
             }
         });
     }

@@ -69,7 +69,7 @@ class LoadOrRecomputeTest {
         Namespace ns = Namespace.of("fingerprint", layout, 1);
         var transfers = new DelayingTransferEngine(
                 new FaultInjectingTransferEngine(new ChunkCopier(pool.slab(), layout.bytesPerBlock(), host.slab())), loadDelay);
-        OffloadScheduler offload = new OffloadScheduler(OffloadConfig.DEFAULT.withLoadOrRecompute(true), pool, host, transfers, ns);
+        OffloadScheduler offload = new OffloadScheduler(OffloadConfig.DEFAULT.withLoadPolicy(io.kvtier.offload.LoadPolicy.FASTER), pool, host, transfers, ns);
         ModelRunner runner = new SlowRunner(new FingerprintModelRunner(pool, FingerprintEngines.VOCAB, FingerprintEngines.MAX_POSITIONS));
         return new Engine(FingerprintEngines.config(BS, 16), pool, runner, BlockHasher.sha256(ns), offload);
     }

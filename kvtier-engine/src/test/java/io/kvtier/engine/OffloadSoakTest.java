@@ -15,29 +15,29 @@ import org.junit.jupiter.params.provider.CsvSource;
  * and host capacities, random transfer delays, failures, reordering, corruption and cache
  * resets, on the fingerprint model. Every output equals its reference, every invariant holds
  * after every step, nothing leaks after the drain; one host tier is smaller than the longest
- * requests (issue 15). Size: {@code -Dkvtier.soak.requests=N} per
- * seed (default 700, three seeds).
+ * requests (issue 15); two seeds with prefill priority. Size: {@code -Dkvtier.soak.requests=N} per
+ * seed (default 700, six runs).
  */
 class OffloadSoakTest {
 
     private static final int REQUESTS = Integer.getInteger("kvtier.soak.requests", 700);
 
     /** Host tiers of 6 chunks, and one of 2: smaller than the longest requests (up to 8 blocks), whose prefixes must still be stored and hit. */
-    @ParameterizedTest(name = "seed {0}, host tier of {1} chunks")
-    @CsvSource({"101, 6", "202, 6", "303, 6", "404, 2"})
-    void s01_soak(long seed, int hostChunks) {
+    @ParameterizedTest(name = "seed {0}, host tier of {1} chunks, prefill priority {2}")
+    @CsvSource({"101, 6, false", "202, 6, false", "303, 6, false", "404, 2, false", "505, 6, true", "606, 2, true"})
+    void s01_soak(long seed, int hostChunks, boolean prefillPriority) {
         try {
-            soak(seed, hostChunks);
+            soak(seed, hostChunks, prefillPriority);
         } catch (AssertionError | RuntimeException e) {
             throw new AssertionError("S01 soak failed with seed " + seed + ": " + e.getMessage(), e);
         }
     }
 
-    private void soak(long seed, int hostChunks) {
+    private void soak(long seed, int hostChunks, boolean prefillPriority) {
         SplittableRandom rnd = new SplittableRandom(seed);
         int blocksPerChunk = 1 + rnd.nextInt(2);
         OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk).withOffloadPromptOnly(rnd.nextBoolean());
-        EngineConfig ec = FingerprintEngines.config(4, 24).withMaxBatchTokens(8 + rnd.nextInt(56));
+        EngineConfig ec = FingerprintEngines.config(4, 24).withMaxBatchTokens(8 + rnd.nextInt(56)).withPrefillPriority(prefillPriority);
         String policy = rnd.nextBoolean() ? "lru" : "arc";
         List<int[]> prefixes = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
@@ -78,6 +78,8 @@ class OffloadSoakTest {
             var s = f.offload.stats();
             // The run must really exercise the machinery it claims to.
             assertThat(f.engine.stats().preemptions()).as("preemptions").isPositive();
+            assertThat(f.engine.scheduler().preemptedForPrefill()).as("preemptions for a prefill")
+                    .matches(n -> prefillPriority ? n > 0 : n == 0, prefillPriority ? "positive" : "zero");
             assertThat(s.externalHitTokensTotal()).as("external hits").isPositive();
             assertThat(s.loadFailures()).as("load failures").isPositive();
             assertThat(aborted).as("aborts").isPositive();

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * and computes which chunks reached the horizon. Exactly those chunks (with the chunks before
  * them in their chain, which a stored chunk needs) are stored, each once. Then every prompt runs
  * again alone with the device prefix cache dropped before it: outputs equal the references,
- * prefixes come from the host tier, and the pending blocks the drop evicted are counted.
+ * prefixes come from the host tier, and a drop loses no pending chunk (it stores them first).
  */
 class RealModelLazyStoreTest {
 
@@ -70,6 +70,7 @@ class RealModelLazyStoreTest {
             assertThat(e.offload().stats().blocksStored().get("host")).as("blocks stored").isEqualTo((long) expected.size());
 
             long hostHits = 0;
+            Long droppedBefore = e.offload().stats().blocksNotStored().get(OffloadStats.EVICTED_BEFORE_STORE);
             for (int i = 0; i < RECORDS.size(); i++) {
                 Record rec = RECORDS.get(i);
                 e.resetDevicePrefixCache();
@@ -82,9 +83,39 @@ class RealModelLazyStoreTest {
             }
             e.resetDevicePrefixCache();
             assertThat(hostHits).as("prompt tokens loaded from the host tier").isPositive();
-            assertThat(e.offload().stats().blocksNotStored()).containsKey(OffloadStats.EVICTED_BEFORE_STORE);
+            // Every reset stored the pending chunks before dropping the device cache: none evicted unstored.
+            assertThat(e.offload().stats().blocksNotStored().get(OffloadStats.EVICTED_BEFORE_STORE)).isEqualTo(droppedBefore);
+            assertThat(e.offload().pendingStoreChunks()).isZero();
             assertThat(e.offload().stats().loadFailures()).isZero();
             e.offload().checkInvariants();
+        }
+    }
+
+    /**
+     * The README's {@code --clear-device-cache-between}: prompts one after another, the device
+     * prefix cache dropped before each. A drop evicts every block, so lazy stores write what eager
+     * stores write and every later prompt's shared prefix comes from the host tier alike.
+     */
+    @Test
+    void aDeviceCacheResetStoresThePendingChunksSoLazyHitsWhatEagerHits() {
+        int[] order = {0, 1, 2, 3, 4, 5, 6, 7, 3, 5};
+        List<Long> eager = hostHitsInSequence(StorePolicy.EAGER, order);
+        List<Long> lazy = hostHitsInSequence(new StorePolicy(StorePolicy.Mode.LAZY, HORIZON), order);
+        assertThat(lazy).isEqualTo(eager);
+        assertThat(lazy.subList(8, 10)).as("records 3 and 5 again").allMatch(n -> n > 0);
+    }
+
+    /** Host hit tokens of each request, run in {@code order} with the device cache reset before each. */
+    private static List<Long> hostHitsInSequence(StorePolicy stores, int... order) {
+        OffloadConfig oc = OffloadConfig.DEFAULT.withStorePolicy(stores);
+        try (Engine e = LlamaRunner.engine(Checkpoint.load(ReferenceRecords.model()), EngineConfig.of(16, 32),
+                Kernels.best(), 2, new OffloadSetup(16L << 20, 0, "lru", oc))) {
+            List<Long> hits = new ArrayList<>();
+            for (Request r : SequentialRuns.run(e, order)) { // outputs checked against the references there
+                hits.add((long) r.externalHitTokens().getOrDefault("host", 0));
+            }
+            assertThat(e.offload().stats().blocksNotStored()).as("%s", stores).doesNotContainKey(OffloadStats.EVICTED_BEFORE_STORE);
+            return hits;
         }
     }
 

@@ -3,19 +3,31 @@ package io.kvtier.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.engine.ReferenceRecords.Record;
-import io.kvtier.kv.ExtraKeys;
 import io.kvtier.model.Checkpoint;
 import io.kvtier.model.Kernels;
 import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.offload.OffloadStats;
+import io.kvtier.kv.BlockKey;
+import io.kvtier.kv.ExtraKeys;
+import io.kvtier.tier.ChunkHeader;
+import io.kvtier.tier.remote.OwnCluster;
 import io.kvtier.tier.remote.OwnRedis;
 import io.kvtier.tier.remote.RedisServers;
 import io.kvtier.tier.remote.RemoteSettings;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.codec.StringCodec;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
@@ -162,6 +174,9 @@ class RemoteTierTest {
                 assertThat(remoteHits(after.get(3))).isZero();
                 assertThat(b.offload().remoteStats().breakerOpens()).isPositive();
                 assertThat(b.offload().remoteStats().breakerState()).isEqualTo("open");
+                // A closed connection is the store being unavailable, not an error of the server.
+                assertThat(b.offload().remoteStats().storeFailures().keySet()).isSubsetOf("unavailable", "timeout");
+                assertThat(b.offload().remoteStats().loadFailures().keySet()).isSubsetOf("unavailable", "timeout");
             }
         }
         assertThat(warnings).isEmpty();
@@ -216,92 +231,137 @@ class RemoteTierTest {
                 .contains("NOPERM").doesNotContain("alice-pw");
     }
 
+    /** The server's {@code INFO} field {@code name} (a number). */
+    private static long info(OwnRedis redis, String section, String name) throws Exception {
+        for (String line : redis.cli("info", section).split("\\R")) {
+            if (line.startsWith(name + ":")) {
+                return Long.parseLong(line.substring(name.length() + 1).trim());
+            }
+        }
+        throw new AssertionError("INFO " + section + " has no " + name);
+    }
+
     @Test
-    @org.junit.jupiter.api.Disabled("flaky: with maxmemory 1mb the server's own baseline can leave no room, so SETs fail "
-            + "with OOM and nothing is stored; needs maxmemory set from INFO used_memory (open in the remote-tier report)")
     void aTinyMaxmemoryTurnsEvictionsIntoMisses() throws Exception {
-        try (OwnRedis redis = OwnRedis.start(dir.resolve("r"), "maxmemory 1mb", "maxmemory-policy allkeys-lru")) {
+        try (OwnRedis redis = OwnRedis.start(dir.resolve("r"), "maxmemory-policy allkeys-lru")) {
+            // Room for a few chunks above what the empty server uses itself (a fixed "1mb" can be
+            // below that baseline, and then every SET is refused with OOM instead of evicting).
+            long valueBytes;
+            try (Checkpoint model = Checkpoint.load(ReferenceRecords.model())) {
+                valueBytes = 16L * 2 * model.config().layers() * model.config().kvDim() * Float.BYTES; // a chunk's payload
+            }
+            redis.cli("config", "set", "maxmemory", String.valueOf(info(redis, "memory", "used_memory") + 12 * valueBytes));
             RemoteSettings s = settings(List.of(redis.url()), false);
             long stored;
             try (Engine a = engine(setup(s))) {
                 runSequential(a, all());
                 stored = a.offload().remoteStats().chunksStored();
+                assertThat(a.offload().remoteStats().storeFailures()).as("evicted, never refused").isEmpty();
             }
-            assertThat(Long.parseLong(redis.cli("dbsize"))).as("the server evicted").isLessThan(stored);
-            try (Engine b = engine(setup(s))) {
-                runSequential(b, all());
-                assertThat(b.offload().remoteStats().chunksLoaded()).isLessThan(stored);
-                assertThat(b.offload().stats().loadFailures()).isZero();
+            long kept = Long.parseLong(redis.cli("dbsize"));
+            assertThat(kept).as("the server evicted").isLessThan(stored);
+            assertThat(info(redis, "stats", "evicted_keys")).isPositive();
+            // Engine B writes nothing (on-evict, and its host tier never evicts): what it finds is what A left.
+            OffloadSetup readOnly = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT).withRemote(
+                    new OffloadSetup.RemoteSetup(s, DiskWritePolicy.ON_EVICT, 1, 64L << 20, warnings::add));
+            try (Engine b = engine(readOnly)) {
+                List<Request> done = runSequential(b, all());
+                long hitChunks = done.stream().mapToLong(r -> remoteHits(r) / 16).sum();
+                assertThat(b.offload().remoteStats().chunksLoaded()).isEqualTo(hitChunks).isLessThanOrEqualTo(kept);
+                assertThat(b.offload().remoteStats().chunksStored()).isZero();
+                // A chunk the server evicts between probe and read (a GET's reply counts against
+                // maxmemory too) is a miss; nothing else may fail.
+                assertThat(b.offload().remoteStats().loadFailures().keySet()).isSubsetOf("miss");
+                assertThat(done.get(7).externalHitTokens().getOrDefault("remote", 0)).as("record 7 lost chunks to eviction")
+                        .isLessThan(224);
             }
         }
         assertThat(warnings).isEmpty();
     }
 
-    /** Starts a private 3-master, 3-replica cluster; returns its nodes (masters first as created). */
-    private static List<OwnRedis> cluster(Path root) throws Exception {
-        List<OwnRedis> nodes = new ArrayList<>();
-        List<String> addresses = new ArrayList<>();
-        for (int i = 0; i < 6; i++) {
-            OwnRedis n = OwnRedis.start(root.resolve("n" + i), "cluster-enabled yes", "cluster-node-timeout 1000");
-            nodes.add(n);
-            addresses.add("127.0.0.1:" + n.port());
-        }
-        List<String> create = new ArrayList<>(List.of("--cluster", "create"));
-        create.addAll(addresses);
-        create.addAll(List.of("--cluster-replicas", "1", "--cluster-yes"));
-        nodes.get(0).cli(create.toArray(String[]::new));
-        awaitClusterOk(nodes);
-        return nodes;
-    }
-
-    private static void awaitClusterOk(List<OwnRedis> nodes) throws Exception {
-        for (int attempt = 0; attempt < 300; attempt++) {
-            boolean ok = true;
-            for (OwnRedis n : nodes) {
-                ok &= n.cli("cluster", "info").contains("cluster_state:ok");
+    /**
+     * Record 7's chunk keys in the store, in prompt order, each with the master holding it: read
+     * from the masters themselves (KEYS is per node), the chain followed from the namespace through
+     * the values' headers (parent and token ids).
+     */
+    private static List<Map.Entry<String, OwnRedis>> chainOfRecord7(List<OwnRedis> masters, String tenant) {
+        Map<BlockKey, List<ChunkHeader>> children = new HashMap<>();
+        Map<BlockKey, Map.Entry<String, OwnRedis>> where = new HashMap<>();
+        BlockKey namespace = null;
+        for (OwnRedis m : masters) {
+            RedisClient client = RedisClient.create(m.url());
+            try (StatefulRedisConnection<String, byte[]> c = client.connect(RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE))) {
+                for (String k : c.sync().keys("kvt:v1:" + tenant + ":*")) {
+                    ChunkHeader h = ChunkHeader.readFrom(MemorySegment.ofArray(c.sync().get(k)), 0);
+                    children.computeIfAbsent(h.parent(), p -> new ArrayList<>()).add(h);
+                    where.put(h.key(), Map.entry(k, m));
+                    namespace = h.namespace();
+                }
+            } finally {
+                client.shutdown();
             }
-            if (ok) {
-                return;
-            }
-            Thread.sleep(50);
         }
-        throw new AssertionError("the test cluster did not reach cluster_state:ok");
+        int[] prompt = RECORDS.get(7).promptIds();
+        List<Map.Entry<String, OwnRedis>> chain = new ArrayList<>();
+        BlockKey at = namespace;
+        for (int from = 0; from + 16 < prompt.length; from += 16) {
+            int[] tokens = Arrays.copyOfRange(prompt, from, from + 16);
+            ChunkHeader next = children.getOrDefault(at, List.of()).stream().filter(h -> Arrays.equals(h.tokens(), tokens))
+                    .findFirst().orElse(null);
+            if (next == null) {
+                break;
+            }
+            chain.add(where.get(next.key()));
+            at = next.key();
+        }
+        return chain;
     }
 
     @Test
-    @org.junit.jupiter.api.Disabled("flaky: a fresh engine right after cluster_state:ok can still see the dead master in "
-            + "its first topology and miss every chunk; needs a wait for the client's view (open in the remote-tier report)")
+    @org.junit.jupiter.api.Disabled("passed 5 of 5 at load average 33-46, fails 3 of 3 on an idle machine: after the "
+            + "failover a new engine's hit still stops at the dead master's first chunk (48 of 224 tokens); the first "
+            + "half (only that shard misses while it is down) holds; cause of the second half not found yet")
     void aKilledClusterMasterCostsOnlyItsShardAndTheFailoverIsSurvived() throws Exception {
-        List<OwnRedis> nodes = cluster(dir.resolve("cluster"));
-        try {
-            List<String> seeds = nodes.stream().map(OwnRedis::url).toList();
-            RemoteSettings s = settings(seeds, true).withTimeout(Duration.ofSeconds(2)).withBreakerOpen(Duration.ofMillis(500));
+        // A fixed tenant on a fresh cluster: which master holds which chunk is the same every run.
+        String failoverTenant = "failover";
+        try (OwnCluster cluster = OwnCluster.start(dir.resolve("cluster"))) {
+            RemoteSettings s = RemoteSettings.of(cluster.urls(), true, failoverTenant, null).withTimeout(Duration.ofSeconds(2))
+                    .withBreakerOpen(Duration.ofMillis(500));
             try (Engine a = engine(setup(s))) {
                 runSequential(a, all());
             }
-            OwnRedis victim = nodes.stream().filter(n -> {
-                try {
-                    return n.cli("role").startsWith("master");
-                } catch (Exception e) {
-                    return false;
+            List<OwnRedis> masters = cluster.masters();
+            List<Map.Entry<String, OwnRedis>> chain = chainOfRecord7(masters, failoverTenant);
+            assertThat(chain).as("record 7's 14 full chunks are in the store").hasSize(14);
+            // The victim: the master whose first chunk of record 7 comes last, so that a hit before it exists.
+            OwnRedis victim = null;
+            int firstOfVictim = -1;
+            for (OwnRedis m : masters) {
+                int first = 0;
+                while (first < chain.size() && chain.get(first).getValue() != m) {
+                    first++;
                 }
-            }).findFirst().orElseThrow();
+                if (first > firstOfVictim) {
+                    victim = m;
+                    firstOfVictim = first;
+                }
+            }
+            assertThat(firstOfVictim).isBetween(1, 13);
+            cluster.awaitReplicated(victim);
             try (Engine b = engine(setup(s))) {
-                victim.kill();
+                victim.kill(); // its replica may not take over yet: the shard is down while B runs
                 Request r7 = runSequential(b, 7).get(0);
-                // Only the dead master's chunks miss: the hit is cut at its first chunk, not before.
-                assertThat(remoteHits(r7)).isLessThan(224);
+                assertThat(remoteHits(r7)).as("the hit is cut at the dead master's first chunk, not before")
+                        .isEqualTo(16 * firstOfVictim);
                 assertThat(b.offload().remoteStats().breakerState()).isIn("partial", "closed");
+                assertThat(b.offload().remoteStats().loadFailures().keySet()).isSubsetOf("unavailable", "timeout");
             }
-            List<OwnRedis> alive = nodes.stream().filter(n -> n != victim).toList();
-            awaitClusterOk(alive); // a replica took over the dead master's slots
+            cluster.allowFailover();
+            cluster.awaitConsistent(); // the replica took over the dead master's slots, and every node says so
             try (Engine c = engine(setup(s))) {
-                assertThat(remoteHits(runSequential(c, 7).get(0))).as("the promoted replica serves the shard")
-                        .isEqualTo(224);
-            }
-        } finally {
-            for (OwnRedis n : nodes) {
-                n.close();
+                Request r7 = runSequential(c, 7).get(0);
+                assertThat(remoteHits(r7)).as("the promoted replica serves the shard").isEqualTo(224);
+                assertThat(c.offload().stats().loadFailures()).isZero();
             }
         }
         assertThat(warnings).isEmpty();

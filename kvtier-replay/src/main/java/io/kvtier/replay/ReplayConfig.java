@@ -22,7 +22,7 @@ import io.kvtier.replay.trace.TraceRequest;
  */
 public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
                            double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens, Remote remote,
-                           io.kvtier.offload.StorePolicy storePolicy, boolean loadOrRecompute) {
+                           io.kvtier.offload.StorePolicy storePolicy, io.kvtier.offload.LoadPolicy loadPolicy) {
 
     /**
      * The simulated remote tier (a Redis / Valkey shared by engines): written through from the
@@ -67,15 +67,15 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
     public ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
                         double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens, Remote remote) {
         this(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, remote,
-                io.kvtier.offload.StorePolicy.EAGER, false);
+                io.kvtier.offload.StorePolicy.EAGER, io.kvtier.offload.LoadPolicy.ALWAYS);
     }
 
     /** Without a remote tier. */
     public ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
                         double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens,
-                        io.kvtier.offload.StorePolicy storePolicy, boolean loadOrRecompute) {
+                        io.kvtier.offload.StorePolicy storePolicy, io.kvtier.offload.LoadPolicy loadPolicy) {
         this(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, Remote.NONE,
-                storePolicy, loadOrRecompute);
+                storePolicy, loadPolicy);
     }
 
     /** How requests are fed to the engine. */
@@ -151,62 +151,62 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
 
     public ReplayConfig withPolicy(Policy p) {
         return new ReplayConfig(mode, p, device, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
     }
 
     public ReplayConfig withDevice(Capacity c) {
         return new ReplayConfig(mode, policy, c, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
     }
 
     public ReplayConfig withHost(Capacity c) {
         return new ReplayConfig(mode, policy, device, c, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
     }
 
     public ReplayConfig withBlockSize(int b) {
         return new ReplayConfig(mode, policy, device, host, disk, b, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
     }
 
     public ReplayConfig withSpeedup(double s) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, s,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
     }
 
     public ReplayConfig withCost(CostModel c) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                c, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
+                c, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
     }
 
     public ReplayConfig withMaxBatchTokens(int n) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                cost, n, maxRunning, maxTokens, remote, storePolicy, loadOrRecompute);
+                cost, n, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
     }
 
     public ReplayConfig withMaxRunning(int n) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, n, maxTokens, remote, storePolicy, loadOrRecompute);
+                cost, maxBatchTokens, n, maxTokens, remote, storePolicy, loadPolicy);
     }
 
     public ReplayConfig withMaxTokens(int n) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, n, remote, storePolicy, loadOrRecompute);
+                cost, maxBatchTokens, maxRunning, n, remote, storePolicy, loadPolicy);
     }
 
     public ReplayConfig withRemote(Remote r) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, r, storePolicy, loadOrRecompute);
+                cost, maxBatchTokens, maxRunning, maxTokens, r, storePolicy, loadPolicy);
     }
 
     public ReplayConfig withStorePolicy(io.kvtier.offload.StorePolicy p) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, p, loadOrRecompute);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, p, loadPolicy);
     }
 
-    public ReplayConfig withLoadOrRecompute(boolean on) {
+    public ReplayConfig withLoadPolicy(io.kvtier.offload.LoadPolicy p) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, on);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, p);
     }
 
     /** Tokens a request of the trace generates in this replay: its {@code output_length} (at least 1), at most {@link #maxTokens}. */

@@ -115,7 +115,7 @@ final class ReplayEngine implements AutoCloseable {
             io.kvtier.offload.RemoteTierParts remoteParts = remote == null ? null : new io.kvtier.offload.RemoteTierParts(null,
                     io.kvtier.offload.DiskWritePolicy.THROUGH, 1, Long.MAX_VALUE / 4, REMOTE_TIMEOUT, REMOTE_HINT_TTL);
             offload = new OffloadScheduler(OffloadConfig.DEFAULT.withHostAdmitAfter(cfg.policy().admitAfter())
-                    .withStorePolicy(cfg.storePolicy()).withLoadOrRecompute(cfg.loadOrRecompute()), pool, host,
+                    .withStorePolicy(cfg.storePolicy()).withLoadPolicy(cfg.loadPolicy()), pool, host,
                     transfers, ns, disk, remoteParts);
         } else {
             transfers = null;

@@ -38,10 +38,12 @@ public final class ReplayReport {
         }
         if (r.remote() != null) {
             long cap = r.remote().capacityChunks();
-            out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (writes into the store, through the host; %.2f per chunk hit)%n",
+            out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (writes into the store, through the host; %s)%n",
                     "remote", cap == Long.MAX_VALUE ? "inf" : capacity(c.remote().capacity(), cap * bs,
                             String.format(Locale.ROOT, "%,d chunks", cap)),
-                    r.remote().hitTokens(), r.ratio(r.remote().hitTokens()), r.remote().chunksWritten(), r.remoteWritesPerHit());
+                    r.remote().hitTokens(), r.ratio(r.remote().hitTokens()), r.remote().chunksWritten(),
+                    Double.isFinite(r.remoteWritesPerHit()) ? String.format(Locale.ROOT, "%,.2f per chunk hit", r.remoteWritesPerHit())
+                            : "no chunk hit");
         }
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f%n", "total", "", r.hitTokens(), r.tokenHitRatio());
         if (r.optimum() != null) {
@@ -57,20 +59,21 @@ public final class ReplayReport {
         out.printf(Locale.ROOT, "  bytes moved: device->host %s, host->device %s (at %,d B/token); host evictions %,d, "
                         + "store refusals %,d, preemptions %,d%n", bytes(r.bytesStored()), bytes(r.bytesLoaded()),
                 c.cost().kvBytesPerToken(), r.hostEvictions(), r.storeRefusals(), r.preemptions());
-        if (c.storePolicy().lazy() || c.loadOrRecompute() || !r.blocksNotStored().isEmpty()) {
-            out.printf(Locale.ROOT, "  stores %s, loads %s; blocks not stored by reason %s%n", c.storePolicy(),
-                    c.loadOrRecompute() ? "faster" : "always", r.blocksNotStored());
+        if (c.storePolicy().lazy() || c.loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS || !r.blocksNotStored().isEmpty()) {
+            out.printf(Locale.ROOT, "  stores %s, loads %s; blocks not stored by reason: %s%n", c.storePolicy(),
+                    c.loadPolicy(), counts(r.blocksNotStored()));
         }
-        if (c.loadOrRecompute() && r.loadDecisions() != null) {
+        if (c.loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS && r.loadDecisions() != null) {
             var d = r.loadDecisions();
             out.printf(Locale.ROOT, "  load or recompute: %,d hits decided, %,d recomputed whole, %,d cut, %,d hit tokens recomputed; "
-                    + "load bandwidth %s B/s, prefill %.0f tokens/s%n", d.decided(), d.recomputed(), d.cut(), d.tokensRecomputed(),
-                    d.bandwidth(), d.prefillTokensPerSecond());
+                    + "load bandwidth %s, prefill %s%n", d.decided(), d.recomputed(), d.cut(), d.tokensRecomputed(),
+                    bandwidths(d.bandwidth()), Double.isNaN(d.prefillTokensPerSecond()) ? "not measured"
+                            : String.format(Locale.ROOT, "%,.0f tokens/s", d.prefillTokensPerSecond()));
         }
         ReplayResult.Timing t = r.timing();
         if (t != null) {
-            out.printf(Locale.ROOT, "  timed (speedup %s): makespan %.1f s, %,d steps, %,d output tokens = %,.0f tokens/s, "
-                            + "%.3f requests/s%n", c.speedup(), t.makespanSeconds(), t.steps(), r.outputTokens(),
+            out.printf(Locale.ROOT, "  timed (speedup %s): makespan %,.1f s, %,d steps, %,d output tokens = %,.0f tokens/s, "
+                            + "%,.3f requests/s%n", plain(c.speedup()), t.makespanSeconds(), t.steps(), r.outputTokens(),
                     r.outputTokens() / t.makespanSeconds(), r.requests() / t.makespanSeconds());
             out.printf(Locale.ROOT, "  %-28s %10s %10s %10s %10s %10s%n", "seconds", "p50", "p90", "p99", "mean", "max");
             row(out, "TTFT", t.ttft());
@@ -82,10 +85,10 @@ public final class ReplayReport {
             if (queueingDominates(t)) {
                 out.printf(Locale.ROOT, "  note: the simulated GPU was busy %.0f%% of the time: this trace's load exceeds one "
                         + "GPU at speedup %s, so latencies are mostly queueing; try a lower --speedup%n", 100 * t.gpuBusy(),
-                        c.speedup());
+                        plain(c.speedup()));
             }
         }
-        out.printf(Locale.ROOT, "  replay took %.1f s%n", r.wallSeconds());
+        out.printf(Locale.ROOT, "  replay took %,.1f s%n", r.wallSeconds());
     }
 
     /**
@@ -98,7 +101,7 @@ public final class ReplayReport {
     }
 
     private static void row(PrintStream out, String name, ReplayResult.Percentiles p) {
-        out.printf(Locale.ROOT, "  %-28s %10.3f %10.3f %10.3f %10.3f %10.3f%n", name, p.p50(), p.p90(), p.p99(), p.mean(),
+        out.printf(Locale.ROOT, "  %-28s %,10.3f %,10.3f %,10.3f %,10.3f %,10.3f%n", name, p.p50(), p.p90(), p.p99(), p.mean(),
                 p.max());
     }
 
@@ -106,6 +109,32 @@ public final class ReplayReport {
         String a = asked.kind() == Capacity.Kind.TOKENS ? String.format(Locale.ROOT, "%,d", tokens) : asked + " = "
                 + String.format(Locale.ROOT, "%,d", tokens);
         return a + " (" + units + ")";
+    }
+
+    /** Counts by name, e.g. {@code evicted-before-store 1,024, parent-not-stored 3}, or {@code none}. */
+    static String counts(Map<String, Long> byName) {
+        if (byName.isEmpty()) {
+            return "none";
+        }
+        StringBuilder sb = new StringBuilder();
+        byName.forEach((k, v) -> sb.append(sb.isEmpty() ? "" : ", ").append(k).append(String.format(Locale.ROOT, " %,d", v)));
+        return sb.toString();
+    }
+
+    /** Each tier's measured load bandwidth in GB/s (as the cost model's), e.g. {@code host 49.90 GB/s}, or {@code not measured}. */
+    static String bandwidths(Map<String, Double> byTier) {
+        if (byTier.isEmpty()) {
+            return "not measured";
+        }
+        StringBuilder sb = new StringBuilder();
+        byTier.forEach((k, v) -> sb.append(sb.isEmpty() ? "" : ", ").append(k)
+                .append(String.format(Locale.ROOT, " %,.2f GB/s", v / 1e9)));
+        return sb.toString();
+    }
+
+    /** A number as typed, never in scientific notation ({@code 0.0001}, {@code 2}, {@code 1.5}). */
+    static String plain(double x) {
+        return java.math.BigDecimal.valueOf(x).stripTrailingZeros().toPlainString();
     }
 
     /** Bytes with a binary unit, e.g. {@code 11.2 TiB}. */
@@ -175,14 +204,14 @@ public final class ReplayReport {
         m.put("token_hit_ratio_by_tier", ratios);
         m.put("chunks_written_by_tier", r.chunksWrittenByTier());
         m.put("store_policy", c.storePolicy().toString());
-        m.put("load_policy", c.loadOrRecompute() ? "faster" : "always");
+        m.put("load_policy", c.loadPolicy().toString());
         Map<String, Long> notStored = new LinkedHashMap<>();
         for (String reason : List.of(OffloadStats.LONGER_THAN_HOST, OffloadStats.NOT_ADMITTED, OffloadStats.NOT_PROMOTED,
                 OffloadStats.REMOTE_NOT_PROMOTED, OffloadStats.EVICTED_BEFORE_STORE, OffloadStats.PARENT_NOT_STORED)) {
             notStored.put(reason, r.blocksNotStored().getOrDefault(reason, 0L)); // every reason: same CSV columns in a sweep
         }
         m.put("blocks_not_stored", notStored);
-        if (c.loadOrRecompute() && r.loadDecisions() != null) {
+        if (c.loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS && r.loadDecisions() != null) {
             m.put("load_decisions", loadDecisionsJson(r.loadDecisions()));
         }
         m.put("host_evictions", r.hostEvictions());

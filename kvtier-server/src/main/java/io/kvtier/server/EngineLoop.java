@@ -103,11 +103,12 @@ public final class EngineLoop implements AutoCloseable {
      * @param maxWaiting requests that may wait beyond the engine's max running ones: {@link #submit}
      *                   rejects with {@link Rejected.Reason#QUEUE_FULL} when max running + this many
      *                   are in flight. Counted when a request arrives, so admission never depends
-     *                   on whether the engine thread has taken the earlier ones in yet
+     *                   on whether the engine thread has taken the earlier ones in yet. 0: no
+     *                   waiting queue, a request beyond the max running ones is rejected at once
      */
     public EngineLoop(Engine engine, int maxWaiting) {
-        if (maxWaiting < 1) {
-            throw new IllegalArgumentException("max waiting requests must be at least 1, got " + maxWaiting);
+        if (maxWaiting < 0) {
+            throw new IllegalArgumentException("max waiting requests must be at least 0, got " + maxWaiting);
         }
         this.engine = engine;
         this.maxWaiting = maxWaiting;
@@ -165,8 +166,10 @@ public final class EngineLoop implements AutoCloseable {
                 throw new Rejected(Rejected.Reason.STOPPING, "the server is shutting down");
             }
             if (inFlight.get() >= maxInFlight) {
-                throw new Rejected(Rejected.Reason.QUEUE_FULL, "the waiting queue is full (" + maxWaiting
-                        + " requests waiting beyond " + (maxInFlight - maxWaiting) + " running); retry later");
+                throw new Rejected(Rejected.Reason.QUEUE_FULL, maxWaiting == 0
+                        ? "all " + maxInFlight + " running places are taken and there is no waiting queue; retry later"
+                        : "the waiting queue is full (" + maxWaiting + " requests waiting beyond "
+                                + (maxInFlight - maxWaiting) + " running); retry later");
             }
             inFlight.incrementAndGet();
             waiting.incrementAndGet();
@@ -378,7 +381,7 @@ public final class EngineLoop implements AutoCloseable {
                 waiting.decrementAndGet();
             }
             inFlight.decrementAndGet();
-            int cached = r.deviceHitTokens() + r.externalHitTokens().values().stream().mapToInt(Integer::intValue).sum();
+            int cached = r.deviceHitTokens() + r.promptExternalHitTokens(); // the first admission's: at most the prompt
             a.sink.onFinished(new Outcome(r.finishReason(), r.promptLength(), r.numOutputTokens(), cached));
         }
     }

@@ -69,21 +69,33 @@ final class RequestParser {
     /**
      * Fields that would change what a client gets back and that kvtier does not compute: asked
      * for, they are a 400 naming the field (ignoring them would hand back a null the client
-     * asked to be filled). Their "off" values (false, 0, null, 1 for best_of, an empty suffix or
-     * tool list, a text response format) are accepted.
+     * asked to be filled). Their "off" values (null, false, top_logprobs 0, best_of 1, an empty
+     * suffix, tool or function list or logit_bias, tool_choice none or auto, a text response
+     * format) are accepted.
      */
     private static void refuseUnsupported(JsonNode body) throws ApiError {
-        for (String field : new String[] {"logprobs", "top_logprobs", "echo", "best_of", "suffix", "tools", "response_format"}) {
+        for (String field : new String[] {"logprobs", "top_logprobs", "echo", "best_of", "suffix", "tools", "functions",
+            "tool_choice", "logit_bias", "response_format"}) {
             JsonNode v = body.get(field);
-            boolean off = v == null || v.isNull() || (v.isBoolean() && !v.asBoolean())
-                    || (v.isIntegralNumber() && v.asLong() == (field.equals("best_of") ? 1 : 0))
-                    || (field.equals("response_format") && v.isObject() && "text".equals(v.path("type").asText()))
-                    || (field.equals("tools") && v.isArray() && v.isEmpty())
-                    || (field.equals("suffix") && v.isTextual() && v.asText().isEmpty());
-            if (!off) {
+            if (v != null && !v.isNull() && !isOff(field, v)) {
                 throw ApiError.badRequest(field + " is not supported by kvtier", field);
             }
         }
+    }
+
+    /** The value that asks for nothing: completions' {@code logprobs: 0} asks for the sampled token's logprob, so it is not. */
+    private static boolean isOff(String field, JsonNode v) {
+        return switch (field) {
+            case "logprobs", "echo" -> v.isBoolean() && !v.asBoolean();
+            case "top_logprobs" -> v.isIntegralNumber() && v.asLong() == 0;
+            case "best_of" -> v.isIntegralNumber() && v.asLong() == 1;
+            case "suffix" -> v.isTextual() && v.asText().isEmpty();
+            case "tools", "functions" -> v.isArray() && v.isEmpty();
+            case "tool_choice" -> v.isTextual() && (v.asText().equals("none") || v.asText().equals("auto"));
+            case "logit_bias" -> v.isObject() && v.isEmpty();
+            case "response_format" -> v.isObject() && "text".equals(v.path("type").asText());
+            default -> false;
+        };
     }
 
     /** The token ids of a {@code /tokenize} body: {@code prompt} or {@code messages}. */
@@ -188,14 +200,15 @@ final class RequestParser {
             JsonNode m = messages.get(i);
             String where = "messages[" + i + "]";
             if (!m.isObject() || !m.path("role").isTextual()) {
-                throw ApiError.badRequest(where + " must be an object with a string role", "messages");
+                throw ApiError.badRequest(where + " must be an object with a string role",
+                        m.isObject() ? "messages.[" + i + "].role" : "messages.[" + i + "]");
             }
             String role = m.get("role").asText();
             if (!ROLES.contains(role)) {
                 throw ApiError.badRequest("Invalid value: '" + role + "'. Supported values are: 'system', 'assistant', 'user', "
                         + "'function', 'tool', and 'developer'.", "messages.[" + i + "].role");
             }
-            String text = content(m.get("content"), where);
+            String text = content(m, role, where, "messages.[" + i + "].content");
             int nul = text.indexOf('\0');
             if (nul >= 0) {
                 throw ApiError.badRequest(where + ".content has a NUL character (\\u0000) at character " + nul + "; remove it",
@@ -210,21 +223,35 @@ final class RequestParser {
         }
     }
 
-    /** A message's text: a string, null (empty), or an array of {@code {"type": "text", "text"}} parts. */
-    private static String content(JsonNode c, String where) throws ApiError {
+    /**
+     * A message's text: a string or an array of {@code {"type": "text", "text"}} parts. As OpenAI's
+     * API documents it, {@code content} is required for every role but two: an assistant message
+     * may leave it out (or null) when it has {@code tool_calls} or {@code function_call}, and a
+     * function message may make it null; those are rendered as empty text.
+     *
+     * @param param the error's {@code param}: {@code messages.[i].content}
+     */
+    private static String content(JsonNode m, String role, String where, String param) throws ApiError {
+        JsonNode c = m.get("content");
         if (c == null || c.isNull()) {
-            return "";
+            boolean mayLack = "assistant".equals(role) ? m.hasNonNull("tool_calls") || m.hasNonNull("function_call")
+                    : "function".equals(role) && c != null;
+            if (mayLack) {
+                return "";
+            }
+            throw ApiError.badRequest(c == null ? "Missing required parameter: '" + where + ".content'."
+                    : "Invalid value for '" + where + ".content': expected a string, got null.", param);
         }
         if (c.isTextual()) {
             return c.asText();
         }
         if (!c.isArray()) {
-            throw ApiError.badRequest(where + ".content must be a string or an array of text parts", "messages");
+            throw ApiError.badRequest(where + ".content must be a string or an array of text parts", param);
         }
         StringBuilder sb = new StringBuilder();
         for (JsonNode part : c) {
             if (!part.isObject() || !"text".equals(part.path("type").asText()) || !part.path("text").isTextual()) {
-                throw ApiError.badRequest(where + ".content: only {\"type\": \"text\", \"text\": ...} parts are supported", "messages");
+                throw ApiError.badRequest(where + ".content: only {\"type\": \"text\", \"text\": ...} parts are supported", param);
             }
             sb.append(part.get("text").asText());
         }
@@ -263,7 +290,8 @@ final class RequestParser {
             return dflt;
         }
         if (!v.isIntegralNumber() || !v.canConvertToInt()) {
-            throw ApiError.badRequest(field + " must be an integer in " + min + ".." + max + ", got " + v, field);
+            String range = min == Integer.MIN_VALUE && max == Integer.MAX_VALUE ? "" : " in " + min + ".." + max;
+            throw ApiError.badRequest(field + " must be an integer" + range + ", got " + v, field);
         }
         if (v.asInt() < min || v.asInt() > max) {
             throw ApiError.badRequest(field + " must be in " + min + ".." + max + ", got " + v.asInt(), field);

@@ -72,7 +72,10 @@ class HostileClientsTest {
         "{\"prompt\": \"a\", \"seed\": 1e30} | seed | 64-bit integer",
         "{\"prompt\": \"a\", \"n\": 1000000} | n | n must be 1",
         "{\"prompt\": \"a\", \"n\": 0} | n | n must be 1: kvtier returns one choice per request, got 0",
+        "{\"prompt\": \"a\", \"n\": \"1\"} | n | n must be an integer, got \"1\"",
         "{\"prompt\": \"a\", \"logprobs\": 2} | logprobs | logprobs is not supported by kvtier",
+        "{\"prompt\": \"a\", \"logprobs\": 0} | logprobs | logprobs is not supported by kvtier",
+        "{\"prompt\": \"a\", \"logit_bias\": {\"5\": 100}} | logit_bias | logit_bias is not supported by kvtier",
         "{\"prompt\": \"a\", \"echo\": true} | echo | echo is not supported",
         "{\"prompt\": \"a\", \"best_of\": 3} | best_of | best_of is not supported",
         "{\"prompt\": \"a\", \"suffix\": \"end\"} | suffix | suffix is not supported",
@@ -97,11 +100,17 @@ class HostileClientsTest {
     @CsvSource(delimiter = '|', value = {
         "{\"messages\": \"hi\"} | messages | messages must be a non-empty array",
         "{\"messages\": []} | messages | messages must be a non-empty array",
-        "{\"messages\": [{\"content\": \"hi\"}]} | messages | string role",
+        "{\"messages\": [{\"content\": \"hi\"}]} | messages.[0].role | string role",
+        "{\"messages\": [7]} | messages.[0] | must be an object",
         "{\"messages\": [{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"wizard\", \"content\": \"hi\"}]} | messages.[1].role | Invalid value: 'wizard'",
         "{\"messages\": [{\"role\": \"User\", \"content\": \"hi\"}]} | messages.[0].role | Supported values are",
-        "{\"messages\": [{\"role\": \"user\", \"content\": 5}]} | messages | content must be a string",
-        "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\"}]}]} | messages | only {\"type\": \"text\"",
+        "{\"messages\": [{\"role\": \"user\", \"content\": 5}]} | messages.[0].content | content must be a string",
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"user\", \"content\": [{\"type\": \"image_url\", \"image_url\": {\"url\": \"http://x/y.png\"}}]}]} | messages.[1].content | only {\"type\": \"text\"",
+        "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": 3}]}]} | messages.[0].content | only {\"type\": \"text\"",
+        "{\"messages\": [{\"role\": \"user\"}]} | messages.[0].content | Missing required parameter: 'messages[0].content'.",
+        "{\"messages\": [{\"role\": \"system\", \"content\": \"s\"}, {\"role\": \"user\", \"content\": null}]} | messages.[1].content | expected a string, got null",
+        "{\"messages\": [{\"role\": \"system\"}, {\"role\": \"user\", \"content\": \"hi\"}]} | messages.[0].content | Missing required parameter",
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}, {\"role\": \"assistant\"}]} | messages.[1].content | Missing required parameter",
         "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_completion_tokens\": -1} | max_completion_tokens | must be in 1..",
         "{\"messages\": [{\"role\": \"user\", \"content\": \"x\\u0000y\"}]} | messages.[0].content | has a NUL character (\\u0000) at character 1;",
     })
@@ -115,13 +124,32 @@ class HostileClientsTest {
         "{\"top_logprobs\": 2} | top_logprobs",
         "{\"response_format\": {\"type\": \"json_object\"}} | response_format",
         "{\"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}}]} | tools",
+        "{\"functions\": [{\"name\": \"f\"}]} | functions",
+        "{\"tool_choice\": \"required\"} | tool_choice",
     })
     void chatFieldsKvtierDoesNotComputeAreRefusedNotIgnored(String extra, String param) {
         String body = "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_tokens\": 2, " + extra.substring(1);
         assertError(f.post("/v1/chat/completions", body), 400, param, param + " is not supported by kvtier");
         String off = "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_tokens\": 2, "
-                + "\"logprobs\": false, \"top_logprobs\": 0, \"tools\": [], \"response_format\": {\"type\": \"text\"}}";
+                + "\"logprobs\": false, \"top_logprobs\": 0, \"tools\": [], \"functions\": [], \"tool_choice\": \"none\", "
+                + "\"logit_bias\": {}, \"response_format\": {\"type\": \"text\"}}";
         assertThat(f.post("/v1/chat/completions", off).statusCode()).as("the off values").isEqualTo(200);
+    }
+
+    @Test
+    void contentMayBeLeftOutOnlyWhereOpenAiDocumentsIt() {
+        // An assistant message with tool_calls may have null or no content; a function message null content.
+        String body = "{\"max_tokens\": 2, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}, "
+                + "{\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{\"id\": \"c1\", \"type\": \"function\", "
+                + "\"function\": {\"name\": \"f\", \"arguments\": \"{}\"}}]}, {\"role\": \"assistant\", \"function_call\": "
+                + "{\"name\": \"f\", \"arguments\": \"{}\"}}, {\"role\": \"function\", \"name\": \"f\", \"content\": null}, "
+                + "{\"role\": \"user\", \"content\": \"ok\"}]}";
+        HttpResponse<String> r = f.post("/v1/chat/completions", body);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        assertThat(ServerFixture.json(r.body()).path("usage").path("completion_tokens").asInt()).isBetween(1, 2);
+        // Left out (not null) in a function message is still missing.
+        assertError(f.post("/v1/chat/completions", "{\"messages\": [{\"role\": \"function\", \"name\": \"f\"}]}"),
+                400, "messages.[0].content", "Missing required parameter");
     }
 
     @Test

@@ -221,6 +221,45 @@ class RoutesTest {
     }
 
     @Test
+    void withNoWaitingQueueARequestBeyondTheRunningOnesGets429AtOnce() throws Exception {
+        // --max-running 2 --max-waiting 0: two in flight run, every further one is refused while they are in.
+        try (ServerFixture noQueue = new ServerFixture(128, 0, ServerConfig.loopback(0), 2, 0)) {
+            CountDownLatch hold = new CountDownLatch(1);
+            noQueue.loop.call(e -> {
+                try {
+                    hold.await(); // the engine takes no request in until released
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                }
+                return null;
+            });
+            java.util.function.Function<Integer, HttpResponse<String>> post = i -> noQueue.send(HttpRequest.newBuilder(
+                    URI.create(noQueue.base() + "/v1/completions")).POST(HttpRequest.BodyPublishers.ofString(
+                    "{\"prompt\": \"Lily " + i + "\", \"max_tokens\": 2}")).build());
+            List<CompletableFuture<HttpResponse<String>>> admitted = new java.util.ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                int k = i;
+                admitted.add(CompletableFuture.supplyAsync(() -> post.apply(k)));
+            }
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+            while (noQueue.loop.inFlightCount() < 2) {
+                assertThat(System.nanoTime() < deadline).as("two requests in flight within 60 s").isTrue();
+                Thread.sleep(1);
+            }
+            HttpResponse<String> third = post.apply(2);
+            assertThat(third.statusCode()).as(third.body()).isEqualTo(429);
+            assertThat(third.headers().firstValue("Retry-After")).hasValue("1");
+            assertThat(ServerFixture.json(third.body()).path("error").path("message").asText())
+                    .isEqualTo("all 2 running places are taken and there is no waiting queue; retry later");
+            hold.countDown();
+            for (CompletableFuture<HttpResponse<String>> r : admitted) {
+                assertThat(r.get().statusCode()).as(r.get().body()).isEqualTo(200);
+            }
+            assertThat(post.apply(3).statusCode()).as("served once the others are done").isEqualTo(200);
+        }
+    }
+
+    @Test
     void aDeadEngineMakesHealth503AndRequestsFailCleanly() {
         try (ServerFixture dying = new ServerFixture(64, 0, ServerConfig.loopback(0))) {
             dying.killOnNextStep.set(true);

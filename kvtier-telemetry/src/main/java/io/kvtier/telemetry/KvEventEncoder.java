@@ -9,7 +9,6 @@ import java.math.BigInteger;
 import java.util.List;
 import java.util.Objects;
 import org.msgpack.core.MessageBufferPacker;
-import org.msgpack.core.MessagePack;
 
 /**
  * Encodes a batch of {@link KvEvent}s as vLLM's KV event payload (msgpack), byte for byte the shape
@@ -92,7 +91,7 @@ public final class KvEventEncoder {
      * @param events       in emission order
      */
     public byte[] encode(double epochSeconds, List<KvEvent> events) {
-        try (MessageBufferPacker p = MessagePack.newDefaultBufferPacker()) {
+        try (MessageBufferPacker p = MsgPack.packer()) {
             p.packArrayHeader(3);
             p.packDouble(epochSeconds);
             p.packArrayHeader(events.size());

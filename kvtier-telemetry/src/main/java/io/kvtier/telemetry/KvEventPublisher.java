@@ -131,7 +131,7 @@ public final class KvEventPublisher implements AutoCloseable {
         try {
             s.bind(endpoint);
         } catch (RuntimeException e) {
-            throw new IllegalArgumentException(what + " " + endpoint + ": cannot bind (" + e.getMessage() + ")", e);
+            throw new IllegalArgumentException(what + " " + endpoint + ": cannot bind: " + ZmqErrors.describe(e), e);
         }
         return s;
     }

@@ -63,6 +63,7 @@ public final class ServeMetrics {
         registerScheduler();
         registerTokens();
         registerOffload();
+        RemoteMetrics.register(this);
         ttft = histogram("vllm:time_to_first_token_seconds", "Time from a request's arrival to its first token, in seconds.", TTFT_BUCKETS);
         interToken = histogram("vllm:inter_token_latency_seconds", "Time between two tokens of one request, in seconds.", ITL_BUCKETS);
         e2e = histogram("vllm:e2e_request_latency_seconds", "Time from a request's arrival to its last token, in seconds.", E2E_BUCKETS);
@@ -181,6 +182,8 @@ public final class ServeMetrics {
                 (s, out) -> tiers(s, u -> out.accept(u.tier(), (double) u.capacity())));
         labelledCounter("kvtier:blocks_stored", "Device blocks written to an offload tier by completed stores.", "tier",
                 (s, out) -> perTier(s, EngineSnapshot.Offload::blocksStored, out));
+        labelledCounter("kvtier:external_hit_tokens", "Prompt tokens loaded from an offload tier, per tier the hit came from "
+                + "(counted when a request finishes).", "tier", (s, out) -> perTier(s, EngineSnapshot.Offload::externalHitTokens, out));
         labelledCounter("kvtier:blocks_loaded", "Blocks filled from an offload tier by completed loads (disk: promoted into the host tier).",
                 "tier", (s, out) -> perTier(s, EngineSnapshot.Offload::blocksLoaded, out));
         counter("kvtier:load_failures", "Loads that failed (bad checksum, header mismatch, transfer error or deadline).",
@@ -230,22 +233,22 @@ public final class ServeMetrics {
         return s.offload() == null ? null : s.offload().diskScan();
     }
 
-    private void gauge(String name, String help, ToDoubleFunction<EngineSnapshot> value) {
+    void gauge(String name, String help, ToDoubleFunction<EngineSnapshot> value) {
         GaugeWithCallback.builder().name(name).help(help).labelNames(MODEL)
                 .callback(cb -> cb.call(value.applyAsDouble(snapshot), modelName)).register(registry);
     }
 
-    private void counter(String name, String help, ToDoubleFunction<EngineSnapshot> value) {
+    void counter(String name, String help, ToDoubleFunction<EngineSnapshot> value) {
         CounterWithCallback.builder().name(name).help(help).labelNames(MODEL)
                 .callback(cb -> cb.call(value.applyAsDouble(snapshot), modelName)).register(registry);
     }
 
-    private void labelledGauge(String name, String help, String label, BiConsumer<EngineSnapshot, BiConsumer<String, Double>> values) {
+    void labelledGauge(String name, String help, String label, BiConsumer<EngineSnapshot, BiConsumer<String, Double>> values) {
         GaugeWithCallback.builder().name(name).help(help).labelNames(MODEL, label)
                 .callback(cb -> values.accept(snapshot, (v, x) -> cb.call(x, modelName, v))).register(registry);
     }
 
-    private void labelledCounter(String name, String help, String label, BiConsumer<EngineSnapshot, BiConsumer<String, Double>> values) {
+    void labelledCounter(String name, String help, String label, BiConsumer<EngineSnapshot, BiConsumer<String, Double>> values) {
         CounterWithCallback.builder().name(name).help(help).labelNames(MODEL, label)
                 .callback(cb -> values.accept(snapshot, (v, x) -> cb.call(x, modelName, v))).register(registry);
     }

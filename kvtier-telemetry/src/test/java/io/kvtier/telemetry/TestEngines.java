@@ -30,8 +30,12 @@ final class TestEngines {
 
     /** The same with chunks of {@code blocksPerChunk} blocks in the host tier. */
     static Engine engine(int deviceBlocks, long hostBytes, int blocksPerChunk, KvEvents events) {
+        return engine(deviceBlocks, new OffloadSetup(hostBytes, 0, "lru", OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk)), events);
+    }
+
+    /** stories260K with {@code deviceBlocks} blocks of 16 and these offload tiers. */
+    static Engine engine(int deviceBlocks, OffloadSetup offload, KvEvents events) {
         Checkpoint cp = Checkpoint.load(ReferenceRecords.model());
-        OffloadSetup offload = new OffloadSetup(hostBytes, 0, "lru", OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk));
         EngineConfig ec = new EngineConfig(16, deviceBlocks, 512, EngineConfig.DEFAULT_MAX_RUNNING, true, Tokenizer.BOS);
         return LlamaRunner.engine(cp, ec, Kernels.best(), 2, offload, events);
     }

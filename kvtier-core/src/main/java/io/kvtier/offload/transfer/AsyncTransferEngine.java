@@ -77,6 +77,8 @@ public final class AsyncTransferEngine implements TransferEngine {
     private final BlockingQueue<Ticket> remoteWrites = new LinkedBlockingQueue<>();
     /** Store jobs queued or running on the store thread (an inline store must not overtake one). */
     private final java.util.concurrent.atomic.AtomicInteger storesQueued = new java.util.concurrent.atomic.AtomicInteger();
+    /** No pending job's deadline comes before this (a lower bound; engine thread only). */
+    private long nextDeadline;
 
     /**
      * A store job of at most this many payload bytes, submitted while no other store is queued,
@@ -175,6 +177,9 @@ public final class AsyncTransferEngine implements TransferEngine {
         }
         copier.validate(job);
         Ticket t = new Ticket(job, nanoTime());
+        if (pending.isEmpty() || job.deadlineNanos() - nextDeadline < 0) {
+            nextDeadline = job.deadlineNanos();
+        }
         pending.put(job.jobId(), t);
         switch (job) {
             case StoreJob s -> {
@@ -250,12 +255,19 @@ public final class AsyncTransferEngine implements TransferEngine {
             accept(r);
         }
         long now = nanoTime();
+        if (pending.isEmpty() || now - nextDeadline < 0) {
+            return; // no deadline missed: the common poll walks nothing and allocates nothing
+        }
+        boolean any = false;
         for (Iterator<Ticket> it = pending.values().iterator(); it.hasNext(); ) {
             Ticket t = it.next();
             if (now - t.job.deadlineNanos() >= 0 && t.expire()) {
                 it.remove();
                 undelivered.add(TransferResult.failed(t.job.jobId(), 0, now - t.submittedNanos, 0,
                         TransferResult.DEADLINE_EXCEEDED));
+            } else if (!any || t.job.deadlineNanos() - nextDeadline < 0) {
+                nextDeadline = t.job.deadlineNanos();
+                any = true;
             }
         }
     }

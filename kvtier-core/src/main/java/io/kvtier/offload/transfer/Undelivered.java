@@ -21,6 +21,9 @@ final class Undelivered {
 
     /** Every result, removed. */
     List<TransferResult> drain() {
+        if (results.isEmpty()) {
+            return List.of(); // polled at every step: nothing allocated when nothing finished
+        }
         List<TransferResult> out = List.copyOf(results);
         results.clear();
         return out;

@@ -2,10 +2,10 @@ package io.kvtier.tier.remote;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -89,10 +89,12 @@ public final class LettuceRemoteStore implements RemoteStore {
         }
         SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
         TimeoutOptions timeouts = TimeoutOptions.enabled(settings.timeout());
+        SslOptions ssl = settings.caFile() == null ? SslOptions.create()
+                : SslOptions.builder().jdkSslProvider().trustManager(settings.caFile().toFile()).build();
         if (settings.cluster()) {
             clusterClient = RedisClusterClient.create(uris);
             clusterClient.setOptions(ClusterClientOptions.builder()
-                    .socketOptions(socket).timeoutOptions(timeouts)
+                    .socketOptions(socket).timeoutOptions(timeouts).sslOptions(ssl)
                     // Node connections open lazily: commands queue while one connects (a dead
                     // node's commands then end by the timeout, and its breaker opens).
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.DEFAULT)
@@ -104,7 +106,7 @@ public final class LettuceRemoteStore implements RemoteStore {
             client = null;
         } else {
             client = RedisClient.create();
-            client.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
+            client.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).sslOptions(ssl)
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
             clusterClient = null;
         }
@@ -156,6 +158,13 @@ public final class LettuceRemoteStore implements RemoteStore {
                     lastConnectError = firstLine(msg);
                     if (isAuthError(msg)) {
                         turnOff("authentication failed (" + firstLine(msg) + "): check the remote user and password");
+                    } else if (tlsFailure(err) != null) {
+                        // A certificate or protocol mismatch does not heal by retrying.
+                        turnOff("TLS handshake with " + RemoteSettings.redact(settings.urls().get(0)) + " failed ("
+                                + tlsFailure(err) + "): " + (settings.caFile() == null
+                                ? "give the CA that signed the server's certificate with --remote-ca-file"
+                                : "check that --remote-ca-file " + settings.caFile() + " signed the server's certificate")
+                                + " and that the server speaks TLS on that port");
                     }
                     return null;
                 }
@@ -204,6 +213,19 @@ public final class LettuceRemoteStore implements RemoteStore {
         });
     }
 
+    /** The message of the TLS failure in {@code t}'s causes, or null if none. */
+    private static String tlsFailure(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            // NotSslRecordException: the server answered in plain text (no TLS on that port).
+            if (c instanceof javax.net.ssl.SSLException || c instanceof io.netty.handler.ssl.NotSslRecordException) {
+                String m = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+                int nl = m.indexOf('\n');
+                return nl >= 0 ? m.substring(0, nl) : m;
+            }
+        }
+        return null;
+    }
+
     private static boolean isAuthError(String msg) {
         return msg.contains("WRONGPASS") || msg.contains("NOAUTH") || msg.contains("invalid username-password")
                 || msg.contains("AUTH failed") || msg.contains("NOPERM");
@@ -212,7 +234,10 @@ public final class LettuceRemoteStore implements RemoteStore {
     private static String messageOf(Throwable t) {
         StringBuilder sb = new StringBuilder();
         for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-            sb.append(c.getMessage()).append(" / ");
+            if (c instanceof java.util.concurrent.CompletionException && c.getCause() != null) {
+                continue; // its message repeats its cause's
+            }
+            sb.append(sb.isEmpty() ? "" : " / ").append(c.getMessage() != null ? c.getMessage() : c.getClass().getSimpleName());
         }
         return sb.toString();
     }
@@ -287,10 +312,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                 turnOff("the server refused key " + key + " (" + firstLine(msg)
                         + "): give this user access to ~" + key.substring(0, key.lastIndexOf(':') + 1) + "*");
             }
-            Throwable root = err instanceof java.util.concurrent.CompletionException && err.getCause() != null ? err.getCause() : err;
-            RemoteFailure.Cause cause = root instanceof RedisCommandTimeoutException ? RemoteFailure.Cause.TIMEOUT
-                    : root instanceof RemoteFailure rf ? rf.kind() : RemoteFailure.Cause.ERROR;
-            throw new RemoteFailure(cause, firstLine(msg));
+            throw new RemoteFailure(RemoteFailure.causeOf(err), firstLine(msg));
         });
     }
 

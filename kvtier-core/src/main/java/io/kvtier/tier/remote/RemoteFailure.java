@@ -1,5 +1,18 @@
 package io.kvtier.tier.remote;
 
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandInterruptedException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisLoadingException;
+import io.lettuce.core.protocol.RedisProtocolException;
+import java.io.IOException;
+import java.util.Locale;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+
 /**
  * Why a remote operation failed, as the stats count it.
  */
@@ -9,15 +22,23 @@ public final class RemoteFailure extends RuntimeException {
     public enum Cause {
         /** No answer within the deadline (a frozen or overloaded server). */
         TIMEOUT,
-        /** Not sent: the node's breaker is open, the tier is off, or the client is disconnected. */
+        /**
+         * Not sent or not answered because there was no working connection: the node's breaker
+         * is open, the tier is off, the client is disconnected or the connection closed under
+         * the command (a killed server), or the server said it cannot serve now (loading,
+         * cluster down, failover in progress).
+         */
         UNAVAILABLE,
-        /** The server answered with an error. */
+        /** The server answered with an error, or the client failed otherwise (a bug to look at). */
         ERROR;
 
         public String label() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
+
+    /** Error replies of a server that is up but cannot serve the key now (a failover, a restart). */
+    private static final String[] UNAVAILABLE_REPLIES = {"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY"};
 
     private final Cause cause;
 
@@ -30,14 +51,60 @@ public final class RemoteFailure extends RuntimeException {
         return cause;
     }
 
-    /** The cause of a throwable from a remote future (unwrapping completion wrappers). */
+    /**
+     * The cause of a throwable from a remote future, by its whole kind (unwrapping completion
+     * wrappers, then the first cause in the chain that tells):
+     * <ul>
+     *   <li>{@link Cause#TIMEOUT}: Lettuce's command timeout, a {@link TimeoutException};</li>
+     *   <li>{@link Cause#UNAVAILABLE}: no connection: a connect failure, an I/O error of the
+     *       socket (reset, closed, refused: a server killed under a command), Lettuce's own
+     *       client-state errors (not connected, connection closed, no node for the slot), and
+     *       the server's "cannot serve now" replies (LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN,
+     *       BUSY);</li>
+     *   <li>{@link Cause#ERROR}: any other error reply (OOM, NOPERM, WRONGTYPE...), a protocol
+     *       error, an interruption, or anything else.</li>
+     * </ul>
+     */
     public static Cause causeOf(Throwable t) {
-        while (t instanceof java.util.concurrent.CompletionException || t instanceof java.util.concurrent.ExecutionException) {
-            if (t.getCause() == null) {
-                break;
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            Cause k = kindOf(c);
+            if (k != null) {
+                return k;
             }
-            t = t.getCause();
         }
-        return t instanceof RemoteFailure f ? f.kind() : Cause.ERROR;
+        return Cause.ERROR;
+    }
+
+    /** The cause {@code t} itself tells, or null to look at its cause. */
+    private static Cause kindOf(Throwable t) {
+        return switch (t) {
+            case RemoteFailure f -> f.kind();
+            case CompletionException w -> null;
+            case ExecutionException w -> null;
+            case RedisCommandTimeoutException x -> Cause.TIMEOUT;
+            case TimeoutException x -> Cause.TIMEOUT;
+            case RedisConnectionException x -> Cause.UNAVAILABLE;
+            case IOException x -> Cause.UNAVAILABLE;
+            case RedisLoadingException x -> Cause.UNAVAILABLE;
+            case RedisCommandExecutionException x -> unavailableReply(x.getMessage()) ? Cause.UNAVAILABLE : Cause.ERROR;
+            case RedisProtocolException x -> Cause.ERROR;
+            case RedisCommandInterruptedException x -> Cause.ERROR;
+            // Lettuce's other exceptions name the client's connection state: "Currently not
+            // connected", "Connection closed", "Connection is closed", no partition for a slot.
+            // One wrapping an I/O error says so through its cause.
+            case RedisException x -> x.getCause() != null && x.getCause() != x ? null : Cause.UNAVAILABLE;
+            default -> null;
+        };
+    }
+
+    private static boolean unavailableReply(String message) {
+        if (message != null) {
+            for (String prefix : UNAVAILABLE_REPLIES) {
+                if (message.startsWith(prefix)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 }

@@ -1,5 +1,6 @@
 package io.kvtier.tier.remote;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -18,9 +19,11 @@ import java.util.List;
  * @param maxValueBytes  values larger than this are not sent (below the server's proto-max-bulk-len)
  * @param failuresToOpen consecutive failures of a node that open its breaker
  * @param breakerOpen    how long an open breaker refuses operations before a trial
+ * @param caFile         PEM file of the certificate(s) that sign a {@code rediss://} server's
+ *                       certificate, or null for the JVM's default trust store
  */
 public record RemoteSettings(List<String> urls, boolean cluster, String tenant, String password, Duration timeout,
-                             Duration ttl, long maxValueBytes, int failuresToOpen, Duration breakerOpen) {
+                             Duration ttl, long maxValueBytes, int failuresToOpen, Duration breakerOpen, Path caFile) {
 
     /** Redis's default proto-max-bulk-len (512 MiB) less room for the command around the value. */
     public static final long DEFAULT_MAX_VALUE_BYTES = (512L << 20) - (64 << 10);
@@ -52,6 +55,9 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
         if (ttl.isNegative()) {
             throw new IllegalArgumentException("remote TTL must not be negative");
         }
+        if (caFile != null && urls.stream().noneMatch(u -> u.startsWith("rediss://"))) {
+            throw new IllegalArgumentException("--remote-ca-file is for TLS: give rediss:// URLs");
+        }
         if (maxValueBytes <= 0 || failuresToOpen < 1 || breakerOpen.isNegative()) {
             throw new IllegalArgumentException("remote value limit, breaker failures and open time must be positive");
         }
@@ -60,23 +66,27 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
     /** Settings with the defaults: 500 ms timeout, no TTL, 3 failures open a breaker for 1 s. */
     public static RemoteSettings of(List<String> urls, boolean cluster, String tenant, String password) {
         return new RemoteSettings(urls, cluster, tenant, password, Duration.ofMillis(500), Duration.ZERO,
-                DEFAULT_MAX_VALUE_BYTES, 3, Duration.ofSeconds(1));
+                DEFAULT_MAX_VALUE_BYTES, 3, Duration.ofSeconds(1), null);
     }
 
     public RemoteSettings withTimeout(Duration t) {
-        return new RemoteSettings(urls, cluster, tenant, password, t, ttl, maxValueBytes, failuresToOpen, breakerOpen);
+        return new RemoteSettings(urls, cluster, tenant, password, t, ttl, maxValueBytes, failuresToOpen, breakerOpen, caFile);
     }
 
     public RemoteSettings withTtl(Duration t) {
-        return new RemoteSettings(urls, cluster, tenant, password, timeout, t, maxValueBytes, failuresToOpen, breakerOpen);
+        return new RemoteSettings(urls, cluster, tenant, password, timeout, t, maxValueBytes, failuresToOpen, breakerOpen, caFile);
     }
 
     public RemoteSettings withMaxValueBytes(long n) {
-        return new RemoteSettings(urls, cluster, tenant, password, timeout, ttl, n, failuresToOpen, breakerOpen);
+        return new RemoteSettings(urls, cluster, tenant, password, timeout, ttl, n, failuresToOpen, breakerOpen, caFile);
     }
 
     public RemoteSettings withBreakerOpen(Duration d) {
-        return new RemoteSettings(urls, cluster, tenant, password, timeout, ttl, maxValueBytes, failuresToOpen, d);
+        return new RemoteSettings(urls, cluster, tenant, password, timeout, ttl, maxValueBytes, failuresToOpen, d, caFile);
+    }
+
+    public RemoteSettings withCaFile(Path f) {
+        return new RemoteSettings(urls, cluster, tenant, password, timeout, ttl, maxValueBytes, failuresToOpen, breakerOpen, f);
     }
 
     /** A URL with any user-info part replaced by {@code ***}, for messages. */
@@ -90,6 +100,6 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
     public String toString() {
         return "RemoteSettings[urls=" + urls.stream().map(RemoteSettings::redact).toList() + " cluster=" + cluster
                 + " tenant=" + tenant + " password=" + (password == null ? "none" : "***") + " timeout=" + timeout
-                + " ttl=" + ttl + " maxValueBytes=" + maxValueBytes + "]";
+                + " ttl=" + ttl + " maxValueBytes=" + maxValueBytes + (caFile == null ? "" : " caFile=" + caFile) + "]";
     }
 }

@@ -6,6 +6,7 @@ import io.kvtier.kv.BlockKey;
 import io.kvtier.tier.ChunkHeader;
 import io.kvtier.tier.HostSlab;
 import io.kvtier.tier.remote.LettuceRemoteStore;
+import io.kvtier.tier.remote.OwnRedis;
 import io.kvtier.tier.remote.RedisServers;
 import io.kvtier.tier.remote.RemoteKeys;
 import io.kvtier.tier.remote.RemoteSettings;
@@ -13,12 +14,14 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The remote data path against a real Redis (standalone and Cluster): a host slot written as a
@@ -195,6 +198,29 @@ class RemoteCopierTest {
             assertThat(r.firstFailedChunk()).isEqualTo(1);
         } finally {
             client.shutdown();
+        }
+    }
+
+    @Test
+    void aReadWhoseServerIsKilledUnderItFailsAsUnavailable(@TempDir Path dir) throws Exception {
+        try (OwnRedis redis = OwnRedis.start(dir)) {
+            RemoteCopier c = copier(RemoteSettings.of(List.of(redis.url()), false, tenant, null));
+            List<ChunkCopy> chain = List.of(fill(0, 0), fill(1, 1));
+            assertThat(run(c, RemoteJob.Kind.WRITE, chain).success()).isTrue();
+            redis.freeze(); // the GETs are sent and never answered, until the kill closes the socket
+            Thread killer = Thread.ofPlatform().start(() -> {
+                try {
+                    Thread.sleep(300);
+                    redis.kill();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            TransferResult r = run(c, RemoteJob.Kind.READ, List.of(copy(8, 0), copy(9, 1)));
+            killer.join();
+            assertThat(r.firstFailedChunk()).isZero();
+            assertThat(r.error()).startsWith("unavailable: ");
+            assertThat(run(c, RemoteJob.Kind.WRITE, chain).error()).startsWith("unavailable: ");
         }
     }
 

@@ -19,17 +19,31 @@ public final class OwnRedis implements AutoCloseable {
     private final Path dir;
     private final int port;
     private final List<String> extra;
+    private final boolean tls;
     private Process process;
 
-    private OwnRedis(Path dir, int port, List<String> extra) {
+    private OwnRedis(Path dir, int port, List<String> extra, boolean tls) {
         this.dir = dir;
         this.port = port;
         this.extra = extra;
+        this.tls = tls;
     }
 
     /** Starts a server with these extra config directives ("maxmemory 2mb", ...). */
     public static OwnRedis start(Path dir, String... directives) throws IOException, InterruptedException {
-        OwnRedis r = new OwnRedis(dir, freePort(), List.of(directives));
+        OwnRedis r = new OwnRedis(dir, freePort(), List.of(directives), false);
+        r.launch();
+        return r;
+    }
+
+    /**
+     * Starts a server that speaks only TLS on its port ({@code rediss://}), with this PEM
+     * certificate and key, clients not asked for certificates.
+     */
+    public static OwnRedis startTls(Path dir, Path cert, Path key) throws IOException, InterruptedException {
+        int port = freePort();
+        OwnRedis r = new OwnRedis(dir, port, List.of("port 0", "tls-port " + port, "tls-cert-file " + cert,
+                "tls-key-file " + key, "tls-ca-cert-file " + cert, "tls-auth-clients no"), true);
         r.launch();
         return r;
     }
@@ -67,7 +81,7 @@ public final class OwnRedis implements AutoCloseable {
     }
 
     public String url() {
-        return "redis://127.0.0.1:" + port;
+        return (tls ? "rediss" : "redis") + "://127.0.0.1:" + port;
     }
 
     /** Runs redis-cli against this server (its output, trimmed). */
@@ -82,6 +96,11 @@ public final class OwnRedis implements AutoCloseable {
 
     private void signal(String sig) throws IOException, InterruptedException {
         new ProcessBuilder("kill", "-" + sig, String.valueOf(process.pid())).start().waitFor(5, TimeUnit.SECONDS);
+    }
+
+    /** Whether the server process runs (not killed). */
+    public boolean isAlive() {
+        return process != null && process.isAlive();
     }
 
     public void freeze() throws IOException, InterruptedException {

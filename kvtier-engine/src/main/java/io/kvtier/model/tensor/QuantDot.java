@@ -15,6 +15,7 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Dot products of one encoded weight row with float32 activations, on
@@ -38,6 +39,8 @@ public final class QuantDot {
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
     private static final VectorOperators.Conversion<Byte, Integer> B2I = VectorOperators.B2I;
     private static final VectorOperators.Conversion<Integer, Float> I2F = VectorOperators.I2F;
+    /** One Q8_0 block's 32 quants in one load ({@link #q8_0Pairs}). */
+    private static final VectorSpecies<Byte> B32 = ByteVector.SPECIES_256;
 
     private QuantDot() {
     }
@@ -124,8 +127,13 @@ public final class QuantDot {
         return s;
     }
 
-    /** Q8_0: {@code d * sum(q * x)} per block of 32. */
+    /** Q8_0: {@code d * sum(q * x)} per block of 32; the two-block kernel at 16 float lanes. */
     static float q8_0(MemorySegment w, long off, float[] x, int xOff, int n) {
+        return L == 16 ? q8_0Pairs(w, off, x, xOff, n) : q8_0Blocks(w, off, x, xOff, n);
+    }
+
+    /** Q8_0 one block per iteration, {@code 32 / L} loads of {@code L} quants each (any lane count). */
+    static float q8_0Blocks(MemorySegment w, long off, float[] x, int xOff, int n) {
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         for (int b = 0; b < n / 32; b++) {
             long p = off + 34L * b;
@@ -139,6 +147,41 @@ public final class QuantDot {
             FloatVector next = t.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(I16, p))), acc1);
             acc1 = acc0;
             acc0 = next;
+        }
+        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+    }
+
+    /**
+     * Q8_0 at 16 float lanes, two blocks per iteration: each block's 32 quants are one 256-bit
+     * load, widened by halves ({@code convertShape} parts 0 and 1), and each block has its own
+     * accumulator. Measured against {@link #q8_0Blocks} on 64 MiB of 2048-wide rows (one thread,
+     * A B A B in one JVM): 0.69 vs 0.53 of a plain streaming read at 2048 columns, 0.62 vs 0.49
+     * at 768. Only for {@code L == 16}: {@code convertShape}'s part must be a constant.
+     */
+    static float q8_0Pairs(MemorySegment w, long off, float[] x, int xOff, int n) {
+        FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
+        int blocks = n / 32;
+        int b = 0;
+        for (; b + 1 < blocks; b += 2) {
+            long p = off + 34L * b;
+            int xo = xOff + 32 * b;
+            ByteVector q0 = ByteVector.fromMemorySegment(B32, w, p + 2, LE);
+            ByteVector q1 = ByteVector.fromMemorySegment(B32, w, p + 36, LE);
+            FloatVector t0 = ((FloatVector) q0.convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, x, xo));
+            FloatVector t1 = ((FloatVector) q1.convertShape(VectorOperators.B2F, F, 0))
+                    .mul(FloatVector.fromArray(F, x, xo + 32));
+            t0 = ((FloatVector) q0.convertShape(VectorOperators.B2F, F, 1)).fma(FloatVector.fromArray(F, x, xo + 16), t0);
+            t1 = ((FloatVector) q1.convertShape(VectorOperators.B2F, F, 1)).fma(FloatVector.fromArray(F, x, xo + 48), t1);
+            acc0 = t0.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(I16, p))), acc0);
+            acc1 = t1.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(I16, p + 34))), acc1);
+        }
+        if (b < blocks) {   // an odd block count: the last block alone
+            long p = off + 34L * b;
+            int xo = xOff + 32 * b;
+            ByteVector q0 = ByteVector.fromMemorySegment(B32, w, p + 2, LE);
+            FloatVector t0 = ((FloatVector) q0.convertShape(VectorOperators.B2F, F, 0)).mul(FloatVector.fromArray(F, x, xo));
+            t0 = ((FloatVector) q0.convertShape(VectorOperators.B2F, F, 1)).fma(FloatVector.fromArray(F, x, xo + 16), t0);
+            acc0 = t0.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(I16, p))), acc0);
         }
         return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
     }

@@ -167,20 +167,78 @@ class QuantVectorKernelsTest {
             assertThat(got[i]).as("seed %d: %s value %d", seed, type, i - 3).isEqualTo(ref[i]);
         }
         Random rnd = new Random(seed);
-        float[] x = new float[n + 7];
-        for (int i = 0; i < x.length; i++) {
-            x[i] = (float) rnd.nextGaussian();
-        }
-        double exact = 0;
-        double abs = 0;
-        for (int i = 0; i < n; i++) {
-            exact += (double) ref[3 + i] * x[7 + i];
-            abs += Math.abs((double) ref[3 + i] * x[7 + i]);
-        }
+        float[] x = gaussians(rnd, n + 7);
+        double[] ea = exactAndAbs(ref, 3, x, 7, n);
+        double exact = ea[0];
+        double abs = ea[1];
         assertThat(ScalarDequant.dot(type, w, off, x, 7, n)).as("seed %d: scalar reference dot", seed).isEqualTo(exact);
         float dot = QuantDot.dot(type, w, off, x, 7, n);
         assertThat(Math.abs(dot - exact)).as("seed %d: %s dot %s vs reference %s", seed, type, dot, exact)
                 .isLessThanOrEqualTo(2e-6 * abs + 1e-30);
+    }
+
+    /**
+     * Both Q8_0 dot kernels (the two-block one that {@link QuantDot#dot} uses at 16 float lanes,
+     * and the one-block one it uses at 8) on the same rows: the hand-built edge blocks (quants
+     * -128 and 127, scales of both signs, a zero and a subnormal scale) and seeded random rows of
+     * 1 to 9 blocks (odd counts leave the two-block kernel a last single block), each within the
+     * dot tolerance of the double-precision reference. The two-block kernel needs 16 lanes, so
+     * the 256-bit execution checks the one-block kernel only.
+     */
+    @ParameterizedTest(name = "blocks={0}")
+    @MethodSource("q8BlockCounts")
+    void q8_0KernelsMatchReference(int blocks) {
+        long seed = 5150L + blocks;
+        Random rnd = new Random(seed);
+        MemorySegment w;
+        int n = 32 * blocks;
+        if (blocks == 4) {
+            w = (MemorySegment) handBuilt().findFirst().orElseThrow().get()[1];
+        } else {
+            byte[] raw = new byte[(int) TensorType.Q8_0.rowBytes(n) + 3];
+            rnd.nextBytes(raw);
+            w = MemorySegment.ofArray(raw);
+            QuantKernelsTest.fixHalves(TensorType.Q8_0, w, 3, n, rnd);
+        }
+        long off = blocks == 4 ? 0 : 3;
+        float[] ref = new float[n];
+        ScalarDequant.dequantize(TensorType.Q8_0, w, off, ref, 0, n);
+        float[] x = gaussians(rnd, n + 5);
+        double[] ea = exactAndAbs(ref, 0, x, 5, n);
+        double exact = ea[0];
+        double abs = ea[1];
+        float one = QuantDot.q8_0Blocks(w, off, x, 5, n);
+        assertThat(Math.abs(one - exact)).as("seed %d: one-block kernel %s vs %s", seed, one, exact)
+                .isLessThanOrEqualTo(2e-6 * abs + 1e-30);
+        if (QuantDot.lanes() == 16) {
+            float two = QuantDot.q8_0Pairs(w, off, x, 5, n);
+            assertThat(Math.abs(two - exact)).as("seed %d: two-block kernel %s vs %s", seed, two, exact)
+                    .isLessThanOrEqualTo(2e-6 * abs + 1e-30);
+        }
+    }
+
+    static Stream<Integer> q8BlockCounts() {
+        return Stream.of(1, 2, 3, 4, 5, 8, 9);
+    }
+
+    /** {@code len} seeded standard normal floats. */
+    private static float[] gaussians(Random rnd, int len) {
+        float[] x = new float[len];
+        for (int i = 0; i < len; i++) {
+            x[i] = (float) rnd.nextGaussian();
+        }
+        return x;
+    }
+
+    /** {@code {sum_i ref[r+i] * x[o+i], sum_i |ref[r+i] * x[o+i]|}} over {@code n} values, in double. */
+    private static double[] exactAndAbs(float[] ref, int r, float[] x, int o, int n) {
+        double exact = 0;
+        double abs = 0;
+        for (int i = 0; i < n; i++) {
+            exact += (double) ref[r + i] * x[o + i];
+            abs += Math.abs((double) ref[r + i] * x[o + i]);
+        }
+        return new double[] {exact, abs};
     }
 
     static Stream<Arguments> matmulCases() {

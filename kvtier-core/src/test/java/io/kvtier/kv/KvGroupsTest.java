@@ -1,6 +1,7 @@
 package io.kvtier.kv;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -11,7 +12,7 @@ import org.junit.jupiter.api.Test;
  * Two KV groups, full attention (group 0) and a sliding window of 6 positions (group 1), blocks
  * of 4 positions: a query at position p reads window-group blocks from {@code (p - 5) / 4} on.
  */
-class GroupedKvCacheManagerTest {
+class KvGroupsTest {
 
     private static final int BS = 4;
     private static final int W = 6;
@@ -19,10 +20,10 @@ class GroupedKvCacheManagerTest {
     private final BlockHasher hasher = BlockHasher.sha256(Namespace.of("grouped", new KvLayout(3, 1, 4, BS)));
     private final List<BlockPool> pools = new ArrayList<>();
 
-    private GroupedKvCacheManager manager(int fullBlocks, int windowBlocks) {
+    private KvCacheManager manager(int fullBlocks, int windowBlocks) {
         pools.add(new BlockPool(fullBlocks, new KvLayout(1, 1, 4, BS)));
         pools.add(new BlockPool(windowBlocks, new KvLayout(2, 1, 4, BS)));
-        return new GroupedKvCacheManager(GROUPS, pools, true);
+        return new KvCacheManager(GROUPS, pools, true);
     }
 
     @AfterEach
@@ -42,7 +43,7 @@ class GroupedKvCacheManagerTest {
     }
 
     /** Runs a request of {@code tokens} positions 4 at a time the way the engine does: grow, write, cache, slide. */
-    private void run(GroupedKvCacheManager kv, long id, int tokens) {
+    private void run(KvCacheManager kv, long id, int tokens) {
         List<BlockKey> k = keys(tokens);
         assertThat(kv.admit(id, k, 0, BS)).isTrue();
         for (int p = BS; p <= tokens; p += BS) {
@@ -71,14 +72,14 @@ class GroupedKvCacheManagerTest {
 
     @Test
     void theWindowGroupReleasesBlocksThatLeftTheWindowAndKeepsThemCached() {
-        GroupedKvCacheManager kv = manager(8, 8);
+        KvCacheManager kv = manager(8, 8);
         List<BlockKey> k = keys(12);
         assertThat(kv.admit(1, k, 0, 12)).isTrue();
         kv.cacheFullBlocks(1, k, 12);
         int windowBlock0 = kv.blockTable(1, 1)[0];
         assertThat(kv.slide(1, 8)).as("a query at 8 reads from position 3: block 0").isZero();
         assertThat(kv.slide(1, 12)).as("a query at 12 reads from position 7: block 1 on").isEqualTo(1);
-        assertThat(kv.blockTable(1, 1)).containsExactly(GroupedKvCacheManager.NOT_HELD, kv.blockTable(1, 1)[1],
+        assertThat(kv.blockTable(1, 1)).containsExactly(KvCacheManager.NOT_HELD, kv.blockTable(1, 1)[1],
                 kv.blockTable(1, 1)[2]);
         assertThat(kv.heldBlocks(1, 0)).as("the full group keeps every block").isEqualTo(3);
         assertThat(pools.get(1).refCount(windowBlock0)).isZero();
@@ -96,15 +97,15 @@ class GroupedKvCacheManagerTest {
      */
     @Test
     void aHitNeedsOnlyTheWindowThatEndsAtIt() {
-        GroupedKvCacheManager kv = manager(8, 3);
+        KvCacheManager kv = manager(8, 3);
         run(kv, 1, 20);
         List<BlockKey> k = keys(24);
         assertThat(pools.get(1).lookup(GROUPS.get(1).key(k.get(0)))).as("evicted").isNegative();
         assertThat(kv.prefixHitBlocks(k, 21)).isEqualTo(5);
         assertThat(kv.admit(2, k, 5, 24)).isTrue();
         int[] window = kv.blockTable(2, 1);
-        assertThat(window).startsWith(GroupedKvCacheManager.NOT_HELD, GroupedKvCacheManager.NOT_HELD,
-                GroupedKvCacheManager.NOT_HELD);
+        assertThat(window).startsWith(KvCacheManager.NOT_HELD, KvCacheManager.NOT_HELD,
+                KvCacheManager.NOT_HELD);
         assertThat(window[3]).isEqualTo(pools.get(1).lookup(GROUPS.get(1).key(k.get(3))));
         assertThat(window[4]).isEqualTo(pools.get(1).lookup(GROUPS.get(1).key(k.get(4))));
         assertThat(kv.heldBlocks(2, 0)).isEqualTo(6);
@@ -120,7 +121,7 @@ class GroupedKvCacheManagerTest {
      */
     @Test
     void aHitOneGroupCannotServeIsNotReported() {
-        GroupedKvCacheManager kv = manager(8, 5);
+        KvCacheManager kv = manager(8, 5);
         run(kv, 1, 20);
         List<BlockKey> k = keys(24);
         for (int i = 0; i < 3; i++) pools.get(1).allocate();
@@ -129,14 +130,14 @@ class GroupedKvCacheManagerTest {
         pools.get(1).allocate();
         assertThat(pools.get(1).lookup(GROUPS.get(1).key(k.get(4)))).isNegative();
         assertThat(pools.get(1).lookup(GROUPS.get(1).key(k.get(3)))).isNotNegative();
-        assertThat(pools.get(0).lookup(GROUPS.get(0).key(k.get(4)))).isNotNegative();
+        assertThat(pools.get(0).lookup(kv.cacheKey(0, k.get(4)))).isNotNegative();
         // hit 5 needs window blocks 3-4, hit 4 needs 2-3, hit 3 needs 1-2, hit 2 needs 0-1, hit 1 needs 0
         assertThat(kv.prefixHitBlocks(k, 24)).isZero();
     }
 
     @Test
     void theFullGroupBoundsTheHitAndTheLastTokenIsNeverHit() {
-        GroupedKvCacheManager kv = manager(8, 8);
+        KvCacheManager kv = manager(8, 8);
         run(kv, 1, 12);
         assertThat(kv.prefixHitBlocks(keys(12), 12)).as("12 tokens: the last block holds the last token").isEqualTo(2);
         assertThat(kv.prefixHitBlocks(keys(16), 13)).isEqualTo(3);
@@ -147,7 +148,7 @@ class GroupedKvCacheManagerTest {
 
     @Test
     void admissionIsAllOrNothingAcrossGroups() {
-        GroupedKvCacheManager kv = manager(8, 3);
+        KvCacheManager kv = manager(8, 3);
         assertThat(kv.admit(1, keys(16), 0, 16)).as("the window pool has 3 of 4 blocks").isFalse();
         assertThat(pools.get(0).freeCount()).isEqualTo(8);
         assertThat(pools.get(1).freeCount()).isEqualTo(3);
@@ -160,6 +161,36 @@ class GroupedKvCacheManagerTest {
         assertThat(kv.slide(1, 12)).isEqualTo(1);
         assertThat(kv.grow(1, 16)).as("block 0 left the window and made room").isTrue();
         assertThat(kv.heldBlocks(1, 1)).isEqualTo(3);
+        kv.free(1);
+    }
+
+    /** Group 0 caches under the chain key (a one-group model's keys and device events are unchanged); the others qualify it. */
+    @Test
+    void groupZeroCachesUnderTheChainKeyAndOtherGroupsUnderQualifiedKeys() {
+        KvCacheManager kv = manager(8, 8);
+        List<BlockKey> k = keys(8);
+        assertThat(kv.admit(1, k, 0, 8)).isTrue();
+        assertThat(kv.cacheFullBlocks(1, k, 8)).as("block indexes new in group 0").containsExactly(0, 1);
+        assertThat(pools.get(0).lookup(k.get(1))).isEqualTo(kv.blockTable(1, 0)[1]);
+        assertThat(pools.get(1).lookup(k.get(1))).isNegative();
+        assertThat(pools.get(1).lookup(GROUPS.get(1).key(k.get(1)))).isEqualTo(kv.blockTable(1, 1)[1]);
+        assertThat(kv.cacheKey(1, k.get(1))).isEqualTo(GROUPS.get(1).key(k.get(1)));
+        kv.free(1);
+    }
+
+    /** The invariant check names a window block still held after its window passed, and a read block missing. */
+    @Test
+    void theInvariantCheckFindsABlockHeldOutsideTheWindow() {
+        KvCacheManager kv = manager(8, 8);
+        List<BlockKey> k = keys(12);
+        assertThat(kv.admit(1, k, 0, 12)).isTrue();
+        kv.cacheFullBlocks(1, k, 12);
+        kv.checkInvariants(id -> 8);
+        assertThatThrownBy(() -> kv.checkInvariants(id -> 12)).hasMessageContaining("still holds block 0")
+                .hasMessageContaining("left its window");
+        kv.slide(1, 12);
+        kv.checkInvariants(id -> 12);
+        assertThatThrownBy(() -> kv.checkInvariants(id -> 8)).hasMessageContaining("lacks block 0");
         kv.free(1);
     }
 }

@@ -1,0 +1,201 @@
+package io.kvtier.cli;
+
+import io.kvtier.engine.Engine;
+import io.kvtier.engine.EngineConfig;
+import io.kvtier.engine.LlamaRunner;
+import io.kvtier.engine.OffloadSetup;
+import io.kvtier.engine.Request;
+import io.kvtier.engine.SamplingParams;
+import io.kvtier.kv.ExtraKeys;
+import io.kvtier.model.CheckpointWriter;
+import io.kvtier.model.Kernels;
+import io.kvtier.model.Model;
+import io.kvtier.model.ModelConfig;
+import io.kvtier.model.Models;
+import io.kvtier.offload.OffloadConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.SplittableRandom;
+
+/**
+ * Warm start of {@code generate}: JIT compilation of the step's code while the process starts.
+ *
+ * <p>JDK 25's AOT cache (which the launcher trains) keeps loaded classes and method profiles but
+ * no compiled code, so a fresh JVM runs the first steps in the interpreter and C1, where every
+ * {@code jdk.incubator.vector} operation allocates a box: about 300 tokens/s on stories260K
+ * against 16,000 once C2 has compiled the kernels. {@link #start} (from {@code main}, before the
+ * command line is parsed) runs a background thread that drives a real engine through the same
+ * entry points as {@code generate} (the Llama runner with its compute pool, the vector kernels,
+ * paged attention, greedy sampling, the host tier's store path) on a random model of
+ * stories260K's shape written to a temporary file, for {@link #TOKENS} generated tokens; its work
+ * makes C2 compile those methods while the main thread parses flags and loads the user's model.
+ * Its outputs are discarded; it shares no state with the user's engine (own pool, own tier, own
+ * compute threads).
+ *
+ * <p>{@code generate} calls {@link #awaitCurrent} just before its first step, so that the
+ * generation time it reports is compiled code's (the wait is part of "ready after", counted from
+ * process start like everything else): it waits at most {@link #MAX_WAIT_MILLIS}, and not at all
+ * for a job of fewer than {@link #MIN_TOKENS_TO_WAIT} tokens, which the warm-up would delay more
+ * than it speeds up; in either case the warm-up is stopped at its next step so that it does not
+ * compete with the user's run. {@code KVTIER_WARMUP=0} turns it off. A failure of the warm-up
+ * (no temporary directory, say) only loses the warm-up.
+ */
+final class Warmup {
+
+    /** Tokens the warm-up generates: enough for C2 to compile the step's code (measured in the README). */
+    static final int TOKENS = 512;
+    /** Tokens per warm-up request: positions as far as a default {@code --max-tokens 256} run reaches. */
+    private static final int TOKENS_PER_REQUEST = 256;
+    /** Longest wait of {@code generate} for the warm-up to finish. */
+    static final long MAX_WAIT_MILLIS = 2_000;
+    /**
+     * Jobs smaller than this (prompt plus maximum new tokens, summed) do not wait: below it the
+     * wait (about one second on stories260K) costs more than the uncompiled steps it saves.
+     */
+    static final long MIN_TOKENS_TO_WAIT = 256;
+
+    private static volatile Warmup current;
+
+    private final Thread thread;
+    private volatile boolean stop;
+    private final long startNanos = System.nanoTime();
+    private volatile long endNanos;
+    private volatile int generated;
+    private volatile Path dir;
+
+    private Warmup() {
+        thread = Thread.ofPlatform().daemon().name("kvtier-warm-up").unstarted(this::run);
+    }
+
+    /** Starts the warm-up when {@code args} run {@code generate} and {@code KVTIER_WARMUP} is not 0. */
+    static void start(String[] args) {
+        if (args.length == 0 || !args[0].equals("generate") || "0".equals(System.getenv("KVTIER_WARMUP"))) {
+            return;
+        }
+        current = startNew();
+    }
+
+    /** Starts a warm-up thread (for {@link #start} and tests). */
+    static Warmup startNew() {
+        Warmup w = new Warmup();
+        w.thread.start();
+        return w;
+    }
+
+    /**
+     * Waits for the process's warm-up (if any) as {@link #finish} does, at most
+     * {@link #MAX_WAIT_MILLIS}. Later calls return at once.
+     *
+     * @param jobTokens the job's prompt tokens plus its maximum new tokens, over all requests
+     */
+    static void awaitCurrent(long jobTokens) {
+        Warmup w = current;
+        current = null;
+        if (w != null) {
+            w.finish(jobTokens, MAX_WAIT_MILLIS);
+        }
+    }
+
+    /**
+     * Waits for the warm-up to finish, at most {@code maxWaitMillis}, then stops it and waits for
+     * its thread to end (one step at most: its engine closed, its temporary directory deleted).
+     * When {@code jobTokens} is below {@link #MIN_TOKENS_TO_WAIT} it only stops it, without
+     * waiting at all: the thread ends at its next step or setup stage, in the background.
+     *
+     * @return the tokens the warm-up has generated
+     */
+    int finish(long jobTokens, long maxWaitMillis) {
+        if (jobTokens < MIN_TOKENS_TO_WAIT) {
+            stop = true;
+            return generated;
+        }
+        try {
+            if (maxWaitMillis > 0) {
+                thread.join(maxWaitMillis);
+            }
+            stop = true;
+            thread.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (Boolean.getBoolean("kvtier.warmup.debug")) {
+            System.err.printf("kvtier: warm-up: %d tokens in %.3f s, ended %.3f s from process start%n",
+                    generated, (endNanos - startNanos) / 1e9, ProcessClock.at(endNanos));
+        }
+        return generated;
+    }
+
+    /** Waits for the warm-up's thread to end (tests). */
+    void awaitEnd() throws InterruptedException {
+        thread.join();
+    }
+
+    /** The temporary directory of the warm-up's model (deleted when it ends), or null before it exists. */
+    Path directory() {
+        return dir;
+    }
+
+    private void run() {
+        try {
+            dir = Files.createTempDirectory("kvtier-warm-up");
+            Path file = dir.resolve("model.bin");
+            dir.toFile().deleteOnExit(); // on an early exit (bad input): the file first, then the directory
+            file.toFile().deleteOnExit();
+            ModelConfig shape = AotTrainingCommand.SHAPE;
+            CheckpointWriter.writeRandom(file, shape, 1);
+            if (stop) {
+                return; // a small job needs no warm-up: each stage checks, so none runs on for long
+            }
+            Model model = Models.load(file); // read into memory: the file can go
+            Files.delete(file);
+            if (stop) {
+                model.close();
+                return;
+            }
+            int blocks = (TOKENS_PER_REQUEST + 16 + EngineConfig.DEFAULT_BLOCK_SIZE - 1) / EngineConfig.DEFAULT_BLOCK_SIZE;
+            EngineConfig config = EngineConfig.of(EngineConfig.DEFAULT_BLOCK_SIZE, blocks).withStopTokens();
+            OffloadSetup host = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT);
+            SplittableRandom random = new SplittableRandom(7);
+            try (Engine engine = LlamaRunner.engine(model, config, Kernels.best(), 0, host)) {
+                for (int id = 0; generated < TOKENS && !stop; id++) {
+                    int[] prompt = random.ints(5, 3, shape.vocabSize()).toArray();
+                    prompt[0] = 1; // BOS, as a tokenized prompt starts
+                    engine.submit(new Request(id, prompt, Math.min(TOKENS_PER_REQUEST, TOKENS - generated),
+                            SamplingParams.GREEDY, ExtraKeys.NONE));
+                    while (engine.hasWork() && !stop) {
+                        engine.advance();
+                        generated = (int) engine.stats().generatedTokens();
+                    }
+                    if (stop) {
+                        engine.abort(id);
+                        while (engine.hasWork()) {
+                            engine.advance();
+                        }
+                    }
+                }
+                engine.drainTransfers();
+            }
+        } catch (IOException | RuntimeException e) {
+            // Only the warm-up is lost (the run compiles its code itself, as without one).
+            if (Boolean.getBoolean("kvtier.warmup.debug")) {
+                System.err.println("kvtier: warm-up failed: " + e);
+            }
+        } finally {
+            endNanos = System.nanoTime();
+            if (dir != null) {
+                deleteQuietly(dir);
+            }
+        }
+    }
+
+    private static void deleteQuietly(Path dir) {
+        try (var files = Files.walk(dir)) {
+            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException ignored) {
+            // a temporary directory left behind is harmless
+        }
+    }
+}

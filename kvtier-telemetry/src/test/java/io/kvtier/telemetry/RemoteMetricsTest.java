@@ -1,0 +1,88 @@
+package io.kvtier.telemetry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvtier.engine.Engine;
+import io.kvtier.engine.OffloadSetup;
+import io.kvtier.engine.Request;
+import io.kvtier.offload.DiskWritePolicy;
+import io.kvtier.offload.OffloadConfig;
+import io.kvtier.offload.RemoteStats;
+import io.kvtier.tier.remote.RedisServers;
+import io.kvtier.tier.remote.RemoteSettings;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The remote tier's series in {@code /metrics}, scraped and parsed by {@link PrometheusText}, move
+ * with its counters against a real Redis: engine A stores (chunks stored, bytes {@code CPU_to_REMOTE},
+ * breaker closed), engine B with an empty host tier loads (chunks loaded, remote hit tokens, bytes
+ * {@code REMOTE_to_CPU}), engine C with a 1-byte write budget drops every store ({@code budget}).
+ */
+class RemoteMetricsTest {
+
+    private static final String M = TestEngines.MODEL;
+
+    private final String tenant = "metrics" + Long.toHexString(new Random().nextLong() & 0xffffffL);
+    private final List<String> warnings = new CopyOnWriteArrayList<>();
+
+    private Engine engine(long maxBytesInFlight) {
+        RemoteSettings s = RemoteSettings.of(List.of(RedisServers.standalone()), false, tenant, null).withTimeout(Duration.ofSeconds(5));
+        return TestEngines.engine(256, new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT).withRemote(
+                new OffloadSetup.RemoteSetup(s, DiskWritePolicy.THROUGH, 1, maxBytesInFlight, warnings::add)), null);
+    }
+
+    private static PrometheusText scrape(Engine e) {
+        ServeMetrics metrics = new ServeMetrics(M, e.snapshot());
+        return PrometheusText.parse(new String(metrics.scrape(), StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void remoteSeriesMoveWithStoresLoadsAndDrops() {
+        try (Engine a = engine(64L << 20)) {
+            PrometheusText before = scrape(a);
+            assertThat(before.value("kvtier:remote_chunks_stored_total", "model_name", M)).isZero();
+            assertThat(before.value("kvtier:remote_write_latency_seconds", "model_name", M)).isEqualTo(-1);
+            TestEngines.runRecords(a, 0);
+            RemoteStats rs = a.offload().remoteStats();
+            PrometheusText p = scrape(a);
+            assertThat(p.value("kvtier:remote_chunks_stored_total", "model_name", M)).isEqualTo(rs.chunksStored()).isPositive();
+            assertThat(p.value("kvtier:remote_writes_total", "model_name", M)).isEqualTo(rs.writes()).isPositive();
+            assertThat(p.value("kvtier:blocks_stored_total", "model_name", M, "tier", "remote"))
+                    .isEqualTo(a.offload().stats().blocksStored().get("remote").doubleValue()).isPositive();
+            assertThat(p.value("vllm:kv_offload_total_bytes_total", "model_name", M, "transfer_type", "CPU_to_REMOTE"))
+                    .isEqualTo(a.offload().stats().stores().get("remote").bytes()).isPositive();
+            assertThat(p.value("kvtier:remote_breaker_state", "model_name", M, "state", "closed")).isEqualTo(1);
+            assertThat(p.value("kvtier:remote_breaker_state", "model_name", M, "state", "open")).isZero();
+            assertThat(p.value("kvtier:remote_bytes_in_flight", "model_name", M)).isZero();
+            assertThat(p.value("kvtier:remote_write_latency_seconds", "model_name", M)).isPositive();
+            assertThat(p.matching("vllm:kv_offload_total_bytes_total", "transfer_type", "REMOTE_to_CPU")).isEmpty();
+        }
+        try (Engine b = engine(64L << 20)) {
+            List<Request> done = TestEngines.runRecords(b, 100);
+            long remoteHits = done.stream().mapToLong(r -> r.externalHitTokens().getOrDefault("remote", 0)).sum();
+            RemoteStats rs = b.offload().remoteStats();
+            PrometheusText q = scrape(b);
+            assertThat(q.value("kvtier:remote_chunks_loaded_total", "model_name", M)).isEqualTo(rs.chunksLoaded()).isPositive();
+            assertThat(q.value("kvtier:remote_probes_total", "model_name", M)).isEqualTo(rs.probes()).isPositive();
+            assertThat(q.value("kvtier:remote_chunks_probed_present_total", "model_name", M)).isEqualTo(rs.chunksProbedPresent());
+            assertThat(q.value("kvtier:external_hit_tokens_total", "model_name", M, "tier", "remote")).isEqualTo(remoteHits).isPositive();
+            assertThat(q.value("vllm:kv_offload_total_bytes_total", "model_name", M, "transfer_type", "REMOTE_to_CPU"))
+                    .isEqualTo(b.offload().stats().loads().get("remote").bytes()).isPositive();
+            assertThat(q.value("kvtier:blocks_loaded_total", "model_name", M, "tier", "remote")).isPositive();
+        }
+        try (Engine c = engine(1)) {
+            TestEngines.runRecords(c, 200);
+            RemoteStats rs = c.offload().remoteStats();
+            PrometheusText d = scrape(c);
+            assertThat(d.value("kvtier:remote_stores_dropped_total", "model_name", M, "reason", RemoteStats.BUDGET))
+                    .isEqualTo(rs.storesDroppedBy().get(RemoteStats.BUDGET).doubleValue()).isPositive();
+            assertThat(d.value("kvtier:remote_chunks_stored_total", "model_name", M)).isZero();
+        }
+        assertThat(warnings).isEmpty();
+    }
+}
