@@ -32,17 +32,6 @@ import java.util.TreeMap;
  * {@code [k > 0] (queue + latency + step wait) + sum_{i<k} load_i + (1 + waiting) sum_{i>=k}
  * recompute_i}; the decision takes the {@code k} that minimises it (ties: more loading). Before a
  * tier or the step time has a measurement, the hit is loaded (that load is the first measurement).
- *
- * <p><b>Device memory</b>: a load holds its {@code B} device blocks, unfilled, until it ends
- * ({@code D}: queue, latency, transfer); recomputing fills the same blocks within its own step time
- * {@code R}. Meanwhile the engine's steps fill blocks at {@code f} a second (the mean tokens of a
- * pass over its mean time, per block, measured online); once they outgrow the blocks free beside
- * this request ({@code F - B}, {@link Contention#freeBlocks()}) every further block is taken from a
- * running request by preemption, which recomputes it. So a request parked for {@code d} costs
- * {@code short(d) = clamp(f d - (F - B), 0, B)} preempted blocks, and a load is charged the
- * excess over what its recompute would cost, {@code max(0, short(D) - short(R))} blocks, each
- * priced as one of this hit's blocks recomputed, {@code (1 + waiting)} times like any recompute.
- * The term is 0 with memory to spare and at most the loaded chunks' weighted recompute.
  */
 final class LoadCosts {
 
@@ -59,7 +48,6 @@ final class LoadCosts {
     private final OnlineLinearFit step = new OnlineLinearFit(4, STEP_FORGET);
     private double nanosPerToken = Double.NaN;
     private double stepNanos = Double.NaN;
-    private double passTokens = Double.NaN;
     private final Map<String, OnlineLinearFit> loadFits = new HashMap<>();
     private final Map<String, Double> nanosPerBlock = new HashMap<>();
     private final Map<String, Double> bytesPerSecond = new TreeMap<>();
@@ -85,7 +73,6 @@ final class LoadCosts {
             return;
         }
         stepNanos = ewma(stepNanos, nanos);
-        passTokens = ewma(passTokens, s.tokens());
         if (s.tokens() < minTokens) {
             return;
         }
@@ -169,20 +156,15 @@ final class LoadCosts {
         double[] recompute = new double[tiers.length];
         double recomputeAll = 0;
         for (int i = 0; i < tiers.length; i++) {
-            recompute[i] = recomputeNanos(startTokens[i], (long) blocks[i] * blockSize, c.stepTokens());
+            recompute[i] = weight * recomputeNanos(startTokens[i], (long) blocks[i] * blockSize, c.stepTokens());
             recomputeAll += recompute[i];
         }
-        double fill = passTokens / stepNanos / blockSize; // device blocks the steps fill per ns
-        double best = weight * recomputeAll;
+        double best = recomputeAll;
         int bestK = 0;
-        double load = fixed; // of the first k chunks
-        double parked = fixed; // the part of it that holds device blocks: the host -> device transfer
-        double recomputed = 0; // of the first k chunks, unweighted
-        long held = 0; // device blocks of the first k chunks
+        double cost = fixed + recomputeAll;
         boolean lowerStarted = false;
         for (int i = 0; i < tiers.length; i++) {
-            load += blocks[i] * hostBlock;
-            parked += blocks[i] * hostBlock;
+            double load = blocks[i] * hostBlock;
             if (!HostTier.NAME.equals(tiers[i])) {
                 double lower = perBlock(tiers[i]);
                 if (Double.isNaN(lower)) {
@@ -192,31 +174,15 @@ final class LoadCosts {
                     load += latency(tiers[i]) + queued.getOrDefault(tiers[i], 0L) * lower;
                     lowerStarted = true;
                 }
-                load += blocks[i] * lower; // a promotion runs before the request is admitted: no device block held
+                load += blocks[i] * lower;
             }
-            recomputed += recompute[i];
-            held += blocks[i];
-            double preempted = Math.max(0, parkedShort(held, parked, fill, c.freeBlocks()) - parkedShort(held, recomputed, fill, c.freeBlocks()));
-            double cost = load + weight * (recomputeAll - recomputed + recomputed * preempted / held);
+            cost += load - recompute[i];
             if (cost <= best) {
                 best = cost;
                 bestK = i + 1;
             }
         }
         return bestK;
-    }
-
-    /**
-     * Device blocks preempted from running requests while a request holds {@code held} blocks for
-     * {@code nanos}: what the steps fill meanwhile ({@code fill} blocks a ns) beyond the blocks free
-     * beside it, at most {@code held}.
-     */
-    static double parkedShort(long held, double nanos, double fill, int freeBlocks) {
-        if (freeBlocks == Integer.MAX_VALUE || !(fill > 0)) {
-            return 0;
-        }
-        double spare = freeBlocks - (double) held;
-        return Math.clamp(fill * nanos - spare, 0, held);
     }
 
     /**

@@ -185,8 +185,7 @@ public final class Scheduler {
             int hitBlocks = kv.prefixHitBlocks(r.blockKeys(), r.numTokens());
             OffloadScheduler.Lookup ext = offload == null ? new OffloadScheduler.Lookup.Miss()
                     : offload.decide(hitBlocks, offload.lookup(r, hitBlocks), new io.kvtier.offload.Contention(
-                            prefilling + waiting.size() - 1, !running.isEmpty(), config.maxBatchTokens(),
-                            kv.pool().freeCount())); // load only what is faster
+                            prefilling + waiting.size() - 1, !running.isEmpty(), config.maxBatchTokens())); // load only what is faster
             if (ext instanceof OffloadScheduler.Lookup.Promote p) {
                 ext = offload.promote(r, hitBlocks, p); // disk -> host first; the request asks again later
             }
