@@ -25,6 +25,8 @@ final class Activations {
     final float[][] att;
     /** Final-normed last tokens of chunks that want logits [C][dim], and their logits [C][vocab]. */
     float[] xLast = new float[0], logits = new float[0];
+    /** The input of the current matrix product in the kernels' packed layout ({@link Kernels#packRows}). */
+    private float[] packed = new float[0];
 
     Activations(ModelConfig c, int threads) {
         this.c = c;
@@ -51,6 +53,14 @@ final class Activations {
         hb = new float[n * c.hiddenDim()];
         hb2 = new float[n * c.hiddenDim()];
         capacity = n;
+    }
+
+    /** The packed-input buffer, grown to at least {@code length} floats. */
+    float[] packed(int length) {
+        if (packed.length < length) {
+            packed = new float[length];
+        }
+        return packed;
     }
 
     void ensureLogitRows(int rows) {

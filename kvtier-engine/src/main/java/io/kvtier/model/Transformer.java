@@ -390,25 +390,33 @@ public final class Transformer implements AutoCloseable {
     private void matmuls(float[] x, int n, Weight[] ws, float[][] ys) {
         int[] start = new int[ws.length + 1];   // first group of 4 rows of each matrix
         long work = 0;
+        boolean f32 = false;
         for (int i = 0; i < ws.length; i++) {
             start[i + 1] = start[i] + (ws[i].rows() + 3) / 4;
             work += (long) ws[i].rows() * ws[i].cols() * n;
+            f32 |= ws[i].type() == TensorType.F32;
+        }
+        // F32 products read x in the kernels' packed layout, packed once here for every part
+        int in = ws[0].cols();
+        float[] packed = f32 ? a.packed(kernels.packedLength(n, in)) : x;
+        if (f32) {
+            kernels.packRows(x, n, in, packed);
         }
         parallel.forRange(start[ws.length], 1, work, (worker, from, to) -> {
             for (int i = 0; i < ws.length; i++) {
                 int lo = Math.max(from, start[i]) - start[i];
                 int hi = Math.min(to, start[i + 1]) - start[i];
                 if (lo < hi) {
-                    rows(ws[i], x, n, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
+                    rows(ws[i], x, packed, n, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
                 }
             }
         });
     }
 
-    /** Output rows {@code from..to-1} of {@code y[n][rows] = x[n][cols] W^T}. */
-    private void rows(Weight wt, float[] x, int n, float[] y, int from, int to) {
+    /** Output rows {@code from..to-1} of {@code y[n][rows] = x[n][cols] W^T}; {@code packed} is x packed for F32 weights. */
+    private void rows(Weight wt, float[] x, float[] packed, int n, float[] y, int from, int to) {
         if (wt.type() == TensorType.F32) {
-            kernels.matmul(wt.data(), wt.cols(), wt.rows(), x, n, y, from, to);
+            kernels.matmulPacked(wt.data(), wt.cols(), wt.rows(), packed, n, y, from, to);
         } else {
             QuantMatmul.matmul(wt, x, n, y, from, to);
         }
