@@ -114,6 +114,10 @@ public final class Transformer implements AutoCloseable {
         }
         int tokens = gather(chunks, kv);
         embed(tokens);                                   // x[T][D] = embedding[token]
+        angles(rope, a.cos, a.sin, tokens);              // every token's RoPE angles, once for all layers
+        if (localRope != rope) {
+            angles(localRope, a.localCos, a.localSin, tokens);
+        }
         for (int l = 0; l < c.layers(); l++) {
             int g = kv.groupOfLayer()[l];                 // the layer's KV: layer li of group g's slab
             int li = kv.layerInGroup()[l];
@@ -124,7 +128,11 @@ public final class Transformer implements AutoCloseable {
             if (spec.qkNorm()) {
                 headNorms(l, tokens);                     // rmsnorm of every q and k head
             }
-            rotary(spec.window(l) > 0 ? localRope : rope, tokens);  // rotate q and k in place
+            if (spec.window(l) > 0) {
+                rotary(localRope, a.localCos, a.localSin, tokens);  // rotate q and k in place
+            } else {
+                rotary(rope, a.cos, a.sin, tokens);
+            }
             attention.writeKv(li, g, tokens, a, chunks, slab, layout);
             attend(l, li, g, tokens, chunks, slab, layout);  // xb2[T][Q] = attention over the slab (its window)
             matmul(w.matrix(Model.Matrix.O, l), a.xb2, tokens, a.xb);  // xb[T][D] = xb2 wo^T
@@ -289,12 +297,20 @@ public final class Transformer implements AutoCloseable {
         }
     }
 
-    /** Rotary embedding of every query head and every key head at the token's position. */
-    private void rotary(Rope rope, int tokens) {
+    /** cos[t][..], sin[t][..] = the rotation angles of every token's position ([T][ropeDim/2], stride headDim/2). */
+    private void angles(Rope rope, float[] cos, float[] sin, int tokens) {
+        int stride = c.headDim() / 2;
         for (int t = 0; t < tokens; t++) {
-            rope.angles(a.pos[t], a.cos, a.sin);
-            rope.rotate(a.q, t * c.qDim(), c.heads(), a.cos, a.sin);
-            rope.rotate(a.k, t * c.kvDim(), c.kvHeads(), a.cos, a.sin);
+            rope.angles(a.pos[t], cos, sin, t * stride);
+        }
+    }
+
+    /** Rotary embedding of every query head and every key head at the token's position, by the angles from {@link #angles}. */
+    private void rotary(Rope rope, float[] cos, float[] sin, int tokens) {
+        int stride = c.headDim() / 2;
+        for (int t = 0; t < tokens; t++) {
+            rope.rotate(a.q, t * c.qDim(), c.heads(), cos, sin, t * stride);
+            rope.rotate(a.k, t * c.kvDim(), c.kvHeads(), cos, sin, t * stride);
         }
     }
 
