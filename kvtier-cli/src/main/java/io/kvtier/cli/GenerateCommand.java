@@ -113,6 +113,10 @@ final class GenerateCommand implements Callable<Integer> {
         Path modelPath = model.model();
         Path tokPath = tokenizer.tokenizer();
         SamplingParams sampling = this.sampling.params();
+        if (cacheSalts.contains("")) {
+            // An empty salt would silently share the unsalted blocks (vLLM refuses an empty cache_salt too).
+            throw new BadInputException("--cache-salt must be a non-empty string; leave the flag out for no salt");
+        }
         if (!cacheSalts.isEmpty() && cacheSalts.size() != 1 && cacheSalts.size() != texts.size()) {
             throw new BadInputException("--cache-salt given " + cacheSalts.size() + " times for " + texts.size()
                     + " prompts: give it once, or once per prompt");

@@ -53,14 +53,14 @@ public final class Request implements io.kvtier.offload.SequenceView {
 
     /**
      * @param id            unique id, also the order of arrival
-     * @param promptIds     prompt token ids, BOS first; at least one token
+     * @param promptIds     prompt token ids, BOS first where the model has one; at least one token
      * @param maxTokens     maximum new tokens (at least 1)
      * @param stopCondition checked after each generated token (engine thread); {@link StopCondition#NONE} for none
      */
     public Request(long id, int[] promptIds, int maxTokens, SamplingParams sampling, ExtraKeys extraKeys,
                    StopCondition stopCondition) {
         if (promptIds.length == 0) {
-            throw new IllegalArgumentException("request " + id + ": empty prompt (a prompt has at least BOS)");
+            throw new IllegalArgumentException("request " + id + ": empty prompt: a request needs at least one token");
         }
         if (maxTokens < 1) {
             throw new IllegalArgumentException("request " + id + ": max tokens must be at least 1, got " + maxTokens);
