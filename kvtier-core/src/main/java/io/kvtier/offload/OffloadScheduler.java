@@ -2,6 +2,7 @@ package io.kvtier.offload;
 
 import io.kvtier.kv.BlockKey;
 import io.kvtier.kv.BlockPool;
+import io.kvtier.kv.KvGroup;
 import io.kvtier.kv.Namespace;
 import io.kvtier.offload.transfer.ChunkCopy;
 import io.kvtier.offload.transfer.LoadJob;
@@ -23,6 +24,11 @@ import java.util.TreeMap;
  *
  * <p>A chunk is {@code blocksPerChunk} consecutive device blocks, keyed by its last block's key.
  * Block positions and counts here are in blocks of the request; tokens = blocks * blockSize.
+ *
+ * <p>A model with several KV groups ({@link KvGroup}) has one scheduler per group, each over its
+ * group's device pool and its own tiers; the full-attention group's scheduler is the one the
+ * engine talks to, and {@link #ofGroups} gives it the sliding-window groups' ones: lookups, loads,
+ * rollbacks and waits then hold in every group ({@link WindowParts}, docs/kv-groups.md).
  */
 public final class OffloadScheduler implements AutoCloseable {
 
@@ -77,6 +83,12 @@ public final class OffloadScheduler implements AutoCloseable {
     private final ChunkChain chain;
     private final HostStores stores;
     private final LoadCosts costs;
+    /** The group whose blocks this scheduler moves: null for group 0 (or a one-group model), whose keys are the chain keys. */
+    private final KvGroup group;
+    /** Request id -> its view with this group's keys (only when {@link #group} is not null). */
+    private final java.util.HashMap<Long, GroupView> views = new java.util.HashMap<>();
+    /** The sliding-window groups' schedulers, when this is group 0's of a model with several groups. */
+    private WindowParts windows;
     private long epoch;
 
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace) {
@@ -98,6 +110,28 @@ public final class OffloadScheduler implements AutoCloseable {
      */
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace,
                             DiskTierParts diskParts, RemoteTierParts remoteParts) {
+        this(config, pool, host, transfers, namespace, diskParts, remoteParts, null);
+    }
+
+    /**
+     * The scheduler of one sliding-window KV group {@code group} of a model with several groups
+     * (null: group 0, as the other constructors): {@code pool} is the group's device pool, the
+     * tiers are the group's own (their chunks hold the group's layers), the namespace should be
+     * the group's ({@link KvGroup#key} of the model's digest, so its disk and remote entries live
+     * apart). Give it to group 0's scheduler with {@link #ofGroups}.
+     *
+     * @throws IllegalArgumentException for a full-attention group other than group 0, or lazy stores
+     *         in a window group (not built)
+     */
+    public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace,
+                            DiskTierParts diskParts, RemoteTierParts remoteParts, KvGroup group) {
+        if (group != null && (group.index() == 0 || !group.sliding())) {
+            throw new IllegalArgumentException("an offload part of its own is for a sliding-window group after group 0, got " + group);
+        }
+        if (group != null && config.storePolicy().lazy()) {
+            throw new IllegalArgumentException("lazy stores are not built for a model with sliding-window layers: use eager stores");
+        }
+        this.group = group;
         if (namespace.blocksPerChunk() != config.blocksPerChunk()) {
             // The geometry seeds the key chain: a chunk of another geometry must never share a key.
             throw new IllegalArgumentException("namespace made for " + namespace.blocksPerChunk()
@@ -116,8 +150,70 @@ public final class OffloadScheduler implements AutoCloseable {
                 config.blocksPerChunk(), config.blocksPerChunk() * pool.layout().bytesPerBlock(),
                 config.blocksPerChunk() * blockSize, this.namespace);
         this.chain = new ChunkChain(config.blocksPerChunk(), blockSize, this.namespace);
-        this.stores = new HostStores(config, chain, pool, host, transfers, jobs, stats, disk, remote);
+        this.stores = new HostStores(config, chain, pool, host, transfers, jobs, stats, disk, remote,
+                group == null ? 0 : group.window());
         this.costs = new LoadCosts(config.blocksPerChunk() * blockSize);
+    }
+
+    /**
+     * Makes {@code full} (group 0's scheduler) the one scheduler of a model with several KV
+     * groups: {@code windowParts} are the sliding-window groups' ({@link #OffloadScheduler(OffloadConfig,
+     * BlockPool, HostTier, TransferEngine, Namespace, DiskTierParts, RemoteTierParts, KvGroup)}),
+     * in group order; it closes them when it closes.
+     *
+     * @return {@code full}
+     * @throws IllegalArgumentException if a part is not a window group's or the chunk sizes differ
+     */
+    public static OffloadScheduler ofGroups(OffloadScheduler full, List<OffloadScheduler> windowParts) {
+        if (full.group != null || full.windows != null) {
+            throw new IllegalArgumentException("groups are given to group 0's scheduler, once");
+        }
+        for (OffloadScheduler p : windowParts) {
+            if (p.group == null || p.chunk() != full.chunk() || p.blockSize != full.blockSize) {
+                throw new IllegalArgumentException("a window group's part must have its group and group 0's chunk geometry");
+            }
+        }
+        full.windows = windowParts.isEmpty() ? null : new WindowParts(full, windowParts);
+        return full;
+    }
+
+    /** The group this scheduler moves blocks of: null for group 0. */
+    KvGroup group() {
+        return group;
+    }
+
+    /** The sliding-window groups' schedulers (empty for a one-group model or a window part). */
+    public List<OffloadScheduler> windowParts() {
+        return windows == null ? List.of() : windows.parts();
+    }
+
+    /** The request as this scheduler's group sees it (its keys qualified with the group). */
+    SequenceView view(SequenceView r) {
+        if (group == null) {
+            return r;
+        }
+        GroupView v = views.get(r.id());
+        if (v == null || !v.wraps(r)) {
+            v = new GroupView(r, group);
+            views.put(r.id(), v);
+        }
+        return v;
+    }
+
+    int blockSize() {
+        return blockSize;
+    }
+
+    long epoch() {
+        return epoch;
+    }
+
+    JobRegistry jobs() {
+        return jobs;
+    }
+
+    HostStores stores() {
+        return stores;
     }
 
     public OffloadConfig config() {
@@ -143,6 +239,12 @@ public final class OffloadScheduler implements AutoCloseable {
     public Lookup lookup(SequenceView r, int deviceHitBlocks) {
         int maxBlocks = (r.numTokens() - 1) / blockSize;
         int endChunk = Math.min(maxBlocks, r.blockKeys().size()) / chunk();
+        Lookup found = lookup(view(r), deviceHitBlocks, endChunk);
+        return windows == null ? found : windows.fit(r, deviceHitBlocks, found);
+    }
+
+    /** {@link #lookup} of the chunks from the one holding block {@code deviceHitBlocks} to {@code endChunk} (exclusive) of {@code r}'s view. */
+    Lookup lookup(SequenceView r, int deviceHitBlocks, int endChunk) {
         int firstChunk = deviceHitBlocks / chunk();
         if (endChunk * chunk() <= deviceHitBlocks) {
             return new Lookup.Miss();
@@ -206,6 +308,15 @@ public final class OffloadScheduler implements AutoCloseable {
         return costs.decide(config.loadPolicy(), found, deviceHitBlocks, chunk(), blockSize, jobs.queuedBlocks(chunk()), c, stats);
     }
 
+    /**
+     * {@link #decide} for request {@code r}: with several KV groups, a hit cut short is walked down
+     * again to a boundary whose window every window group serves.
+     */
+    public Lookup decide(SequenceView r, int deviceHitBlocks, Lookup found, Contention c) {
+        Lookup cut = decide(deviceHitBlocks, found, c);
+        return windows == null || cut == found ? cut : windows.fit(r, deviceHitBlocks, cut);
+    }
+
     /** The clock of transfer times, ns (the transfer engine's: virtual in a replay). */
     public long clockNanos() {
         return transfers.nanoTime();
@@ -228,6 +339,12 @@ public final class OffloadScheduler implements AutoCloseable {
      *         {@link Lookup.Hit}, or {@link Lookup.Miss}
      */
     public Lookup promote(SequenceView r, int deviceHitBlocks, Lookup.Promote p) {
+        return windows == null ? promoteOwn(r, deviceHitBlocks, p) : windows.promote(r, deviceHitBlocks, p);
+    }
+
+    /** {@link #promote} in this scheduler's group only; {@code p} with no disk or remote chunks starts nothing. */
+    Lookup promoteOwn(SequenceView request, int deviceHitBlocks, Lookup.Promote p) {
+        SequenceView r = view(request);
         int firstChunk = deviceHitBlocks / chunk() + p.hostChunks();
         List<BlockKey> hostKeys = new ArrayList<>();
         for (int c = deviceHitBlocks / chunk(); c < firstChunk; c++) {
@@ -243,6 +360,10 @@ public final class OffloadScheduler implements AutoCloseable {
             tokens.add(chain.tokens(r, c));
         }
         boolean fromDisk = p.diskChunks() > 0;
+        if (keys.isEmpty()) {
+            int end = firstChunk * chunk();
+            return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+        }
         int started = fromDisk ? disk.promote(hostKeys, keys, parents, tokens, namespace, epoch)
                 : remote.promote(hostKeys, keys, parents, tokens, epoch);
         if (started > 0) {
@@ -262,6 +383,27 @@ public final class OffloadScheduler implements AutoCloseable {
      * @return the job id
      */
     public Map<String, Integer> startLoad(SequenceView r, int deviceHitBlocks, int blocks, int[] blockTable) {
+        return startLoad(r, deviceHitBlocks, blocks, new int[][] {blockTable});
+    }
+
+    /**
+     * {@link #startLoad} with the request's block table of every KV group ({@code blockTables[g]},
+     * freshly allocated from {@code deviceHitBlocks} on in every group): window groups load the
+     * window that ends at the hit, and the request's {@link LoadDone} comes once every group's
+     * load ended, cut to the longest prefix valid in all groups.
+     *
+     * @return tokens loaded per tier (group 0's count: a hit is counted once)
+     */
+    public Map<String, Integer> startLoad(SequenceView r, int deviceHitBlocks, int blocks, int[][] blockTables) {
+        if (windows != null) {
+            windows.startLoad(r, deviceHitBlocks, blocks, blockTables);
+        }
+        return startLoadOwn(r, deviceHitBlocks, blocks, blockTables[0]);
+    }
+
+    /** {@link #startLoad} in this scheduler's group only, into its table {@code blockTable}. */
+    Map<String, Integer> startLoadOwn(SequenceView request, int deviceHitBlocks, int blocks, int[] blockTable) {
+        SequenceView r = view(request);
         int firstChunk = deviceHitBlocks / chunk();
         int endChunk = (deviceHitBlocks + blocks) / chunk();
         List<BlockKey> keys = new ArrayList<>();
@@ -324,11 +466,33 @@ public final class OffloadScheduler implements AutoCloseable {
      * a store is due (one function for every call: nothing is allocated per commit).
      */
     public void onCommit(SequenceView r, int kvWritten, java.util.function.LongFunction<int[]> blockTables) {
-        stores.onCommit(r, kvWritten, blockTables, epoch);
+        onCommit(r, kvWritten, (id, g) -> blockTables.apply(id));
+    }
+
+    /** A request's block table in one KV group: {@code KvCacheManager::blockTable}. */
+    @FunctionalInterface
+    public interface GroupTables {
+        int[] blockTable(long requestId, int group);
+    }
+
+    /**
+     * {@link #onCommit} with every KV group's tables: each group's scheduler stores its own chunks
+     * by its group's rule (a window group only chunks still inside the next query's window).
+     */
+    public void onCommit(SequenceView r, int kvWritten, GroupTables blockTables) {
+        stores.onCommit(view(r), kvWritten, id -> blockTables.blockTable(id, group == null ? 0 : group.index()), epoch);
+        if (windows != null) {
+            windows.onCommit(r, kvWritten, blockTables);
+        }
     }
 
     /** Applies every completed transfer; returns the loads that ended for requests still waiting. */
     public List<LoadDone> poll() {
+        return windows == null ? pollOwn() : windows.poll();
+    }
+
+    /** {@link #poll} of this scheduler's group only. */
+    List<LoadDone> pollOwn() {
         stores.scan(epoch); // lazy stores: first, so the free queue is the one the step's allocations will see
         if (disk != null) {
             disk.drainScan(epoch);
@@ -344,6 +508,11 @@ public final class OffloadScheduler implements AutoCloseable {
      * Used by the engine when no request can make progress until a transfer ends.
      */
     public List<LoadDone> awaitAny(Duration timeout) {
+        return windows == null ? awaitAnyOwn(timeout) : windows.awaitAny(timeout);
+    }
+
+    /** {@link #awaitAny} of this scheduler's group only. */
+    List<LoadDone> awaitAnyOwn(Duration timeout) {
         List<Long> ids = new ArrayList<>();
         for (OffloadJob j : jobs.allJobs()) {
             ids.add(j.id());
@@ -440,22 +609,31 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** Whether the request has jobs in flight (a preempted request is not re-admitted until they end, §3.6). */
     public boolean hasJobs(long requestId) {
-        return jobs.hasJobs(requestId);
+        return jobs.hasJobs(requestId) || windows != null && windows.hasJobs(requestId);
     }
 
-    /** Device blocks that become free when pending stores complete. */
+    /** Device blocks of group 0 that become free when pending stores complete. */
     public int blocksFreedByStores() {
         return jobs.blocksFreedByStores(pool);
     }
 
-    /** Whether any job is in flight. */
+    /** Device blocks of KV group {@code group} that become free when pending stores complete. */
+    public int blocksFreedByStores(int group) {
+        return group == 0 ? blocksFreedByStores() : windows.part(group).blocksFreedByStores();
+    }
+
+    /** Whether any job is in flight (in any group). */
     public boolean busy() {
-        return !jobs.isEmpty();
+        return !jobs.isEmpty() || windows != null && windows.busy();
     }
 
     /** The request is gone (finished or aborted): forget its cursor; its jobs run on, holding their blocks. */
     public void onFinished(long requestId) {
         stores.forget(requestId);
+        views.remove(requestId);
+        if (windows != null) {
+            windows.onFinished(requestId);
+        }
     }
 
     /**
@@ -467,8 +645,9 @@ public final class OffloadScheduler implements AutoCloseable {
      *         preempted) and recompute
      */
     public List<LoadDone> resetCache() {
+        // Loads group 0 ended while a window group's still ran: abandoned too.
+        List<LoadDone> waiting = windows == null ? new ArrayList<>() : windows.resetCache();
         epoch++;
-        List<LoadDone> waiting = new ArrayList<>();
         for (OffloadJob j : jobs.liveJobs()) {
             if (j instanceof OffloadJob.Load load) {
                 Map<String, Integer> lost = new TreeMap<>();
@@ -493,7 +672,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** Lazy stores: the device prefix cache is about to be dropped, so every pending chunk is stored now (no-op if eager). */
     public void beforeDeviceCacheReset() {
-        stores.storeAllPending(epoch);
+        stores.storeAllPending(epoch); // window parts refuse lazy stores: nothing pending there
     }
 
     /** Lazy stores: chunks completed and still on the device, not stored yet (0 when stores are eager). */
@@ -511,6 +690,9 @@ public final class OffloadScheduler implements AutoCloseable {
      * IllegalStateException naming the broken one.
      */
     public void checkInvariants() {
+        for (OffloadScheduler p : windowParts()) {
+            p.checkInvariants();
+        }
         jobs.checkInvariants(pool);
         host.index().checkInvariants();
         if (disk != null) {
@@ -531,7 +713,13 @@ public final class OffloadScheduler implements AutoCloseable {
         try {
             flushToDisk();
         } finally {
-            closeTiers();
+            try {
+                closeTiers();
+            } finally {
+                for (OffloadScheduler p : windowParts()) {
+                    p.close();
+                }
+            }
         }
     }
 
@@ -543,6 +731,9 @@ public final class OffloadScheduler implements AutoCloseable {
      * {@link #close} at a clean shutdown; idempotent.
      */
     public void flushToDisk() {
+        for (OffloadScheduler p : windowParts()) {
+            p.flushToDisk();
+        }
         if (disk == null || !disk.writeOnEvict()) {
             return;
         }
@@ -575,6 +766,9 @@ public final class OffloadScheduler implements AutoCloseable {
      * without this: chunks not scanned yet are misses; tests and benchmarks want determinism).
      */
     public void awaitDiskScan(Duration timeout) {
+        for (OffloadScheduler p : windowParts()) {
+            p.awaitDiskScan(timeout);
+        }
         if (disk != null) {
             try {
                 disk.awaitScan(timeout, epoch);

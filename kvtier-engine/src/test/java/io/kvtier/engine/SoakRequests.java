@@ -24,13 +24,18 @@ final class SoakRequests {
 
     /** Submits this step's new requests to {@code f}, then maybe aborts one. */
     void arrive(OffloadFixture f) {
+        arrive(f::submit, f.engine);
+    }
+
+    /** Submits this step's new requests with {@code submit} (prompt, tokens to generate), then maybe aborts one on {@code engine}. */
+    void arrive(java.util.function.BiFunction<int[], Integer, Request> submit, Engine engine) {
         for (int k = rnd.nextInt(3); k > 0 && all.size() < limit; k--) {
             int[] prefix = prefixes.get(rnd.nextInt(prefixes.size()));
             int[] prompt = FingerprintEngines.concat(prefix, FingerprintEngines.randomTokens(rnd, rnd.nextInt(13)));
-            all.add(f.submit(prompt, 1 + rnd.nextInt(16)));
+            all.add(submit.apply(prompt, 1 + rnd.nextInt(16)));
         }
         if (rnd.nextInt(40) == 0 && !all.isEmpty()) {
-            f.engine.abort(all.get(rnd.nextInt(all.size())).id());
+            engine.abort(all.get(rnd.nextInt(all.size())).id());
         }
     }
 
