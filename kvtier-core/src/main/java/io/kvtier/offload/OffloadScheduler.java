@@ -4,8 +4,6 @@ import io.kvtier.kv.BlockKey;
 import io.kvtier.kv.BlockPool;
 import io.kvtier.kv.KvGroup;
 import io.kvtier.kv.Namespace;
-import io.kvtier.offload.transfer.ChunkCopy;
-import io.kvtier.offload.transfer.LoadJob;
 import io.kvtier.offload.transfer.TransferEngine;
 import io.kvtier.offload.transfer.TransferResult;
 import io.kvtier.tier.HostTier;
@@ -14,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * The scheduler side of offloading (ARCHITECTURE §3, §4): finds external hits beyond the device
@@ -83,6 +80,8 @@ public final class OffloadScheduler implements AutoCloseable {
     private final ChunkChain chain;
     private final HostStores stores;
     private final LoadCosts costs;
+    private final HostLoads loads;
+    private final Completions completions;
     /** The group whose blocks this scheduler moves: null for group 0 (or a one-group model), whose keys are the chain keys. */
     private final KvGroup group;
     /** Request id -> its view with this group's keys (only when {@link #group} is not null). */
@@ -153,6 +152,8 @@ public final class OffloadScheduler implements AutoCloseable {
         this.stores = new HostStores(config, chain, pool, host, transfers, jobs, stats, disk, remote,
                 group == null ? 0 : group.window());
         this.costs = new LoadCosts(config.blocksPerChunk() * blockSize);
+        this.loads = new HostLoads(config, chain, pool, host, transfers, jobs, stats, disk, remote, stores);
+        this.completions = new Completions(jobs, stats, costs, loads, stores, disk, remote, pool, config.blocksPerChunk());
     }
 
     /**
@@ -245,54 +246,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** {@link #lookup} of the chunks from the one holding block {@code deviceHitBlocks} to {@code endChunk} (exclusive) of {@code r}'s view. */
     Lookup lookup(SequenceView r, int deviceHitBlocks, int endChunk) {
-        int firstChunk = deviceHitBlocks / chunk();
-        if (endChunk * chunk() <= deviceHitBlocks) {
-            return new Lookup.Miss();
-        }
-        List<BlockKey> keys = new ArrayList<>(endChunk - firstChunk);
-        for (int c = firstChunk; c < endChunk; c++) {
-            keys.add(chain.key(r, c));
-        }
-        TierIndex.Lookup found = host.index().lookup(keys);
-        if (found instanceof TierIndex.Lookup.Pending) {
-            return new Lookup.Wait("a chunk of the prefix is being stored");
-        }
-        int ready = found.readyChunks();
-        for (int i = 0; i < ready; i++) {
-            if (jobs.loadingJob(keys.get(i)) >= 0) {
-                // At most one load per key (§3.5): wait, then hit the device prefix cache.
-                return new Lookup.Wait("a chunk of the prefix is being loaded for another request");
-            }
-        }
-        if (disk != null && ready < keys.size()) {
-            List<BlockKey> rest = keys.subList(ready, keys.size());
-            int onDisk = disk.lookup(rest);
-            for (int i = 0; i < onDisk; i++) {
-                if (jobs.loadingJob(rest.get(i)) >= 0) {
-                    return new Lookup.Wait("a chunk of the prefix is being promoted from disk");
-                }
-            }
-            if (onDisk > 0) {
-                return new Lookup.Promote(ready, onDisk);
-            }
-        }
-        if (remote != null && ready < keys.size()) {
-            List<BlockKey> rest = keys.subList(ready, keys.size());
-            int inStore = remote.lookup(rest, epoch);
-            if (inStore == RemoteChain.PROBING) {
-                return new Lookup.Wait("probing the remote tier");
-            }
-            for (int i = 0; i < inStore; i++) {
-                if (jobs.loadingJob(rest.get(i)) >= 0) {
-                    return new Lookup.Wait("a chunk of the prefix is being promoted from the remote tier");
-                }
-            }
-            if (inStore > 0) {
-                return new Lookup.Promote(ready, 0, inStore);
-            }
-        }
-        int end = (firstChunk + ready) * chunk();
-        return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+        return loads.lookup(r, deviceHitBlocks, endChunk, epoch);
     }
 
     /**
@@ -344,35 +298,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** {@link #promote} in this scheduler's group only; {@code p} with no disk or remote chunks starts nothing. */
     Lookup promoteOwn(SequenceView request, int deviceHitBlocks, Lookup.Promote p) {
-        SequenceView r = view(request);
-        int firstChunk = deviceHitBlocks / chunk() + p.hostChunks();
-        List<BlockKey> hostKeys = new ArrayList<>();
-        for (int c = deviceHitBlocks / chunk(); c < firstChunk; c++) {
-            hostKeys.add(chain.key(r, c));
-        }
-        List<BlockKey> keys = new ArrayList<>();
-        List<BlockKey> parents = new ArrayList<>();
-        List<int[]> tokens = new ArrayList<>();
-        int behind = p.diskChunks() > 0 ? p.diskChunks() : p.remoteChunks();
-        for (int c = firstChunk; c < firstChunk + behind; c++) {
-            keys.add(chain.key(r, c));
-            parents.add(chain.parent(r, c));
-            tokens.add(chain.tokens(r, c));
-        }
-        boolean fromDisk = p.diskChunks() > 0;
-        if (keys.isEmpty()) {
-            int end = firstChunk * chunk();
-            return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
-        }
-        int started = fromDisk ? disk.promote(hostKeys, keys, parents, tokens, namespace, epoch)
-                : remote.promote(hostKeys, keys, parents, tokens, epoch);
-        if (started > 0) {
-            return new Lookup.Wait("promoting " + started + " of " + keys.size() + " chunks from "
-                    + (fromDisk ? "disk" : "the remote tier"));
-        }
-        stats.notStored(fromDisk ? OffloadStats.NOT_PROMOTED : OffloadStats.REMOTE_NOT_PROMOTED, (long) keys.size() * chunk());
-        int end = firstChunk * chunk();
-        return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+        return loads.promote(view(request), deviceHitBlocks, p, epoch);
     }
 
     /**
@@ -403,54 +329,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** {@link #startLoad} in this scheduler's group only, into its table {@code blockTable}. */
     Map<String, Integer> startLoadOwn(SequenceView request, int deviceHitBlocks, int blocks, int[] blockTable) {
-        SequenceView r = view(request);
-        int firstChunk = deviceHitBlocks / chunk();
-        int endChunk = (deviceHitBlocks + blocks) / chunk();
-        List<BlockKey> keys = new ArrayList<>();
-        for (int c = firstChunk; c < endChunk; c++) {
-            keys.add(chain.key(r, c));
-        }
-        int[] slots = host.index().prepareLoad(keys);
-        host.index().touch(keys);
-        if (disk != null) {
-            disk.onHostHit(keys, epoch);
-        }
-        if (remote != null) {
-            remote.onHostHit(keys, epoch);
-        }
-        long id = jobs.newId();
-        String[] chunkTiers = new String[keys.size()];
-        Map<String, Integer> tokensByTier = new TreeMap<>();
-        List<ChunkCopy> copies = new ArrayList<>();
-        int[] targets = new int[blocks];
-        int[] chunkBlocks = new int[keys.size()];
-        int t = 0;
-        for (int i = 0; i < keys.size(); i++) {
-            int c = firstChunk + i;
-            int[] dev = new int[chunk()];
-            for (int j = 0; j < chunk(); j++) {
-                int b = c * chunk() + j;
-                // Blocks already on the device (a hit ending inside the chunk) are not copied: -1.
-                dev[j] = b < deviceHitBlocks ? -1 : blockTable[b];
-                if (dev[j] >= 0) {
-                    targets[t++] = dev[j];
-                    pool.retain(dev[j]);
-                    chunkBlocks[i]++;
-                }
-            }
-            copies.add(new ChunkCopy(dev, slots[i], namespace, keys.get(i), chain.parent(r, c),
-                    chain.tokens(r, c)));
-            chunkTiers[i] = disk != null && disk.consumePromoted(keys.get(i)) ? "disk"
-                    : remote != null && remote.consumePromoted(keys.get(i)) ? "remote" : HostTier.NAME;
-            tokensByTier.merge(chunkTiers[i], chunkBlocks[i] * blockSize, Integer::sum);
-        }
-        long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
-        jobs.add(new OffloadJob.Load(id, r.id(), HostTier.NAME, deviceHitBlocks, blocks, targets, keys, chunkBlocks,
-                chunkTiers, epoch, deadline));
-        tokensByTier.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, n));
-        stores.advanceCursor(r.id(), deviceHitBlocks + blocks);
-        transfers.submit(new LoadJob(id, copies, deadline));
-        return tokensByTier;
+        return loads.start(view(request), deviceHitBlocks, blocks, blockTable, epoch);
     }
 
     /**
@@ -528,83 +407,7 @@ public final class OffloadScheduler implements AutoCloseable {
     }
 
     private List<LoadDone> apply(List<TransferResult> results) {
-        if (results.isEmpty()) {
-            return List.of(); // the common step with jobs in flight: nothing allocated
-        }
-        List<LoadDone> done = new ArrayList<>();
-        for (TransferResult res : results) {
-            JobRegistry.Completed c = jobs.complete(res.jobId());
-            if (c == null) {
-                continue; // unknown or duplicate completion: nothing is released twice
-            }
-            boolean current = c.live() && c.job().epoch() == epoch;
-            if (!current) {
-                stats.staleCompletions++;
-            }
-            if (res.timedOut()) {
-                stats.jobsTimedOut++;
-            }
-            boolean inbound = c.job() instanceof OffloadJob.Load || c.job() instanceof OffloadJob.Promote
-                    || c.job() instanceof OffloadJob.RemotePromote;
-            if (!(c.job() instanceof OffloadJob.RemoteProbe)) { // a probe moves no chunk
-                OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, c.job().tier(), res.bytes(), res.nanos());
-            }
-            if (res.success() && inbound) {
-                long blocks = c.job() instanceof OffloadJob.Load l ? l.blocks() : (long) c.job().chunkKeys().size() * chunk();
-                costs.onLoad(c.job().tier(), blocks, res.bytes(), res.nanos());
-            }
-            switch (c.job()) {
-                case OffloadJob.Load load -> {
-                    LoadDone d = applyLoad(load, res, current);
-                    if (d != null) {
-                        done.add(d);
-                    }
-                }
-                case OffloadJob.Store store -> stores.apply(store, res, current, epoch);
-                case OffloadJob.DiskWrite write -> disk.applyWrite(write, res, chunk() * pool.layout().bytesPerBlock());
-                case OffloadJob.Promote promote -> disk.applyPromote(promote, res, current, chunk() * pool.layout().bytesPerBlock());
-                case OffloadJob.RemoteProbe probe -> remote.applyProbe(probe, res);
-                case OffloadJob.RemoteWrite write -> remote.applyWrite(write, res);
-                case OffloadJob.RemotePromote promote -> remote.applyPromote(promote, res, current);
-            }
-            for (int b : c.job().deviceBlocks()) {
-                pool.release(b);
-            }
-        }
-        return done;
-    }
-
-    private LoadDone applyLoad(OffloadJob.Load load, TransferResult res, boolean current) {
-        host.index().completeLoad(load.chunkKeys());
-        int goodChunks = res.success() ? load.chunkKeys().size() : Math.max(0, res.firstFailedChunk());
-        if (!res.success()) {
-            stats.loadFailures++;
-            // A bad entry is deleted (§3.4), so a retry cannot fail on it again (F04). A timeout
-            // says nothing about the bytes: the entry stays.
-            if (!res.timedOut() && goodChunks < load.chunkKeys().size()) {
-                host.index().remove(load.chunkKeys().get(goodChunks));
-            }
-        }
-        if (!current) {
-            return null;
-        }
-        int goodBlocks = 0;
-        for (int i = 0; i < goodChunks; i++) {
-            goodBlocks += load.chunkBlocks()[i];
-        }
-        OffloadStats.add(stats.blocksLoaded, load.tier(), goodBlocks);
-        stats.bytesLoaded += goodBlocks * pool.layout().bytesPerBlock();
-        Map<String, Integer> lost = new TreeMap<>();
-        for (int i = goodChunks; i < load.chunkKeys().size(); i++) {
-            lost.merge(load.chunkTiers()[i], load.chunkBlocks()[i] * blockSize, Integer::sum);
-        }
-        if (goodBlocks < load.blocks()) {
-            // Hit tokens count only what was really loaded.
-            lost.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, -n));
-            int loadedEnd = load.firstBlock() + goodBlocks;
-            stores.cutCursor(load.requestId(), loadedEnd);
-        }
-        return new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), goodBlocks, lost);
+        return completions.apply(results, epoch);
     }
 
     /** Whether the request has jobs in flight (a preempted request is not re-admitted until they end, §3.6). */
@@ -650,12 +453,7 @@ public final class OffloadScheduler implements AutoCloseable {
         epoch++;
         for (OffloadJob j : jobs.liveJobs()) {
             if (j instanceof OffloadJob.Load load) {
-                Map<String, Integer> lost = new TreeMap<>();
-                for (int i = 0; i < load.chunkKeys().size(); i++) {
-                    lost.merge(load.chunkTiers()[i], load.chunkBlocks()[i] * blockSize, Integer::sum);
-                }
-                lost.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, -n));
-                waiting.add(new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), 0, lost));
+                waiting.add(loads.abandon(load));
             }
             jobs.orphan(j.id());
         }
