@@ -35,9 +35,27 @@ final class GroupView implements SequenceView {
         this.group = group;
     }
 
-    /** Whether this is the view of {@code r} itself (a request id reused by another request gets a new view). */
-    boolean wraps(SequenceView r) {
-        return request == r;
+    /** One group's views of the requests it sees, by request id (a request id reused by another request gets a new view). */
+    static final class Views {
+        private final KvGroup group;
+        private final java.util.HashMap<Long, GroupView> byId = new java.util.HashMap<>();
+
+        Views(KvGroup group) {
+            this.group = group;
+        }
+
+        SequenceView of(SequenceView r) {
+            GroupView v = byId.get(r.id());
+            if (v == null || v.request != r) {
+                v = new GroupView(r, group);
+                byId.put(r.id(), v);
+            }
+            return v;
+        }
+
+        void forget(long requestId) {
+            byId.remove(requestId);
+        }
     }
 
     private void extend() {

@@ -1,12 +1,10 @@
 package io.kvtier.offload;
 
 import io.kvtier.kv.BlockKey;
-import io.kvtier.kv.BlockPool;
 import io.kvtier.offload.OffloadScheduler.LoadDone;
 import io.kvtier.offload.OffloadScheduler.Lookup;
 import io.kvtier.offload.transfer.ChunkCopy;
 import io.kvtier.offload.transfer.LoadJob;
-import io.kvtier.offload.transfer.TransferEngine;
 import io.kvtier.offload.transfer.TransferResult;
 import io.kvtier.tier.HostTier;
 import io.kvtier.tier.TierIndex;
@@ -22,37 +20,20 @@ import java.util.TreeMap;
  */
 final class HostLoads {
 
-    private final OffloadConfig config;
-    private final ChunkChain chain;
-    private final BlockPool pool;
-    private final HostTier host;
-    private final TransferEngine transfers;
-    private final JobRegistry jobs;
-    private final OffloadStats stats;
-    private final DiskChain disk;
-    private final RemoteChain remote;
+    private final GroupTier t;
     private final HostStores stores;
     private final BlockKey namespace;
     private final int blockSize;
 
-    HostLoads(OffloadConfig config, ChunkChain chain, BlockPool pool, HostTier host, TransferEngine transfers, JobRegistry jobs,
-              OffloadStats stats, DiskChain disk, RemoteChain remote, HostStores stores) {
-        this.config = config;
-        this.chain = chain;
-        this.pool = pool;
-        this.host = host;
-        this.transfers = transfers;
-        this.jobs = jobs;
-        this.stats = stats;
-        this.disk = disk;
-        this.remote = remote;
+    HostLoads(GroupTier t, HostStores stores) {
+        this.t = t;
         this.stores = stores;
-        this.namespace = chain.namespace();
-        this.blockSize = chain.blockSize();
+        this.namespace = t.chain().namespace();
+        this.blockSize = t.chain().blockSize();
     }
 
     private int chunk() {
-        return chain.blocksPerChunk();
+        return t.chain().blocksPerChunk();
     }
 
     /** {@link OffloadScheduler#lookup} of the chunks from the one holding block {@code deviceHitBlocks} to {@code endChunk} (exclusive). */
@@ -63,24 +44,24 @@ final class HostLoads {
         }
         List<BlockKey> keys = new ArrayList<>(endChunk - firstChunk);
         for (int c = firstChunk; c < endChunk; c++) {
-            keys.add(chain.key(r, c));
+            keys.add(t.chain().key(r, c));
         }
-        TierIndex.Lookup found = host.index().lookup(keys);
+        TierIndex.Lookup found = t.host().index().lookup(keys);
         if (found instanceof TierIndex.Lookup.Pending) {
             return new Lookup.Wait("a chunk of the prefix is being stored");
         }
         int ready = found.readyChunks();
         for (int i = 0; i < ready; i++) {
-            if (jobs.loadingJob(keys.get(i)) >= 0) {
+            if (t.jobs().loadingJob(keys.get(i)) >= 0) {
                 // At most one load per key (§3.5): wait, then hit the device prefix cache.
                 return new Lookup.Wait("a chunk of the prefix is being loaded for another request");
             }
         }
-        if (disk != null && ready < keys.size()) {
+        if (t.disk() != null && ready < keys.size()) {
             List<BlockKey> rest = keys.subList(ready, keys.size());
-            int onDisk = disk.lookup(rest);
+            int onDisk = t.disk().lookup(rest);
             for (int i = 0; i < onDisk; i++) {
-                if (jobs.loadingJob(rest.get(i)) >= 0) {
+                if (t.jobs().loadingJob(rest.get(i)) >= 0) {
                     return new Lookup.Wait("a chunk of the prefix is being promoted from disk");
                 }
             }
@@ -88,14 +69,14 @@ final class HostLoads {
                 return new Lookup.Promote(ready, onDisk);
             }
         }
-        if (remote != null && ready < keys.size()) {
+        if (t.remote() != null && ready < keys.size()) {
             List<BlockKey> rest = keys.subList(ready, keys.size());
-            int inStore = remote.lookup(rest, epoch);
+            int inStore = t.remote().lookup(rest, epoch);
             if (inStore == RemoteChain.PROBING) {
                 return new Lookup.Wait("probing the remote tier");
             }
             for (int i = 0; i < inStore; i++) {
-                if (jobs.loadingJob(rest.get(i)) >= 0) {
+                if (t.jobs().loadingJob(rest.get(i)) >= 0) {
                     return new Lookup.Wait("a chunk of the prefix is being promoted from the remote tier");
                 }
             }
@@ -112,29 +93,29 @@ final class HostLoads {
         int firstChunk = deviceHitBlocks / chunk() + p.hostChunks();
         List<BlockKey> hostKeys = new ArrayList<>();
         for (int c = deviceHitBlocks / chunk(); c < firstChunk; c++) {
-            hostKeys.add(chain.key(r, c));
+            hostKeys.add(t.chain().key(r, c));
         }
         List<BlockKey> keys = new ArrayList<>();
         List<BlockKey> parents = new ArrayList<>();
         List<int[]> tokens = new ArrayList<>();
         int behind = p.diskChunks() > 0 ? p.diskChunks() : p.remoteChunks();
         for (int c = firstChunk; c < firstChunk + behind; c++) {
-            keys.add(chain.key(r, c));
-            parents.add(chain.parent(r, c));
-            tokens.add(chain.tokens(r, c));
+            keys.add(t.chain().key(r, c));
+            parents.add(t.chain().parent(r, c));
+            tokens.add(t.chain().tokens(r, c));
         }
         boolean fromDisk = p.diskChunks() > 0;
         if (keys.isEmpty()) {
             int end = firstChunk * chunk();
             return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
         }
-        int started = fromDisk ? disk.promote(hostKeys, keys, parents, tokens, namespace, epoch)
-                : remote.promote(hostKeys, keys, parents, tokens, epoch);
+        int started = fromDisk ? t.disk().promote(hostKeys, keys, parents, tokens, namespace, epoch)
+                : t.remote().promote(hostKeys, keys, parents, tokens, epoch);
         if (started > 0) {
             return new Lookup.Wait("promoting " + started + " of " + keys.size() + " chunks from "
                     + (fromDisk ? "disk" : "the remote tier"));
         }
-        stats.notStored(fromDisk ? OffloadStats.NOT_PROMOTED : OffloadStats.REMOTE_NOT_PROMOTED, (long) keys.size() * chunk());
+        t.stats().notStored(fromDisk ? OffloadStats.NOT_PROMOTED : OffloadStats.REMOTE_NOT_PROMOTED, (long) keys.size() * chunk());
         int end = firstChunk * chunk();
         return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
     }
@@ -145,17 +126,17 @@ final class HostLoads {
         int endChunk = (deviceHitBlocks + blocks) / chunk();
         List<BlockKey> keys = new ArrayList<>();
         for (int c = firstChunk; c < endChunk; c++) {
-            keys.add(chain.key(r, c));
+            keys.add(t.chain().key(r, c));
         }
-        int[] slots = host.index().prepareLoad(keys);
-        host.index().touch(keys);
-        if (disk != null) {
-            disk.onHostHit(keys, epoch);
+        int[] slots = t.host().index().prepareLoad(keys);
+        t.host().index().touch(keys);
+        if (t.disk() != null) {
+            t.disk().onHostHit(keys, epoch);
         }
-        if (remote != null) {
-            remote.onHostHit(keys, epoch);
+        if (t.remote() != null) {
+            t.remote().onHostHit(keys, epoch);
         }
-        long id = jobs.newId();
+        long id = t.jobs().newId();
         String[] chunkTiers = new String[keys.size()];
         Map<String, Integer> tokensByTier = new TreeMap<>();
         List<ChunkCopy> copies = new ArrayList<>();
@@ -171,35 +152,35 @@ final class HostLoads {
                 dev[j] = b < deviceHitBlocks ? -1 : blockTable[b];
                 if (dev[j] >= 0) {
                     targets[t++] = dev[j];
-                    pool.retain(dev[j]);
+                    t.pool().retain(dev[j]);
                     chunkBlocks[i]++;
                 }
             }
-            copies.add(new ChunkCopy(dev, slots[i], namespace, keys.get(i), chain.parent(r, c),
-                    chain.tokens(r, c)));
-            chunkTiers[i] = disk != null && disk.consumePromoted(keys.get(i)) ? "disk"
-                    : remote != null && remote.consumePromoted(keys.get(i)) ? "remote" : HostTier.NAME;
+            copies.add(new ChunkCopy(dev, slots[i], namespace, keys.get(i), t.chain().parent(r, c),
+                    t.chain().tokens(r, c)));
+            chunkTiers[i] = t.disk() != null && t.disk().consumePromoted(keys.get(i)) ? "disk"
+                    : t.remote() != null && t.remote().consumePromoted(keys.get(i)) ? "remote" : HostTier.NAME;
             tokensByTier.merge(chunkTiers[i], chunkBlocks[i] * blockSize, Integer::sum);
         }
-        long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
-        jobs.add(new OffloadJob.Load(id, r.id(), HostTier.NAME, deviceHitBlocks, blocks, targets, keys, chunkBlocks,
+        long deadline = t.transfers().nanoTime() + t.config().jobDeadline().toNanos();
+        t.jobs().add(new OffloadJob.Load(id, r.id(), HostTier.NAME, deviceHitBlocks, blocks, targets, keys, chunkBlocks,
                 chunkTiers, epoch, deadline));
-        tokensByTier.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, n));
+        tokensByTier.forEach((tier, n) -> OffloadStats.add(t.stats().externalHitTokens, tier, n));
         stores.advanceCursor(r.id(), deviceHitBlocks + blocks);
-        transfers.submit(new LoadJob(id, copies, deadline));
+        t.transfers().submit(new LoadJob(id, copies, deadline));
         return tokensByTier;
     }
 
     /** Ends a load job: the chunks before the first failed one hold verified KV; null for a load no request waits for. */
     LoadDone apply(OffloadJob.Load load, TransferResult res, boolean current) {
-        host.index().completeLoad(load.chunkKeys());
+        t.host().index().completeLoad(load.chunkKeys());
         int goodChunks = res.success() ? load.chunkKeys().size() : Math.max(0, res.firstFailedChunk());
         if (!res.success()) {
-            stats.loadFailures++;
+            t.stats().loadFailures++;
             // A bad entry is deleted (§3.4), so a retry cannot fail on it again (F04). A timeout
             // says nothing about the bytes: the entry stays.
             if (!res.timedOut() && goodChunks < load.chunkKeys().size()) {
-                host.index().remove(load.chunkKeys().get(goodChunks));
+                t.host().index().remove(load.chunkKeys().get(goodChunks));
             }
         }
         if (!current) {
@@ -209,15 +190,15 @@ final class HostLoads {
         for (int i = 0; i < goodChunks; i++) {
             goodBlocks += load.chunkBlocks()[i];
         }
-        OffloadStats.add(stats.blocksLoaded, load.tier(), goodBlocks);
-        stats.bytesLoaded += goodBlocks * pool.layout().bytesPerBlock();
+        OffloadStats.add(t.stats().blocksLoaded, load.tier(), goodBlocks);
+        t.stats().bytesLoaded += goodBlocks * t.pool().layout().bytesPerBlock();
         Map<String, Integer> lost = new TreeMap<>();
         for (int i = goodChunks; i < load.chunkKeys().size(); i++) {
             lost.merge(load.chunkTiers()[i], load.chunkBlocks()[i] * blockSize, Integer::sum);
         }
         if (goodBlocks < load.blocks()) {
             // Hit tokens count only what was really loaded.
-            lost.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, -n));
+            lost.forEach((tier, n) -> OffloadStats.add(t.stats().externalHitTokens, tier, -n));
             int loadedEnd = load.firstBlock() + goodBlocks;
             stores.cutCursor(load.requestId(), loadedEnd);
         }
@@ -230,7 +211,7 @@ final class HostLoads {
         for (int i = 0; i < load.chunkKeys().size(); i++) {
             lost.merge(load.chunkTiers()[i], load.chunkBlocks()[i] * blockSize, Integer::sum);
         }
-        lost.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, -n));
+        lost.forEach((tier, n) -> OffloadStats.add(t.stats().externalHitTokens, tier, -n));
         return new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), 0, lost);
     }
 }

@@ -84,10 +84,12 @@ public final class OffloadScheduler implements AutoCloseable {
     private final Completions completions;
     /** The group whose blocks this scheduler moves: null for group 0 (or a one-group model), whose keys are the chain keys. */
     private final KvGroup group;
-    /** Request id -> its view with this group's keys (only when {@link #group} is not null). */
-    private final java.util.HashMap<Long, GroupView> views = new java.util.HashMap<>();
+    /** Requests as this group sees them (null for group 0, which sees them as they are). */
+    private final GroupView.Views views;
     /** The sliding-window groups' schedulers, when this is group 0's of a model with several groups. */
     private WindowParts windows;
+    private GroupTables tablesSeen;
+    private java.util.function.LongFunction<int[]> ownTables;
     private long epoch;
 
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace) {
@@ -131,6 +133,7 @@ public final class OffloadScheduler implements AutoCloseable {
             throw new IllegalArgumentException("lazy stores are not built for a model with sliding-window layers: use eager stores");
         }
         this.group = group;
+        this.views = group == null ? null : new GroupView.Views(group);
         if (namespace.blocksPerChunk() != config.blocksPerChunk()) {
             // The geometry seeds the key chain: a chunk of another geometry must never share a key.
             throw new IllegalArgumentException("namespace made for " + namespace.blocksPerChunk()
@@ -152,7 +155,7 @@ public final class OffloadScheduler implements AutoCloseable {
         this.stores = new HostStores(config, chain, pool, host, transfers, jobs, stats, disk, remote,
                 group == null ? 0 : group.window());
         this.costs = new LoadCosts(config.blocksPerChunk() * blockSize);
-        this.loads = new HostLoads(config, chain, pool, host, transfers, jobs, stats, disk, remote, stores);
+        this.loads = new HostLoads(new GroupTier(config, chain, pool, host, transfers, jobs, stats, disk, remote), stores);
         this.completions = new Completions(jobs, stats, costs, loads, stores, disk, remote, pool, config.blocksPerChunk());
     }
 
@@ -178,7 +181,7 @@ public final class OffloadScheduler implements AutoCloseable {
         return full;
     }
 
-    /** The group this scheduler moves blocks of: null for group 0. */
+    /** The group this scheduler moves blocks of (null for group 0). */
     KvGroup group() {
         return group;
     }
@@ -190,15 +193,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** The request as this scheduler's group sees it (its keys qualified with the group). */
     SequenceView view(SequenceView r) {
-        if (group == null) {
-            return r;
-        }
-        GroupView v = views.get(r.id());
-        if (v == null || !v.wraps(r)) {
-            v = new GroupView(r, group);
-            views.put(r.id(), v);
-        }
-        return v;
+        return views == null ? r : views.of(r);
     }
 
     int blockSize() {
@@ -309,7 +304,10 @@ public final class OffloadScheduler implements AutoCloseable {
      * @return the job id
      */
     public Map<String, Integer> startLoad(SequenceView r, int deviceHitBlocks, int blocks, int[] blockTable) {
-        return startLoad(r, deviceHitBlocks, blocks, new int[][] {blockTable});
+        if (windows != null) {
+            throw new IllegalStateException("a model with several KV groups loads into every group's table");
+        }
+        return startLoadOwn(r, deviceHitBlocks, blocks, blockTable);
     }
 
     /**
@@ -345,7 +343,10 @@ public final class OffloadScheduler implements AutoCloseable {
      * a store is due (one function for every call: nothing is allocated per commit).
      */
     public void onCommit(SequenceView r, int kvWritten, java.util.function.LongFunction<int[]> blockTables) {
-        onCommit(r, kvWritten, (id, g) -> blockTables.apply(id));
+        if (windows != null) {
+            throw new IllegalStateException("a model with several KV groups commits with every group's tables");
+        }
+        stores.onCommit(r, kvWritten, blockTables, epoch);
     }
 
     /** A request's block table in one KV group: {@code KvCacheManager::blockTable}. */
@@ -359,7 +360,13 @@ public final class OffloadScheduler implements AutoCloseable {
      * by its group's rule (a window group only chunks still inside the next query's window).
      */
     public void onCommit(SequenceView r, int kvWritten, GroupTables blockTables) {
-        stores.onCommit(view(r), kvWritten, id -> blockTables.blockTable(id, group == null ? 0 : group.index()), epoch);
+        if (blockTables != tablesSeen) {
+            // The engine passes one object for its whole life: one function per scheduler, not one per commit.
+            int g = group == null ? 0 : group.index();
+            tablesSeen = blockTables;
+            ownTables = id -> blockTables.blockTable(id, g);
+        }
+        stores.onCommit(view(r), kvWritten, ownTables, epoch);
         if (windows != null) {
             windows.onCommit(r, kvWritten, blockTables);
         }
@@ -433,7 +440,9 @@ public final class OffloadScheduler implements AutoCloseable {
     /** The request is gone (finished or aborted): forget its cursor; its jobs run on, holding their blocks. */
     public void onFinished(long requestId) {
         stores.forget(requestId);
-        views.remove(requestId);
+        if (views != null) {
+            views.forget(requestId);
+        }
         if (windows != null) {
             windows.onFinished(requestId);
         }

@@ -129,6 +129,10 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         if (groups.size() == 1 || !enabled()) {
             return build(pools.getFirst(), namespace, events);
         }
+        if (config.storePolicy().lazy()) {
+            // Checked before anything is built: no tier or transfer thread to clean up.
+            throw new IllegalArgumentException("lazy stores are not built for a model with sliding-window layers: use eager stores");
+        }
         long total = 0;
         for (BlockPool p : pools) {
             total += p.layout().bytesPerBlock();
