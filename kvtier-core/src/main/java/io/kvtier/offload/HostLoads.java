@@ -142,7 +142,7 @@ final class HostLoads {
         List<ChunkCopy> copies = new ArrayList<>();
         int[] targets = new int[blocks];
         int[] chunkBlocks = new int[keys.size()];
-        int t = 0;
+        int next = 0;
         for (int i = 0; i < keys.size(); i++) {
             int c = firstChunk + i;
             int[] dev = new int[chunk()];
@@ -151,7 +151,7 @@ final class HostLoads {
                 // Blocks already on the device (a hit ending inside the chunk) are not copied: -1.
                 dev[j] = b < deviceHitBlocks ? -1 : blockTable[b];
                 if (dev[j] >= 0) {
-                    targets[t++] = dev[j];
+                    targets[next++] = dev[j];
                     t.pool().retain(dev[j]);
                     chunkBlocks[i]++;
                 }

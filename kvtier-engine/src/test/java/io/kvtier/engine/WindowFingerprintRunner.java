@@ -50,10 +50,7 @@ final class WindowFingerprintRunner implements ModelRunner {
                 }
             }
             if (ch.wantLogits()) {
-                int last = ch.startPos() + ch.tokens().length - 1;
-                float[] logits = new float[vocab];
-                logits[next(ch.blockTables(), last)] = 1f;
-                out[c] = logits;
+                out[c] = FingerprintEngines.oneHot(vocab, next(ch.blockTables(), ch.startPos() + ch.tokens().length - 1));
             }
         }
         return out;
