@@ -86,8 +86,7 @@ public final class Scheduler {
             int n = Math.min(r.numTokens() - r.numComputed(), budget);
             boolean self = false;
             while (!kv.grow(r.id(), r.numComputed() + n)) {
-                if (offload != null && kv.pool().freeCount() + offload.blocksFreedByStores()
-                        >= kv.blocksNeeded(r.id(), r.numComputed() + n)) {
+                if (offload != null && storesFreeEnough(kv.blocksNeeded(r.id(), r.numComputed() + n))) {
                     blocked = true; // pending stores will free enough blocks: wait rather than preempt
                     break;
                 }
@@ -111,6 +110,25 @@ public final class Scheduler {
             budget = admit(items, budget);
         }
         return new StepPlan(List.copyOf(items), preempted + forPrefill);
+    }
+
+    /** Whether every KV group's free blocks plus those its pending stores free cover {@code need}. */
+    private boolean storesFreeEnough(int need) {
+        for (int g = 0; g < kv.groups().size(); g++) {
+            if (kv.pool(g).freeCount() + offload.blocksFreedByStores(g) < need) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Blocks pending stores free in the KV group where they free the fewest. */
+    private int blocksFreedByStores() {
+        int n = Integer.MAX_VALUE;
+        for (int g = 0; g < kv.groups().size(); g++) {
+            n = Math.min(n, offload.blocksFreedByStores(g));
+        }
+        return n;
     }
 
     private boolean prefillPriority() {
@@ -138,7 +156,7 @@ public final class Scheduler {
         }
         int hit = kv.prefixHitBlocks(head.blockKeys(), head.numTokens());
         int n = 0;
-        while (kv.blocksShort(head.blockKeys(), hit, head.numTokens()) > offload.blocksFreedByStores()) {
+        while (kv.blocksShort(head.blockKeys(), hit, head.numTokens()) > blocksFreedByStores()) {
             Request victim = null;
             for (Request r : running) {
                 if (r.numOutputTokens() > r.outputsAtAdmission() && (victim == null || r.arrival() > victim.arrival())) {
@@ -184,7 +202,7 @@ public final class Scheduler {
             }
             int hitBlocks = kv.prefixHitBlocks(r.blockKeys(), r.numTokens());
             OffloadScheduler.Lookup ext = offload == null ? new OffloadScheduler.Lookup.Miss()
-                    : offload.decide(hitBlocks, offload.lookup(r, hitBlocks), new io.kvtier.offload.Contention(
+                    : offload.decide(r, hitBlocks, offload.lookup(r, hitBlocks), new io.kvtier.offload.Contention(
                             prefilling + waiting.size() - 1, !running.isEmpty(), config.maxBatchTokens())); // load only what is faster
             if (ext instanceof OffloadScheduler.Lookup.Promote p) {
                 ext = offload.promote(r, hitBlocks, p); // disk -> host first; the request asks again later
@@ -202,7 +220,7 @@ public final class Scheduler {
                 r.noteAdmission();
                 prefilling++;
                 noteHit(r, start);
-                var byTier = offload.startLoad(r, hitBlocks, hit.blocks(), kv.blockTable(r.id()));
+                var byTier = offload.startLoad(r, hitBlocks, hit.blocks(), kv.blockTables(r.id()));
                 // Every admission's loads, a re-admission after preemption too: the requests' figures
                 // then sum to the offload stats' external_hit_tokens.
                 byTier.forEach(r::addExternalHitTokens);

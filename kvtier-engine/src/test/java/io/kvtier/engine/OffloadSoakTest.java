@@ -51,25 +51,7 @@ class OffloadSoakTest {
             f.transfers.delayJobs(job -> faults.nextInt(4) == 0, 1 + faults.nextInt(3));
             SoakRequests requests = new SoakRequests(rnd, prefixes, REQUESTS);
             List<Request> all = requests.all();
-            int steps = 0;
-            while (!requests.allSubmitted() || f.engine.hasWork()) {
-                requests.arrive(f);
-                if (rnd.nextInt(60) == 0) {
-                    corruptSomeEntry(f, rnd);
-                }
-                if (rnd.nextInt(400) == 0) {
-                    f.engine.resetCache();
-                }
-                if (rnd.nextInt(150) == 0) {
-                    f.engine.resetDevicePrefixCache();
-                }
-                long before = f.engine.stats().steps();
-                f.step();
-                if (f.engine.stats().steps() == before && f.offload.busy()) {
-                    f.engine.drainTransfers();
-                }
-                assertThat(++steps).as("steps").isLessThan(100 * REQUESTS);
-            }
+            requests.drive(f::submit, f.engine, () -> corruptSomeEntry(f, rnd), f::step);
             f.transfers.clearFaults();
             f.engine.drainTransfers();
             f.checkInvariants();
