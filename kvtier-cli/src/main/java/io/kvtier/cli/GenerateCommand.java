@@ -135,7 +135,7 @@ final class GenerateCommand implements Callable<Integer> {
             long tokenizeNanos = System.nanoTime() - t;
             EngineConfig config = engineOptions.config(checkpoint, batch, -1, ids, maxTokens.maxTokens())
                     .withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds())
-                    .withPrefillPriority(offload.prefillPriority());
+                    .withPrefillPriority(offload.prefillPriority(offloadSetup.enabled()));
             return generate(checkpoint, config, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
         } finally {
             checkpoint.close(); // the engine closes it too; closing twice is harmless

@@ -215,6 +215,30 @@ class GenerateCommandTest {
         }
     }
 
+    /**
+     * Issue 9: a flag spelled out with the value the command uses anyway is not refused for lack
+     * of its partner (a new user's {@code --prefill-priority off} without the host tier was); only a
+     * value that needs the partner is.
+     */
+    @Test
+    void flagsGivenTheValueTheCommandUsesAnywayAreAcceptedWithoutTheirPartner() {
+        List<String> base = List.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "hi", "--max-tokens", "2",
+                "--host-cache-bytes", "0");
+        List<String> asDefault = new ArrayList<>(base);
+        asDefault.addAll(List.of("--prefill-priority", "off", "--eviction", "LRU", "--store-policy", "eager", "--load-policy", "always",
+                "--blocks-per-chunk", "1", "--store-horizon", "64"));
+        CliRun ok = CliRun.of(asDefault.toArray(String[]::new));
+        assertThat(ok.code()).as(ok.err()).isZero();
+        List<String> on = new ArrayList<>(base);
+        on.addAll(List.of("--prefill-priority", "on"));
+        CliRun refused = CliRun.of(on.toArray(String[]::new));
+        assertThat(refused.code()).as(refused.err()).isEqualTo(2);
+        assertThat(refused.err().strip()).isEqualTo("kvtier: --prefill-priority on needs the host tier (--host-cache-bytes > 0)");
+        List<String> twoBlocks = new ArrayList<>(base);
+        twoBlocks.addAll(List.of("--blocks-per-chunk", "2"));
+        assertThat(CliRun.of(twoBlocks.toArray(String[]::new)).err()).contains("--blocks-per-chunk needs the host tier");
+    }
+
     private static int[] ints(JsonNode a) {
         int[] out = new int[a.size()];
         for (int i = 0; i < out.length; i++) {

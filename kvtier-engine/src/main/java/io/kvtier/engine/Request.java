@@ -41,6 +41,10 @@ public final class Request implements io.kvtier.offload.SequenceView {
     private long arrival;
     /** Output tokens when last admitted: a request is preempted for a prefill only after it made progress. */
     private int outputsAtAdmission;
+    /** Place in line for admission with prefill priority: its arrival, or a victim's preemption (it queues as if it arrived then). */
+    private long queuedAt;
+    /** Times preempted to make room for another request's prefill (bounded: each one is a stall between its tokens). */
+    private int prefillPreemptions;
 
     /**
      * @param id        unique id, also the order of arrival
@@ -212,6 +216,23 @@ public final class Request implements io.kvtier.offload.SequenceView {
 
     void setArrival(long n) {
         arrival = n;
+        queuedAt = n;
+    }
+
+    long queuedAt() {
+        return queuedAt;
+    }
+
+    void setQueuedAt(long n) {
+        queuedAt = n;
+    }
+
+    int prefillPreemptions() {
+        return prefillPreemptions;
+    }
+
+    void countPrefillPreemption() {
+        prefillPreemptions++;
     }
 
     int outputsAtAdmission() {
