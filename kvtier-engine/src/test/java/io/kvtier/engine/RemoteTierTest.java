@@ -318,9 +318,6 @@ class RemoteTierTest {
     }
 
     @Test
-    @org.junit.jupiter.api.Disabled("passed 5 of 5 at load average 33-46, fails 3 of 3 on an idle machine: after the "
-            + "failover a new engine's hit still stops at the dead master's first chunk (48 of 224 tokens); the first "
-            + "half (only that shard misses while it is down) holds; cause of the second half not found yet")
     void aKilledClusterMasterCostsOnlyItsShardAndTheFailoverIsSurvived() throws Exception {
         // A fixed tenant on a fresh cluster: which master holds which chunk is the same every run.
         String failoverTenant = "failover";
