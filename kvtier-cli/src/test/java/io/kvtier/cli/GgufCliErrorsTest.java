@@ -52,6 +52,15 @@ class GgufCliErrorsTest {
                 "tokenizer file " + dir + ": is a directory, expected a llama2.c tokenizer file");
     }
 
+    /** Model and tokenizer files share one check (OffHeapFiles.requireNotDirectoryOrEmpty): the same words for an empty file. */
+    @Test
+    void anEmptyTokenizerFileSaysItIsEmptyLikeAModelFile() throws IOException {
+        Path empty = Files.createFile(dir.resolve("empty-tokenizer.bin"));
+        assertOneLineError(CliRun.of("generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
+                empty.toString(), "--prompt", "hi"),
+                "tokenizer file " + empty + ": is empty (0 bytes), expected a llama2.c tokenizer file");
+    }
+
     @Test
     void aNumberTooLargeForItsFlagNamesTheFlagAndTheRange() {
         assertOneLineError(CliRun.of("generate", "--max-tokens", "99999999999", "--prompt", "hi"),

@@ -29,16 +29,7 @@ public final class Models {
         if (path.toString().isEmpty()) {
             throw new ModelFormatException("model file: empty path");
         }
-        if (java.nio.file.Files.isDirectory(path)) {
-            throw new ModelFormatException("model file " + path + ": is a directory, expected " + EITHER);
-        }
-        try {
-            if (java.nio.file.Files.isRegularFile(path) && java.nio.file.Files.size(path) == 0) {
-                throw new ModelFormatException("model file " + path + ": is empty (0 bytes), expected " + EITHER);
-            }
-        } catch (java.io.IOException e) {
-            // unreadable: the loader's own open says why
-        }
+        OffHeapFiles.requireNotDirectoryOrEmpty(path, "model file " + path, EITHER);
         return GgufFile.isGguf(path) ? GgufModel.load(path, digests) : Checkpoint.load(path);
     }
 }

@@ -41,9 +41,7 @@ public final class OffHeapFiles {
      *         versions), or when the parser rejects it
      */
     public static <T> T read(Path path, String name, String expected, Parser<T> parser) {
-        if (Files.isDirectory(path)) {
-            throw new ModelFormatException(name + ": is a directory, expected " + expected);
-        }
+        requireNotDirectoryOrEmpty(path, name, expected);
         Arena arena = Arena.ofShared();
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
             if (ch.size() == 0) {
@@ -59,6 +57,27 @@ public final class OffHeapFiles {
         } catch (RuntimeException e) {
             arena.close();
             throw e;
+        }
+    }
+
+    /**
+     * Refuses a directory or an empty regular file with the words every model and tokenizer file
+     * uses; a missing or unreadable file passes (its open says why).
+     *
+     * @param name     the file as messages name it ("model file x.bin")
+     * @param expected what the file should be ("a GGUF file")
+     * @throws ModelFormatException when {@code path} is a directory or an empty regular file
+     */
+    public static void requireNotDirectoryOrEmpty(Path path, String name, String expected) {
+        if (Files.isDirectory(path)) {
+            throw new ModelFormatException(name + ": is a directory, expected " + expected);
+        }
+        try {
+            if (Files.isRegularFile(path) && Files.size(path) == 0) {
+                throw new ModelFormatException(name + ": is empty (0 bytes), expected " + expected);
+            }
+        } catch (IOException e) {
+            // unreadable: the caller's open says why
         }
     }
 

@@ -68,9 +68,7 @@ public final class Tokenizer implements TextTokenizer {
         if (path.toString().isEmpty()) {
             throw new ModelFormatException("tokenizer file: empty path");
         }
-        if (Files.isDirectory(path)) {
-            throw new ModelFormatException(name + ": is a directory, expected a llama2.c tokenizer file");
-        }
+        OffHeapFiles.requireNotDirectoryOrEmpty(path, name, "a llama2.c tokenizer file");
         byte[] bytes;
         try {
             bytes = Files.readAllBytes(path);

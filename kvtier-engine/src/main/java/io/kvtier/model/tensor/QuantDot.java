@@ -38,6 +38,7 @@ public final class QuantDot {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(LE);
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
     private static final VectorOperators.Conversion<Byte, Integer> B2I = VectorOperators.B2I;
+    private static final VectorOperators.Conversion<Byte, Integer> ZB2I = VectorOperators.ZERO_EXTEND_B2I;
     private static final VectorOperators.Conversion<Integer, Float> I2F = VectorOperators.I2F;
     /** One Q8_0 block's 32 quants in one load ({@link #q8_0Pairs}). */
     private static final VectorSpecies<Byte> B32 = ByteVector.SPECIES_256;
@@ -186,7 +187,10 @@ public final class QuantDot {
         return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
     }
 
-    /** Q4_0: {@code d * sum((nibble - 8) * x)} per block of 32; byte j holds values j (low) and 16+j (high). */
+    /**
+     * Q4_0: {@code d * sum((nibble - 8) * x)} per block of 32; byte j holds values j (low) and 16+j
+     * (high). The bytes are zero-extended, so the high nibble is a plain shift (no mask).
+     */
     static float q4_0(MemorySegment w, long off, float[] x, int xOff, int n) {
         FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
         for (int b = 0; b < n / 32; b++) {
@@ -194,9 +198,9 @@ public final class QuantDot {
             int xo = xOff + 32 * b;
             FloatVector t = FloatVector.zero(F);
             for (int j = 0; j < 16; j += L) {
-                IntVector q = (IntVector) ByteVector.fromMemorySegment(B, w, p + 2 + j, LE).convertShape(B2I, I, 0);
+                IntVector q = (IntVector) ByteVector.fromMemorySegment(B, w, p + 2 + j, LE).convertShape(ZB2I, I, 0);
                 FloatVector lo = (FloatVector) q.and(0xF).sub(8).convert(I2F, 0);
-                FloatVector hi = (FloatVector) q.lanewise(VectorOperators.ASHR, 4).and(0xF).sub(8).convert(I2F, 0);
+                FloatVector hi = (FloatVector) q.lanewise(VectorOperators.LSHR, 4).sub(8).convert(I2F, 0);
                 t = lo.fma(FloatVector.fromArray(F, x, xo + j), t);
                 t = hi.fma(FloatVector.fromArray(F, x, xo + 16 + j), t);
             }
