@@ -201,6 +201,12 @@ class GenerateCommandTest {
                         "--remote-url", "rediss://127.0.0.1:1", "--remote-ca-file", dir.resolve("absent.pem").toString()},
                 new String[] {"--remote-tenant: remote tenant must be 1 to 64 characters", "--remote-url", "redis://127.0.0.1:1",
                     "--remote-tenant", "a b"},
+                new String[] {"--remote-url 'redis://127.0.0.1:99999': the port must be a number from 1 to 65535, got '99999'",
+                        "--remote-url", "redis://127.0.0.1:99999"},
+                new String[] {"--remote-url 'redis://localhost:63x9': the port must be a number from 1 to 65535, got '63x9'",
+                        "--remote-url", "redis://localhost:63x9"},
+                new String[] {"--remote-url 'redis://:6379' names no host", "--remote-url", "redis://:6379"},
+                new String[] {"--remote-url 'redis://a b:6379' is not a URL", "--remote-url", "redis://a b:6379"},
                 new String[] {"--store-horizon needs --store-policy lazy", "--store-horizon", "4"},
                 new String[] {"--store-policy needs the host tier", "--store-policy", "lazy", "--host-cache-bytes", "0"},
                 new String[] {"--load-policy needs the host tier", "--load-policy", "faster", "--host-cache-bytes", "0"})) {
