@@ -63,7 +63,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     @Option(names = "--seconds-per-size", paramLabel = "SECONDS", defaultValue = "0.5", description = "bandwidth measuring time per chunk size, seconds (default ${DEFAULT-VALUE})")
     double secondsPerSize;
 
-    @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "TTFT and decode runs after a warm-up; the best is reported (default ${DEFAULT-VALUE})")
+    @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "TTFT and decode runs after a warm-up, the best reported; rounds of the remote throughput (--remote-url), the median reported (default ${DEFAULT-VALUE})")
     int repeats;
 
     @Mixin
@@ -131,7 +131,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
                 coldDiskBandwidth(tmp.resolve("cold"));
             }
             if (remoteUrl != null) {
-                RemoteBandwidth.print(remoteUrl, remoteMibPerSize << 20);
+                RemoteBandwidth.print(remoteUrl, remoteMibPerSize << 20, repeats);
             }
             decode();
             if (!skipTtft) {

@@ -166,7 +166,7 @@ final class BenchServeCommand implements Callable<Integer> {
                 throw new BadInputException("the last turn needs " + (load.longestPromptTokens() + maxTokens) + " positions but the "
                         + "model's context is " + seqLen + "; lower --turns, --system-tokens, --user-tokens or --max-tokens");
             }
-            config = engine.config(cp, batch, io.kvtier.model.Tokenizer.BOS).withPrefillPriority(offload.prefillPriority());
+            config = engine.config(cp, batch, io.kvtier.model.Tokenizer.BOS);
         }
         int bs = config.blockSize();
         if (engine.deviceBlocks == null) {
@@ -175,17 +175,28 @@ final class BenchServeCommand implements Callable<Integer> {
                     config.maxBatchTokens(), config.maxRunning(), config.prefixCaching(), config.stopToken(),
                     config.moreStopTokens(), config.prefillPriority());
         }
-        out.printf("servers: %s, device pool %d blocks of %d (%d tokens), host tier %s on the 'on' side%n",
-                m.getFileName(), config.deviceBlocks(), bs, config.deviceBlocks() * bs, offload.hostCacheBytes);
+        // Each side's scheduler as serve would run it: without the tier prefill priority is off (preempted
+        // requests would recompute everything); --prefill-priority sets the 'on' side's, by default on.
+        io.kvtier.engine.EngineConfig offConfig = config.withPrefillPriority(false);
+        io.kvtier.engine.EngineConfig onConfig = config.withPrefillPriority(offload.prefillPriority(true));
+        out.printf("servers: %s, device pool %d blocks of %d (%d tokens), --max-running %d, --max-batch-tokens %d, --threads %d%n",
+                m.getFileName(), config.deviceBlocks(), bs, config.deviceBlocks() * bs, config.maxRunning(), config.maxBatchTokens(),
+                threads.resolved());
+        out.printf("  host tier off: no offloading; prefill priority %s%n", offConfig.prefillPriority() ? "on" : "off (FIFO admission)");
+        out.printf("  host tier on:  host tier %s (--eviction %s, --store-policy %s, --load-policy %s, --blocks-per-chunk %d, "
+                + "stores %s); prefill priority %s%n", on.hostChunks() > 0 ? on.hostChunks() + " chunks" : offload.hostCacheBytes, eviction.eviction, eviction.storePolicy, eviction.loadPolicy,
+                offload.blocksPerChunk(), offload.offloadDecode ? "prompt and decode blocks" : "prompt blocks",
+                onConfig.prefillPriority() ? "on (new requests' prefills preempt decodes)" : "off (FIFO admission)");
         // JIT warm-up on a throwaway server, so that the first side measured is not the slower for it.
-        try (BenchServer s = new BenchServer(m, t, config, on, threads.threads())) {
+        try (BenchServer s = new BenchServer(m, t, onConfig, on, threads.threads())) {
             new ServeLoad(Math.min(4, conversations), Math.min(2, turns), systemTokens, userTokens, maxTokens, load.sampling())
                     .run(s.url(), BenchServer.MODEL);
         }
         List<ServeBenchReport.Side> sides = new ArrayList<>();
         for (boolean hostTier : new boolean[] {false, true}) {
             String name = hostTier ? "host tier on" : "host tier off";
-            try (BenchServer s = new BenchServer(m, t, config, hostTier ? on : io.kvtier.engine.OffloadSetup.OFF, threads.threads())) {
+            try (BenchServer s = new BenchServer(m, t, hostTier ? onConfig : offConfig, hostTier ? on : io.kvtier.engine.OffloadSetup.OFF,
+                    threads.threads())) {
                 ServeLoad.Result r = load.run(s.url(), BenchServer.MODEL);
                 sides.add(new ServeBenchReport.Side(name, r, scrape(s.url())));
                 out.printf("  %s: %.1f s%n", name, r.wallSeconds());

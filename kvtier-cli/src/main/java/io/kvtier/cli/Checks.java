@@ -13,8 +13,10 @@ final class Checks {
     /**
      * The one rule for flags that only mean something with another (README, "A flag that only
      * means something with another is refused without it"): when {@code partnerGiven} is false,
-     * the first of {@code flags} given on the command line fails as "{@code <flag> needs <partner>}".
-     * A flag left at its default is not "given".
+     * the first of {@code flags} given on the command line with a value other than its default
+     * fails as "{@code <flag> needs <partner>}". A flag left at its default, or spelled out with
+     * the default's value ({@code --eviction lru}, {@code --store-policy eager}), asks for what the
+     * command does anyway and is not an error; only a value that needs the partner is.
      *
      * @param spec    the command as parsed (a mixin's {@code @Spec(MIXEE)}); null (a mixin used
      *                outside picocli) checks nothing
@@ -26,9 +28,40 @@ final class Checks {
         }
         var parsed = spec.commandLine().getParseResult();
         for (String flag : flags) {
-            if (parsed.hasMatchedOption(flag)) {
+            if (givenOtherThanDefault(parsed, flag)) {
                 throw new BadInputException(flag + " needs " + partner);
             }
+        }
+    }
+
+    /**
+     * Whether {@code flag} was given with a value other than its default (the command's, from its
+     * default value provider too): a flag without a value (arity 0) sets true against a default of
+     * false; a value equals the default when their texts match ignoring case and surrounding
+     * blanks, or both are the same number ({@code 64} and {@code 64.0}).
+     */
+    static boolean givenOtherThanDefault(picocli.CommandLine.ParseResult parsed, String flag) {
+        picocli.CommandLine.Model.OptionSpec o = parsed.matchedOption(flag);
+        if (o == null) {
+            return false;
+        }
+        String dflt = o.defaultValueString();
+        if (o.arity().max() == 0) {
+            Object value = o.getValue(); // typed Object: String.valueOf(T) would pick the char[] overload
+            return !java.util.Objects.toString(value).equalsIgnoreCase(dflt == null || dflt.equals("null") ? "false" : dflt.trim());
+        }
+        java.util.List<String> given = o.originalStringValues();
+        if (dflt == null || given.isEmpty()) {
+            return true;
+        }
+        String value = given.getLast().trim();
+        if (value.equalsIgnoreCase(dflt.trim())) {
+            return false;
+        }
+        try {
+            return new java.math.BigDecimal(value).compareTo(new java.math.BigDecimal(dflt.trim())) != 0;
+        } catch (NumberFormatException e) {
+            return true;
         }
     }
 

@@ -113,6 +113,10 @@ final class GenerateCommand implements Callable<Integer> {
         Path modelPath = model.model();
         Path tokPath = tokenizer.tokenizer();
         SamplingParams sampling = this.sampling.params();
+        if (cacheSalts.contains("")) {
+            // An empty salt would silently share the unsalted blocks (vLLM refuses an empty cache_salt too).
+            throw new BadInputException("--cache-salt must be a non-empty string; leave the flag out for no salt");
+        }
         if (!cacheSalts.isEmpty() && cacheSalts.size() != 1 && cacheSalts.size() != texts.size()) {
             throw new BadInputException("--cache-salt given " + cacheSalts.size() + " times for " + texts.size()
                     + " prompts: give it once, or once per prompt");
@@ -131,7 +135,7 @@ final class GenerateCommand implements Callable<Integer> {
             long tokenizeNanos = System.nanoTime() - t;
             EngineConfig config = engineOptions.config(checkpoint, batch, -1, ids, maxTokens.maxTokens())
                     .withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds())
-                    .withPrefillPriority(offload.prefillPriority());
+                    .withPrefillPriority(offload.prefillPriority(offloadSetup.enabled()));
             return generate(checkpoint, config, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
         } finally {
             checkpoint.close(); // the engine closes it too; closing twice is harmless

@@ -32,19 +32,34 @@ public final class OffloadOptions {
     @Option(names = "--offload-decode", description = "store blocks completed during decode too (default: blocks holding prompt tokens)")
     boolean offloadDecode;
 
-    @Option(names = "--prefill-priority", defaultValue = "off", paramLabel = "on|off",
+    @Option(names = "--prefill-priority", paramLabel = "on|off",
             description = "on: a new request's prefill may preempt running requests that have their first token (they "
                     + "load their KV back from the host tier), so its first token does not wait for their decodes; "
-                    + "lower time to first token, higher inter-token latency of the preempted (default ${DEFAULT-VALUE})")
+                    + "lower time to first token, longer gaps between the preempted requests' tokens. "
+                    + "Default: on with the host tier (preempted requests resume by loading), off without it "
+                    + "(they would recompute everything); on needs the host tier")
     String prefillPriority;
 
-    /** Whether {@code --prefill-priority on}; {@link BadInputException} for a bad value. */
-    public boolean prefillPriority() {
-        return switch (prefillPriority.trim().toLowerCase(java.util.Locale.ROOT)) {
+    /**
+     * {@code --prefill-priority}: the value given, or by default whether the host tier is on.
+     *
+     * @param hostOn whether the host tier is on ({@link OffloadSetup#enabled()})
+     * @throws BadInputException for a value other than on/off, or {@code on} without the host tier
+     */
+    public boolean prefillPriority(boolean hostOn) {
+        if (prefillPriority == null) {
+            return hostOn;
+        }
+        boolean on = switch (prefillPriority.trim().toLowerCase(java.util.Locale.ROOT)) {
             case "on" -> true;
             case "off" -> false;
             default -> throw new BadInputException("--prefill-priority must be on or off, got '" + prefillPriority + "'");
         };
+        if (on && !hostOn) {
+            // off is what the command does without the tier anyway; on would preempt into recomputes.
+            throw new BadInputException("--prefill-priority on needs the host tier (--host-cache-bytes > 0)");
+        }
+        return on;
     }
 
     /** Device blocks per stored chunk, at least 1. */
@@ -90,11 +105,11 @@ public final class OffloadOptions {
         OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk()).withOffloadPromptOnly(!offloadDecode)
                 .withHostAdmitAfter(policy.admitAfter()).withStorePolicy(eviction.storePolicy())
                 .withLoadPolicy(eviction.loadPolicy());
-        prefillPriority();
         boolean hostOn = chunks != null || bytes > 0;
+        prefillPriority(hostOn);
         OffloadSetup.DiskSetup diskSetup = disk.setup(terminal);
         Checks.needs(mixee, hostOn, "the host tier (--host-cache-bytes > 0)", "--disk-cache-dir", "--eviction",
-                "--blocks-per-chunk", "--offload-decode", "--store-policy", "--store-horizon", "--load-policy", "--prefill-priority");
+                "--blocks-per-chunk", "--offload-decode", "--store-policy", "--store-horizon", "--load-policy");
         return new OffloadSetup(chunks != null ? 0 : bytes, chunks != null ? chunks : 0, policy.evictionPolicy(), oc, diskSetup);
     }
 }

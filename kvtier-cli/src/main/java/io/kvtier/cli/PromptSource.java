@@ -98,7 +98,8 @@ final class PromptSource {
      * prompt whose UTF-8 length alone proves it cannot fit {@code contextTokens}
      * ({@link TextTokenizer#minTokens}) is refused before anything is tokenized.
      *
-     * @throws BadInputException naming the prompt (1-based) that is too long or holds a NUL
+     * @throws BadInputException naming the prompt (1-based) that is too long, holds a NUL, or has no
+     *                           token (empty, on a model without BOS)
      */
     static List<int[]> encode(List<String> prompts, TextTokenizer tok, int contextTokens, Function<String, int[]> encoder) {
         for (int i = 0; i < prompts.size(); i++) {
@@ -116,6 +117,11 @@ final class PromptSource {
                 p = encoder.apply(prompts.get(i));
             } catch (IllegalArgumentException e) {
                 throw new BadInputException("prompt " + (i + 1) + ": " + e.getMessage(), e);
+            }
+            if (p.length == 0) {
+                // Only a model without BOS (qwen2, qwen3, llama3-style files) gets here: elsewhere an empty prompt is BOS alone.
+                throw new BadInputException("prompt " + (i + 1) + " is empty and this model adds no BOS token, so it has no"
+                        + " token to start from: give some text (--prompt TEXT, or a non-empty line in --prompts)");
             }
             if (p.length > contextTokens) {
                 throw new BadInputException("prompt " + (i + 1) + " has " + p.length + " tokens but the model's context is "

@@ -22,7 +22,11 @@ import java.util.concurrent.TimeUnit;
  * {@code bench offload --remote-url}: the remote tier's store and load throughput (write and
  * read jobs of {@value #PIPELINE} chunks, header and payload, through the real copier and
  * store) beside {@code redis-benchmark} SET and GET of values of the same size on the same
- * server in the same run, with one connection and the same {@value #PIPELINE} commands in flight.
+ * server in the same run. Both sides use one connection and {@value #PIPELINE} commands in flight
+ * ({@code redis-benchmark -c 1 -P 8}) and the same number of values per size; each size runs a
+ * warm-up round of the tier, then {@code repeats} rounds of tier, SET, GET (A B A B: a load
+ * swing hits both sides of a round), and the medians are printed, the ratio being the median of
+ * the rounds' own ratios.
  */
 public final class RemoteBandwidth {
 
@@ -32,60 +36,110 @@ public final class RemoteBandwidth {
     private RemoteBandwidth() {
     }
 
-    public static void print(String url, long bytesPerSize) {
-        System.out.printf("== remote tier throughput against %s (one connection, %d commands in flight), MB/s ==%n",
-                RemoteSettings.redact(url), PIPELINE);
+    public static void print(String url, long bytesPerSize, int repeats) {
+        System.out.printf("== remote tier throughput against %s, MB/s: both sides one connection, %d commands in flight "
+                + "(redis-benchmark -c 1 -P %d), median of %d rounds ==%n", RemoteSettings.redact(url), PIPELINE, PIPELINE, repeats);
         System.out.printf("%10s %12s %12s %12s %12s %10s %10s%n", "chunk", "tier store", "SET", "tier load", "GET",
                 "store/SET", "load/GET");
         for (long size : SIZES) {
             int chunks = (int) Math.max(PIPELINE, bytesPerSize / size / PIPELINE * PIPELINE);
-            double[] tier = tier(url, size, chunks);
-            double set = benchmark(url, "set", size, chunks);
-            double get = benchmark(url, "get", size, chunks);
-            System.out.printf("%10s %12.0f %12.0f %12.0f %12.0f %10.2f %10.2f%n", (size >> 10) + " KiB", tier[0], set,
-                    tier[1], get, tier[0] / set, tier[1] / get);
+            double[][] rounds = new double[6][repeats]; // tier store, SET, tier load, GET, store/SET, load/GET
+            try (Tier tier = new Tier(url, size)) {
+                tier.run(chunks); // warm-up
+                for (int r = 0; r < repeats; r++) {
+                    double[] t = tier.run(chunks);
+                    double set = benchmark(url, "set", size, chunks);
+                    double get = benchmark(url, "get", size, chunks);
+                    double[] round = {t[0], set, t[1], get, t[0] / set, t[1] / get};
+                    for (int i = 0; i < round.length; i++) {
+                        rounds[i][r] = round[i];
+                    }
+                }
+            }
+            System.out.printf("%10s %12.0f %12.0f %12.0f %12.0f %10.2f %10.2f%n", (size >> 10) + " KiB", median(rounds[0]),
+                    median(rounds[1]), median(rounds[2]), median(rounds[3]), median(rounds[4]), median(rounds[5]));
         }
     }
 
-    /** MB/s of payload stored and loaded through the remote copier. */
-    private static double[] tier(String url, long payload, int chunks) {
-        BlockKey ns = new BlockKey(1, 2, 3, new Random().nextLong());
-        int tokens = 16;
-        RemoteSettings s = RemoteSettings.of(List.of(url), false, "bench", null).withTimeout(java.time.Duration.ofSeconds(10));
-        try (HostSlab slab = new HostSlab(2 * PIPELINE, payload, tokens);
-             LettuceRemoteStore store = LettuceRemoteStore.open(s, line -> System.err.println("kvtier: " + line))) {
-            RemoteCopier copier = new RemoteCopier(slab, store, new RemoteKeys("bench", ns), payload);
-            byte[] bytes = new byte[(int) payload];
+    static double median(double[] xs) {
+        double[] s = xs.clone();
+        Arrays.sort(s);
+        int n = s.length;
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    }
+
+    /**
+     * The tier's side: one store (one connection) and one host slab for a size; every round
+     * writes and reads the same keys (overwritten, as redis-benchmark's SET overwrites its key),
+     * deleted at the end.
+     */
+    private static final class Tier implements AutoCloseable {
+        private static final int TOKENS = 16;
+        private final long payload;
+        private final BlockKey ns = new BlockKey(1, 2, 3, new Random().nextLong());
+        private final HostSlab slab;
+        private final LettuceRemoteStore store;
+        private final RemoteKeys keys;
+        private final RemoteCopier copier;
+        private final byte[] bytes;
+        private int written;
+
+        Tier(String url, long payload) {
+            this.payload = payload;
+            RemoteSettings s = RemoteSettings.of(List.of(url), false, "bench", null).withTimeout(java.time.Duration.ofSeconds(10));
+            this.slab = new HostSlab(2 * PIPELINE, payload, TOKENS);
+            this.store = LettuceRemoteStore.open(s, line -> System.err.println("kvtier: " + line));
+            this.keys = new RemoteKeys("bench", ns);
+            this.copier = new RemoteCopier(slab, store, keys, payload);
+            this.bytes = new byte[(int) payload];
             new Random(1).nextBytes(bytes);
-            double storeNanos = 0;
-            double loadNanos = 0;
-            for (int round = 0; round < 2; round++) { // round 0 warms up
-                storeNanos = 0;
-                loadNanos = 0;
-                for (int first = 0; first < chunks; first += PIPELINE) {
-                    List<ChunkCopy> writes = new ArrayList<>();
-                    List<ChunkCopy> reads = new ArrayList<>();
-                    for (int i = 0; i < PIPELINE; i++) {
-                        BlockKey key = new BlockKey(first + i, round, 7, 7);
-                        int[] t = new int[tokens];
-                        Arrays.fill(t, first + i);
-                        MemorySegment p = slab.payloadOf(i, payload);
-                        MemorySegment.copy(MemorySegment.ofArray(bytes), 0, p, 0, payload);
-                        ChunkHeader.of(ns, key, ns, t, payload, ChunkHeader.crc32c(p)).writeTo(slab.headerOf(i), 0);
-                        writes.add(new ChunkCopy(new int[] {-1}, i, ns, key, ns, t));
-                        reads.add(new ChunkCopy(new int[] {-1}, PIPELINE + i, ns, key, ns, t));
-                    }
-                    long t0 = System.nanoTime();
-                    check(copier, RemoteJob.Kind.WRITE, writes);
-                    long t1 = System.nanoTime();
-                    check(copier, RemoteJob.Kind.READ, reads);
-                    long t2 = System.nanoTime();
-                    storeNanos += t1 - t0;
-                    loadNanos += t2 - t1;
+        }
+
+        /** MB/s of payload stored, then loaded, through the remote copier. */
+        double[] run(int chunks) {
+            long storeNanos = 0;
+            long loadNanos = 0;
+            for (int first = 0; first < chunks; first += PIPELINE) {
+                List<ChunkCopy> writes = new ArrayList<>();
+                List<ChunkCopy> reads = new ArrayList<>();
+                for (int i = 0; i < PIPELINE; i++) {
+                    BlockKey key = key(first + i);
+                    int[] t = new int[TOKENS];
+                    Arrays.fill(t, first + i);
+                    MemorySegment p = slab.payloadOf(i, payload);
+                    MemorySegment.copy(MemorySegment.ofArray(bytes), 0, p, 0, payload);
+                    ChunkHeader.of(ns, key, ns, t, payload, ChunkHeader.crc32c(p)).writeTo(slab.headerOf(i), 0);
+                    writes.add(new ChunkCopy(new int[] {-1}, i, ns, key, ns, t));
+                    reads.add(new ChunkCopy(new int[] {-1}, PIPELINE + i, ns, key, ns, t));
                 }
+                long t0 = System.nanoTime();
+                check(copier, RemoteJob.Kind.WRITE, writes);
+                long t1 = System.nanoTime();
+                check(copier, RemoteJob.Kind.READ, reads);
+                long t2 = System.nanoTime();
+                storeNanos += t1 - t0;
+                loadNanos += t2 - t1;
             }
+            written = Math.max(written, chunks);
             double mb = (double) chunks * payload / 1e6;
             return new double[] {mb / (storeNanos / 1e9), mb / (loadNanos / 1e9)};
+        }
+
+        private BlockKey key(int i) {
+            return new BlockKey(i, 0, 7, 7);
+        }
+
+        @Override
+        public void close() {
+            for (int i = 0; i < written; i++) {
+                store.delete(keys.of(key(i)));
+            }
+            if (written > 0) {
+                // Commands on one connection complete in order: when this answers, the deletes ran.
+                store.get(keys.of(key(0))).exceptionally(e -> null).join();
+            }
+            store.close();
+            slab.close();
         }
     }
 

@@ -135,27 +135,23 @@ final class ResultPrinter {
     }
 
     /**
-     * The text of a request as the reference prints it: prompt pieces then generated pieces; without
-     * the echo (chat) the generated pieces alone, each given its predecessor as when streamed.
+     * The text of a request exactly as streaming prints it (one {@link TextStream}: each piece given
+     * its predecessor, BOS and control tokens printing nothing): prompt then generated pieces;
+     * without the echo (chat) the generated pieces alone.
      */
     private String text(Request r) {
-        if (!echoPrompt) {
-            TextStream s = new TextStream(tokenizer);
-            for (int id : r.promptIds()) {
-                s.append(id);
+        TextStream s = new TextStream(tokenizer);
+        StringBuilder b = new StringBuilder();
+        for (int id : r.promptIds()) {
+            String piece = s.append(id); // without the echo the stream still learns each piece's predecessor
+            if (echoPrompt) {
+                b.append(piece);
             }
-            StringBuilder b = new StringBuilder();
-            for (int id : r.outputIds()) {
-                b.append(s.append(id));
-            }
-            return b.append(s.finish()).toString();
         }
-        int[] p = r.promptIds();
-        int[] g = r.outputIds();
-        int[] all = new int[p.length + g.length];
-        System.arraycopy(p, 0, all, 0, p.length);
-        System.arraycopy(g, 0, all, p.length, g.length);
-        return tokenizer.decode(all);
+        for (int id : r.outputIds()) {
+            b.append(s.append(id));
+        }
+        return b.append(s.finish()).toString();
     }
 
     private String json(Request r) {

@@ -64,7 +64,7 @@ final class ServeBenchReport {
         List<String> h = new ArrayList<>(List.of(""));
         sides.forEach(s -> h.add(s.name()));
         if (sides.size() == 2) {
-            h.add(sides.get(0).name().replace("host tier ", "") + "/" + sides.get(1).name().replace("host tier ", ""));
+            h.add(sides.get(1).name().replace("host tier ", "") + " vs " + sides.get(0).name().replace("host tier ", ""));
         }
         return h.toArray(String[]::new);
     }
@@ -77,24 +77,44 @@ final class ServeBenchReport {
         }
     }
 
-    /** A row; with two sides and a numeric value, a last column with their ratio (first / second). */
+    /** A row; with two sides and a numeric value, a last column comparing the second side's value to the first's ({@link #ratio}). */
     private static String[] row(List<Side> sides, String label, java.util.function.Function<Side, String> text,
                                 java.util.function.ToDoubleFunction<Side> value) {
         List<String> r = new ArrayList<>(List.of(label));
         sides.forEach(s -> r.add(text.apply(s)));
         if (sides.size() == 2) {
-            r.add(value == null ? "" : String.format(Locale.ROOT, "%.2fx",
-                    value.applyAsDouble(sides.get(0)) / value.applyAsDouble(sides.get(1))));
+            r.add(value == null ? "" : ratio(value.applyAsDouble(sides.get(0)), value.applyAsDouble(sides.get(1))));
         }
         return r.toArray(String[]::new);
+    }
+
+    /**
+     * How {@code second} compares to {@code first}, worded so that every row reads the same way
+     * whichever direction is better: "3.02x lower", "1.10x higher", "equal"; "-" when either is
+     * zero or not a number (a ratio of values shown as 0 would mean nothing).
+     */
+    static String ratio(double first, double second) {
+        if (!(first > 0) || !(second > 0) || Double.isInfinite(first) || Double.isInfinite(second)) {
+            return "-";
+        }
+        if (first == second) {
+            return "equal";
+        }
+        return first > second ? String.format(Locale.ROOT, "%.2fx lower", first / second)
+                : String.format(Locale.ROOT, "%.2fx higher", second / first);
     }
 
     static double ms(Histogram h, double percentile) {
         return h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(percentile) / 1000.0;
     }
 
-    private static String fmt(double v) {
-        return String.format(Locale.ROOT, v >= 100 ? "%.0f" : "%.1f", v);
+    /** Three significant digits below 100 (a latency under 0.1 ms does not show as 0.0), whole numbers above. */
+    static String fmt(double v) {
+        if (v == 0) {
+            return "0";
+        }
+        double a = Math.abs(v);
+        return String.format(Locale.ROOT, a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3g", v);
     }
 
     /** The sum of a metric's samples whose line contains every {@code labels} text, or "-" when absent. */

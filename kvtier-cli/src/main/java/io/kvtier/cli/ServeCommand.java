@@ -93,7 +93,7 @@ final class ServeCommand implements Callable<Integer> {
             throw e;
         }
         KvEvents events = kvEvents.events();
-        Engine engine = LlamaRunner.engine(checkpoint, engineOptions.config(checkpoint, batch, -1).withStopTokens(text.stopTokenIds()).withPrefillPriority(offload.prefillPriority()), Kernels.best(),
+        Engine engine = LlamaRunner.engine(checkpoint, engineOptions.config(checkpoint, batch, -1).withStopTokens(text.stopTokenIds()).withPrefillPriority(offload.prefillPriority(offloadSetup.enabled())), Kernels.best(),
                 threads.threads(), offloadSetup, events);
         disk.awaitScan(engine, terminal);
         ServerTelemetry telemetry;

@@ -20,13 +20,35 @@ class BenchServeCommandTest {
         CliRun r = CliRun.of("bench", "serve", "--conversations", "2", "--turns", "2", "--system-tokens", "40",
                 "--user-tokens", "8", "--max-tokens", "4", "--threads", "2", "--png", png.toString());
         assertThat(r.code()).as(r.err()).isZero();
-        assertThat(r.out()).contains("host tier off", "host tier on", "off/on", "TTFT p50 (ms)", "TTFT p99 (ms)",
+        assertThat(r.out()).contains("host tier off", "host tier on", "on vs off", "TTFT p50 (ms)", "TTFT p99 (ms)",
                 "inter-token p90 (ms)", "end-to-end p99 (ms)", "generated tokens/s", "cached prompt tokens");
         assertThat(r.out()).containsPattern("(?m)^requests +4 +4 *$");
+        // The header says each side's scheduler: prefill priority follows the host tier by default.
+        assertThat(r.out()).containsPattern("(?m)^  host tier off: no offloading; prefill priority off \\(FIFO admission\\)$")
+                .containsPattern("(?m)^  host tier on: .*; prefill priority on \\(new requests' prefills preempt decodes\\)$");
+        // Every numeric row's last column says which way the 'on' side differs, or "-" for a zero.
+        assertThat(r.out()).containsPattern("(?m)^TTFT p50 \\(ms\\) .* (\\d+\\.\\d\\dx (lower|higher)|equal|-)$")
+                .containsPattern("(?m)^generated tokens/s .* (\\d+\\.\\d\\dx (lower|higher)|equal|-)$");
         // 2 conversations x 2 turns, prompts of 40 + 8 per turn + earlier answers: the prompt tokens of both sides.
         assertThat(r.out()).containsPattern("(?m)^prompt tokens +(\\d+) +\\1 *$");
         byte[] head = Files.readAllBytes(png);
         assertThat(head).startsWith(0x89, 'P', 'N', 'G');
+    }
+
+    @Test
+    void theRatioColumnSaysWhichWayAndNeverDividesZeros() {
+        assertThat(ServeBenchReport.ratio(3068, 385)).isEqualTo("7.97x lower");
+        assertThat(ServeBenchReport.ratio(100, 110)).isEqualTo("1.10x higher");
+        assertThat(ServeBenchReport.ratio(5, 5)).isEqualTo("equal");
+        assertThat(ServeBenchReport.ratio(0, 0)).isEqualTo("-");
+        assertThat(ServeBenchReport.ratio(0.04, 0)).isEqualTo("-");
+        assertThat(ServeBenchReport.ratio(Double.NaN, 1)).isEqualTo("-");
+        // A value under 0.1 shows its digits instead of 0.0.
+        assertThat(ServeBenchReport.fmt(0.0437)).isEqualTo("0.0437");
+        assertThat(ServeBenchReport.fmt(0)).isEqualTo("0");
+        assertThat(ServeBenchReport.fmt(3.14159)).isEqualTo("3.14");
+        assertThat(ServeBenchReport.fmt(38.84)).isEqualTo("38.8");
+        assertThat(ServeBenchReport.fmt(3068.4)).isEqualTo("3068");
     }
 
     @Test

@@ -201,6 +201,12 @@ class GenerateCommandTest {
                         "--remote-url", "rediss://127.0.0.1:1", "--remote-ca-file", dir.resolve("absent.pem").toString()},
                 new String[] {"--remote-tenant: remote tenant must be 1 to 64 characters", "--remote-url", "redis://127.0.0.1:1",
                     "--remote-tenant", "a b"},
+                new String[] {"--remote-url 'redis://127.0.0.1:99999': the port must be a number from 1 to 65535, got '99999'",
+                        "--remote-url", "redis://127.0.0.1:99999"},
+                new String[] {"--remote-url 'redis://localhost:63x9': the port must be a number from 1 to 65535, got '63x9'",
+                        "--remote-url", "redis://localhost:63x9"},
+                new String[] {"--remote-url 'redis://:6379' names no host", "--remote-url", "redis://:6379"},
+                new String[] {"--remote-url 'redis://a b:6379' is not a URL", "--remote-url", "redis://a b:6379"},
                 new String[] {"--store-horizon needs --store-policy lazy", "--store-horizon", "4"},
                 new String[] {"--store-policy needs the host tier", "--store-policy", "lazy", "--host-cache-bytes", "0"},
                 new String[] {"--load-policy needs the host tier", "--load-policy", "faster", "--host-cache-bytes", "0"})) {
@@ -213,6 +219,30 @@ class GenerateCommandTest {
             assertThat(r.err()).contains(c[0]);
             assertThat(r.out()).isEmpty();
         }
+    }
+
+    /**
+     * Issue 9: a flag spelled out with the value the command uses anyway is not refused for lack
+     * of its partner (a new user's {@code --prefill-priority off} without the host tier was); only a
+     * value that needs the partner is.
+     */
+    @Test
+    void flagsGivenTheValueTheCommandUsesAnywayAreAcceptedWithoutTheirPartner() {
+        List<String> base = List.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "hi", "--max-tokens", "2",
+                "--host-cache-bytes", "0");
+        List<String> asDefault = new ArrayList<>(base);
+        asDefault.addAll(List.of("--prefill-priority", "off", "--eviction", "LRU", "--store-policy", "eager", "--load-policy", "always",
+                "--blocks-per-chunk", "1", "--store-horizon", "64"));
+        CliRun ok = CliRun.of(asDefault.toArray(String[]::new));
+        assertThat(ok.code()).as(ok.err()).isZero();
+        List<String> on = new ArrayList<>(base);
+        on.addAll(List.of("--prefill-priority", "on"));
+        CliRun refused = CliRun.of(on.toArray(String[]::new));
+        assertThat(refused.code()).as(refused.err()).isEqualTo(2);
+        assertThat(refused.err().strip()).isEqualTo("kvtier: --prefill-priority on needs the host tier (--host-cache-bytes > 0)");
+        List<String> twoBlocks = new ArrayList<>(base);
+        twoBlocks.addAll(List.of("--blocks-per-chunk", "2"));
+        assertThat(CliRun.of(twoBlocks.toArray(String[]::new)).err()).contains("--blocks-per-chunk needs the host tier");
     }
 
     private static int[] ints(JsonNode a) {

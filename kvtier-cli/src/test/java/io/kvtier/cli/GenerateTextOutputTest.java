@@ -63,4 +63,50 @@ class GenerateTextOutputTest {
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).isEqualTo(rec.text() + "\n");
     }
+
+    /**
+     * stories260K as GGUF prints what the llama2.c checkpoint prints on every output path: jsonl
+     * texts, several prompts' whole texts and streamed texts (the jsonl and whole texts once kept
+     * SentencePiece's prefix space after BOS: " Once upon a time").
+     */
+    @Test
+    void aSentencePieceGgufPrintsTheCheckpointsTextsOnEveryPath() throws IOException {
+        List<Record> recs = ReferenceRecords.load().subList(0, 2);
+        Path gguf = ReferenceRecords.shared().resolve("models/gguf/stories260K.gguf");
+        List<String> common = List.of("--prompt", recs.get(0).prompt(), "--prompt", recs.get(1).prompt(), "--max-tokens", "12");
+        List<String> ggufArgs = new java.util.ArrayList<>(List.of("generate", "--model", gguf.toString()));
+        ggufArgs.addAll(common);
+        List<String> binArgs = new java.util.ArrayList<>(List.of("generate", "--model", ReferenceRecords.model().toString(),
+                "--tokenizer", ReferenceRecords.tokenizer().toString()));
+        binArgs.addAll(common);
+        String[] binTexts = jsonlTexts(binArgs);
+        String[] ggufTexts = jsonlTexts(ggufArgs);
+        assertThat(binTexts[0]).startsWith(recs.get(0).prompt());
+        assertThat(binTexts[1]).startsWith(recs.get(1).prompt());
+        assertThat(ggufTexts).containsExactly(binTexts);
+        String expected = "--- prompt 1\n" + binTexts[0] + "\n\n--- prompt 2\n" + binTexts[1] + "\n";
+        for (String mode : new String[] {"--sequential", null}) {
+            List<String> args = new java.util.ArrayList<>(ggufArgs);
+            if (mode != null) {
+                args.add(mode);
+            }
+            CliRun r = CliRun.of(args.toArray(String[]::new));
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(r.out()).as("gguf text output %s", mode).isIn(expected,
+                    "--- prompt 2\n" + binTexts[1] + "\n\n--- prompt 1\n" + binTexts[0] + "\n");
+        }
+    }
+
+    private static String[] jsonlTexts(List<String> args) throws IOException {
+        List<String> all = new java.util.ArrayList<>(args);
+        all.addAll(List.of("--output", "jsonl"));
+        CliRun r = CliRun.of(all.toArray(String[]::new));
+        assertThat(r.code()).as(r.err()).isZero();
+        String[] texts = new String[2];
+        for (String line : r.out().lines().toList()) {
+            var o = new com.fasterxml.jackson.databind.ObjectMapper().readTree(line);
+            texts[o.get("index").asInt()] = o.get("text").asText();
+        }
+        return texts;
+    }
 }

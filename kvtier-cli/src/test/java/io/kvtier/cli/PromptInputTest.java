@@ -109,4 +109,25 @@ class PromptInputTest {
         System.arraycopy(b, 0, c, a.length, b.length);
         return c;
     }
+
+    /**
+     * An empty prompt on a model without BOS (qwen2) has no token: one true line naming the reason
+     * and the flag, exit 2 (it once said "a prompt has at least BOS"); on stories260K, which has
+     * BOS, the default empty prompt still runs as BOS alone.
+     */
+    @Test
+    void anEmptyPromptOnAModelWithoutBosSaysSoAndNamesTheFlag() {
+        Path qwen2 = ReferenceRecords.shared().resolve("models/gguf-ref/qwen2-bpe-q8_0.gguf");
+        CliRun r = CliRun.of("generate", "--model", qwen2.toString(), "--max-tokens", "3");
+        assertOneLineError(r, "prompt 1 is empty and this model adds no BOS token", "--prompt TEXT");
+        CliRun bos = generate();
+        assertThat(bos.code()).as(bos.err()).isZero();
+        assertThat(bos.out()).contains("\"prompt_ids\":[1]");
+    }
+
+    /** {@code --cache-salt ""} would silently share the unsalted blocks: refused, as vLLM refuses an empty cache_salt. */
+    @Test
+    void anEmptyCacheSaltIsRefused() {
+        assertOneLineError(generate("--prompt", "Once", "--cache-salt", ""), "--cache-salt must be a non-empty string");
+    }
 }

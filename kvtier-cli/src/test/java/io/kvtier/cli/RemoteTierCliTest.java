@@ -34,6 +34,10 @@ class RemoteTierCliTest {
 
     /** Runs generate on the long records' prompts in a new JVM; returns its stdout (fails on a non-zero exit). */
     private String generate(String url, String tenant, Path stats) throws IOException, InterruptedException {
+        return generate(stats, "--remote-url", url, "--remote-tenant", tenant, "--remote-timeout", "5000");
+    }
+
+    private String generate(Path stats, String... remoteFlags) throws IOException, InterruptedException {
         Path prompts = dir.resolve("prompts.txt");
         int maxTokens = 0;
         StringBuilder text = new StringBuilder();
@@ -46,14 +50,39 @@ class RemoteTierCliTest {
         List<String> cmd = new ArrayList<>(List.of(java, "--add-modules", "jdk.incubator.vector",
                 "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), Main.class.getName(),
                 "generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
-                ReferenceRecords.tokenizer().toString(), "--prompts", prompts.toString(), "--output", "jsonl", "--block-size", "16", "--stats-json", stats.toString(),
-                "--remote-url", url, "--remote-tenant", tenant, "--remote-timeout", "5000"));
+                ReferenceRecords.tokenizer().toString(), "--prompts", prompts.toString(), "--output", "jsonl", "--block-size", "16", "--stats-json", stats.toString()));
+        cmd.addAll(List.of(remoteFlags));
         cmd.addAll(List.of("--max-tokens", String.valueOf(maxTokens)));
         Process p = new ProcessBuilder(cmd).redirectError(dir.resolve("stderr.txt").toFile()).start();
         String out = new String(p.getInputStream().readAllBytes());
         assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).as(Files.readString(dir.resolve("stderr.txt"))).isZero();
         return out;
+    }
+
+    /**
+     * A store that cannot be reached costs one line of kvtier's on stderr that names the URL and
+     * the cause once, and no line of the client's (Lettuce's and netty's warnings, with their
+     * {@code 127.0.0.1/<unresolved>:port} addresses); the run still succeeds. A cluster seed is
+     * the noisy case: the client's topology refresh warns for every seed it cannot reach.
+     */
+    @Test
+    void anUnreachableStoreIsOneLineOfKvtiersOnStderr() throws IOException, InterruptedException {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort(); // closed again: nothing listens there
+        }
+        String url = "redis://127.0.0.1:" + port;
+        Path stats = dir.resolve("stats.json");
+        List<String> lines = generate(stats, "--remote-url", url, "--remote-mode", "cluster", "--remote-timeout", "200").lines().toList();
+        assertThat(lines).hasSize(LONG_PROMPTS.length);
+        List<String> err = Files.readAllLines(dir.resolve("stderr.txt")).stream()
+                .filter(l -> !l.startsWith("WARNING: Using incubator modules")).toList();
+        assertThat(err).as("stderr: kvtier's lines only (its summary and the one warning)").allMatch(l -> l.startsWith("kvtier: "))
+                .noneMatch(l -> l.contains("<unresolved>") || l.contains("Exception"));
+        assertThat(err.stream().filter(l -> l.contains(url))).as("stderr").containsExactly("kvtier: remote tier: cannot reach "
+                + url + " (Connection refused); every lookup misses until it answers");
+        assertThat(JSON.readTree(stats.toFile()).get("remote").get("breaker_state").asText()).isEqualTo("open");
     }
 
     @Test

@@ -36,10 +36,13 @@ final class HostStores {
     private final LongIntMap cursors = new LongIntMap();
     /** Lazy stores' pending chunks; null when stores are eager. */
     private final LazyStores lazy;
+    /** 0 for a full-attention group; else the sliding window (positions) of the group whose blocks this stores. */
+    private final int window;
 
     HostStores(OffloadConfig config, ChunkChain chain, BlockPool pool, HostTier host, TransferEngine transfers,
-               JobRegistry jobs, OffloadStats stats, DiskChain disk, RemoteChain remote) {
+               JobRegistry jobs, OffloadStats stats, DiskChain disk, RemoteChain remote, int window) {
         this.config = config;
+        this.window = window;
         this.chain = chain;
         this.pool = pool;
         this.host = host;
@@ -59,13 +62,15 @@ final class HostStores {
     /** See {@link OffloadScheduler#onCommit}. */
     void onCommit(SequenceView r, int kvWritten, LongFunction<int[]> blockTables, long epoch) {
         int toChunk = storableChunks(r, kvWritten);
-        int fromChunk = cursor(r.id()) / chunk();
+        int fromChunk = firstChunkToStore(r, kvWritten, toChunk);
         if (toChunk <= fromChunk || jobs.hasLoad(r.id())) {
             return; // the common case of a decode step: nothing new to store, nothing copied
         }
+        int keepFrom = window > 0 ? fromChunk : 0;
         // A chain is hit from its head: a chunk at index >= capacity can never be in the host tier
-        // together with all its parents (and the disk is fed from the host tier).
-        int fitChunk = Math.min(toChunk, host.capacity());
+        // together with all its parents (and the disk is fed from the host tier). A window group's
+        // hit needs only the chunks of its window, wherever they are.
+        int fitChunk = window > 0 ? toChunk : Math.min(toChunk, host.capacity());
         List<BlockKey> keys = new ArrayList<>();
         List<BlockKey> parents = new ArrayList<>();
         boolean admitted = true;
@@ -87,7 +92,7 @@ final class HostStores {
             return;
         }
         Set<BlockKey> keep = new HashSet<>();
-        for (int c = 0; c < fromChunk && c < fitChunk; c++) {
+        for (int c = keepFrom; c < fromChunk && c < fitChunk; c++) {
             keep.add(chain.key(r, c));
         }
         int fits = keys.isEmpty() ? 0 : host.index().fittingPrefix(keys, keep);
@@ -174,6 +179,26 @@ final class HostStores {
         long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
         jobs.add(new OffloadJob.Store(id, requestId, HostTier.NAME, firstChunk, sources, accepted.toStore(), epoch, deadline));
         transfers.submit(new StoreJob(id, copies, deadline));
+    }
+
+    /**
+     * The first chunk a store at this commit may take: the cursor's; in a window group, past the
+     * chunks with a block the request's next query no longer reads (docs/kv-groups.md): a block
+     * that left the window is never stored after it left. Skipped chunks move the cursor.
+     */
+    private int firstChunkToStore(SequenceView r, int kvWritten, int toChunk) {
+        int fromChunk = cursor(r.id()) / chunk();
+        if (window == 0 || toChunk <= fromChunk) {
+            return fromChunk;
+        }
+        int firstRead = Math.max(0, kvWritten - window + 1) / chain.blockSize();
+        int firstInWindow = Math.min(toChunk, (firstRead + chunk() - 1) / chunk());
+        if (firstInWindow <= fromChunk) {
+            return fromChunk;
+        }
+        stats.windowBlocksSkipped += (long) (firstInWindow - fromChunk) * chunk();
+        cursors.put(r.id(), firstInWindow * chunk());
+        return firstInWindow;
     }
 
     /** Full chunks below {@code kvWritten} that may be stored (prompt blocks only unless decode blocks are offloaded). */

@@ -2,9 +2,8 @@ package io.kvtier.offload;
 
 import io.kvtier.kv.BlockKey;
 import io.kvtier.kv.BlockPool;
+import io.kvtier.kv.KvGroup;
 import io.kvtier.kv.Namespace;
-import io.kvtier.offload.transfer.ChunkCopy;
-import io.kvtier.offload.transfer.LoadJob;
 import io.kvtier.offload.transfer.TransferEngine;
 import io.kvtier.offload.transfer.TransferResult;
 import io.kvtier.tier.HostTier;
@@ -13,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * The scheduler side of offloading (ARCHITECTURE §3, §4): finds external hits beyond the device
@@ -23,6 +21,11 @@ import java.util.TreeMap;
  *
  * <p>A chunk is {@code blocksPerChunk} consecutive device blocks, keyed by its last block's key.
  * Block positions and counts here are in blocks of the request; tokens = blocks * blockSize.
+ *
+ * <p>A model with several KV groups ({@link KvGroup}) has one scheduler per group, each over its
+ * group's device pool and its own tiers; the full-attention group's scheduler is the one the
+ * engine talks to, and {@link #ofGroups} gives it the sliding-window groups' ones: lookups, loads,
+ * rollbacks and waits then hold in every group ({@link WindowParts}, docs/kv-groups.md).
  */
 public final class OffloadScheduler implements AutoCloseable {
 
@@ -77,6 +80,16 @@ public final class OffloadScheduler implements AutoCloseable {
     private final ChunkChain chain;
     private final HostStores stores;
     private final LoadCosts costs;
+    private final HostLoads loads;
+    private final Completions completions;
+    /** The group whose blocks this scheduler moves: null for group 0 (or a one-group model), whose keys are the chain keys. */
+    private final KvGroup group;
+    /** Requests as this group sees them (null for group 0, which sees them as they are). */
+    private final GroupView.Views views;
+    /** The sliding-window groups' schedulers, when this is group 0's of a model with several groups. */
+    private WindowParts windows;
+    private GroupTables tablesSeen;
+    private java.util.function.LongFunction<int[]> ownTables;
     private long epoch;
 
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace) {
@@ -98,6 +111,29 @@ public final class OffloadScheduler implements AutoCloseable {
      */
     public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace,
                             DiskTierParts diskParts, RemoteTierParts remoteParts) {
+        this(config, pool, host, transfers, namespace, diskParts, remoteParts, null);
+    }
+
+    /**
+     * The scheduler of one sliding-window KV group {@code group} of a model with several groups
+     * (null: group 0, as the other constructors): {@code pool} is the group's device pool, the
+     * tiers are the group's own (their chunks hold the group's layers), the namespace should be
+     * the group's ({@link KvGroup#key} of the model's digest, so its disk and remote entries live
+     * apart). Give it to group 0's scheduler with {@link #ofGroups}.
+     *
+     * @throws IllegalArgumentException for a full-attention group other than group 0, or lazy stores
+     *         in a window group (not built)
+     */
+    public OffloadScheduler(OffloadConfig config, BlockPool pool, HostTier host, TransferEngine transfers, Namespace namespace,
+                            DiskTierParts diskParts, RemoteTierParts remoteParts, KvGroup group) {
+        if (group != null && (group.index() == 0 || !group.sliding())) {
+            throw new IllegalArgumentException("an offload part of its own is for a sliding-window group after group 0, got " + group);
+        }
+        if (group != null && config.storePolicy().lazy()) {
+            throw new IllegalArgumentException("lazy stores are not built for a model with sliding-window layers: use eager stores");
+        }
+        this.group = group;
+        this.views = group == null ? null : new GroupView.Views(group);
         if (namespace.blocksPerChunk() != config.blocksPerChunk()) {
             // The geometry seeds the key chain: a chunk of another geometry must never share a key.
             throw new IllegalArgumentException("namespace made for " + namespace.blocksPerChunk()
@@ -116,8 +152,64 @@ public final class OffloadScheduler implements AutoCloseable {
                 config.blocksPerChunk(), config.blocksPerChunk() * pool.layout().bytesPerBlock(),
                 config.blocksPerChunk() * blockSize, this.namespace);
         this.chain = new ChunkChain(config.blocksPerChunk(), blockSize, this.namespace);
-        this.stores = new HostStores(config, chain, pool, host, transfers, jobs, stats, disk, remote);
+        this.stores = new HostStores(config, chain, pool, host, transfers, jobs, stats, disk, remote,
+                group == null ? 0 : group.window());
         this.costs = new LoadCosts(config.blocksPerChunk() * blockSize);
+        this.loads = new HostLoads(new GroupTier(config, chain, pool, host, transfers, jobs, stats, disk, remote), stores);
+        this.completions = new Completions(jobs, stats, costs, loads, stores, disk, remote, pool, config.blocksPerChunk());
+    }
+
+    /**
+     * Makes {@code full} (group 0's scheduler) the one scheduler of a model with several KV
+     * groups: {@code windowParts} are the sliding-window groups' ({@link #OffloadScheduler(OffloadConfig,
+     * BlockPool, HostTier, TransferEngine, Namespace, DiskTierParts, RemoteTierParts, KvGroup)}),
+     * in group order; it closes them when it closes.
+     *
+     * @return {@code full}
+     * @throws IllegalArgumentException if a part is not a window group's or the chunk sizes differ
+     */
+    public static OffloadScheduler ofGroups(OffloadScheduler full, List<OffloadScheduler> windowParts) {
+        if (full.group != null || full.windows != null) {
+            throw new IllegalArgumentException("groups are given to group 0's scheduler, once");
+        }
+        for (OffloadScheduler p : windowParts) {
+            if (p.group == null || p.chunk() != full.chunk() || p.blockSize != full.blockSize) {
+                throw new IllegalArgumentException("a window group's part must have its group and group 0's chunk geometry");
+            }
+        }
+        full.windows = windowParts.isEmpty() ? null : new WindowParts(full, windowParts);
+        return full;
+    }
+
+    /** The group this scheduler moves blocks of (null for group 0). */
+    KvGroup group() {
+        return group;
+    }
+
+    /** The sliding-window groups' schedulers (empty for a one-group model or a window part). */
+    public List<OffloadScheduler> windowParts() {
+        return windows == null ? List.of() : windows.parts();
+    }
+
+    /** The request as this scheduler's group sees it (its keys qualified with the group). */
+    SequenceView view(SequenceView r) {
+        return views == null ? r : views.of(r);
+    }
+
+    int blockSize() {
+        return blockSize;
+    }
+
+    long epoch() {
+        return epoch;
+    }
+
+    JobRegistry jobs() {
+        return jobs;
+    }
+
+    HostStores stores() {
+        return stores;
     }
 
     public OffloadConfig config() {
@@ -143,54 +235,13 @@ public final class OffloadScheduler implements AutoCloseable {
     public Lookup lookup(SequenceView r, int deviceHitBlocks) {
         int maxBlocks = (r.numTokens() - 1) / blockSize;
         int endChunk = Math.min(maxBlocks, r.blockKeys().size()) / chunk();
-        int firstChunk = deviceHitBlocks / chunk();
-        if (endChunk * chunk() <= deviceHitBlocks) {
-            return new Lookup.Miss();
-        }
-        List<BlockKey> keys = new ArrayList<>(endChunk - firstChunk);
-        for (int c = firstChunk; c < endChunk; c++) {
-            keys.add(chain.key(r, c));
-        }
-        TierIndex.Lookup found = host.index().lookup(keys);
-        if (found instanceof TierIndex.Lookup.Pending) {
-            return new Lookup.Wait("a chunk of the prefix is being stored");
-        }
-        int ready = found.readyChunks();
-        for (int i = 0; i < ready; i++) {
-            if (jobs.loadingJob(keys.get(i)) >= 0) {
-                // At most one load per key (§3.5): wait, then hit the device prefix cache.
-                return new Lookup.Wait("a chunk of the prefix is being loaded for another request");
-            }
-        }
-        if (disk != null && ready < keys.size()) {
-            List<BlockKey> rest = keys.subList(ready, keys.size());
-            int onDisk = disk.lookup(rest);
-            for (int i = 0; i < onDisk; i++) {
-                if (jobs.loadingJob(rest.get(i)) >= 0) {
-                    return new Lookup.Wait("a chunk of the prefix is being promoted from disk");
-                }
-            }
-            if (onDisk > 0) {
-                return new Lookup.Promote(ready, onDisk);
-            }
-        }
-        if (remote != null && ready < keys.size()) {
-            List<BlockKey> rest = keys.subList(ready, keys.size());
-            int inStore = remote.lookup(rest, epoch);
-            if (inStore == RemoteChain.PROBING) {
-                return new Lookup.Wait("probing the remote tier");
-            }
-            for (int i = 0; i < inStore; i++) {
-                if (jobs.loadingJob(rest.get(i)) >= 0) {
-                    return new Lookup.Wait("a chunk of the prefix is being promoted from the remote tier");
-                }
-            }
-            if (inStore > 0) {
-                return new Lookup.Promote(ready, 0, inStore);
-            }
-        }
-        int end = (firstChunk + ready) * chunk();
-        return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+        Lookup found = lookup(view(r), deviceHitBlocks, endChunk);
+        return windows == null ? found : windows.fit(r, deviceHitBlocks, found);
+    }
+
+    /** {@link #lookup} of the chunks from the one holding block {@code deviceHitBlocks} to {@code endChunk} (exclusive) of {@code r}'s view. */
+    Lookup lookup(SequenceView r, int deviceHitBlocks, int endChunk) {
+        return loads.lookup(r, deviceHitBlocks, endChunk, epoch);
     }
 
     /**
@@ -204,6 +255,15 @@ public final class OffloadScheduler implements AutoCloseable {
             return found;
         }
         return costs.decide(config.loadPolicy(), found, deviceHitBlocks, chunk(), blockSize, jobs.queuedBlocks(chunk()), c, stats);
+    }
+
+    /**
+     * {@link #decide} for request {@code r}: with several KV groups, a hit cut short is walked down
+     * again to a boundary whose window every window group serves.
+     */
+    public Lookup decide(SequenceView r, int deviceHitBlocks, Lookup found, Contention c) {
+        Lookup cut = decide(deviceHitBlocks, found, c);
+        return windows == null || cut == found ? cut : windows.fit(r, deviceHitBlocks, cut);
     }
 
     /** The clock of transfer times, ns (the transfer engine's: virtual in a replay). */
@@ -228,30 +288,12 @@ public final class OffloadScheduler implements AutoCloseable {
      *         {@link Lookup.Hit}, or {@link Lookup.Miss}
      */
     public Lookup promote(SequenceView r, int deviceHitBlocks, Lookup.Promote p) {
-        int firstChunk = deviceHitBlocks / chunk() + p.hostChunks();
-        List<BlockKey> hostKeys = new ArrayList<>();
-        for (int c = deviceHitBlocks / chunk(); c < firstChunk; c++) {
-            hostKeys.add(chain.key(r, c));
-        }
-        List<BlockKey> keys = new ArrayList<>();
-        List<BlockKey> parents = new ArrayList<>();
-        List<int[]> tokens = new ArrayList<>();
-        int behind = p.diskChunks() > 0 ? p.diskChunks() : p.remoteChunks();
-        for (int c = firstChunk; c < firstChunk + behind; c++) {
-            keys.add(chain.key(r, c));
-            parents.add(chain.parent(r, c));
-            tokens.add(chain.tokens(r, c));
-        }
-        boolean fromDisk = p.diskChunks() > 0;
-        int started = fromDisk ? disk.promote(hostKeys, keys, parents, tokens, namespace, epoch)
-                : remote.promote(hostKeys, keys, parents, tokens, epoch);
-        if (started > 0) {
-            return new Lookup.Wait("promoting " + started + " of " + keys.size() + " chunks from "
-                    + (fromDisk ? "disk" : "the remote tier"));
-        }
-        stats.notStored(fromDisk ? OffloadStats.NOT_PROMOTED : OffloadStats.REMOTE_NOT_PROMOTED, (long) keys.size() * chunk());
-        int end = firstChunk * chunk();
-        return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+        return windows == null ? promoteOwn(r, deviceHitBlocks, p) : windows.promote(r, deviceHitBlocks, p);
+    }
+
+    /** {@link #promote} in this scheduler's group only; {@code p} with no disk or remote chunks starts nothing. */
+    Lookup promoteOwn(SequenceView request, int deviceHitBlocks, Lookup.Promote p) {
+        return loads.promote(view(request), deviceHitBlocks, p, epoch);
     }
 
     /**
@@ -262,53 +304,30 @@ public final class OffloadScheduler implements AutoCloseable {
      * @return the job id
      */
     public Map<String, Integer> startLoad(SequenceView r, int deviceHitBlocks, int blocks, int[] blockTable) {
-        int firstChunk = deviceHitBlocks / chunk();
-        int endChunk = (deviceHitBlocks + blocks) / chunk();
-        List<BlockKey> keys = new ArrayList<>();
-        for (int c = firstChunk; c < endChunk; c++) {
-            keys.add(chain.key(r, c));
+        if (windows != null) {
+            throw new IllegalStateException("a model with several KV groups loads into every group's table");
         }
-        int[] slots = host.index().prepareLoad(keys);
-        host.index().touch(keys);
-        if (disk != null) {
-            disk.onHostHit(keys, epoch);
+        return startLoadOwn(r, deviceHitBlocks, blocks, blockTable);
+    }
+
+    /**
+     * {@link #startLoad} with the request's block table of every KV group ({@code blockTables[g]},
+     * freshly allocated from {@code deviceHitBlocks} on in every group): window groups load the
+     * window that ends at the hit, and the request's {@link LoadDone} comes once every group's
+     * load ended, cut to the longest prefix valid in all groups.
+     *
+     * @return tokens loaded per tier (group 0's count: a hit is counted once)
+     */
+    public Map<String, Integer> startLoad(SequenceView r, int deviceHitBlocks, int blocks, int[][] blockTables) {
+        if (windows != null) {
+            windows.startLoad(r, deviceHitBlocks, blocks, blockTables);
         }
-        if (remote != null) {
-            remote.onHostHit(keys, epoch);
-        }
-        long id = jobs.newId();
-        String[] chunkTiers = new String[keys.size()];
-        Map<String, Integer> tokensByTier = new TreeMap<>();
-        List<ChunkCopy> copies = new ArrayList<>();
-        int[] targets = new int[blocks];
-        int[] chunkBlocks = new int[keys.size()];
-        int t = 0;
-        for (int i = 0; i < keys.size(); i++) {
-            int c = firstChunk + i;
-            int[] dev = new int[chunk()];
-            for (int j = 0; j < chunk(); j++) {
-                int b = c * chunk() + j;
-                // Blocks already on the device (a hit ending inside the chunk) are not copied: -1.
-                dev[j] = b < deviceHitBlocks ? -1 : blockTable[b];
-                if (dev[j] >= 0) {
-                    targets[t++] = dev[j];
-                    pool.retain(dev[j]);
-                    chunkBlocks[i]++;
-                }
-            }
-            copies.add(new ChunkCopy(dev, slots[i], namespace, keys.get(i), chain.parent(r, c),
-                    chain.tokens(r, c)));
-            chunkTiers[i] = disk != null && disk.consumePromoted(keys.get(i)) ? "disk"
-                    : remote != null && remote.consumePromoted(keys.get(i)) ? "remote" : HostTier.NAME;
-            tokensByTier.merge(chunkTiers[i], chunkBlocks[i] * blockSize, Integer::sum);
-        }
-        long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
-        jobs.add(new OffloadJob.Load(id, r.id(), HostTier.NAME, deviceHitBlocks, blocks, targets, keys, chunkBlocks,
-                chunkTiers, epoch, deadline));
-        tokensByTier.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, n));
-        stores.advanceCursor(r.id(), deviceHitBlocks + blocks);
-        transfers.submit(new LoadJob(id, copies, deadline));
-        return tokensByTier;
+        return startLoadOwn(r, deviceHitBlocks, blocks, blockTables[0]);
+    }
+
+    /** {@link #startLoad} in this scheduler's group only, into its table {@code blockTable}. */
+    Map<String, Integer> startLoadOwn(SequenceView request, int deviceHitBlocks, int blocks, int[] blockTable) {
+        return loads.start(view(request), deviceHitBlocks, blocks, blockTable, epoch);
     }
 
     /**
@@ -324,11 +343,42 @@ public final class OffloadScheduler implements AutoCloseable {
      * a store is due (one function for every call: nothing is allocated per commit).
      */
     public void onCommit(SequenceView r, int kvWritten, java.util.function.LongFunction<int[]> blockTables) {
+        if (windows != null) {
+            throw new IllegalStateException("a model with several KV groups commits with every group's tables");
+        }
         stores.onCommit(r, kvWritten, blockTables, epoch);
+    }
+
+    /** A request's block table in one KV group: {@code KvCacheManager::blockTable}. */
+    @FunctionalInterface
+    public interface GroupTables {
+        int[] blockTable(long requestId, int group);
+    }
+
+    /**
+     * {@link #onCommit} with every KV group's tables: each group's scheduler stores its own chunks
+     * by its group's rule (a window group only chunks still inside the next query's window).
+     */
+    public void onCommit(SequenceView r, int kvWritten, GroupTables blockTables) {
+        if (blockTables != tablesSeen) {
+            // The engine passes one object for its whole life: one function per scheduler, not one per commit.
+            int g = group == null ? 0 : group.index();
+            tablesSeen = blockTables;
+            ownTables = id -> blockTables.blockTable(id, g);
+        }
+        stores.onCommit(view(r), kvWritten, ownTables, epoch);
+        if (windows != null) {
+            windows.onCommit(r, kvWritten, blockTables);
+        }
     }
 
     /** Applies every completed transfer; returns the loads that ended for requests still waiting. */
     public List<LoadDone> poll() {
+        return windows == null ? pollOwn() : windows.poll();
+    }
+
+    /** {@link #poll} of this scheduler's group only. */
+    List<LoadDone> pollOwn() {
         stores.scan(epoch); // lazy stores: first, so the free queue is the one the step's allocations will see
         if (disk != null) {
             disk.drainScan(epoch);
@@ -344,6 +394,11 @@ public final class OffloadScheduler implements AutoCloseable {
      * Used by the engine when no request can make progress until a transfer ends.
      */
     public List<LoadDone> awaitAny(Duration timeout) {
+        return windows == null ? awaitAnyOwn(timeout) : windows.awaitAny(timeout);
+    }
+
+    /** {@link #awaitAny} of this scheduler's group only. */
+    List<LoadDone> awaitAnyOwn(Duration timeout) {
         List<Long> ids = new ArrayList<>();
         for (OffloadJob j : jobs.allJobs()) {
             ids.add(j.id());
@@ -359,103 +414,38 @@ public final class OffloadScheduler implements AutoCloseable {
     }
 
     private List<LoadDone> apply(List<TransferResult> results) {
-        if (results.isEmpty()) {
-            return List.of(); // the common step with jobs in flight: nothing allocated
-        }
-        List<LoadDone> done = new ArrayList<>();
-        for (TransferResult res : results) {
-            JobRegistry.Completed c = jobs.complete(res.jobId());
-            if (c == null) {
-                continue; // unknown or duplicate completion: nothing is released twice
-            }
-            boolean current = c.live() && c.job().epoch() == epoch;
-            if (!current) {
-                stats.staleCompletions++;
-            }
-            if (res.timedOut()) {
-                stats.jobsTimedOut++;
-            }
-            boolean inbound = c.job() instanceof OffloadJob.Load || c.job() instanceof OffloadJob.Promote
-                    || c.job() instanceof OffloadJob.RemotePromote;
-            if (!(c.job() instanceof OffloadJob.RemoteProbe)) { // a probe moves no chunk
-                OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, c.job().tier(), res.bytes(), res.nanos());
-            }
-            if (res.success() && inbound) {
-                long blocks = c.job() instanceof OffloadJob.Load l ? l.blocks() : (long) c.job().chunkKeys().size() * chunk();
-                costs.onLoad(c.job().tier(), blocks, res.bytes(), res.nanos());
-            }
-            switch (c.job()) {
-                case OffloadJob.Load load -> {
-                    LoadDone d = applyLoad(load, res, current);
-                    if (d != null) {
-                        done.add(d);
-                    }
-                }
-                case OffloadJob.Store store -> stores.apply(store, res, current, epoch);
-                case OffloadJob.DiskWrite write -> disk.applyWrite(write, res, chunk() * pool.layout().bytesPerBlock());
-                case OffloadJob.Promote promote -> disk.applyPromote(promote, res, current, chunk() * pool.layout().bytesPerBlock());
-                case OffloadJob.RemoteProbe probe -> remote.applyProbe(probe, res);
-                case OffloadJob.RemoteWrite write -> remote.applyWrite(write, res);
-                case OffloadJob.RemotePromote promote -> remote.applyPromote(promote, res, current);
-            }
-            for (int b : c.job().deviceBlocks()) {
-                pool.release(b);
-            }
-        }
-        return done;
-    }
-
-    private LoadDone applyLoad(OffloadJob.Load load, TransferResult res, boolean current) {
-        host.index().completeLoad(load.chunkKeys());
-        int goodChunks = res.success() ? load.chunkKeys().size() : Math.max(0, res.firstFailedChunk());
-        if (!res.success()) {
-            stats.loadFailures++;
-            // A bad entry is deleted (§3.4), so a retry cannot fail on it again (F04). A timeout
-            // says nothing about the bytes: the entry stays.
-            if (!res.timedOut() && goodChunks < load.chunkKeys().size()) {
-                host.index().remove(load.chunkKeys().get(goodChunks));
-            }
-        }
-        if (!current) {
-            return null;
-        }
-        int goodBlocks = 0;
-        for (int i = 0; i < goodChunks; i++) {
-            goodBlocks += load.chunkBlocks()[i];
-        }
-        OffloadStats.add(stats.blocksLoaded, load.tier(), goodBlocks);
-        stats.bytesLoaded += goodBlocks * pool.layout().bytesPerBlock();
-        Map<String, Integer> lost = new TreeMap<>();
-        for (int i = goodChunks; i < load.chunkKeys().size(); i++) {
-            lost.merge(load.chunkTiers()[i], load.chunkBlocks()[i] * blockSize, Integer::sum);
-        }
-        if (goodBlocks < load.blocks()) {
-            // Hit tokens count only what was really loaded.
-            lost.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, -n));
-            int loadedEnd = load.firstBlock() + goodBlocks;
-            stores.cutCursor(load.requestId(), loadedEnd);
-        }
-        return new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), goodBlocks, lost);
+        return completions.apply(results, epoch);
     }
 
     /** Whether the request has jobs in flight (a preempted request is not re-admitted until they end, §3.6). */
     public boolean hasJobs(long requestId) {
-        return jobs.hasJobs(requestId);
+        return jobs.hasJobs(requestId) || windows != null && windows.hasJobs(requestId);
     }
 
-    /** Device blocks that become free when pending stores complete. */
+    /** Device blocks of group 0 that become free when pending stores complete. */
     public int blocksFreedByStores() {
         return jobs.blocksFreedByStores(pool);
     }
 
-    /** Whether any job is in flight. */
+    /** Device blocks of KV group {@code group} that become free when pending stores complete. */
+    public int blocksFreedByStores(int group) {
+        return group == 0 ? blocksFreedByStores() : windows.part(group).blocksFreedByStores();
+    }
+
+    /** Whether any job is in flight (in any group). */
     public boolean busy() {
-        return !jobs.isEmpty();
+        return !jobs.isEmpty() || windows != null && windows.busy();
     }
 
     /** The request is gone (finished or aborted): forget its cursor; its jobs run on, holding their blocks. */
     public void onFinished(long requestId) {
         stores.forget(requestId);
+        if (views != null) {
+            views.forget(requestId);
+        }
+        if (windows != null) {
+            windows.onFinished(requestId);
+        }
     }
 
     /**
@@ -467,16 +457,12 @@ public final class OffloadScheduler implements AutoCloseable {
      *         preempted) and recompute
      */
     public List<LoadDone> resetCache() {
+        // Loads group 0 ended while a window group's still ran: abandoned too.
+        List<LoadDone> waiting = windows == null ? new ArrayList<>() : windows.resetCache();
         epoch++;
-        List<LoadDone> waiting = new ArrayList<>();
         for (OffloadJob j : jobs.liveJobs()) {
             if (j instanceof OffloadJob.Load load) {
-                Map<String, Integer> lost = new TreeMap<>();
-                for (int i = 0; i < load.chunkKeys().size(); i++) {
-                    lost.merge(load.chunkTiers()[i], load.chunkBlocks()[i] * blockSize, Integer::sum);
-                }
-                lost.forEach((tier, n) -> OffloadStats.add(stats.externalHitTokens, tier, -n));
-                waiting.add(new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), 0, lost));
+                waiting.add(loads.abandon(load));
             }
             jobs.orphan(j.id());
         }
@@ -493,7 +479,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** Lazy stores: the device prefix cache is about to be dropped, so every pending chunk is stored now (no-op if eager). */
     public void beforeDeviceCacheReset() {
-        stores.storeAllPending(epoch);
+        stores.storeAllPending(epoch); // window parts refuse lazy stores: nothing pending there
     }
 
     /** Lazy stores: chunks completed and still on the device, not stored yet (0 when stores are eager). */
@@ -511,6 +497,9 @@ public final class OffloadScheduler implements AutoCloseable {
      * IllegalStateException naming the broken one.
      */
     public void checkInvariants() {
+        for (OffloadScheduler p : windowParts()) {
+            p.checkInvariants();
+        }
         jobs.checkInvariants(pool);
         host.index().checkInvariants();
         if (disk != null) {
@@ -531,7 +520,13 @@ public final class OffloadScheduler implements AutoCloseable {
         try {
             flushToDisk();
         } finally {
-            closeTiers();
+            try {
+                closeTiers();
+            } finally {
+                for (OffloadScheduler p : windowParts()) {
+                    p.close();
+                }
+            }
         }
     }
 
@@ -543,6 +538,9 @@ public final class OffloadScheduler implements AutoCloseable {
      * {@link #close} at a clean shutdown; idempotent.
      */
     public void flushToDisk() {
+        for (OffloadScheduler p : windowParts()) {
+            p.flushToDisk();
+        }
         if (disk == null || !disk.writeOnEvict()) {
             return;
         }
@@ -575,6 +573,9 @@ public final class OffloadScheduler implements AutoCloseable {
      * without this: chunks not scanned yet are misses; tests and benchmarks want determinism).
      */
     public void awaitDiskScan(Duration timeout) {
+        for (OffloadScheduler p : windowParts()) {
+            p.awaitDiskScan(timeout);
+        }
         if (disk != null) {
             try {
                 disk.awaitScan(timeout, epoch);

@@ -18,6 +18,7 @@ public final class OffloadStats {
     long loadFailures;
     long storeFailures;
     long storeRefusals;
+    long windowBlocksSkipped;
     long jobsTimedOut;
     long staleCompletions;
     long loadDecisions;
@@ -123,6 +124,14 @@ public final class OffloadStats {
 
     public long bytesLoaded() {
         return bytesLoaded;
+    }
+
+    /**
+     * Blocks of a sliding-window group that left the window before they were written in full, so
+     * were never stored (on purpose: no later request reads them; docs/kv-groups.md). 0 for a full group.
+     */
+    public long windowBlocksSkipped() {
+        return windowBlocksSkipped;
     }
 
     /** Loads that failed (bad checksum, header mismatch, transfer error or deadline), for any chunk. */

@@ -208,18 +208,23 @@ final class RemoteChain extends TierBehindHost {
         if (ok < keys.size()) {
             host.index().completeStore(keys.subList(ok, keys.size()), false);
             stats.loadFailures++;
-            RemoteStats.add(remoteStats.loadFailures, causeOf(res), 1);
+            RemoteStats.add(remoteStats.loadFailures, causeOf(res, RemoteStats.LOAD_FAILURE_CAUSES), 1);
             hints.put(keys.get(ok), new Hint(false, transfers.nanoTime() + hintNanos));
         }
     }
 
-    /** The cause word of a failed remote job ({@link RemoteJob}); a missed deadline is a timeout. */
-    static String causeOf(TransferResult res) {
+    /**
+     * The cause word of a failed remote job ({@link RemoteJob}), one of {@code known} (the label
+     * values the metrics register in advance): a missed deadline is a timeout, a word not in
+     * {@code known} is an {@code error}.
+     */
+    static String causeOf(TransferResult res, List<String> known) {
         if (res.timedOut()) {
             return RemoteCopier.TIMEOUT;
         }
         int colon = res.error().indexOf(':');
-        return colon > 0 ? res.error().substring(0, colon) : "error";
+        String word = colon > 0 ? res.error().substring(0, colon) : "error";
+        return known.contains(word) ? word : "error";
     }
 
     /**
@@ -314,7 +319,7 @@ final class RemoteChain extends TierBehindHost {
             stats.bytesStored += ok * bytesPerChunk;
         }
         if (ok < keys.size()) {
-            RemoteStats.add(remoteStats.storeFailures, causeOf(res), 1);
+            RemoteStats.add(remoteStats.storeFailures, causeOf(res, RemoteStats.STORE_FAILURE_CAUSES), 1);
         }
     }
 

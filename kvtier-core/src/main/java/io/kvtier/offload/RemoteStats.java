@@ -1,5 +1,6 @@
 package io.kvtier.offload;
 
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -15,6 +16,13 @@ public final class RemoteStats {
     public static final String UNAVAILABLE = "unavailable";
     /** Reasons a store was dropped: the store's write latency stays above half the timeout. */
     public static final String SLOW = "slow";
+
+    /** Every reason a store is dropped for ({@link #storesDroppedBy()}'s keys). */
+    public static final List<String> DROP_REASONS = List.of(BUDGET, UNAVAILABLE, SLOW);
+    /** Every cause a failed load is counted under ({@link #loadFailures()}'s keys). */
+    public static final List<String> LOAD_FAILURE_CAUSES = List.of("miss", "timeout", "verify", UNAVAILABLE, "error");
+    /** Every cause a failed write is counted under ({@link #storeFailures()}'s keys). */
+    public static final List<String> STORE_FAILURE_CAUSES = List.of("timeout", "oversize", UNAVAILABLE, "error");
 
     final Map<String, Long> loadFailures = new TreeMap<>();
     final Map<String, Long> storesDroppedBy = new TreeMap<>();

@@ -21,8 +21,8 @@ public final class Engine implements AutoCloseable {
     private final EngineConfig config;
     private final BlockPool pool;
     private final KvCacheManager kv;
-    /** Request id -> block table, for the offload scheduler's commits (one object, not one per call). */
-    private final java.util.function.LongFunction<int[]> blockTables;
+    /** (request id, group) -> block table, for the offload scheduler's commits (one object, not one per call). */
+    private final OffloadScheduler.GroupTables blockTables;
     private final Scheduler scheduler;
     private final ModelRunner runner;
     private final BlockHasher hasher;
@@ -63,9 +63,11 @@ public final class Engine implements AutoCloseable {
      * An engine over the device pools of {@code kv}, one per KV group (created for this engine and
      * closed with it). Device events are those of group 0, whose keys are the chain keys.
      *
+     * With several KV groups, {@code offload} is group 0's scheduler with one part per window group
+     * ({@link OffloadScheduler#ofGroups}).
+     *
      * @throws IllegalArgumentException if a pool's block size or the prefix-caching switch is not
-     *         the config's, or if offloading is asked of a model with several KV groups (per-group
-     *         offloading is not built: such an engine is made with one group holding every layer)
+     *         the config's, or if {@code offload} does not have a part for every window group
      */
     public Engine(EngineConfig config, KvCacheManager kv, ModelRunner runner, BlockHasher hasher, OffloadScheduler offload,
                   KvEvents events) {
@@ -76,9 +78,9 @@ public final class Engine implements AutoCloseable {
         if (kv.prefixCaching() != config.prefixCaching()) {
             throw new IllegalArgumentException("KV cache manager with prefix caching " + kv.prefixCaching() + ", config " + config.prefixCaching());
         }
-        if (offload != null && kv.groups().size() > 1) {
+        if (offload != null && offload.windowParts().size() != kv.groups().size() - 1) {
             throw new IllegalArgumentException("offloading a model with " + kv.groups().size()
-                    + " KV groups needs one group holding every layer");
+                    + " KV groups needs a scheduler part per window group, got " + offload.windowParts().size());
         }
         this.config = config;
         this.pool = pool;
@@ -341,9 +343,11 @@ public final class Engine implements AutoCloseable {
                 // The reported hit is what was not computed: only the blocks really loaded.
                 d.lostTokensByTier().forEach((tier, n) -> r.addExternalHitTokens(tier, -n));
             }
+            // Window groups first give back what is before the window at kvWritten: blocks allocated
+            // for the load that no group loaded (below its window) must never enter the prefix cache.
+            kv.slide(r.id(), kvWritten);
             // Loaded blocks hold verified KV under their keys: the device prefix cache may share them.
             cacheFullBlocks(r, kvWritten);
-            kv.slide(r.id(), kvWritten);
         }
     }
 

@@ -61,9 +61,9 @@ public final class LlamaRunner implements ModelRunner {
     }
 
     /**
-     * The same, with the offload tiers of {@code offload} (off when it is not enabled). With the
-     * tiers on, every model has one KV group holding every layer: offloading per group is not built,
-     * so a sliding-window layer keeps (and stores) its blocks outside the window, as a full one.
+     * The same, with the offload tiers of {@code offload} (off when it is not enabled): with
+     * several KV groups, one scheduler per group, each storing and loading its group's blocks by
+     * the group's rule ({@link OffloadSetup#build(List, List, Namespace, KvEvents)}).
      */
     public static Engine engine(Model checkpoint, EngineConfig config, Kernels kernels, int threads, OffloadSetup offload) {
         return engine(checkpoint, config, kernels, threads, offload, null);
@@ -76,7 +76,7 @@ public final class LlamaRunner implements ModelRunner {
     public static Engine engine(Model checkpoint, EngineConfig config, Kernels kernels, int threads, OffloadSetup offload,
                                 KvEvents events) {
         KvLayout all = checkpoint.config().kvLayout(config.blockSize());
-        List<KvGroup> groups = offload.enabled() ? List.of(KvCacheManager.allLayers(all)) : groupsOf(checkpoint);
+        List<KvGroup> groups = groupsOf(checkpoint);
         List<BlockPool> pools = new ArrayList<>(groups.size());
         try {
             for (KvGroup g : groups) {
@@ -84,7 +84,7 @@ public final class LlamaRunner implements ModelRunner {
                         new KvLayout(g.layers().length, all.kvHeads(), all.headDim(), all.blockSize())));
             }
             Namespace ns = Namespace.of(checkpoint.modelId(), all, offload.config().blocksPerChunk());
-            OffloadScheduler scheduler = offload.build(pools.getFirst(), ns, events == null ? KvEvents.discarding() : events);
+            OffloadScheduler scheduler = offload.build(pools, groups, ns, events == null ? KvEvents.discarding() : events);
             PagedKv paged = PagedKv.of(groups, pools.stream().map(BlockPool::slab).toList(),
                     pools.stream().map(BlockPool::layout).toList());
             LlamaRunner runner = new LlamaRunner(checkpoint, paged, kernels, threads);

@@ -116,12 +116,64 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
     }
 
     /**
+     * The offload scheduler of a model with KV groups {@code groups} over their device pools
+     * {@code pools} (same order): one scheduler per group, each with its own host tier, disk
+     * directory and remote keys (the window groups' under a group-qualified namespace), group 0's
+     * given the others ({@link OffloadScheduler#ofGroups}). The host and disk budgets in bytes are
+     * split by the groups' bytes per block (a capacity in chunks is each group's). A one-group model
+     * gets exactly {@link #build(BlockPool, Namespace, KvEvents)}. Tier events are group 0's only
+     * (its keys are the chain keys a router computes). Null when offloading is off.
+     */
+    public OffloadScheduler build(java.util.List<BlockPool> pools, java.util.List<io.kvtier.kv.KvGroup> groups, Namespace namespace,
+                                  KvEvents events) {
+        if (groups.size() == 1 || !enabled()) {
+            return build(pools.getFirst(), namespace, events);
+        }
+        if (config.storePolicy().lazy()) {
+            // Checked before anything is built: no tier or transfer thread to clean up.
+            throw new IllegalArgumentException("lazy stores are not built for a model with sliding-window layers: use eager stores");
+        }
+        long total = 0;
+        for (BlockPool p : pools) {
+            total += p.layout().bytesPerBlock();
+        }
+        java.util.List<OffloadScheduler> parts = new java.util.ArrayList<>();
+        try {
+            OffloadScheduler full = share(pools.getFirst(), total).build(pools.getFirst(), namespace, events, null);
+            parts.add(full);
+            for (int g = 1; g < groups.size(); g++) {
+                io.kvtier.kv.KvGroup group = groups.get(g);
+                Namespace ns = new Namespace(namespace.description() + "|group=" + group,
+                        group.key(namespace.digest()), namespace.blocksPerChunk());
+                parts.add(share(pools.get(g), total).build(pools.get(g), ns, KvEvents.discarding(), group));
+            }
+            return OffloadScheduler.ofGroups(full, parts.subList(1, parts.size()));
+        } catch (RuntimeException e) {
+            parts.forEach(OffloadScheduler::close);
+            throw e;
+        }
+    }
+
+    /** This setup with the byte budgets cut to {@code pool}'s share of {@code totalBytesPerBlock}. */
+    private OffloadSetup share(BlockPool pool, long totalBytesPerBlock) {
+        double f = (double) pool.layout().bytesPerBlock() / totalBytesPerBlock;
+        DiskSetup d = disk == null ? null : new DiskSetup(disk.dir(), Math.max(1, (long) (disk.bytes() * f)), disk.policy(),
+                disk.fsync(), disk.admitAfter(), disk.progress());
+        return new OffloadSetup(hostChunks > 0 ? hostBytes : Math.max(1, (long) (hostBytes * f)), hostChunks, eviction, config, d, remote);
+    }
+
+    /**
      * The offload scheduler for {@code pool}: a host tier, an {@link AsyncTransferEngine}
      * between the pool's slab and the host slots. Null when offloading is off.
      *
      * @throws IllegalArgumentException if the host tier cannot hold a single chunk
      */
     public OffloadScheduler build(BlockPool pool, Namespace namespace, KvEvents events) {
+        return build(pool, namespace, events, null);
+    }
+
+    /** {@link #build(BlockPool, Namespace, KvEvents)} for window group {@code group} (null: group 0). */
+    private OffloadScheduler build(BlockPool pool, Namespace namespace, KvEvents events, io.kvtier.kv.KvGroup group) {
         if (!enabled()) {
             if (disk != null || remote != null) {
                 throw new IllegalArgumentException("the disk and remote tiers sit behind the host tier: give the host tier a size too");
@@ -144,7 +196,7 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         RemoteTierParts remoteParts = remote == null ? null : remote.parts(remoteStore);
         if (disk == null) {
             return new OffloadScheduler(config, pool, host, new AsyncTransferEngine(copier, null, remoteCopier), namespace,
-                    null, remoteParts);
+                    null, remoteParts, group);
         }
         DiskStore store;
         try {
@@ -176,6 +228,6 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         AsyncTransferEngine transfers = new AsyncTransferEngine(copier,
                 new DiskCopier(host.slab(), store, pool.layout().bytesPerBlock()), remoteCopier);
         return new OffloadScheduler(config, pool, host, transfers, namespace,
-                new DiskTierParts(index, store, scan, disk.policy(), disk.admitAfter()), remoteParts);
+                new DiskTierParts(index, store, scan, disk.policy(), disk.admitAfter()), remoteParts, group);
     }
 }

@@ -41,6 +41,10 @@ public final class Request implements io.kvtier.offload.SequenceView {
     private long arrival;
     /** Output tokens when last admitted: a request is preempted for a prefill only after it made progress. */
     private int outputsAtAdmission;
+    /** Place in line for admission with prefill priority: its arrival, or a victim's preemption (it queues as if it arrived then). */
+    private long queuedAt;
+    /** Times preempted to make room for another request's prefill (bounded: each one is a stall between its tokens). */
+    private int prefillPreemptions;
 
     /**
      * @param id        unique id, also the order of arrival
@@ -53,14 +57,14 @@ public final class Request implements io.kvtier.offload.SequenceView {
 
     /**
      * @param id            unique id, also the order of arrival
-     * @param promptIds     prompt token ids, BOS first; at least one token
+     * @param promptIds     prompt token ids, BOS first where the model has one; at least one token
      * @param maxTokens     maximum new tokens (at least 1)
      * @param stopCondition checked after each generated token (engine thread); {@link StopCondition#NONE} for none
      */
     public Request(long id, int[] promptIds, int maxTokens, SamplingParams sampling, ExtraKeys extraKeys,
                    StopCondition stopCondition) {
         if (promptIds.length == 0) {
-            throw new IllegalArgumentException("request " + id + ": empty prompt (a prompt has at least BOS)");
+            throw new IllegalArgumentException("request " + id + ": empty prompt: a request needs at least one token");
         }
         if (maxTokens < 1) {
             throw new IllegalArgumentException("request " + id + ": max tokens must be at least 1, got " + maxTokens);
@@ -212,6 +216,23 @@ public final class Request implements io.kvtier.offload.SequenceView {
 
     void setArrival(long n) {
         arrival = n;
+        queuedAt = n;
+    }
+
+    long queuedAt() {
+        return queuedAt;
+    }
+
+    void setQueuedAt(long n) {
+        queuedAt = n;
+    }
+
+    int prefillPreemptions() {
+        return prefillPreemptions;
+    }
+
+    void countPrefillPreemption() {
+        prefillPreemptions++;
     }
 
     int outputsAtAdmission() {

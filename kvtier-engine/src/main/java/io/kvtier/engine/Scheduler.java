@@ -21,12 +21,17 @@ import java.util.Map;
  *
  * <p>With {@link EngineConfig#prefillPriority()} and offloading on, a request's first token does
  * not wait for others' decodes to end: when the first waiting request that has no token yet
- * lacks device blocks for its prompt, the running requests that made progress since their
- * admission are preempted, latest arrival first, until it fits; waiting requests without a
- * token are admitted first, the others oldest arrival first. A victim's prompt blocks are in the
- * host tier (stored after its prefill), so it resumes with a load and recomputes only its
- * decoded tail. This trades inter-token latency of the latest arrivals for time to first token
- * (docs/design-notes.md, "Prefill priority"). Engine thread only.
+ * lacks device blocks for its prompt, running requests are preempted until it fits. A victim's
+ * prompt blocks are in the host tier (stored after its prefill), so it resumes with a load and
+ * recomputes only its decoded tail; each preemption is one long gap between the victim's tokens,
+ * so victims are chosen to keep those gaps few and short: only requests that made progress since
+ * their admission and were never preempted for a prefill before (at most one such gap per
+ * request), those with no offload job in flight first (their blocks are free at once), latest
+ * arrival first. Admission takes that first request without a token first, then every other
+ * waiting request in line, a victim queued as if it arrived when it was preempted: it resumes
+ * before the requests that arrived after it, not after every new arrival. This trades some
+ * inter-token latency of the victims for time to first token (docs/design-notes.md, "Prefill
+ * priority"). Engine thread only.
  */
 public final class Scheduler {
 
@@ -86,8 +91,7 @@ public final class Scheduler {
             int n = Math.min(r.numTokens() - r.numComputed(), budget);
             boolean self = false;
             while (!kv.grow(r.id(), r.numComputed() + n)) {
-                if (offload != null && kv.pool().freeCount() + offload.blocksFreedByStores()
-                        >= kv.blocksNeeded(r.id(), r.numComputed() + n)) {
+                if (offload != null && storesFreeEnough(kv.blocksNeeded(r.id(), r.numComputed() + n))) {
                     blocked = true; // pending stores will free enough blocks: wait rather than preempt
                     break;
                 }
@@ -113,61 +117,112 @@ public final class Scheduler {
         return new StepPlan(List.copyOf(items), preempted + forPrefill);
     }
 
+    /** Whether every KV group's free blocks plus those its pending stores free cover {@code need}. */
+    private boolean storesFreeEnough(int need) {
+        for (int g = 0; g < kv.groups().size(); g++) {
+            if (kv.pool(g).freeCount() + offload.blocksFreedByStores(g) < need) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Blocks pending stores free in the KV group where they free the fewest. */
+    private int blocksFreedByStores() {
+        int n = Integer.MAX_VALUE;
+        for (int g = 0; g < kv.groups().size(); g++) {
+            n = Math.min(n, offload.blocksFreedByStores(g));
+        }
+        return n;
+    }
+
     private boolean prefillPriority() {
         return offload != null && config.prefillPriority();
     }
 
     /**
-     * Prefill priority: preempts running requests, latest arrival first, until the first waiting
-     * request without a token fits with its whole prompt (blocks that pending stores will free
-     * count as free). Only requests that produced a token since their admission are victims, so
-     * every admission makes progress and nothing is preempted twice for nothing.
+     * Prefill priority: preempts running requests until the first waiting request without a token
+     * (in line, {@link #admissionOrder()}) fits with its whole prompt (blocks that pending stores
+     * will free count as free). Victims ({@link #prefillVictim()}) made progress since their
+     * admission, so every admission makes progress and nothing is preempted twice for nothing.
      *
      * @return the number of requests preempted
      */
     private int preemptForPrefill() {
-        Request head = null;
-        for (Request r : waiting) {
-            if (r.numOutputTokens() == 0 && !offload.hasJobs(r.id())) {
-                head = r;
-                break;
-            }
-        }
+        Request head = firstWithoutToken();
         if (head == null || running.size() + loading.size() >= config.maxRunning()) {
             return 0;
         }
         int hit = kv.prefixHitBlocks(head.blockKeys(), head.numTokens());
         int n = 0;
-        while (kv.blocksShort(head.blockKeys(), hit, head.numTokens()) > offload.blocksFreedByStores()) {
-            Request victim = null;
-            for (Request r : running) {
-                if (r.numOutputTokens() > r.outputsAtAdmission() && (victim == null || r.arrival() > victim.arrival())) {
-                    victim = r;
-                }
-            }
+        while (kv.blocksShort(head.blockKeys(), hit, head.numTokens()) > blocksFreedByStores()) {
+            Request victim = prefillVictim();
             if (victim == null) {
                 break;
             }
             preempt(victim);
+            victim.countPrefillPreemption();
             n++;
         }
         preemptedForPrefill += n;
         return n;
     }
 
-    /** Waiting requests in admission order: arrival order, or with prefill priority those without a token first. */
+    /** The waiting request without a token that is first in line and free to be admitted, or null. */
+    private Request firstWithoutToken() {
+        Request head = null;
+        for (Request r : waiting) {
+            if (r.numOutputTokens() == 0 && !offload.hasJobs(r.id()) && (head == null || r.queuedAt() < head.queuedAt())) {
+                head = r;
+            }
+        }
+        return head;
+    }
+
+    /**
+     * The running request to preempt for a prefill, or null: one that produced a token since its
+     * admission and was never preempted for a prefill (each such preemption is a long gap between
+     * its tokens: one at most); among them one without offload jobs in flight (nothing to write:
+     * its blocks are free at once), then the latest arrival.
+     */
+    private Request prefillVictim() {
+        Request victim = null;
+        for (Request r : running) {
+            if (r.numOutputTokens() > r.outputsAtAdmission() && r.prefillPreemptions() == 0
+                    && (victim == null || victimOrder(r, victim) < 0)) {
+                victim = r;
+            }
+        }
+        return victim;
+    }
+
+    /** Negative if {@code a} is the better victim: no jobs in flight first, then the latest arrival. */
+    private int victimOrder(Request a, Request b) {
+        boolean aFree = !offload.hasJobs(a.id());
+        boolean bFree = !offload.hasJobs(b.id());
+        if (aFree != bFree) {
+            return aFree ? -1 : 1;
+        }
+        return Long.compare(b.arrival(), a.arrival());
+    }
+
+    /**
+     * Waiting requests in admission order: arrival order (a preempted request first); with prefill
+     * priority the first request without a token first, then the others in line (a victim queued
+     * as if it arrived when preempted).
+     */
     private List<Request> admissionOrder() {
         if (!prefillPriority()) {
             return new ArrayList<>(waiting);
         }
-        List<Request> fresh = new ArrayList<>();
-        List<Request> rest = new ArrayList<>();
-        for (Request r : waiting) {
-            (r.numOutputTokens() == 0 ? fresh : rest).add(r);
+        List<Request> order = new ArrayList<>(waiting);
+        order.sort(java.util.Comparator.comparingLong(Request::queuedAt));
+        Request head = firstWithoutToken();
+        if (head != null) {
+            order.remove(head);
+            order.addFirst(head);
         }
-        rest.sort(java.util.Comparator.comparingLong(Request::arrival));
-        fresh.addAll(rest);
-        return fresh;
+        return order;
     }
 
     private int admit(List<StepPlan.Item> items, int budget) {
@@ -184,7 +239,7 @@ public final class Scheduler {
             }
             int hitBlocks = kv.prefixHitBlocks(r.blockKeys(), r.numTokens());
             OffloadScheduler.Lookup ext = offload == null ? new OffloadScheduler.Lookup.Miss()
-                    : offload.decide(hitBlocks, offload.lookup(r, hitBlocks), new io.kvtier.offload.Contention(
+                    : offload.decide(r, hitBlocks, offload.lookup(r, hitBlocks), new io.kvtier.offload.Contention(
                             prefilling + waiting.size() - 1, !running.isEmpty(), config.maxBatchTokens())); // load only what is faster
             if (ext instanceof OffloadScheduler.Lookup.Promote p) {
                 ext = offload.promote(r, hitBlocks, p); // disk -> host first; the request asks again later
@@ -202,7 +257,7 @@ public final class Scheduler {
                 r.noteAdmission();
                 prefilling++;
                 noteHit(r, start);
-                var byTier = offload.startLoad(r, hitBlocks, hit.blocks(), kv.blockTable(r.id()));
+                var byTier = offload.startLoad(r, hitBlocks, hit.blocks(), kv.blockTables(r.id()));
                 // Every admission's loads, a re-admission after preemption too: the requests' figures
                 // then sum to the offload stats' external_hit_tokens.
                 byTier.forEach(r::addExternalHitTokens);
@@ -266,6 +321,7 @@ public final class Scheduler {
         r.setNumComputed(0);
         r.setStatus(Request.Status.WAITING);
         r.countPreemption();
+        r.setQueuedAt(arrivals++); // with prefill priority: in line behind those already waiting
         waiting.addFirst(r);
     }
 

@@ -17,20 +17,22 @@ final class Activations {
     float[] x, xb;
     /** Attention output xb2 and queries q: [T][heads*headDim]; keys and values [T][kvDim]. */
     float[] xb2, q, k, v;
-    /** RoPE cos/sin of one token's position: [ropeDim/2]. */
-    final float[] cos, sin;
+    /** RoPE cos/sin of every token's position, computed once per step: [T][ropeDim/2]; the sliding-window layers' own in {@code localCos}, {@code localSin}. */
+    float[] cos, sin, localCos, localSin;
+    private final int pairs;
     /** Feed-forward gate and up projections: [T][hidden]. */
     float[] hb, hb2;
     /** Attention scores, one row per participating thread: [threads][seqLen]. */
     final float[][] att;
     /** Final-normed last tokens of chunks that want logits [C][dim], and their logits [C][vocab]. */
     float[] xLast = new float[0], logits = new float[0];
+    /** The input of the current matrix product in the kernels' packed layout ({@link Kernels#packRows}). */
+    private float[] packed = new float[0];
 
     Activations(ModelConfig c, int threads) {
         this.c = c;
         this.att = new float[threads][c.seqLen()];
-        this.cos = new float[c.headDim() / 2];
-        this.sin = new float[c.headDim() / 2];
+        this.pairs = c.headDim() / 2;
         ensureTokens(1);
     }
 
@@ -50,7 +52,19 @@ final class Activations {
         v = new float[n * c.kvDim()];
         hb = new float[n * c.hiddenDim()];
         hb2 = new float[n * c.hiddenDim()];
+        cos = new float[n * pairs];
+        sin = new float[n * pairs];
+        localCos = new float[n * pairs];
+        localSin = new float[n * pairs];
         capacity = n;
+    }
+
+    /** The packed-input buffer, grown to at least {@code length} floats. */
+    float[] packed(int length) {
+        if (packed.length < length) {
+            packed = new float[length];
+        }
+        return packed;
     }
 
     void ensureLogitRows(int rows) {

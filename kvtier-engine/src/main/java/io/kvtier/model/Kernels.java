@@ -58,6 +58,26 @@ public interface Kernels {
     void matmul(MemorySegment w, int in, int out, float[] x, int n, float[] y, int rowFrom, int rowTo);
 
     /**
+     * Floats of the buffer {@link #packRows} fills for {@code n} activation rows of {@code in}
+     * floats (at least {@code n * in}).
+     */
+    int packedLength(int n, int in);
+
+    /**
+     * Copies {@code x[n][in]} (row stride {@code in}) into {@code packed} (at least
+     * {@link #packedLength} floats) in the layout {@link #matmulPacked} reads; the layout is the
+     * kernels' own (the vector kernels transpose batches of a vector of rows or more).
+     */
+    void packRows(float[] x, int n, int in, float[] packed);
+
+    /**
+     * {@link #matmul} over activations packed by {@link #packRows} with the same {@code n} and
+     * {@code in}: the form for a product split across threads, which packs once per call instead
+     * of once per part.
+     */
+    void matmulPacked(MemorySegment w, int in, int out, float[] packed, int n, float[] y, int rowFrom, int rowTo);
+
+    /**
      * RMS normalisation as llama2.c: {@code out_i = weight_i * x_i / sqrt(mean(x^2) + eps)};
      * {@code weight} is {@code n} floats at byte 0 of the segment. {@code out} may alias {@code x}.
      */

@@ -9,8 +9,8 @@ package io.kvtier.model;
  *
  * <p>Computed in float as llama2.c's {@code run.c} does ({@code powf}, float angle, {@code cosf},
  * {@code sinf}) so that llama2.c checkpoints match it bit for bit as far as possible; the angles
- * of a position are computed once per step and token, not tabulated per position (a table for
- * a 128k-position context would take tens of MB).
+ * of a position are computed once per step and token (for all layers), not tabulated per position
+ * (a table for a 128k-position context would take tens of MB).
  */
 final class Rope {
 
@@ -40,12 +40,12 @@ final class Rope {
         }
     }
 
-    /** Fills {@code cos[0..ropeDim/2)}, {@code sin[...]} with the rotation of position {@code pos}. */
-    void angles(int pos, float[] cos, float[] sin) {
+    /** Fills {@code cos[off..off+ropeDim/2)}, {@code sin[...]} with the rotation of position {@code pos}. */
+    void angles(int pos, float[] cos, float[] sin, int off) {
         for (int i = 0; i < half; i++) {
             float val = pos * freq[i];
-            cos[i] = (float) Math.cos(val);
-            sin[i] = (float) Math.sin(val);
+            cos[off + i] = (float) Math.cos(val);
+            sin[off + i] = (float) Math.sin(val);
         }
     }
 
@@ -54,16 +54,16 @@ final class Rope {
         return half;
     }
 
-    /** Rotates {@code heads} consecutive heads of {@code vec} starting at {@code off} by the given angles. */
-    void rotate(float[] vec, int off, int heads, float[] cos, float[] sin) {
+    /** Rotates {@code heads} consecutive heads of {@code vec} starting at {@code off} by the angles at {@code csOff} of {@code cos}, {@code sin}. */
+    void rotate(float[] vec, int off, int heads, float[] cos, float[] sin, int csOff) {
         int stride = neox ? 1 : 2;
         int partner = neox ? half : 1;
         for (int h = 0; h < heads; h++) {
             int base = off + h * headDim;
             for (int i = 0; i < half; i++) {
                 int a = base + stride * i;
-                float fcr = cos[i];
-                float fci = sin[i];
+                float fcr = cos[csOff + i];
+                float fci = sin[csOff + i];
                 float v0 = vec[a];
                 float v1 = vec[a + partner];
                 vec[a] = v0 * fcr - v1 * fci;

@@ -30,6 +30,16 @@ public interface TextTokenizer {
     /** The text of a whole token sequence as the format's reference prints it (control tokens not shown). */
     String decode(int[] ids);
 
+    /**
+     * The text of ids with control tokens written as their text (such as {@code <|im_start|>}),
+     * so that encoding it with parse_special gives them back: llama.cpp's {@code llama_detokenize}
+     * with {@code unparse_special}, vLLM's {@code /detokenize}. A format whose encoder never parses
+     * control tokens from text (llama2.c's) gives {@link #decode}.
+     */
+    default String decodeWithSpecial(int[] ids) {
+        return decode(ids);
+    }
+
     /** The beginning-of-sequence id, or -1 when the model has none. */
     int bosId();
 

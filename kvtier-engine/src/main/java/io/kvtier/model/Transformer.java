@@ -114,6 +114,10 @@ public final class Transformer implements AutoCloseable {
         }
         int tokens = gather(chunks, kv);
         embed(tokens);                                   // x[T][D] = embedding[token]
+        angles(rope, a.cos, a.sin, tokens);              // every token's RoPE angles, once for all layers
+        if (localRope != rope) {
+            angles(localRope, a.localCos, a.localSin, tokens);
+        }
         for (int l = 0; l < c.layers(); l++) {
             int g = kv.groupOfLayer()[l];                 // the layer's KV: layer li of group g's slab
             int li = kv.layerInGroup()[l];
@@ -124,7 +128,11 @@ public final class Transformer implements AutoCloseable {
             if (spec.qkNorm()) {
                 headNorms(l, tokens);                     // rmsnorm of every q and k head
             }
-            rotary(spec.window(l) > 0 ? localRope : rope, tokens);  // rotate q and k in place
+            if (spec.window(l) > 0) {
+                rotary(localRope, a.localCos, a.localSin, tokens);  // rotate q and k in place
+            } else {
+                rotary(rope, a.cos, a.sin, tokens);
+            }
             attention.writeKv(li, g, tokens, a, chunks, slab, layout);
             attend(l, li, g, tokens, chunks, slab, layout);  // xb2[T][Q] = attention over the slab (its window)
             matmul(w.matrix(Model.Matrix.O, l), a.xb2, tokens, a.xb);  // xb[T][D] = xb2 wo^T
@@ -289,12 +297,20 @@ public final class Transformer implements AutoCloseable {
         }
     }
 
-    /** Rotary embedding of every query head and every key head at the token's position. */
-    private void rotary(Rope rope, int tokens) {
+    /** cos[t][..], sin[t][..] = the rotation angles of every token's position ([T][ropeDim/2], stride headDim/2). */
+    private void angles(Rope rope, float[] cos, float[] sin, int tokens) {
+        int stride = c.headDim() / 2;
         for (int t = 0; t < tokens; t++) {
-            rope.angles(a.pos[t], a.cos, a.sin);
-            rope.rotate(a.q, t * c.qDim(), c.heads(), a.cos, a.sin);
-            rope.rotate(a.k, t * c.kvDim(), c.kvHeads(), a.cos, a.sin);
+            rope.angles(a.pos[t], cos, sin, t * stride);
+        }
+    }
+
+    /** Rotary embedding of every query head and every key head at the token's position, by the angles from {@link #angles}. */
+    private void rotary(Rope rope, float[] cos, float[] sin, int tokens) {
+        int stride = c.headDim() / 2;
+        for (int t = 0; t < tokens; t++) {
+            rope.rotate(a.q, t * c.qDim(), c.heads(), cos, sin, t * stride);
+            rope.rotate(a.k, t * c.kvDim(), c.kvHeads(), cos, sin, t * stride);
         }
     }
 
@@ -390,25 +406,33 @@ public final class Transformer implements AutoCloseable {
     private void matmuls(float[] x, int n, Weight[] ws, float[][] ys) {
         int[] start = new int[ws.length + 1];   // first group of 4 rows of each matrix
         long work = 0;
+        boolean f32 = false;
         for (int i = 0; i < ws.length; i++) {
             start[i + 1] = start[i] + (ws[i].rows() + 3) / 4;
             work += (long) ws[i].rows() * ws[i].cols() * n;
+            f32 |= ws[i].type() == TensorType.F32;
+        }
+        // F32 products read x in the kernels' packed layout, packed once here for every part
+        int in = ws[0].cols();
+        float[] packed = f32 ? a.packed(kernels.packedLength(n, in)) : x;
+        if (f32) {
+            kernels.packRows(x, n, in, packed);
         }
         parallel.forRange(start[ws.length], 1, work, (worker, from, to) -> {
             for (int i = 0; i < ws.length; i++) {
                 int lo = Math.max(from, start[i]) - start[i];
                 int hi = Math.min(to, start[i + 1]) - start[i];
                 if (lo < hi) {
-                    rows(ws[i], x, n, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
+                    rows(ws[i], x, packed, n, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
                 }
             }
         });
     }
 
-    /** Output rows {@code from..to-1} of {@code y[n][rows] = x[n][cols] W^T}. */
-    private void rows(Weight wt, float[] x, int n, float[] y, int from, int to) {
+    /** Output rows {@code from..to-1} of {@code y[n][rows] = x[n][cols] W^T}; {@code packed} is x packed for F32 weights. */
+    private void rows(Weight wt, float[] x, float[] packed, int n, float[] y, int from, int to) {
         if (wt.type() == TensorType.F32) {
-            kernels.matmul(wt.data(), wt.cols(), wt.rows(), x, n, y, from, to);
+            kernels.matmulPacked(wt.data(), wt.cols(), wt.rows(), packed, n, y, from, to);
         } else {
             QuantMatmul.matmul(wt, x, n, y, from, to);
         }

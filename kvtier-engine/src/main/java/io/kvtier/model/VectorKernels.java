@@ -21,10 +21,11 @@ import jdk.incubator.vector.VectorSpecies;
  * use the 8- and 4-float species and scalars (a masked segment load cost ~6x a narrow one).
  * Array-only elementwise kernels keep masked tails.
  *
- * <p>Matrix products keep several independent accumulators so that FMA latency is hidden, and
- * the batched product works on tiles of 4 weight rows x 4 activation rows: each weight vector
- * loaded feeds 4 FMAs, each weight row comes from memory once and from L1 for the rest of the
- * batch.
+ * <p>Matrix products keep several independent accumulators so that FMA latency is hidden. The
+ * batched product of a vector of activation rows or more is {@link PackedMatmul} (vectorised across
+ * the batch, no lane reductions); smaller batches work on tiles of 4 weight rows x 4 activation
+ * rows: each weight vector loaded feeds 4 FMAs, each weight row comes from memory once and from L1
+ * for the rest of the batch.
  */
 final class VectorKernels implements Kernels {
 
@@ -302,6 +303,21 @@ final class VectorKernels implements Kernels {
             matvec(w, in, x, 0, y, 0, rowFrom, rowTo);
             return;
         }
+        if (PackedMatmul.packs(n)) {
+            float[] packed = new float[PackedMatmul.packedLength(n, in)];
+            PackedMatmul.pack(x, n, in, packed);
+            PackedMatmul.matmul(w, in, out, packed, n, y, rowFrom, rowTo);
+            return;
+        }
+        matmulRowwise(w, in, out, x, n, y, rowFrom, rowTo);
+    }
+
+    /**
+     * The batched product along weight rows: tiles of 4 weight rows x 4 activation rows, each
+     * output reduced across lanes at the end of its row. For batches too small to pack (fewer
+     * than a vector of rows); package-private for the comparison with {@link PackedMatmul}.
+     */
+    void matmulRowwise(MemorySegment w, int in, int out, float[] x, int n, float[] y, int rowFrom, int rowTo) {
         long rowBytes = (long) in * Float.BYTES;
         int r = rowFrom;
         for (; r + 4 <= rowTo; r += 4) {
@@ -317,6 +333,29 @@ final class VectorKernels implements Kernels {
             for (int i = 0; i < n; i++) {
                 y[i * out + r] = dot(w, r * rowBytes, x, i * in, in);
             }
+        }
+    }
+
+    @Override
+    public int packedLength(int n, int in) {
+        return PackedMatmul.packs(n) ? PackedMatmul.packedLength(n, in) : n * in;
+    }
+
+    @Override
+    public void packRows(float[] x, int n, int in, float[] packed) {
+        if (PackedMatmul.packs(n)) {
+            PackedMatmul.pack(x, n, in, packed);
+        } else {
+            System.arraycopy(x, 0, packed, 0, n * in);
+        }
+    }
+
+    @Override
+    public void matmulPacked(MemorySegment w, int in, int out, float[] packed, int n, float[] y, int rowFrom, int rowTo) {
+        if (PackedMatmul.packs(n)) {
+            PackedMatmul.matmul(w, in, out, packed, n, y, rowFrom, rowTo);
+        } else {
+            matmul(w, in, out, packed, n, y, rowFrom, rowTo);
         }
     }
 

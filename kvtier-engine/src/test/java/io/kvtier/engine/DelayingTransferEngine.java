@@ -1,6 +1,7 @@
 package io.kvtier.engine;
 
 import io.kvtier.offload.transfer.LoadJob;
+import io.kvtier.offload.transfer.TransferClock;
 import io.kvtier.offload.transfer.TransferEngine;
 import io.kvtier.offload.transfer.TransferJob;
 import io.kvtier.offload.transfer.TransferResult;
@@ -13,30 +14,42 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.locks.LockSupport;
 
 /**
- * A test fake: a {@link TransferEngine} that makes the host tier slow to read. It runs every job
- * on the wrapped engine, but hands out a load job's result only once {@code loadDelay} has
- * passed since the job was submitted, with that whole time as the job's duration (what a slow
- * tier costs a waiting request). Other jobs pass through. Engine thread only.
+ * A test fake: a {@link TransferEngine} on a virtual clock ({@link TransferClock.Manual}), whose
+ * load jobs take exactly {@code loadTime} of it. It runs every job on the wrapped engine (the
+ * bytes really move), but hands out a load job's result only once the virtual clock has reached
+ * its submission plus {@code loadTime}, with {@code loadTime} as the job's duration; waiting for
+ * a result moves the clock to the earliest such time, so nothing sleeps. Other jobs pass through.
+ * Whatever else reads {@link #nanoTime()} (the engine times its forward passes with it) sees the
+ * same virtual time, so the load-or-recompute estimates come from injected costs, not from the
+ * machine's speed. Engine thread only.
  */
 final class DelayingTransferEngine implements TransferEngine {
 
     private final TransferEngine inner;
-    private final long loadDelayNanos;
-    private final Map<Long, Long> loadSubmitted = new HashMap<>();
+    private final TransferClock.Manual clock;
+    private final long loadNanos;
+    private final Map<Long, Long> loadDue = new HashMap<>();
     private final List<TransferResult> held = new ArrayList<>();
 
-    DelayingTransferEngine(TransferEngine inner, Duration loadDelay) {
+    /**
+     * @param clock    the virtual clock; tests advance it for other costs (a forward pass's)
+     * @param loadTime virtual duration of every load job, positive
+     */
+    DelayingTransferEngine(TransferEngine inner, TransferClock.Manual clock, Duration loadTime) {
+        if (!loadTime.isPositive()) {
+            throw new IllegalArgumentException("a load takes some time (an unmeasured load is never fitted): " + loadTime);
+        }
         this.inner = inner;
-        this.loadDelayNanos = loadDelay.toNanos();
+        this.clock = clock;
+        this.loadNanos = loadTime.toNanos();
     }
 
     @Override
     public void submit(TransferJob job) {
         if (job instanceof LoadJob) {
-            loadSubmitted.put(job.jobId(), nanoTime());
+            loadDue.put(job.jobId(), nanoTime() + loadNanos);
         }
         inner.submit(job);
     }
@@ -70,26 +83,38 @@ final class DelayingTransferEngine implements TransferEngine {
                 return out;
             }
             if (inner.inFlight() > 0) {
+                // The real copy is still running: wait for it in real time (the virtual clock stands still).
                 held.addAll(inner.awaitAny(jobIds, Duration.ofMillis(1)));
+            } else if (!held.isEmpty()) {
+                clock.sleepUntil(Math.min(end, earliestDue())); // jump to the next load's end
             } else {
-                LockSupport.parkNanos(Math.min(1_000_000, end - nanoTime()));
+                return out; // nothing in flight: nothing will come
             }
         }
     }
 
-    /** Results whose delay has passed; loads report their delayed duration. */
+    private long earliestDue() {
+        long min = Long.MAX_VALUE;
+        for (TransferResult r : held) {
+            Long due = loadDue.get(r.jobId());
+            min = Math.min(min, due == null ? nanoTime() : due);
+        }
+        return min;
+    }
+
+    /** Results whose load time has passed; loads report {@code loadTime} as their duration. */
     private List<TransferResult> due() {
         List<TransferResult> out = new ArrayList<>();
         long now = nanoTime();
         for (Iterator<TransferResult> it = held.iterator(); it.hasNext(); ) {
             TransferResult r = it.next();
-            Long submitted = loadSubmitted.get(r.jobId());
-            if (submitted == null) {
+            Long due = loadDue.get(r.jobId());
+            if (due == null) {
                 out.add(r);
                 it.remove();
-            } else if (now - submitted >= loadDelayNanos) {
-                loadSubmitted.remove(r.jobId());
-                out.add(new TransferResult(r.jobId(), r.success(), r.bytes(), now - submitted, r.firstFailedChunk(), r.error()));
+            } else if (now - due >= 0) {
+                loadDue.remove(r.jobId());
+                out.add(new TransferResult(r.jobId(), r.success(), r.bytes(), loadNanos, r.firstFailedChunk(), r.error()));
                 it.remove();
             }
         }
@@ -98,7 +123,7 @@ final class DelayingTransferEngine implements TransferEngine {
 
     @Override
     public long nanoTime() {
-        return System.nanoTime();
+        return clock.nanoTime();
     }
 
     @Override

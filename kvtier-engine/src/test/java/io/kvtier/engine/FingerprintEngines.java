@@ -88,6 +88,36 @@ public final class FingerprintEngines {
         throw new IllegalStateException("no non-stopping prompt near " + from);
     }
 
+    /**
+     * Runs {@code step} (one engine step and the fixture's checks) until {@code engine} has no work,
+     * waiting for the transfers whenever a step ran nothing, then drains them; returns the requests
+     * in the order they finished.
+     */
+    static List<Request> runChecked(Engine engine, java.util.function.Supplier<List<Request>> step) {
+        List<Request> done = new ArrayList<>();
+        int idle = 0;
+        while (engine.hasWork()) {
+            long steps = engine.stats().steps();
+            List<Request> d = step.get();
+            done.addAll(d);
+            if (d.isEmpty() && engine.stats().steps() == steps) {
+                org.assertj.core.api.Assertions.assertThat(++idle).as("engine stalled").isLessThan(10_000);
+                engine.drainTransfers();
+            } else {
+                idle = 0;
+            }
+        }
+        engine.drainTransfers();
+        return done;
+    }
+
+    /** One-hot logits of {@code token} over {@code vocab} tokens: a fake model's output. */
+    static float[] oneHot(int vocab, int token) {
+        float[] logits = new float[vocab];
+        logits[token] = 1f;
+        return logits;
+    }
+
     /** Tokens from..to, inclusive. */
     public static int[] range(int from, int to) {
         int[] t = new int[to - from + 1];

@@ -46,10 +46,7 @@ public final class FingerprintModelRunner implements ModelRunner {
                 writePosition(ch.blockTable(), p, mix(prefix, ch.tokens()[i], p));
             }
             if (ch.wantLogits()) {
-                int last = ch.startPos() + ch.tokens().length - 1;
-                float[] logits = new float[vocab];
-                logits[next(ch.blockTable(), last)] = 1f;
-                out[c] = logits;
+                out[c] = FingerprintEngines.oneHot(vocab, next(ch.blockTable(), ch.startPos() + ch.tokens().length - 1));
             }
         }
         return out;

@@ -12,42 +12,43 @@ import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.offload.OffloadStats;
 import io.kvtier.offload.transfer.ChunkCopier;
 import io.kvtier.offload.transfer.FaultInjectingTransferEngine;
+import io.kvtier.offload.transfer.TransferClock;
 import io.kvtier.tier.CachePolicy;
 import io.kvtier.tier.HostTier;
 import io.kvtier.tier.KvEvents;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /**
- * Load or recompute ({@code --load-policy faster}) on the fingerprint model slowed to about 1 ms
- * a token: with host loads delayed by 300 ms (a {@link DelayingTransferEngine}), a hit is loaded
- * once (nothing is measured yet), then recomputed; without the delay every hit is loaded. The
- * margins are wide (a 28-token recompute of about 28 ms against a 300 ms load, or against a copy
- * of microseconds), and the assertions are on tokens and decisions, never on times.
+ * Load or recompute ({@code --load-policy faster}) on the fingerprint model with injected costs on
+ * a virtual clock (the transfer engine's, which also times the engine's forward passes): a forward
+ * pass takes 1 ms a token ({@link SlowRunner}), a host load 300 ms or 10 us
+ * ({@link DelayingTransferEngine}). A hit is loaded once (nothing is measured yet), then
+ * recomputed when the load is slow (a 28-token recompute of 28 ms against 300 ms); every hit is
+ * loaded when it is fast. Nothing is measured on the machine, so the decisions do not depend on
+ * its load.
  */
 class LoadOrRecomputeTest {
 
     private static final int BS = 4;
     private static final long NANOS_PER_TOKEN = 1_000_000;
 
-    /** A test fake: the fingerprint model, taking at least NANOS_PER_TOKEN per computed token. */
+    /** A test fake: the fingerprint model, taking NANOS_PER_TOKEN of the virtual clock per computed token. */
     private static final class SlowRunner implements ModelRunner {
         private final FingerprintModelRunner inner;
+        private final TransferClock.Manual clock;
 
-        SlowRunner(FingerprintModelRunner inner) {
+        SlowRunner(FingerprintModelRunner inner, TransferClock.Manual clock) {
             this.inner = inner;
+            this.clock = clock;
         }
 
         @Override
         public float[][] forward(List<ScheduledChunk> chunks) {
             long tokens = chunks.stream().mapToLong(c -> c.tokens().length).sum();
-            long end = System.nanoTime() + tokens * NANOS_PER_TOKEN;
             float[][] out = inner.forward(chunks);
-            for (long left = end - System.nanoTime(); left > 0; left = end - System.nanoTime()) {
-                LockSupport.parkNanos(left);
-            }
+            clock.advance(Duration.ofNanos(tokens * NANOS_PER_TOKEN));
             return out;
         }
 
@@ -62,15 +63,16 @@ class LoadOrRecomputeTest {
         }
     }
 
-    private static Engine engine(Duration loadDelay) {
+    private static Engine engine(Duration loadTime) {
+        TransferClock.Manual clock = new TransferClock.Manual(0);
         KvLayout layout = FingerprintModelRunner.layout(BS);
         BlockPool pool = new BlockPool(16, layout);
         HostTier host = new HostTier(32, layout.bytesPerBlock(), BS, CachePolicy.named("lru", 32), KvEvents.discarding());
         Namespace ns = Namespace.of("fingerprint", layout, 1);
         var transfers = new DelayingTransferEngine(
-                new FaultInjectingTransferEngine(new ChunkCopier(pool.slab(), layout.bytesPerBlock(), host.slab())), loadDelay);
+                new FaultInjectingTransferEngine(new ChunkCopier(pool.slab(), layout.bytesPerBlock(), host.slab())), clock, loadTime);
         OffloadScheduler offload = new OffloadScheduler(OffloadConfig.DEFAULT.withLoadPolicy(io.kvtier.offload.LoadPolicy.FASTER), pool, host, transfers, ns);
-        ModelRunner runner = new SlowRunner(new FingerprintModelRunner(pool, FingerprintEngines.VOCAB, FingerprintEngines.MAX_POSITIONS));
+        ModelRunner runner = new SlowRunner(new FingerprintModelRunner(pool, FingerprintEngines.VOCAB, FingerprintEngines.MAX_POSITIONS), clock);
         return new Engine(FingerprintEngines.config(BS, 16), pool, runner, BlockHasher.sha256(ns), offload);
     }
 
@@ -115,7 +117,7 @@ class LoadOrRecomputeTest {
 
     @Test
     void aFastTierIsLoaded() {
-        try (Engine e = engine(Duration.ZERO)) {
+        try (Engine e = engine(Duration.ofNanos(10_000))) {
             int[] want = FingerprintEngines.reference(prompt(), 2);
             run(e, 0);
             for (int i = 1; i <= 3; i++) {
@@ -127,6 +129,9 @@ class LoadOrRecomputeTest {
             assertThat(d.decided()).isEqualTo(3);
             assertThat(d.recomputed()).isZero();
             assertThat(d.cut()).isZero();
+            // Decided from a measured load (10 us for 7 blocks) and a measured recompute, not for lack of one.
+            assertThat(d.bandwidth()).containsKey("host");
+            assertThat(d.prefillTokensPerSecond()).isCloseTo(1000, org.assertj.core.data.Offset.offset(1.0));
         }
     }
 }

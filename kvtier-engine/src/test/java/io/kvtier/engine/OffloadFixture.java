@@ -158,20 +158,7 @@ final class OffloadFixture implements AutoCloseable {
 
     /** Steps until no request is left, then drains the transfers; checks invariants throughout. */
     List<Request> run() {
-        List<Request> done = new ArrayList<>();
-        int idle = 0;
-        while (engine.hasWork()) {
-            long steps = engine.stats().steps();
-            List<Request> d = step();
-            done.addAll(d);
-            if (d.isEmpty() && engine.stats().steps() == steps) {
-                assertThat(++idle).as("engine stalled with %d transfers in flight", transferEngine.inFlight()).isLessThan(10_000);
-                engine.drainTransfers();
-            } else {
-                idle = 0;
-            }
-        }
-        engine.drainTransfers();
+        List<Request> done = FingerprintEngines.runChecked(engine, this::step);
         checkInvariants();
         return done;
     }

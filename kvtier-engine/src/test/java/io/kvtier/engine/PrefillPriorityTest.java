@@ -93,6 +93,53 @@ class PrefillPriorityTest {
         assertThat(off.prefillPreemptions()).isZero();
     }
 
+    /**
+     * A (8-token prompt, 30 tokens) decodes; B (10 blocks of prompt) preempts it, finishes, and A
+     * resumes by a load. Once A made progress again, C (10 blocks of prompt) arrives: A was
+     * preempted for a prefill once already, so C waits for A to finish instead of making a second
+     * gap between A's tokens. Every output equals its reference.
+     */
+    @Test
+    void aRequestIsPreemptedForAPrefillAtMostOnce() {
+        int[] a = FingerprintEngines.nonStopping(1, 8, MAX_TOKENS_A);
+        EngineConfig ec = FingerprintEngines.config(4, 12).withPrefillPriority(true);
+        try (OffloadFixture f = new OffloadFixture(ec, 16, OffloadConfig.DEFAULT, "lru")) {
+            Request ra = f.submit(a, MAX_TOKENS_A);
+            List<Request> done = new ArrayList<>();
+            while (ra.numOutputTokens() < 12) {
+                done.addAll(f.step());
+                f.engine.drainTransfers();
+            }
+            Request rb = f.submit(FingerprintEngines.nonStopping(40, 40, 3), 3);
+            int resumedAt = -1;
+            Request rc = null;
+            for (int step = 0; f.engine.hasWork(); step++) {
+                long before = f.engine.stats().steps();
+                done.addAll(f.step());
+                if (f.engine.stats().steps() == before && f.offload.busy()) {
+                    f.engine.drainTransfers();
+                }
+                if (rc == null && rb.isFinished() && ra.status() == Request.Status.RUNNING && ra.numOutputTokens() > ra.outputsAtAdmission()) {
+                    resumedAt = ra.numOutputTokens();
+                    f.engine.drainTransfers();
+                    rc = f.submit(FingerprintEngines.nonStopping(80, 40, 3), 3); // arrives once A made progress after resuming
+                }
+                if (rc != null && !ra.isFinished()) {
+                    assertThat(rc.numOutputTokens()).as("C waits for A's blocks").isZero();
+                }
+                assertThat(step).as("steps").isLessThan(1000);
+            }
+            f.engine.drainTransfers();
+            f.checkInvariants();
+            f.assertDrained();
+            assertThat(resumedAt).as("A resumed before finishing").isBetween(13, MAX_TOKENS_A - 1);
+            assertThat(done).hasSize(3);
+            FingerprintEngines.assertMatchReferences(done);
+            assertThat(ra.preemptions()).isEqualTo(1);
+            assertThat(f.engine.scheduler().preemptedForPrefill()).isEqualTo(1);
+        }
+    }
+
     @Test
     void withoutOffloadingPrefillPriorityChangesNothing() {
         int[] a = FingerprintEngines.nonStopping(1, 8, MAX_TOKENS_A);

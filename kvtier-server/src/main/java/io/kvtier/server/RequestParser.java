@@ -35,11 +35,8 @@ final class RequestParser {
         if (n != 1) {
             throw ApiError.badRequest("n must be 1: kvtier returns one choice per request, got " + n, "n");
         }
-        refuseUnsupported(body);
-        int[] prompt = chat ? encode(renderChat(body.get("messages")), "messages", true) : prompt(body.get("prompt"));
-        if (prompt.length > maxPositions) {
-            throw tooLong(prompt.length, chat ? "messages" : "prompt");
-        }
+        refuseUnsupported(body, GENERATION_FIELDS);
+        int[] prompt = promptIds(body, chat, true);
         int room = maxPositions - prompt.length + 1; // the last token sampled needs no KV slot
         String maxField = chat && body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
         int maxTokens = Math.min(optInt(body, maxField, room, 1, Integer.MAX_VALUE), room);
@@ -62,20 +59,27 @@ final class RequestParser {
         SamplingParams sampling = ownSeed ? SamplingParams.withOwnSeed(temperature, topP, seed)
                 : new SamplingParams(temperature, topP, seed);
         return new CompletionParams(chat, prompt, maxTokens, sampling, stop(body.get("stop")),
-                stream, includeUsage, optString(body, "user"), optString(body, "cache_salt"),
+                stream, includeUsage, optString(body, "user"), cacheSalt(body),
                 optBool(body, "return_token_ids", false));
     }
 
     /**
-     * Fields that would change what a client gets back and that kvtier does not compute: asked
-     * for, they are a 400 naming the field (ignoring them would hand back a null the client
-     * asked to be filled). Their "off" values (null, false, top_logprobs 0, best_of 1, an empty
-     * suffix, tool or function list or logit_bias, tool_choice none or auto, a text response
-     * format) are accepted.
+     * Fields of OpenAI's and vLLM's completion and chat requests that would change what a client
+     * gets back and that kvtier does not compute: asked for, they are a 400 naming the field
+     * (ignoring them would hand back something other than what the client asked for). Their "off"
+     * values ({@link #isOff}) are accepted.
      */
-    private static void refuseUnsupported(JsonNode body) throws ApiError {
-        for (String field : new String[] {"logprobs", "top_logprobs", "echo", "best_of", "suffix", "tools", "functions",
-            "tool_choice", "logit_bias", "response_format"}) {
+    private static final String[] GENERATION_FIELDS = {"logprobs", "top_logprobs", "echo", "best_of", "suffix", "tools",
+        "functions", "tool_choice", "logit_bias", "response_format", "presence_penalty", "frequency_penalty",
+        "repetition_penalty", "top_k", "min_p", "min_tokens", "ignore_eos", "stop_token_ids", "include_stop_str_in_output",
+        "skip_special_tokens", "prompt_logprobs", "continue_final_message", "chat_template", "chat_template_kwargs"};
+
+    /** The same for vLLM's {@code /tokenize}: the fields that change the ids or the response's shape. */
+    private static final String[] TOKENIZE_FIELDS = {"tools", "continue_final_message", "chat_template", "chat_template_kwargs",
+        "return_token_strs"};
+
+    private static void refuseUnsupported(JsonNode body, String[] fields) throws ApiError {
+        for (String field : fields) {
             JsonNode v = body.get(field);
             if (v != null && !v.isNull() && !isOff(field, v)) {
                 throw ApiError.badRequest(field + " is not supported by kvtier", field);
@@ -94,14 +98,60 @@ final class RequestParser {
             case "tool_choice" -> v.isTextual() && (v.asText().equals("none") || v.asText().equals("auto"));
             case "logit_bias" -> v.isObject() && v.isEmpty();
             case "response_format" -> v.isObject() && "text".equals(v.path("type").asText());
+            case "presence_penalty", "frequency_penalty", "min_p", "min_tokens" -> v.isNumber() && v.asDouble() == 0;
+            case "repetition_penalty" -> v.isNumber() && v.asDouble() == 1;
+            case "top_k" -> v.isIntegralNumber() && (v.asLong() == -1 || v.asLong() == 0);
+            case "ignore_eos", "include_stop_str_in_output", "continue_final_message", "return_token_strs" ->
+                v.isBoolean() && !v.asBoolean();
+            case "skip_special_tokens" -> v.isBoolean() && v.asBoolean();
+            case "stop_token_ids" -> v.isArray() && v.isEmpty();
+            case "chat_template_kwargs" -> v.isObject() && v.isEmpty();
             default -> false;
         };
     }
 
-    /** The token ids of a {@code /tokenize} body: {@code prompt} or {@code messages}. */
+    /**
+     * The token ids of a {@code /tokenize} body: {@code prompt} or {@code messages}, with
+     * {@code add_special_tokens} and (messages) {@code add_generation_prompt} honoured. As in vLLM,
+     * the context length is not checked: a client may ask how long an over-long prompt is.
+     */
     int[] tokenize(JsonNode body) throws ApiError {
         checkModel(body);
-        return body.has("messages") ? encode(renderChat(body.get("messages")), "messages", true) : prompt(body.get("prompt"));
+        refuseUnsupported(body, TOKENIZE_FIELDS);
+        return promptIds(body, body.has("messages"), false);
+    }
+
+    /**
+     * The prompt's ids: the rendered {@code messages} (chat) or {@code prompt}, BOS added unless
+     * {@code add_special_tokens} is false; never empty.
+     *
+     * @param limit refuse a prompt longer than the context (the completion routes; not /tokenize)
+     */
+    private int[] promptIds(JsonNode body, boolean chat, boolean limit) throws ApiError {
+        boolean addSpecial = optBool(body, "add_special_tokens", true);
+        String param = chat ? "messages" : "prompt";
+        int[] ids = chat
+                ? encode(renderChat(body.get("messages"), optBool(body, "add_generation_prompt", true)), param, true, addSpecial, limit)
+                : prompt(body.get("prompt"), addSpecial, limit);
+        if (ids.length == 0) {
+            // Only text can encode to nothing (an empty id array is refused in prompt()).
+            throw ApiError.badRequest("the " + param + " has no tokens: the text is empty and "
+                    + (addSpecial ? "this model adds no BOS token" : "add_special_tokens is false, so no BOS is added")
+                    + "; send at least one character or token id", param);
+        }
+        if (limit && ids.length > maxPositions) {
+            throw tooLong(ids.length, param);
+        }
+        return ids;
+    }
+
+    /** vLLM's {@code cache_salt}: absent or a non-empty string (an empty one would silently mean no salt). */
+    private static String cacheSalt(JsonNode body) throws ApiError {
+        String salt = optString(body, "cache_salt");
+        if (salt != null && salt.isEmpty()) {
+            throw ApiError.badRequest("Parameter 'cache_salt' must be a non-empty string if provided.", "cache_salt");
+        }
+        return salt;
     }
 
     private void checkModel(JsonNode body) throws ApiError {
@@ -123,12 +173,12 @@ final class RequestParser {
                 + " tokens. However, your prompt has " + tokens + " tokens. Please reduce the length of the prompt.", param);
     }
 
-    private int[] prompt(JsonNode p) throws ApiError {
+    private int[] prompt(JsonNode p, boolean addSpecial, boolean limit) throws ApiError {
         if (p == null || p.isNull()) {
             throw ApiError.badRequest("prompt is required: a string or an array of token ids", "prompt");
         }
         if (p.isTextual()) {
-            return encode(p.asText(), "prompt");
+            return encode(p.asText(), "prompt", false, addSpecial, limit);
         }
         if (!p.isArray()) {
             throw ApiError.badRequest("prompt must be a string or an array of token ids", "prompt");
@@ -140,9 +190,9 @@ final class RequestParser {
             if (p.size() != 1) {
                 throw ApiError.badRequest("a batch of " + p.size() + " prompts is not supported: send one prompt per request", "prompt");
             }
-            return prompt(p.get(0));
+            return prompt(p.get(0), addSpecial, limit);
         }
-        if (p.size() > maxPositions) {
+        if (limit && p.size() > maxPositions) {
             throw tooLong(p.size(), "prompt");
         }
         return tokenIds(p, "prompt");
@@ -166,15 +216,13 @@ final class RequestParser {
         return ids;
     }
 
-    /** Encodes text; text that must exceed the context is refused before the (quadratic) encoder sees it. */
-    int[] encode(String text, String param) throws ApiError {
-        return encode(text, param, false);
-    }
-
-    /** {@link #encode(String, String)} of a plain text, or of a rendered chat when {@code chat}. */
-    private int[] encode(String text, String param, boolean chat) throws ApiError {
+    /**
+     * Encodes a plain text, or a rendered chat when {@code chat}. With {@code limit}, text that must
+     * exceed the context is refused before the encoder sees it, and ids that do are refused.
+     */
+    private int[] encode(String text, String param, boolean chat, boolean addSpecial, boolean limit) throws ApiError {
         long bytes = text.getBytes(StandardCharsets.UTF_8).length;
-        if (bytes > (long) maxPositions * model.maxBytesPerToken()) {
+        if (limit && bytes > (long) maxPositions * model.maxBytesPerToken()) {
             throw ApiError.contextLength("This model's maximum context length is " + maxPositions + " tokens. However, your "
                     + param + " has " + bytes + " bytes, more than that many tokens can hold. Please reduce the length.", param);
         }
@@ -184,14 +232,14 @@ final class RequestParser {
             throw ApiError.badRequest("your " + param + " has a NUL character (\\u0000) at character " + nul
                     + (chat ? " of the rendered chat" : "") + "; remove it", param);
         }
-        int[] ids = chat ? model.encodeChat(text) : model.encode(text);
-        if (ids.length > maxPositions) {
+        int[] ids = chat ? model.encodeChat(text, addSpecial) : model.encode(text, addSpecial);
+        if (limit && ids.length > maxPositions) {
             throw tooLong(ids.length, param);
         }
         return ids;
     }
 
-    private String renderChat(JsonNode messages) throws ApiError {
+    private String renderChat(JsonNode messages, boolean addGenerationPrompt) throws ApiError {
         if (messages == null || !messages.isArray() || messages.isEmpty()) {
             throw ApiError.badRequest("messages must be a non-empty array of {role, content}", "messages");
         }
@@ -217,7 +265,7 @@ final class RequestParser {
             list.add(new ChatMessage(role, text));
         }
         try {
-            return model.renderChat(list);
+            return model.renderChat(list, addGenerationPrompt);
         } catch (IllegalArgumentException e) {
             throw ApiError.badRequest("the chat template cannot render these messages: " + e.getMessage(), "messages");
         }

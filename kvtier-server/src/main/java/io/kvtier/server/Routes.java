@@ -187,14 +187,17 @@ final class Routes implements HttpHandler {
         HttpIo.json(ex, 200, o);
     }
 
-    /** {@code {"tokens": [ids]}} to {@code {"prompt": text}}. */
+    /**
+     * {@code {"tokens": [ids]}} to {@code {"prompt": text}}, control tokens written as their text
+     * (vLLM keeps special tokens here), so that {@code /tokenize} of the text gives the ids back.
+     */
     private void detokenize(HttpExchange ex, JsonNode body) throws ApiError, IOException {
         JsonNode t = body.get("tokens");
         if (t == null || !t.isArray()) {
             throw ApiError.badRequest("tokens must be an array of token ids", "tokens");
         }
         int[] ids = parser.tokenIds(t, "tokens");
-        HttpIo.json(ex, 200, Json.object().put("prompt", model.decode(ids)));
+        HttpIo.json(ex, 200, Json.object().put("prompt", model.detokenize(ids)));
     }
 
     /**

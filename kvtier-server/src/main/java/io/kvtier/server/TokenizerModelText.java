@@ -41,22 +41,22 @@ public final class TokenizerModelText implements ModelText {
     }
 
     @Override
-    public int[] encode(String text) {
-        return tokenizer.encode(text, true, true);
+    public int[] encode(String text, boolean addSpecial) {
+        return tokenizer.encode(text, addSpecial, true);
     }
 
     @Override
-    public String renderChat(List<ChatMessage> messages) {
+    public String renderChat(List<ChatMessage> messages, boolean addGenerationPrompt) {
         try {
-            return template.render(messages, true);
+            return template.render(messages, addGenerationPrompt);
         } catch (ChatTemplateException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }
     }
 
     @Override
-    public int[] encodeChat(String rendered) {
-        return template.encode(tokenizer, rendered);
+    public int[] encodeChat(String rendered, boolean addSpecial) {
+        return addSpecial ? template.encode(tokenizer, rendered) : tokenizer.encode(rendered, false, true);
     }
 
     /**
@@ -74,8 +74,8 @@ public final class TokenizerModelText implements ModelText {
     }
 
     @Override
-    public String decode(int[] ids) {
-        return tokenizer.decode(ids);
+    public String detokenize(int[] ids) {
+        return tokenizer.decodeWithSpecial(ids);
     }
 
     @Override

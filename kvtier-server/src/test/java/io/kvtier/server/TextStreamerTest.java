@@ -19,7 +19,7 @@ class TextStreamerTest {
         }
 
         @Override
-        public int[] encode(String text) {
+        public int[] encode(String text, boolean addSpecial) {
             return new int[] {1};
         }
 
@@ -29,7 +29,7 @@ class TextStreamerTest {
         }
 
         @Override
-        public String decode(int[] ids) {
+        public String detokenize(int[] ids) {
             return "";
         }
 
@@ -44,12 +44,12 @@ class TextStreamerTest {
         }
 
         @Override
-        public String renderChat(List<io.kvtier.model.chat.ChatMessage> messages) {
+        public String renderChat(List<io.kvtier.model.chat.ChatMessage> messages, boolean addGenerationPrompt) {
             throw new UnsupportedOperationException("not used by TextStreamer");
         }
 
         @Override
-        public int[] encodeChat(String rendered) {
+        public int[] encodeChat(String rendered, boolean addSpecial) {
             throw new UnsupportedOperationException("not used by TextStreamer");
         }
     }

@@ -30,10 +30,10 @@ class TokenizerModelTextTest {
             TokenizerModelText text = new TokenizerModelText("qwen2", tok, ChatTemplate.of(f, tok));
             String rendered = text.renderChat(List.of(
                     ChatMessage.system("You are a helpful assistant."),
-                    ChatMessage.user("Write one short sentence about the sea.")));
+                    ChatMessage.user("Write one short sentence about the sea.")), true);
             assertThat(rendered).isEqualTo(chat.get("prompt_text").asText());
             int[] expected = ChatReferences.ints(chat.get("prompt_ids"));
-            assertThat(text.encodeChat(rendered)).containsExactly(expected);
+            assertThat(text.encodeChat(rendered, true)).containsExactly(expected);
             int imEnd = tok.encode("<|im_end|>", false, true)[0];
             assertThat(text.stopTokenIds()).contains(imEnd);
         }

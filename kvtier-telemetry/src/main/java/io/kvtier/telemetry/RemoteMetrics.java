@@ -12,7 +12,8 @@ import java.util.function.Function;
  * tiers under their names ({@code kvtier:blocks_stored_total{tier="remote"}},
  * {@code kvtier:external_hit_tokens_total{tier="remote"}}, transfer types {@code CPU_to_REMOTE}
  * and {@code REMOTE_to_CPU}). Read from the snapshot's copy of {@link RemoteStats}; absent
- * series (no remote tier) are simply not written.
+ * series (no remote tier) are simply not written. The failure and drop counters carry every
+ * cause and reason from the start, at 0.
  */
 final class RemoteMetrics {
 
@@ -31,11 +32,11 @@ final class RemoteMetrics {
                 s -> value(s, RemoteStats::chunksProbedPresent));
         m.counter("kvtier:remote_writes", "Write jobs sent to the remote store (each a pipeline of SET).", s -> value(s, RemoteStats::writes));
         m.labelledCounter("kvtier:remote_load_failures", "Remote promotions that failed, per cause (miss, timeout, verify, "
-                + "unavailable, error).", "cause", (s, out) -> each(s, RemoteStats::loadFailures, out));
+                + "unavailable, error).", "cause", (s, out) -> each(s, RemoteStats::loadFailures, RemoteStats.LOAD_FAILURE_CAUSES, out));
         m.labelledCounter("kvtier:remote_store_failures", "Remote write jobs that failed, per cause (timeout, oversize, "
-                + "unavailable, error).", "cause", (s, out) -> each(s, RemoteStats::storeFailures, out));
+                + "unavailable, error).", "cause", (s, out) -> each(s, RemoteStats::storeFailures, RemoteStats.STORE_FAILURE_CAUSES, out));
         m.labelledCounter("kvtier:remote_stores_dropped", "Chunks not written to the remote store (never waited for), per reason "
-                + "(budget, unavailable, slow).", "reason", (s, out) -> each(s, RemoteStats::storesDroppedBy, out));
+                + "(budget, unavailable, slow).", "reason", (s, out) -> each(s, RemoteStats::storesDroppedBy, RemoteStats.DROP_REASONS, out));
         m.counter("kvtier:remote_breaker_opens", "Times a remote node's circuit breaker opened.", s -> value(s, RemoteStats::breakerOpens));
         m.labelledGauge("kvtier:remote_breaker_state", "1 for the remote tier's breaker state (closed, partial: some nodes open, "
                 + "open, off: turned off), 0 for the others.", "state", (s, out) -> {
@@ -60,10 +61,21 @@ final class RemoteMetrics {
         return r == null ? 0 : f.apply(r);
     }
 
-    private static void each(EngineSnapshot s, Function<RemoteStats, Map<String, Long>> f, BiConsumer<String, Double> out) {
+    /**
+     * Every label value in {@code known} (0 until its first event, so that a rate or an alert on
+     * it works from the start), then any other the map holds.
+     */
+    private static void each(EngineSnapshot s, Function<RemoteStats, Map<String, Long>> f, List<String> known,
+                             BiConsumer<String, Double> out) {
         RemoteStats r = remote(s);
         if (r != null) {
-            f.apply(r).forEach((k, n) -> out.accept(k, n.doubleValue()));
+            Map<String, Long> counts = f.apply(r);
+            known.forEach(k -> out.accept(k, counts.getOrDefault(k, 0L).doubleValue()));
+            counts.forEach((k, n) -> {
+                if (!known.contains(k)) {
+                    out.accept(k, n.doubleValue());
+                }
+            });
         }
     }
 }

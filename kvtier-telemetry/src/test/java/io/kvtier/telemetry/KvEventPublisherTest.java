@@ -38,6 +38,9 @@ class KvEventPublisherTest {
              ZContext ctx = new ZContext()) {
             ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
             sub.subscribe("kv@test".getBytes(StandardCharsets.UTF_8));
+            // The subscriber's socket events with their times, printed if the join is slow: they
+            // tell which phase took the time (connect, retries, handshake) on a machine where it happens.
+            JoinWatch watch = new JoinWatch(ctx, sub);
             sub.connect(pub.endpoint());
             // A PUB socket drops what it sends until the subscription has come through the TCP
             // connect, the ZMTP handshake and the PUB's next send (ZMQ's slow joiner; under load
@@ -49,12 +52,18 @@ class KvEventPublisherTest {
             List<Frame> live = new ArrayList<>();
             int sent = 0;
             while (live.isEmpty()) {
-                assertThat(sent).as("batches sent before the subscriber joined").isLessThan(batches.size() - 1);
+                assertThat(sent).as("batches sent before the subscriber joined; its socket events: %s", watch.events())
+                        .isLessThan(batches.size() - 1);
                 pub.publish(batches.get(sent++));
                 List<byte[]> msg = EventWire.recv(sub);
                 if (msg != null) {
                     live.add(frame(msg));
                 }
+            }
+            watch.close();
+            if (watch.elapsedMillis() > 5_000) {
+                System.err.printf("KvEventPublisherTest: the subscriber joined after %d ms; its socket events: %s%n",
+                        watch.elapsedMillis(), watch.events());
             }
             for (List<KvEvent> b : batches.subList(sent, batches.size())) {
                 pub.publish(b);
@@ -141,6 +150,50 @@ class KvEventPublisherTest {
             assertThat(thrown).as("publish after the thread failed").isNotNull()
                     .hasMessageContaining("the KV event publisher failed").hasMessageContaining("test: encoder bug");
             assertThat(pub.published()).as("batches sent before the failure").isEqualTo(2);
+        }
+    }
+
+    /** The monitor events of a socket since it was created, with their times, gathered on a thread until closed. */
+    private static final class JoinWatch implements AutoCloseable {
+        private final long start = System.nanoTime();
+        private final List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
+        private final ZMQ.Socket sub;
+        private final Thread thread;
+        private volatile boolean done;
+
+        JoinWatch(ZContext ctx, ZMQ.Socket sub) {
+            this.sub = sub;
+            String address = "inproc://join-watch-" + System.identityHashCode(this);
+            sub.monitor(address, ZMQ.EVENT_ALL);
+            ZMQ.Socket monitor = ctx.createSocket(SocketType.PAIR);
+            monitor.setReceiveTimeOut(100);
+            monitor.connect(address);
+            thread = Thread.ofPlatform().daemon().name("join-watch").start(() -> {
+                while (!done) {
+                    ZMQ.Event e = ZMQ.Event.recv(monitor);
+                    if (e != null) {
+                        events.add(String.format("%d ms: event %d (%s)", elapsedMillis(), e.getEvent(), e.getValue()));
+                    }
+                }
+                monitor.close();
+            });
+        }
+
+        long elapsedMillis() {
+            return (System.nanoTime() - start) / 1_000_000;
+        }
+
+        String events() {
+            synchronized (events) {
+                return events.toString();
+            }
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            sub.monitor(null, 0);
+            done = true;
+            thread.join(5_000);
         }
     }
 

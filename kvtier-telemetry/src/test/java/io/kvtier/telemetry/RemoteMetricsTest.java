@@ -47,6 +47,18 @@ class RemoteMetricsTest {
             PrometheusText before = scrape(a);
             assertThat(before.value("kvtier:remote_chunks_stored_total", "model_name", M)).isZero();
             assertThat(before.value("kvtier:remote_write_latency_seconds", "model_name", M)).isEqualTo(-1);
+            // Every failure cause and drop reason is a series from the start, at 0 (a rate or an
+            // alert on it must not wait for the first event).
+            assertThat(before.matching("kvtier:remote_load_failures_total").stream().map(x -> x.labels().get("cause")))
+                    .containsExactlyInAnyOrder("miss", "timeout", "verify", "unavailable", "error");
+            assertThat(before.matching("kvtier:remote_store_failures_total").stream().map(x -> x.labels().get("cause")))
+                    .containsExactlyInAnyOrder("timeout", "oversize", "unavailable", "error");
+            assertThat(before.matching("kvtier:remote_stores_dropped_total").stream().map(x -> x.labels().get("reason")))
+                    .containsExactlyInAnyOrder("budget", "unavailable", "slow");
+            for (String series : List.of("kvtier:remote_load_failures_total", "kvtier:remote_store_failures_total",
+                    "kvtier:remote_stores_dropped_total")) {
+                assertThat(before.matching(series)).allSatisfy(x -> assertThat(x.value()).isZero());
+            }
             TestEngines.runRecords(a, 0);
             RemoteStats rs = a.offload().remoteStats();
             PrometheusText p = scrape(a);
@@ -82,6 +94,7 @@ class RemoteMetricsTest {
             assertThat(d.value("kvtier:remote_stores_dropped_total", "model_name", M, "reason", RemoteStats.BUDGET))
                     .isEqualTo(rs.storesDroppedBy().get(RemoteStats.BUDGET).doubleValue()).isPositive();
             assertThat(d.value("kvtier:remote_chunks_stored_total", "model_name", M)).isZero();
+            assertThat(d.value("kvtier:remote_stores_dropped_total", "model_name", M, "reason", RemoteStats.SLOW)).isZero();
         }
         assertThat(warnings).isEmpty();
     }

@@ -17,9 +17,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
-import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
-import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,7 +44,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         System.setProperty("io.netty.noUnsafe", System.getProperty("io.netty.noUnsafe", "true"));
     }
 
-    private static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
+    private static final RedisCodec<String, byte[]> CODEC = ChunkCodec.INSTANCE;
     private static final String STANDALONE_NODE = "standalone";
     /**
      * Deadline of a connection attempt (socket and handshake). The first connection of a process
@@ -155,7 +153,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                 if (err != null) {
                     connectBreaker.failure(System.nanoTime());
                     String msg = messageOf(err);
-                    lastConnectError = firstLine(msg);
+                    lastConnectError = reasonOf(err);
                     if (isAuthError(msg)) {
                         turnOff("authentication failed (" + firstLine(msg) + "): check the remote user and password");
                     } else if (tlsFailure(err) != null) {
@@ -224,6 +222,28 @@ public final class LettuceRemoteStore implements RemoteStore {
             }
         }
         return null;
+    }
+
+    /**
+     * Why a connection failed, in the words of its root cause and without the address (the
+     * message around it names the URL): {@code Connection refused}, {@code connection timed out},
+     * {@code nosuchhost: Name or service not known}. Lettuce's own wrappers repeat the cause and
+     * print the address as {@code 127.0.0.1/<unresolved>:6379}; a cluster's "cannot retrieve the
+     * partitions" keeps each seed's failure as a suppressed exception.
+     */
+    static String reasonOf(Throwable t) {
+        Throwable root = t;
+        for (int depth = 0; depth < 32; depth++) {
+            Throwable next = root.getCause() != null && root.getCause() != root ? root.getCause()
+                    : root.getSuppressed().length > 0 ? root.getSuppressed()[0] : null;
+            if (next == null) {
+                break;
+            }
+            root = next;
+        }
+        String m = root.getMessage() == null ? root.getClass().getSimpleName() : firstLine(root.getMessage());
+        int address = m.indexOf(": /"); // netty's "Connection refused: /127.0.0.1:6379"
+        return address > 0 ? m.substring(0, address) : m;
     }
 
     private static boolean isAuthError(String msg) {

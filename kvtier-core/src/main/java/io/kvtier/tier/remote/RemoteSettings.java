@@ -48,6 +48,7 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
                 throw new IllegalArgumentException("--remote-url must not hold a password (" + redact(u)
                         + "): give it with --remote-password-file or KVTIER_REMOTE_PASSWORD");
             }
+            checkHostAndPort(u);
         }
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("remote timeout must be positive, got " + timeout.toMillis() + " ms");
@@ -87,6 +88,40 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
 
     public RemoteSettings withCaFile(Path f) {
         return new RemoteSettings(urls, cluster, tenant, password, timeout, ttl, maxValueBytes, failuresToOpen, breakerOpen, f);
+    }
+
+    /**
+     * Checks that {@code url} names a host and, if it gives one, a port in 1..65535: the client
+     * would otherwise fail later with a message that does not name the flag.
+     */
+    private static void checkHostAndPort(String url) {
+        java.net.URI uri;
+        try {
+            uri = new java.net.URI(url);
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalArgumentException("--remote-url '" + redact(url) + "' is not a URL (" + e.getReason()
+                    + "); expected redis://[user@]host:port");
+        }
+        String authority = uri.getRawAuthority() == null ? "" : uri.getRawAuthority();
+        String hostPort = authority.substring(authority.indexOf('@') + 1);
+        int colon = hostPort.lastIndexOf(':');
+        String port = colon >= 0 && !hostPort.endsWith("]") ? hostPort.substring(colon + 1) : null;
+        String host = port == null ? hostPort : hostPort.substring(0, colon);
+        if (host.isEmpty() || host.equals("[]")) {
+            throw new IllegalArgumentException("--remote-url '" + redact(url) + "' names no host; expected redis://[user@]host:port");
+        }
+        if (port != null) {
+            int p;
+            try {
+                p = Integer.parseInt(port);
+            } catch (NumberFormatException e) {
+                p = -1;
+            }
+            if (p < 1 || p > 65535) {
+                throw new IllegalArgumentException("--remote-url '" + redact(url) + "': the port must be a number from 1 to 65535, got '"
+                        + port + "'");
+            }
+        }
     }
 
     /** A URL with any user-info part replaced by {@code ***}, for messages. */

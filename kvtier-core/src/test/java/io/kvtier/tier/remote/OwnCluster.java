@@ -114,8 +114,11 @@ public final class OwnCluster implements AutoCloseable {
 
     /**
      * Waits (at most 30 s) until every alive node says {@code cluster_state:ok} and sees every slot
-     * served by an alive master: a client that asks any of them for the topology then gets the
-     * same, right answer (right after a failover some nodes still show the dead master's slots).
+     * served by a master that is alive (this test's process for it runs): a client that asks any of
+     * them for the topology then gets the same, right answer. Both halves matter: right after a
+     * failover some nodes still show the dead master's slots, and for about a node timeout after
+     * a kill no node has noticed yet (they all show the dead master as healthy, cluster_state:ok),
+     * which a check of the nodes' own flags alone takes for settled.
      */
     public void awaitConsistent() throws Exception {
         for (int attempt = 0; attempt < 600; attempt++) {
@@ -128,6 +131,12 @@ public final class OwnCluster implements AutoCloseable {
     }
 
     private boolean consistent() throws Exception {
+        java.util.Set<Integer> alivePorts = new java.util.HashSet<>();
+        for (OwnRedis n : nodes) {
+            if (n.isAlive()) {
+                alivePorts.add(n.port());
+            }
+        }
         for (OwnRedis n : nodes) {
             if (!n.isAlive()) {
                 continue;
@@ -145,6 +154,9 @@ public final class OwnCluster implements AutoCloseable {
                 if (flags.contains("fail") || flags.contains("fail?")) {
                     return false; // a failed master still holding slots in this node's view
                 }
+                if (!alivePorts.contains(portOf(f[1]))) {
+                    return false; // a dead master not noticed yet: its slots are not served
+                }
                 for (int i = 8; i < f.length; i++) {
                     if (f[i].startsWith("[")) {
                         continue; // a slot being migrated
@@ -158,6 +170,13 @@ public final class OwnCluster implements AutoCloseable {
             }
         }
         return true;
+    }
+
+    /** The client port of a CLUSTER NODES address ({@code ip:port@busport}). */
+    private static int portOf(String address) {
+        int colon = address.lastIndexOf(':');
+        int at = address.indexOf('@', colon);
+        return Integer.parseInt(address.substring(colon + 1, at < 0 ? address.length() : at));
     }
 
     private static List<String> lines(OwnRedis n) throws Exception {

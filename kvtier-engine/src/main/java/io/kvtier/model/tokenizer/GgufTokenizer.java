@@ -211,6 +211,11 @@ public final class GgufTokenizer implements TextTokenizer {
         return new String(decodeBytes(ids, false), StandardCharsets.UTF_8);
     }
 
+    @Override
+    public String decodeWithSpecial(int[] ids) {
+        return new String(decodeBytes(ids, true), StandardCharsets.UTF_8);
+    }
+
     /**
      * llama.cpp's {@code llama_detokenize(tokens, remove_special = false, unparse_special =
      * renderSpecial)}: the tokens' bytes, the first token's leading space dropped where

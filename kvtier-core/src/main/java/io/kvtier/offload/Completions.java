@@ -1,0 +1,90 @@
+package io.kvtier.offload;
+
+import io.kvtier.kv.BlockPool;
+import io.kvtier.offload.OffloadScheduler.LoadDone;
+import io.kvtier.offload.transfer.TransferResult;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Applies transfer completions for {@link OffloadScheduler} exactly once: each job's tier
+ * bookkeeping by its kind, the transfer counters, and the release of the device blocks the job
+ * held. Engine thread only.
+ */
+final class Completions {
+
+    private final JobRegistry jobs;
+    private final OffloadStats stats;
+    private final LoadCosts costs;
+    private final HostLoads loads;
+    private final HostStores stores;
+    private final DiskChain disk;
+    private final RemoteChain remote;
+    private final BlockPool pool;
+    private final int blocksPerChunk;
+
+    Completions(JobRegistry jobs, OffloadStats stats, LoadCosts costs, HostLoads loads, HostStores stores, DiskChain disk,
+                RemoteChain remote, BlockPool pool, int blocksPerChunk) {
+        this.jobs = jobs;
+        this.stats = stats;
+        this.costs = costs;
+        this.loads = loads;
+        this.stores = stores;
+        this.disk = disk;
+        this.remote = remote;
+        this.pool = pool;
+        this.blocksPerChunk = blocksPerChunk;
+    }
+
+    private int chunk() {
+        return blocksPerChunk;
+    }
+
+    /** Applies {@code results}; returns the loads that ended for requests still waiting (epoch {@code epoch}). */
+    List<LoadDone> apply(List<TransferResult> results, long epoch) {
+        if (results.isEmpty()) {
+            return List.of(); // the common step with jobs in flight: nothing allocated
+        }
+        List<LoadDone> done = new ArrayList<>();
+        for (TransferResult res : results) {
+            JobRegistry.Completed c = jobs.complete(res.jobId());
+            if (c == null) {
+                continue; // unknown or duplicate completion: nothing is released twice
+            }
+            boolean current = c.live() && c.job().epoch() == epoch;
+            if (!current) {
+                stats.staleCompletions++;
+            }
+            if (res.timedOut()) {
+                stats.jobsTimedOut++;
+            }
+            boolean inbound = c.job() instanceof OffloadJob.Load || c.job() instanceof OffloadJob.Promote
+                    || c.job() instanceof OffloadJob.RemotePromote;
+            if (!(c.job() instanceof OffloadJob.RemoteProbe)) { // a probe moves no chunk
+                OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, c.job().tier(), res.bytes(), res.nanos());
+            }
+            if (res.success() && inbound) {
+                long blocks = c.job() instanceof OffloadJob.Load l ? l.blocks() : (long) c.job().chunkKeys().size() * chunk();
+                costs.onLoad(c.job().tier(), blocks, res.bytes(), res.nanos());
+            }
+            switch (c.job()) {
+                case OffloadJob.Load load -> {
+                    LoadDone d = loads.apply(load, res, current);
+                    if (d != null) {
+                        done.add(d);
+                    }
+                }
+                case OffloadJob.Store store -> stores.apply(store, res, current, epoch);
+                case OffloadJob.DiskWrite write -> disk.applyWrite(write, res, chunk() * pool.layout().bytesPerBlock());
+                case OffloadJob.Promote promote -> disk.applyPromote(promote, res, current, chunk() * pool.layout().bytesPerBlock());
+                case OffloadJob.RemoteProbe probe -> remote.applyProbe(probe, res);
+                case OffloadJob.RemoteWrite write -> remote.applyWrite(write, res);
+                case OffloadJob.RemotePromote promote -> remote.applyPromote(promote, res, current);
+            }
+            for (int b : c.job().deviceBlocks()) {
+                pool.release(b);
+            }
+        }
+        return done;
+    }
+}

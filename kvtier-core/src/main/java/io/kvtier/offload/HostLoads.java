@@ -1,0 +1,217 @@
+package io.kvtier.offload;
+
+import io.kvtier.kv.BlockKey;
+import io.kvtier.offload.OffloadScheduler.LoadDone;
+import io.kvtier.offload.OffloadScheduler.Lookup;
+import io.kvtier.offload.transfer.ChunkCopy;
+import io.kvtier.offload.transfer.LoadJob;
+import io.kvtier.offload.transfer.TransferResult;
+import io.kvtier.tier.HostTier;
+import io.kvtier.tier.TierIndex;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The load side of {@link OffloadScheduler} in one KV group: finds a request's chunks in the
+ * tiers beyond its device hit, promotes disk or remote chunks into the host tier, starts load jobs
+ * into the request's block table and applies their completions. Engine thread only.
+ */
+final class HostLoads {
+
+    private final GroupTier t;
+    private final HostStores stores;
+    private final BlockKey namespace;
+    private final int blockSize;
+
+    HostLoads(GroupTier t, HostStores stores) {
+        this.t = t;
+        this.stores = stores;
+        this.namespace = t.chain().namespace();
+        this.blockSize = t.chain().blockSize();
+    }
+
+    private int chunk() {
+        return t.chain().blocksPerChunk();
+    }
+
+    /** {@link OffloadScheduler#lookup} of the chunks from the one holding block {@code deviceHitBlocks} to {@code endChunk} (exclusive). */
+    Lookup lookup(SequenceView r, int deviceHitBlocks, int endChunk, long epoch) {
+        int firstChunk = deviceHitBlocks / chunk();
+        if (endChunk * chunk() <= deviceHitBlocks) {
+            return new Lookup.Miss();
+        }
+        List<BlockKey> keys = new ArrayList<>(endChunk - firstChunk);
+        for (int c = firstChunk; c < endChunk; c++) {
+            keys.add(t.chain().key(r, c));
+        }
+        TierIndex.Lookup found = t.host().index().lookup(keys);
+        if (found instanceof TierIndex.Lookup.Pending) {
+            return new Lookup.Wait("a chunk of the prefix is being stored");
+        }
+        int ready = found.readyChunks();
+        for (int i = 0; i < ready; i++) {
+            if (t.jobs().loadingJob(keys.get(i)) >= 0) {
+                // At most one load per key (§3.5): wait, then hit the device prefix cache.
+                return new Lookup.Wait("a chunk of the prefix is being loaded for another request");
+            }
+        }
+        if (t.disk() != null && ready < keys.size()) {
+            List<BlockKey> rest = keys.subList(ready, keys.size());
+            int onDisk = t.disk().lookup(rest);
+            for (int i = 0; i < onDisk; i++) {
+                if (t.jobs().loadingJob(rest.get(i)) >= 0) {
+                    return new Lookup.Wait("a chunk of the prefix is being promoted from disk");
+                }
+            }
+            if (onDisk > 0) {
+                return new Lookup.Promote(ready, onDisk);
+            }
+        }
+        if (t.remote() != null && ready < keys.size()) {
+            List<BlockKey> rest = keys.subList(ready, keys.size());
+            int inStore = t.remote().lookup(rest, epoch);
+            if (inStore == RemoteChain.PROBING) {
+                return new Lookup.Wait("probing the remote tier");
+            }
+            for (int i = 0; i < inStore; i++) {
+                if (t.jobs().loadingJob(rest.get(i)) >= 0) {
+                    return new Lookup.Wait("a chunk of the prefix is being promoted from the remote tier");
+                }
+            }
+            if (inStore > 0) {
+                return new Lookup.Promote(ready, 0, inStore);
+            }
+        }
+        int end = (firstChunk + ready) * chunk();
+        return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+    }
+
+    /** {@link OffloadScheduler#promote}; {@code p} with no disk or remote chunks starts nothing. */
+    Lookup promote(SequenceView r, int deviceHitBlocks, Lookup.Promote p, long epoch) {
+        int firstChunk = deviceHitBlocks / chunk() + p.hostChunks();
+        List<BlockKey> hostKeys = new ArrayList<>();
+        for (int c = deviceHitBlocks / chunk(); c < firstChunk; c++) {
+            hostKeys.add(t.chain().key(r, c));
+        }
+        List<BlockKey> keys = new ArrayList<>();
+        List<BlockKey> parents = new ArrayList<>();
+        List<int[]> tokens = new ArrayList<>();
+        int behind = p.diskChunks() > 0 ? p.diskChunks() : p.remoteChunks();
+        for (int c = firstChunk; c < firstChunk + behind; c++) {
+            keys.add(t.chain().key(r, c));
+            parents.add(t.chain().parent(r, c));
+            tokens.add(t.chain().tokens(r, c));
+        }
+        boolean fromDisk = p.diskChunks() > 0;
+        if (keys.isEmpty()) {
+            int end = firstChunk * chunk();
+            return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+        }
+        int started = fromDisk ? t.disk().promote(hostKeys, keys, parents, tokens, namespace, epoch)
+                : t.remote().promote(hostKeys, keys, parents, tokens, epoch);
+        if (started > 0) {
+            return new Lookup.Wait("promoting " + started + " of " + keys.size() + " chunks from "
+                    + (fromDisk ? "disk" : "the remote tier"));
+        }
+        t.stats().notStored(fromDisk ? OffloadStats.NOT_PROMOTED : OffloadStats.REMOTE_NOT_PROMOTED, (long) keys.size() * chunk());
+        int end = firstChunk * chunk();
+        return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+    }
+
+    /** {@link OffloadScheduler#startLoad} into {@code blockTable}. */
+    Map<String, Integer> start(SequenceView r, int deviceHitBlocks, int blocks, int[] blockTable, long epoch) {
+        int firstChunk = deviceHitBlocks / chunk();
+        int endChunk = (deviceHitBlocks + blocks) / chunk();
+        List<BlockKey> keys = new ArrayList<>();
+        for (int c = firstChunk; c < endChunk; c++) {
+            keys.add(t.chain().key(r, c));
+        }
+        int[] slots = t.host().index().prepareLoad(keys);
+        t.host().index().touch(keys);
+        if (t.disk() != null) {
+            t.disk().onHostHit(keys, epoch);
+        }
+        if (t.remote() != null) {
+            t.remote().onHostHit(keys, epoch);
+        }
+        long id = t.jobs().newId();
+        String[] chunkTiers = new String[keys.size()];
+        Map<String, Integer> tokensByTier = new TreeMap<>();
+        List<ChunkCopy> copies = new ArrayList<>();
+        int[] targets = new int[blocks];
+        int[] chunkBlocks = new int[keys.size()];
+        int next = 0;
+        for (int i = 0; i < keys.size(); i++) {
+            int c = firstChunk + i;
+            int[] dev = new int[chunk()];
+            for (int j = 0; j < chunk(); j++) {
+                int b = c * chunk() + j;
+                // Blocks already on the device (a hit ending inside the chunk) are not copied: -1.
+                dev[j] = b < deviceHitBlocks ? -1 : blockTable[b];
+                if (dev[j] >= 0) {
+                    targets[next++] = dev[j];
+                    t.pool().retain(dev[j]);
+                    chunkBlocks[i]++;
+                }
+            }
+            copies.add(new ChunkCopy(dev, slots[i], namespace, keys.get(i), t.chain().parent(r, c),
+                    t.chain().tokens(r, c)));
+            chunkTiers[i] = t.disk() != null && t.disk().consumePromoted(keys.get(i)) ? "disk"
+                    : t.remote() != null && t.remote().consumePromoted(keys.get(i)) ? "remote" : HostTier.NAME;
+            tokensByTier.merge(chunkTiers[i], chunkBlocks[i] * blockSize, Integer::sum);
+        }
+        long deadline = t.transfers().nanoTime() + t.config().jobDeadline().toNanos();
+        t.jobs().add(new OffloadJob.Load(id, r.id(), HostTier.NAME, deviceHitBlocks, blocks, targets, keys, chunkBlocks,
+                chunkTiers, epoch, deadline));
+        tokensByTier.forEach((tier, n) -> OffloadStats.add(t.stats().externalHitTokens, tier, n));
+        stores.advanceCursor(r.id(), deviceHitBlocks + blocks);
+        t.transfers().submit(new LoadJob(id, copies, deadline));
+        return tokensByTier;
+    }
+
+    /** Ends a load job: the chunks before the first failed one hold verified KV; null for a load no request waits for. */
+    LoadDone apply(OffloadJob.Load load, TransferResult res, boolean current) {
+        t.host().index().completeLoad(load.chunkKeys());
+        int goodChunks = res.success() ? load.chunkKeys().size() : Math.max(0, res.firstFailedChunk());
+        if (!res.success()) {
+            t.stats().loadFailures++;
+            // A bad entry is deleted (§3.4), so a retry cannot fail on it again (F04). A timeout
+            // says nothing about the bytes: the entry stays.
+            if (!res.timedOut() && goodChunks < load.chunkKeys().size()) {
+                t.host().index().remove(load.chunkKeys().get(goodChunks));
+            }
+        }
+        if (!current) {
+            return null;
+        }
+        int goodBlocks = 0;
+        for (int i = 0; i < goodChunks; i++) {
+            goodBlocks += load.chunkBlocks()[i];
+        }
+        OffloadStats.add(t.stats().blocksLoaded, load.tier(), goodBlocks);
+        t.stats().bytesLoaded += goodBlocks * t.pool().layout().bytesPerBlock();
+        Map<String, Integer> lost = new TreeMap<>();
+        for (int i = goodChunks; i < load.chunkKeys().size(); i++) {
+            lost.merge(load.chunkTiers()[i], load.chunkBlocks()[i] * blockSize, Integer::sum);
+        }
+        if (goodBlocks < load.blocks()) {
+            // Hit tokens count only what was really loaded.
+            lost.forEach((tier, n) -> OffloadStats.add(t.stats().externalHitTokens, tier, -n));
+            int loadedEnd = load.firstBlock() + goodBlocks;
+            stores.cutCursor(load.requestId(), loadedEnd);
+        }
+        return new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), goodBlocks, lost);
+    }
+
+    /** A load abandoned by a cache reset: none of its blocks counts as loaded. */
+    LoadDone abandon(OffloadJob.Load load) {
+        Map<String, Integer> lost = new TreeMap<>();
+        for (int i = 0; i < load.chunkKeys().size(); i++) {
+            lost.merge(load.chunkTiers()[i], load.chunkBlocks()[i] * blockSize, Integer::sum);
+        }
+        lost.forEach((tier, n) -> OffloadStats.add(t.stats().externalHitTokens, tier, -n));
+        return new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), 0, lost);
+    }
+}

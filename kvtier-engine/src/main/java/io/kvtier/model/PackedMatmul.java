@@ -1,0 +1,225 @@
+package io.kvtier.model;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The batched F32 product {@code Y = X W^T} of {@link VectorKernels} for batches of at least one
+ * vector of rows (32-sequence decode, prefill chunks), vectorised across the batch instead of
+ * along a weight row.
+ *
+ * <p>The activations are first packed ({@link #pack}) into blocks of {@code B = 2L} batch rows
+ * ({@code L} = floats per vector), each block k-major: {@code packed[i0 * in + k * B + j] = X[i0 + j][k]}
+ * (a last block of at most {@code L} rows is {@code L} wide; rows past {@code n} are zero). Then for
+ * 8 (or 4) weight rows x one block, each step of the k loop broadcasts one weight of each row and
+ * multiplies it into the block's 2 vectors of {@code X[.][k]}: 16 accumulators that hold 8 x 2L
+ * finished outputs at the end of the k loop. No horizontal reduction at all (the row-wise tiles
+ * reduce each output across lanes at the end of its row, as many reductions as outputs: at
+ * {@code in = 288} about half as much work again as the FMAs). Each weight is read from memory
+ * once per call for the first block and from cache for the others.
+ *
+ * <p>A tile's weight rows are copied from the segment to a heap array first (one bulk copy of
+ * 8 rows): the k loop then reads them with array loads whose bounds checks C2 hoists, where a
+ * segment read per broadcast weight kept a check per load (43-46 against 45-52 multiply-adds per ns
+ * of CPU time in one run of {@code PackedMatmulComparison}; small, but never slower).
+ *
+ * <p>Every output is a plain sequential sum {@code fma(w[k], x[k], acc)} over {@code k = 0..in-1},
+ * whichever code path (4-row tile, remainder row, block width) computes it, so results do not
+ * depend on how the rows are split across threads.
+ */
+final class PackedMatmul {
+
+    private static final VectorSpecies<Float> S = VectorKernels.S;
+    private static final int L = S.length();
+    /** Batch rows per block: two vectors. */
+    static final int B = 2 * L;
+    private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private PackedMatmul() {
+    }
+
+    /** Whether a batch of {@code n} rows is worth packing: at least one whole vector of rows. */
+    static boolean packs(int n) {
+        return n >= L;
+    }
+
+    /** Floats of the packed form of {@code n} rows of {@code in} floats: {@code n} rounded up to {@code L}, times {@code in}. */
+    static int packedLength(int n, int in) {
+        return (n + L - 1) / L * L * in;
+    }
+
+    /** Packs {@code x[n][in]} into {@code packed} (at least {@link #packedLength} floats) as the class comment lays out. */
+    static void pack(float[] x, int n, int in, float[] packed) {
+        for (int i0 = 0; i0 < n; i0 += B) {
+            int width = width(n, i0);
+            int rows = Math.min(width, n - i0);
+            int base = i0 * in;
+            for (int j = 0; j < rows; j++) {
+                int src = (i0 + j) * in;
+                for (int k = 0, d = base + j; k < in; k++, d += width) {
+                    packed[d] = x[src + k];
+                }
+            }
+            for (int j = rows; j < width; j++) {
+                for (int k = 0, d = base + j; k < in; k++, d += width) {
+                    packed[d] = 0f;
+                }
+            }
+        }
+    }
+
+    /** Width of the block at batch row {@code i0}: B, or L for a last block of at most L rows. */
+    private static int width(int n, int i0) {
+        return n - i0 <= L ? L : B;
+    }
+
+    /**
+     * Output columns {@code rowFrom..rowTo-1} of {@code Y[n][out] = X W^T}, X packed by {@link #pack};
+     * W {@code [out][in]} float32 little-endian in {@code w}.
+     */
+    static void matmul(MemorySegment w, int in, int out, float[] packed, int n, float[] y, int rowFrom, int rowTo) {
+        long rowBytes = (long) in * Float.BYTES;
+        float[] tile = new float[8 * B];    // one tile's outputs [8 weight rows][B batch rows], scattered into y after its k loop
+        float[] wRows = new float[8 * in];  // the tile's weight rows, copied to the heap (see the class comment)
+        for (int i0 = 0; i0 < n; i0 += B) {
+            int width = width(n, i0);
+            int rows = Math.min(width, n - i0);
+            int pOff = i0 * in;
+            int r = rowFrom;
+            for (; r + 8 <= rowTo && width == B; r += 8) {
+                MemorySegment.copy(w, F32, r * rowBytes, wRows, 0, 8 * in);
+                tile8x2(wRows, in, packed, pOff, tile);
+                scatter(tile, 8, rows, y, i0 * out + r, out);
+            }
+            for (; r + 4 <= rowTo; r += 4) {
+                MemorySegment.copy(w, F32, r * rowBytes, wRows, 0, 4 * in);
+                if (width == B) {
+                    tile4x2(wRows, in, packed, pOff, tile);
+                } else {
+                    tile4x1(wRows, in, packed, pOff, tile);
+                }
+                scatter(tile, 4, rows, y, i0 * out + r, out);
+            }
+            for (; r < rowTo; r++) {
+                for (int j = 0; j < rows; j++) {
+                    float acc = 0f;
+                    for (int k = 0; k < in; k++) {
+                        acc = Math.fma(w.get(F32, r * rowBytes + (long) k * Float.BYTES), packed[pOff + k * width + j], acc);
+                    }
+                    y[(i0 + j) * out + r] = acc;
+                }
+            }
+        }
+    }
+
+    /** y[yAt + j * out + q] = tile[q * B + j] for q < weightRows, j < batchRows. */
+    private static void scatter(float[] tile, int weightRows, int batchRows, float[] y, int yAt, int out) {
+        for (int q = 0; q < weightRows; q++) {
+            for (int j = 0, yi = yAt + q; j < batchRows; j++, yi += out) {
+                y[yi] = tile[q * B + j];
+            }
+        }
+    }
+
+    /**
+     * tile[q * B + 0..B-1] = weight row q of {@code wr} ([4][in]) times a packed block of B batch
+     * rows at {@code pOff} ([in][B]).
+     */
+    private static void tile4x2(float[] wr, int in, float[] p, int pOff, float[] tile) {
+        FloatVector a0 = FloatVector.zero(S), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0, b3 = a0;
+        int w1 = in, w2 = 2 * in, w3 = 3 * in;
+        for (int k = 0, pk = pOff; k < in; k++, pk += B) {
+            FloatVector x0 = FloatVector.fromArray(S, p, pk), x1 = FloatVector.fromArray(S, p, pk + L);
+            FloatVector v = FloatVector.broadcast(S, wr[k]);
+            a0 = x0.fma(v, a0);
+            b0 = x1.fma(v, b0);
+            v = FloatVector.broadcast(S, wr[w1 + k]);
+            a1 = x0.fma(v, a1);
+            b1 = x1.fma(v, b1);
+            v = FloatVector.broadcast(S, wr[w2 + k]);
+            a2 = x0.fma(v, a2);
+            b2 = x1.fma(v, b2);
+            v = FloatVector.broadcast(S, wr[w3 + k]);
+            a3 = x0.fma(v, a3);
+            b3 = x1.fma(v, b3);
+        }
+        a0.intoArray(tile, 0);
+        b0.intoArray(tile, L);
+        a1.intoArray(tile, B);
+        b1.intoArray(tile, B + L);
+        a2.intoArray(tile, 2 * B);
+        b2.intoArray(tile, 2 * B + L);
+        a3.intoArray(tile, 3 * B);
+        b3.intoArray(tile, 3 * B + L);
+    }
+
+    /** As {@link #tile4x2} for 8 weight rows: 16 accumulators, enough independent FMA chains to hide their latency. */
+    private static void tile8x2(float[] wr, int in, float[] p, int pOff, float[] tile) {
+        FloatVector a0 = FloatVector.zero(S), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0, b3 = a0;
+        FloatVector a4 = a0, b4 = a0, a5 = a0, b5 = a0, a6 = a0, b6 = a0, a7 = a0, b7 = a0;
+        int w1 = in, w2 = 2 * in, w3 = 3 * in, w4 = 4 * in, w5 = 5 * in, w6 = 6 * in, w7 = 7 * in;
+        for (int k = 0, pk = pOff; k < in; k++, pk += B) {
+            FloatVector x0 = FloatVector.fromArray(S, p, pk), x1 = FloatVector.fromArray(S, p, pk + L);
+            FloatVector v = FloatVector.broadcast(S, wr[k]);
+            a0 = x0.fma(v, a0);
+            b0 = x1.fma(v, b0);
+            v = FloatVector.broadcast(S, wr[w1 + k]);
+            a1 = x0.fma(v, a1);
+            b1 = x1.fma(v, b1);
+            v = FloatVector.broadcast(S, wr[w2 + k]);
+            a2 = x0.fma(v, a2);
+            b2 = x1.fma(v, b2);
+            v = FloatVector.broadcast(S, wr[w3 + k]);
+            a3 = x0.fma(v, a3);
+            b3 = x1.fma(v, b3);
+            v = FloatVector.broadcast(S, wr[w4 + k]);
+            a4 = x0.fma(v, a4);
+            b4 = x1.fma(v, b4);
+            v = FloatVector.broadcast(S, wr[w5 + k]);
+            a5 = x0.fma(v, a5);
+            b5 = x1.fma(v, b5);
+            v = FloatVector.broadcast(S, wr[w6 + k]);
+            a6 = x0.fma(v, a6);
+            b6 = x1.fma(v, b6);
+            v = FloatVector.broadcast(S, wr[w7 + k]);
+            a7 = x0.fma(v, a7);
+            b7 = x1.fma(v, b7);
+        }
+        a0.intoArray(tile, 0);
+        b0.intoArray(tile, L);
+        a1.intoArray(tile, B);
+        b1.intoArray(tile, B + L);
+        a2.intoArray(tile, 2 * B);
+        b2.intoArray(tile, 2 * B + L);
+        a3.intoArray(tile, 3 * B);
+        b3.intoArray(tile, 3 * B + L);
+        a4.intoArray(tile, 4 * B);
+        b4.intoArray(tile, 4 * B + L);
+        a5.intoArray(tile, 5 * B);
+        b5.intoArray(tile, 5 * B + L);
+        a6.intoArray(tile, 6 * B);
+        b6.intoArray(tile, 6 * B + L);
+        a7.intoArray(tile, 7 * B);
+        b7.intoArray(tile, 7 * B + L);
+    }
+
+    /** As {@link #tile4x2} for a block of L batch rows (the last one): tile[q * B + 0..L-1]. */
+    private static void tile4x1(float[] wr, int in, float[] p, int pOff, float[] tile) {
+        FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
+        int w1 = in, w2 = 2 * in, w3 = 3 * in;
+        for (int k = 0, pk = pOff; k < in; k++, pk += L) {
+            FloatVector x0 = FloatVector.fromArray(S, p, pk);
+            a0 = x0.fma(FloatVector.broadcast(S, wr[k]), a0);
+            a1 = x0.fma(FloatVector.broadcast(S, wr[w1 + k]), a1);
+            a2 = x0.fma(FloatVector.broadcast(S, wr[w2 + k]), a2);
+            a3 = x0.fma(FloatVector.broadcast(S, wr[w3 + k]), a3);
+        }
+        a0.intoArray(tile, 0);
+        a1.intoArray(tile, B);
+        a2.intoArray(tile, 2 * B);
+        a3.intoArray(tile, 3 * B);
+    }
+}
