@@ -79,6 +79,12 @@ class KvEventPublisherTest {
                 assertThat(live.get(i).seq()).as("sequence after " + live.get(i - 1).seq()).isEqualTo(live.get(i - 1).seq() + 1);
             }
             assertThat(live.size()).as("live batches from the first received to the last").isGreaterThanOrEqualTo(batches.size() - sent + 1);
+            // The publishing thread counts a batch after its send returns, and the subscriber may
+            // read the last batch before that: wait for the count (at most 60 s), then require it exact.
+            for (long deadline = System.nanoTime() + 60_000_000_000L;
+                    pub.published() < batches.size() && System.nanoTime() < deadline; ) {
+                Thread.sleep(5);
+            }
             assertThat(pub.published()).isEqualTo(batches.size());
 
             ZMQ.Socket replay = ctx.createSocket(SocketType.DEALER);
