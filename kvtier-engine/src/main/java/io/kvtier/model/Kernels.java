@@ -59,23 +59,30 @@ public interface Kernels {
 
     /**
      * Floats of the buffer {@link #packRows} fills for {@code n} activation rows of {@code in}
-     * floats (at least {@code n * in}).
+     * floats (at least {@code n * in}). By default the layout is {@code x}'s own: {@code n * in}.
      */
-    int packedLength(int n, int in);
+    default int packedLength(int n, int in) {
+        return n * in;
+    }
 
     /**
      * Copies {@code x[n][in]} (row stride {@code in}) into {@code packed} (at least
      * {@link #packedLength} floats) in the layout {@link #matmulPacked} reads; the layout is the
-     * kernels' own (the vector kernels transpose batches of a vector of rows or more).
+     * kernels' own (the vector kernels transpose batches of a vector of rows or more; by default a
+     * plain copy).
      */
-    void packRows(float[] x, int n, int in, float[] packed);
+    default void packRows(float[] x, int n, int in, float[] packed) {
+        System.arraycopy(x, 0, packed, 0, n * in);
+    }
 
     /**
      * {@link #matmul} over activations packed by {@link #packRows} with the same {@code n} and
      * {@code in}: the form for a product split across threads, which packs once per call instead
-     * of once per part.
+     * of once per part. By default {@link #matmul} itself, for the default (unchanged) layout.
      */
-    void matmulPacked(MemorySegment w, int in, int out, float[] packed, int n, float[] y, int rowFrom, int rowTo);
+    default void matmulPacked(MemorySegment w, int in, int out, float[] packed, int n, float[] y, int rowFrom, int rowTo) {
+        matmul(w, in, out, packed, n, y, rowFrom, rowTo);
+    }
 
     /**
      * RMS normalisation as llama2.c: {@code out_i = weight_i * x_i / sqrt(mean(x^2) + eps)};

@@ -57,21 +57,6 @@ final class RowwiseKernels implements Kernels {
     }
 
     @Override
-    public int packedLength(int n, int in) {
-        return n * in;
-    }
-
-    @Override
-    public void packRows(float[] x, int n, int in, float[] packed) {
-        System.arraycopy(x, 0, packed, 0, n * in);
-    }
-
-    @Override
-    public void matmulPacked(MemorySegment w, int in, int out, float[] packed, int n, float[] y, int rowFrom, int rowTo) {
-        matmul(w, in, out, packed, n, y, rowFrom, rowTo);
-    }
-
-    @Override
     public void rmsnorm(float[] out, int outOff, float[] x, int xOff, MemorySegment weight, int n, float eps) {
         inner.rmsnorm(out, outOff, x, xOff, weight, n, eps);
     }
