@@ -82,8 +82,9 @@ final class PackedMatmul {
      */
     static void matmul(MemorySegment w, int in, int out, float[] packed, int n, float[] y, int rowFrom, int rowTo) {
         long rowBytes = (long) in * Float.BYTES;
-        float[] tile = new float[8 * B];    // one tile's outputs [8 weight rows][B batch rows], scattered into y after its k loop
-        float[] wRows = new float[8 * in];  // the tile's weight rows, copied to the heap (see the class comment)
+        Scratch scratch = SCRATCH.get();
+        float[] tile = scratch.tile;          // one tile's outputs [8 weight rows][B batch rows], scattered into y after its k loop
+        float[] wRows = scratch.wRows(8 * in); // the tile's weight rows, copied to the heap (see the class comment)
         for (int i0 = 0; i0 < n; i0 += B) {
             int width = width(n, i0);
             int rows = Math.min(width, n - i0);
@@ -114,6 +115,24 @@ final class PackedMatmul {
             }
         }
     }
+
+    /**
+     * Per-thread buffers of {@link #matmul}, kept across calls: a fresh pair per call was up to
+     * 64 KiB of garbage for each part of each product of each step. Every call writes what it reads.
+     */
+    private static final class Scratch {
+        final float[] tile = new float[8 * B];
+        private float[] wRows = new float[0];
+
+        float[] wRows(int floats) {
+            if (wRows.length < floats) {
+                wRows = new float[floats];
+            }
+            return wRows;
+        }
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     /** y[yAt + j * out + q] = tile[q * B + j] for q < weightRows, j < batchRows. */
     private static void scatter(float[] tile, int weightRows, int batchRows, float[] y, int yAt, int out) {
