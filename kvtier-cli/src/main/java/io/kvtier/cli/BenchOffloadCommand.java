@@ -275,7 +275,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
                 }
                 e.drainTransfers();
                 e.resetDevicePrefixCache();
-                e.offload().host().index().clear(); // a cold host tier: the prefix must come from disk
+                // Cold host tiers (every KV group's): the prefix must come from disk.
+                io.kvtier.offload.GroupStats.schedulers(e.offload()).forEach(g -> g.host().index().clear());
                 double d = timeFirstToken(e, id++, prompt);
                 e.drainTransfers();
                 if (i > 0) {
