@@ -135,8 +135,14 @@ final class OffloadDecodeBench {
             // JIT had its time; the first measured pair below is one more warm-up.
             long until = System.nanoTime() + WARM_NANOS;
             while (System.nanoTime() < until || b.chunksStored() <= tierChunks) {
+                long stored = b.chunksStored();
                 b.tokensPerSecond(0);
                 a.tokensPerSecond(0);
+                if (b.chunksStored() == stored) {
+                    // Never a hang: a tier that takes nothing would never fill.
+                    throw new IllegalStateException("bench offload: the engine with offloading stored no chunk in a wave of "
+                            + batch + " requests (" + stored + " stored, the tier holds " + tierChunks + ")");
+                }
             }
             for (int i = 0; i < repeats + 1; i++) {
                 double x;
