@@ -52,7 +52,7 @@ class ReplayOutputTest {
                 512, 1, d.cost(), 0, 256, 1)).hasMessageContaining("--disk-cache-tokens");
         assertThatThrownBy(() -> Replay.run(HAND, d.withDevice(Capacity.tokens(1024)), Progress.none()))
                 .hasMessageContaining("--device-tokens").hasMessageContaining("needs 4");
-        assertThatThrownBy(() -> Policy.parse("fifo")).hasMessageContaining("lru, arc, lru-admit2 or lhd");
+        assertThatThrownBy(() -> Policy.parse("fifo")).hasMessageContaining("lru, arc, lru-admit2, lhd or duel");
     }
 
     @Test
