@@ -139,15 +139,15 @@ class LoadCostsTest {
         loads(costs, 10e6); // 10 ms a block (latency 10 us)
         double recompute = 10 * costs.recomputeNanos(0, 4 * BLOCK, STEP_TOKENS); // 9 waiting: ~694 ms
         double load = 10_000 + 4 * 10e6; // latency + 4 blocks
-        // No store measured yet: the stores' deadlines (10 s away) bound the wait: recompute.
-        assertThat(shortBy(costs, 3, 0, 9)).isEqualTo(BlockWait.RECOMPUTE);
+        // No store measured yet: the stores' deadlines (10 s away) bound the wait: dearer than recomputing, hold the line.
+        assertThat(shortBy(costs, 3, 0, 9)).isEqualTo(BlockWait.STALL);
         assertThat(costs.whenBlocksShort(4, 0, BLOCK, new JobRegistry.StoresAhead(3, 600_000_000L), 0, 0, Map.of(),
                 new Contention(9, false, STEP_TOKENS))).as("stores due in 600 ms").isEqualTo(BlockWait.WAIT);
         costs.onStore(2, 128_000_000); // 64 ms a block on the store lane (a 64 MiB block at 1 GB/s)
         long most = (long) Math.floor((recompute - load) / 64e6); // store blocks ahead that still pay: 10
         assertThat(most).isEqualTo(10);
         assertThat(shortBy(costs, most, 0, 9)).isEqualTo(BlockWait.WAIT);
-        assertThat(shortBy(costs, most + 1, 0, 9)).isEqualTo(BlockWait.RECOMPUTE);
+        assertThat(shortBy(costs, most + 1, 0, 9)).isEqualTo(BlockWait.STALL);
         // The stores in flight do not free enough blocks (the rest are held by requests): hold the line.
         assertThat(shortBy(costs, -1, 0, 9)).isEqualTo(BlockWait.STALL);
         // The bound: passed for longer than the recompute would cost, it is recomputed even if the blocks come soon.
@@ -155,7 +155,7 @@ class LoadCostsTest {
         assertThat(shortBy(costs, 1, (long) recompute + 1, 9)).isEqualTo(BlockWait.RECOMPUTE);
         // An idle engine: the recompute (~69 ms) costs only its own request; one store block ahead (64 ms + 40 ms load) is dearer.
         assertThat(shortBy(costs, 0, 0, 0)).isEqualTo(BlockWait.WAIT);
-        assertThat(shortBy(costs, 1, 0, 0)).isEqualTo(BlockWait.RECOMPUTE);
+        assertThat(shortBy(costs, 1, 0, 0)).isEqualTo(BlockWait.STALL);
     }
 
     @Test
