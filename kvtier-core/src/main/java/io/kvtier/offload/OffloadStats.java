@@ -25,6 +25,8 @@ public final class OffloadStats {
     long hitsRecomputed;
     long hitsCut;
     long tokensRecomputedByChoice;
+    long hitsWaited;
+    long recomputedWhenShort;
     Map<String, Double> loadBandwidth = Map.of();
     double prefillTokensPerSecond = Double.NaN;
     final Map<String, Transfers> stores = new TreeMap<>();
@@ -204,19 +206,26 @@ public final class OffloadStats {
      * Load or recompute ({@code --load-policy faster}, {@link LoadCosts}): the hits decided, and
      * the inputs of the latest decision.
      *
-     * @param decided             hits beyond the device that were decided
+     * @param decided             hits beyond the device that were decided (a request decided again
+     *                            while it waits to be admitted is counted once)
      * @param recomputed          hits recomputed whole (no chunk loaded): loading was slower
      * @param cut                 hits whose head was loaded and tail recomputed
-     * @param tokensRecomputed    hit tokens recomputed by choice, tokens
+     * @param tokensRecomputed    hit tokens recomputed by choice, tokens (those recomputed after a wait included)
+     * @param waited              hits whose load waited for device blocks that stores pinned, the
+     *                            requests behind passing it (each request counted once)
+     * @param recomputedWhenShort hits whose load was chosen but whose device blocks were short at
+     *                            admission, recomputed instead (waiting for the blocks was dearer,
+     *                            or the wait's bound ran out)
      * @param bandwidth           measured load bandwidth per tier, bytes/s
      * @param prefillTokensPerSecond measured prefill speed, tokens/s (NaN before the first measure)
      */
-    public record LoadDecisions(long decided, long recomputed, long cut, long tokensRecomputed,
-                                Map<String, Double> bandwidth, double prefillTokensPerSecond) {
+    public record LoadDecisions(long decided, long recomputed, long cut, long tokensRecomputed, long waited,
+                                long recomputedWhenShort, Map<String, Double> bandwidth, double prefillTokensPerSecond) {
     }
 
     public LoadDecisions loadDecisions() {
-        return new LoadDecisions(loadDecisions, hitsRecomputed, hitsCut, tokensRecomputedByChoice, loadBandwidth,
+        return new LoadDecisions(loadDecisions, hitsRecomputed, hitsCut, tokensRecomputedByChoice, hitsWaited, recomputedWhenShort,
+                loadBandwidth,
                 prefillTokensPerSecond);
     }
 }
