@@ -80,6 +80,8 @@ public final class OffloadStats {
         t.hitsRecomputed = first.hitsRecomputed;
         t.hitsCut = first.hitsCut;
         t.tokensRecomputedByChoice = first.tokensRecomputedByChoice;
+        t.hitsWaited = first.hitsWaited;
+        t.recomputedWhenShort = first.recomputedWhenShort;
         t.loadBandwidth = first.loadBandwidth;
         t.prefillTokensPerSecond = first.prefillTokensPerSecond;
         for (OffloadStats g : groups) {

@@ -1,0 +1,74 @@
+package io.kvtier.offload;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link OffloadStats#sum} must carry every counter: a counter added to the class and forgotten
+ * in {@code sum} reads 0 for models with several KV groups (it happened to {@code hitsWaited}).
+ * The test sets every field to a distinct value by reflection, so a new field is covered
+ * without editing it.
+ */
+class OffloadStatsSumTest {
+
+    @Test
+    void theSumOfOneGroupEqualsThatGroupInEveryField() throws Exception {
+        OffloadStats one = filled(1);
+        OffloadStats sum = OffloadStats.sum(List.of(one));
+        for (Field f : counterFields()) {
+            assertThat(f.get(sum)).as(f.getName()).isEqualTo(f.get(one));
+        }
+    }
+
+    @Test
+    void everyLongCounterIsEitherAddedOrTakenFromGroupZero() throws Exception {
+        OffloadStats a = filled(1);
+        OffloadStats b = filled(1000);
+        OffloadStats sum = OffloadStats.sum(List.of(a, b));
+        for (Field f : counterFields()) {
+            if (f.getType() != long.class) {
+                continue;
+            }
+            long got = f.getLong(sum);
+            assertThat(got).as(f.getName()).isIn(f.getLong(a) + f.getLong(b), f.getLong(a));
+        }
+    }
+
+    private static List<Field> counterFields() {
+        return java.util.Arrays.stream(OffloadStats.class.getDeclaredFields())
+                .filter(f -> !Modifier.isStatic(f.getModifiers()))
+                .peek(f -> f.setAccessible(true))
+                .toList();
+    }
+
+    /** Every long, double and map field set to values that differ per field and per {@code base}. */
+    private static OffloadStats filled(long base) throws Exception {
+        OffloadStats s = new OffloadStats();
+        long v = base;
+        for (Field f : counterFields()) {
+            v++;
+            if (f.getType() == long.class) {
+                f.setLong(s, v);
+            } else if (f.getType() == double.class) {
+                f.setDouble(s, v + 0.5);
+            } else if (Map.class.isAssignableFrom(f.getType())) {
+                Map<String, Object> m = new java.util.TreeMap<>();
+                if (f.getName().equals("loadBandwidth")) {
+                    m.put("host", v + 0.25);
+                    f.set(s, Map.copyOf(m));
+                    continue;
+                }
+                @SuppressWarnings("unchecked")
+                Map<String, Object> target = (Map<String, Object>) f.get(s);
+                target.put("host", f.getName().equals("stores") || f.getName().equals("loads")
+                        ? new OffloadStats.Transfers(v, v * 10, v * 100) : (Object) v);
+            }
+        }
+        return s;
+    }
+}
