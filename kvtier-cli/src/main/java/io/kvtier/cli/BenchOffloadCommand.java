@@ -109,12 +109,13 @@ final class BenchOffloadCommand implements Callable<Integer> {
         threads.threads();
         Checks.positive(secondsPerSize, "--seconds-per-size");
         Checks.atLeast(diskMibPerSize, 1, "--disk-mib-per-size");
-        Path decodeModel = model.model();
-        if (!java.nio.file.Files.isRegularFile(decodeModel)) {
-            throw new BadInputException("--model " + decodeModel + ": no such file");
-        }
-        if (ttftModel != null && !java.nio.file.Files.isRegularFile(ttftModel)) {
-            throw new BadInputException("--ttft-model " + ttftModel + ": no such file");
+        Checks.notWith(spec, skipTtft, "--skip-ttft", "the TTFT figures are skipped", List.of("--ttft-model", "--prompt-tokens"));
+        Checks.needs(spec, remoteUrl != null, "--remote-url", "--remote-mib-per-size");
+        Checks.atLeast(remoteMibPerSize, 1, "--remote-mib-per-size");
+        // Every model is opened (and closed) now: a wrong file fails in a second, not after the host-tier part.
+        checkModel(model.model(), "--model");
+        if (ttftModel != null) {
+            checkModel(ttftModel, "--ttft-model");
         }
         if (diskDir != null) {
             Checks.directory(diskDir, "--disk-cache-dir");
@@ -124,6 +125,18 @@ final class BenchOffloadCommand implements Callable<Integer> {
                     + "is not writable here)");
         }
         Path tmp = diskDir != null ? diskDir : Files.createTempDirectory("kvtier-bench-disk");
+        // A signal (SIGINT, SIGTERM) ends the JVM without running the finally below: the hook deletes
+        // the temp dir then (best effort: a bench thread may still be writing into it).
+        Thread cleanup = new Thread(() -> {
+            try {
+                deleteTree(tmp);
+            } catch (java.io.IOException | java.io.UncheckedIOException ignored) {
+                // nothing more to do while the JVM exits
+            }
+        }, "kvtier-bench-cleanup");
+        if (diskDir == null) {
+            Runtime.getRuntime().addShutdownHook(cleanup);
+        }
         try {
             if (!skipBandwidth) {
                 bandwidth();
@@ -142,9 +155,26 @@ final class BenchOffloadCommand implements Callable<Integer> {
         } finally {
             if (diskDir == null) {
                 deleteTree(tmp);
+                try {
+                    Runtime.getRuntime().removeShutdownHook(cleanup);
+                } catch (IllegalStateException shuttingDown) {
+                    // the hook runs (or ran) anyway
+                }
             }
         }
         return 0;
+    }
+
+    /** Opens and closes {@code file}: a missing file or one of neither format fails as one line naming {@code flag}. */
+    private static void checkModel(Path file, String flag) {
+        if (!Files.isRegularFile(file)) {
+            throw new BadInputException(flag + " " + file + ": no such file");
+        }
+        try {
+            Models.load(file).close();
+        } catch (io.kvtier.model.ModelFormatException e) {
+            throw new BadInputException(flag + ": " + e.getMessage());
+        }
     }
 
     private void coldDiskBandwidth(Path dir) throws java.io.IOException {

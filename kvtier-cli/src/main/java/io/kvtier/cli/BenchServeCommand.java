@@ -1,13 +1,11 @@
 package io.kvtier.cli;
 
-import io.kvtier.model.Checkpoint;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -116,6 +114,10 @@ final class BenchServeCommand implements Callable<Integer> {
         Checks.atLeast(userTokens, 1, "--user-tokens");
         int maxTokens = this.maxTokens.maxTokens();
         engine.check();
+        Checks.outputFile(png, "--png"); // before the bench, not after it
+        if (url != null) {
+            checkUrl(url);
+        }
         Checks.notWith(spec, url != null, "--url", "it configures the servers bench serve starts, not a running one",
                 serverFlags());
         if (url == null) {
@@ -132,8 +134,10 @@ final class BenchServeCommand implements Callable<Integer> {
             try {
                 String name = servedModel.isEmpty() ? firstModel(base) : servedModel;
                 sides.add(new ServeBenchReport.Side("server", load.run(base, name), scrape(base)));
-            } catch (java.net.ConnectException | IllegalArgumentException e) {
-                throw new BadInputException("bench serve: cannot reach " + base + " (" + e + ")");
+            } catch (java.net.ConnectException e) {
+                throw new BadInputException("--url " + url + ": cannot reach the server ("
+                        + (e.getCause() instanceof java.nio.channels.UnresolvedAddressException ? "unknown host" : "connection refused")
+                        + ")");
             }
         } else {
             sides.addAll(startAndCompare(load, maxTokens, out));
@@ -153,20 +157,14 @@ final class BenchServeCommand implements Callable<Integer> {
             throw new BadInputException("--host-cache-bytes must be positive: the comparison needs a host tier for its 'on' side");
         }
         Path m = model.model();
-        Path t = tokenizer.tokenizer();
-        for (Path p : List.of(m, t)) {
-            if (!Files.isRegularFile(p)) {
-                throw new BadInputException((p == m ? "--model " : "--tokenizer ") + p + ": no such file");
-            }
-        }
         io.kvtier.engine.EngineConfig config;
-        try (Checkpoint cp = Checkpoint.load(m)) {
-            int seqLen = cp.config().seqLen();
+        try (ServedModel served = ServedModel.open(m, tokenizer, BenchServer.MODEL)) {
+            int seqLen = served.model().config().seqLen();
             if (load.longestPromptTokens() + maxTokens > seqLen) {
                 throw new BadInputException("the last turn needs " + (load.longestPromptTokens() + maxTokens) + " positions but the "
                         + "model's context is " + seqLen + "; lower --turns, --system-tokens, --user-tokens or --max-tokens");
             }
-            config = engine.config(cp, batch, io.kvtier.model.Tokenizer.BOS);
+            config = engine.config(served.model(), batch, -1).withStopTokens(served.stopTokenIds());
         }
         int bs = config.blockSize();
         if (engine.deviceBlocks == null) {
@@ -188,14 +186,14 @@ final class BenchServeCommand implements Callable<Integer> {
                 offload.blocksPerChunk(), offload.offloadDecode ? "prompt and decode blocks" : "prompt blocks",
                 onConfig.prefillPriority() ? "on (new requests' prefills preempt decodes)" : "off (FIFO admission)");
         // JIT warm-up on a throwaway server, so that the first side measured is not the slower for it.
-        try (BenchServer s = new BenchServer(m, t, onConfig, on, threads.threads())) {
+        try (BenchServer s = new BenchServer(m, tokenizer, onConfig, on, threads.threads())) {
             new ServeLoad(Math.min(4, conversations), Math.min(2, turns), systemTokens, userTokens, maxTokens, load.sampling())
                     .run(s.url(), BenchServer.MODEL);
         }
         List<ServeBenchReport.Side> sides = new ArrayList<>();
         for (boolean hostTier : new boolean[] {false, true}) {
             String name = hostTier ? "host tier on" : "host tier off";
-            try (BenchServer s = new BenchServer(m, t, hostTier ? onConfig : offConfig, hostTier ? on : io.kvtier.engine.OffloadSetup.OFF,
+            try (BenchServer s = new BenchServer(m, tokenizer, hostTier ? onConfig : offConfig, hostTier ? on : io.kvtier.engine.OffloadSetup.OFF,
                     threads.threads())) {
                 ServeLoad.Result r = load.run(s.url(), BenchServer.MODEL);
                 sides.add(new ServeBenchReport.Side(name, r, scrape(s.url())));
@@ -203,6 +201,19 @@ final class BenchServeCommand implements Callable<Integer> {
             }
         }
         return sides;
+    }
+
+    /** An http(s) URL with a host, or one line naming {@code --url}. */
+    static void checkUrl(String url) {
+        URI u;
+        try {
+            u = new URI(url);
+        } catch (java.net.URISyntaxException e) {
+            throw new BadInputException("--url " + url + ": not a URL (" + e.getReason() + "); give e.g. http://127.0.0.1:8000");
+        }
+        if (!"http".equalsIgnoreCase(u.getScheme()) && !"https".equalsIgnoreCase(u.getScheme()) || u.getHost() == null) {
+            throw new BadInputException("--url " + url + ": not an http:// or https:// URL with a host; give e.g. http://127.0.0.1:8000");
+        }
     }
 
     private static String firstModel(String base) throws IOException, InterruptedException {

@@ -4,11 +4,8 @@ import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineConfig;
 import io.kvtier.engine.LlamaRunner;
 import io.kvtier.engine.OffloadSetup;
-import io.kvtier.model.Checkpoint;
 import io.kvtier.model.Kernels;
-import io.kvtier.model.Tokenizer;
 import io.kvtier.server.EngineLoop;
-import io.kvtier.server.TokenizerModelText;
 import io.kvtier.server.OpenAiServer;
 import io.kvtier.server.ServerConfig;
 import io.kvtier.server.ServerTelemetry;
@@ -19,8 +16,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * A server that {@code bench serve} starts for one side of its comparison: the engine on a llama2.c
- * checkpoint, with or without a host tier, in an {@link EngineLoop}, the {@link OpenAiServer} over
+ * A server that {@code bench serve} starts for one side of its comparison: the engine on the model
+ * (GGUF or llama2.c checkpoint, opened as {@code serve} opens it), with or without a host tier, in an {@link EngineLoop}, the {@link OpenAiServer} over
  * it on a free loopback port, and its metrics at {@code /metrics}.
  */
 final class BenchServer implements AutoCloseable {
@@ -34,19 +31,14 @@ final class BenchServer implements AutoCloseable {
      * @param offload the offload tiers ({@link OffloadSetup#OFF} for none)
      * @param threads compute threads (0 = one per core)
      */
-    BenchServer(Path model, Path tokenizer, EngineConfig config, OffloadSetup offload, int threads) {
-        Checkpoint cp = Checkpoint.load(model);
-        Tokenizer tok;
-        try {
-            tok = Tokenizer.load(tokenizer, cp.config().vocabSize());
-        } catch (RuntimeException e) {
-            cp.close();
-            throw e;
-        }
-        Engine engine = LlamaRunner.engine(cp, config, Kernels.best(), threads, offload);
+    BenchServer(Path model, TokenizerOptions tokenizer, EngineConfig config, OffloadSetup offload, int threads) {
+        ServedModel served = ServedModel.open(model, tokenizer, MODEL);
+        // The stop tokens serve would use on this model (llama2.c: BOS; GGUF: its end-of-generation tokens).
+        Engine engine = LlamaRunner.engine(served.model(), config.withStopTokens(served.stopTokenIds()), Kernels.best(), threads,
+                offload);
         ServerTelemetry telemetry = new ServerTelemetry(new ServeMetrics(MODEL, engine.snapshot()), null, null);
         EngineLoop loop = new EngineLoop(engine, 1024);
-        this.server = new OpenAiServer(ServerConfig.loopback(0), loop, TokenizerModelText.plain(MODEL, tok));
+        this.server = new OpenAiServer(ServerConfig.loopback(0), loop, served.text());
         telemetry.install(loop, server);
         loop.start();
         try {

@@ -35,11 +35,20 @@ final class MakeModelCommand implements Callable<Integer> {
     @Option(names = "--type", defaultValue = "f32", paramLabel = "TYPE",
             description = "GGUF matrix encoding: f32, f16, bf16, q8_0 or q4_0 (default ${DEFAULT-VALUE}; norms stay f32)") String type;
 
+    /** The smallest vocabulary a tokenizer can have: 3 special tokens and 256 byte tokens. */
+    static final int MIN_VOCAB = 3 + 256;
+
     @Override
     public Integer call() throws java.io.IOException {
         for (var f : java.util.Map.of("--dim", dim, "--hidden-dim", hiddenDim, "--layers", layers, "--heads", heads,
                 "--kv-heads", kvHeads, "--vocab", vocab, "--seq-len", seqLen).entrySet()) {
             Checks.atLeast(f.getValue(), 1, f.getKey());
+        }
+        // A vocabulary a tokenizer can have: llama2.c's (and SentencePiece's byte fallback) starts with
+        // <unk>, <s>, </s> and the 256 byte tokens; fewer rows would have no id for some byte of any text.
+        if (vocab < MIN_VOCAB) {
+            throw new BadInputException("--vocab must be at least " + MIN_VOCAB + " (3 special tokens and the 256 byte tokens"
+                    + " of a llama2.c tokenizer), got " + vocab);
         }
         if (dim % heads != 0 || (dim / heads) % 2 != 0) {
             throw new BadInputException("--heads " + heads + " must divide --dim " + dim + " into an even head size");

@@ -5,8 +5,6 @@ import io.kvtier.engine.EngineConfig;
 import io.kvtier.engine.LlamaRunner;
 import io.kvtier.engine.OffloadSetup;
 import io.kvtier.model.Model;
-import io.kvtier.model.Models;
-import io.kvtier.model.TextTokenizer;
 import io.kvtier.model.Kernels;
 import io.kvtier.server.EngineLoop;
 import io.kvtier.server.TokenizerModelText;
@@ -82,14 +80,13 @@ final class ServeCommand implements Callable<Integer> {
         OffloadSetup offloadSetup = remote.addTo(offload.setup(eviction, disk, terminal));
         Path modelPath = model.model();
         String name = serve.modelName(modelPath);
-        Model checkpoint = Models.load(modelPath);
-        TokenizerModelText text;
+        ServedModel served = ServedModel.open(modelPath, tokenizer, name);
+        Model checkpoint = served.model();
+        TokenizerModelText text = served.text();
         try {
-            TextTokenizer tok = tokenizer.forModel(checkpoint);
             offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());
-            text = new TokenizerModelText(name, tok, ChatPrompts.template(checkpoint, tok));
         } catch (RuntimeException e) {
-            checkpoint.close();
+            served.close();
             throw e;
         }
         KvEvents events = kvEvents.events();

@@ -61,7 +61,27 @@ class BenchServeCommandTest {
         assertThat(tooLong.err()).contains("context is 512");
         CliRun nobody = CliRun.of("bench", "serve", "--url", "http://127.0.0.1:1");
         assertThat(nobody.code()).isEqualTo(2);
-        assertThat(nobody.err()).contains("cannot reach http://127.0.0.1:1");
+        assertThat(nobody.err().strip()).isEqualTo("kvtier: --url http://127.0.0.1:1: cannot reach the server (connection refused)");
+        CliRun notAUrl = CliRun.of("bench", "serve", "--url", "notaurl");
+        assertThat(notAUrl.code()).isEqualTo(2);
+        assertThat(notAUrl.err().strip()).isEqualTo(
+                "kvtier: --url notaurl: not an http:// or https:// URL with a host; give e.g. http://127.0.0.1:8000");
+        // Refused before the bench runs (the whole bench took minutes before the chart failed to save).
+        CliRun noDir = CliRun.of("bench", "serve", "--png", "/nonexistent/dir/x.png");
+        assertThat(noDir.code()).isEqualTo(2);
+        assertThat(noDir.err().strip()).isEqualTo("kvtier: --png /nonexistent/dir/x.png: the directory /nonexistent/dir does not exist");
+        assertThat(noDir.out()).isEmpty();
+    }
+
+    /** Every GGUF architecture opens as serve opens it (the GGUF magic was read as a llama2.c header: exit 2). */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"llama-spm512-q8_0.gguf", "qwen2-bpe-q8_0.gguf", "gemma3-spm515-f32.gguf"})
+    void runsOnGgufModels(String file) {
+        Path model = io.kvtier.engine.ReferenceRecords.shared().resolve("models/gguf-ref/" + file);
+        CliRun r = CliRun.of("bench", "serve", "--model", model.toString(), "--conversations", "1", "--turns", "1",
+                "--max-tokens", "2", "--system-tokens", "16", "--user-tokens", "8", "--threads", "1");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("servers: " + file).containsPattern("(?m)^requests +1 +1 *$");
     }
 
     @Test

@@ -16,10 +16,18 @@ final class ChildCli {
     }
 
     static Process start(Path errFile, String... args) throws IOException {
+        return startIn(null, errFile, args);
+    }
+
+    /** As {@link #start}, with the child's {@code java.io.tmpdir} at {@code tmpDir} (null: the default). */
+    static Process startIn(Path tmpDir, Path errFile, String... args) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
-                "-XX:+DisplayVMOutputToStderr",
-                "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+                "-XX:+DisplayVMOutputToStderr"));
+        if (tmpDir != null) {
+            cmd.add("-Djava.io.tmpdir=" + tmpDir);
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
         cmd.addAll(List.of(args));
         return new ProcessBuilder(cmd).redirectError(errFile.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE).start();
     }

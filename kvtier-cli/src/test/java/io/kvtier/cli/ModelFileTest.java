@@ -60,10 +60,23 @@ class ModelFileTest {
     }
 
     @Test
+    void makeModelRefusesAVocabularyNoTokenizerCanHave() throws Exception {
+        Path out = dir.resolve("v.bin");
+        CliRun r = CliRun.of("make-model", out.toString(), "--vocab", "258");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).isEqualTo("kvtier: --vocab must be at least 259 (3 special tokens and the 256 byte tokens of a"
+                + " llama2.c tokenizer), got 258\n");
+        assertThat(out).doesNotExist();
+        try (var files = Files.list(dir)) {
+            assertThat(files.toList()).as("nothing written").isEmpty();
+        }
+    }
+
+    @Test
     void makeModelRefusesToReplaceAFileWithoutForce() throws Exception {
         Path out = dir.resolve("m.bin");
         String[] shape = {"--dim", "16", "--hidden-dim", "32", "--layers", "1", "--heads", "2", "--kv-heads", "2",
-            "--vocab", "32", "--seq-len", "8"};
+            "--vocab", "259", "--seq-len", "8"};
         CliRun first = CliRun.of(concat(new String[] {"make-model", out.toString(), "--seed", "1"}, shape));
         assertThat(first.code()).as(first.err()).isZero();
         byte[] original = Files.readAllBytes(out);

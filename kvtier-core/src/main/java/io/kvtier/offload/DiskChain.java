@@ -91,6 +91,11 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
                 pendingDeletions.add(c.key()); // no room for it: the file goes
             }
         });
+        deletePending(epoch);
+    }
+
+    /** Starts a disk job deleting the files of {@link #pendingDeletions} now (if any, and the disk is writable). */
+    private void deletePending(long epoch) {
         if (!pendingDeletions.isEmpty() && store != null && store.writable()) {
             long id = jobs.newId();
             long deadline = transfers.nanoTime() + deadlineNanos;
@@ -296,10 +301,19 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
         return write(hottestFirst, epoch) >= 0;
     }
 
-    /** Drops every disk entry (the files stay until overwritten or evicted by a later run's scan). */
-    void clear() {
+    /**
+     * Drops every disk entry and deletes its file: a job on the disk thread, which runs its jobs one
+     * at a time in order, so every read or write of those files started before (in flight, orphaned)
+     * has finished when it deletes them, and every later write comes after it. A file the restart
+     * scan has not reported yet is not known here: the scan adopts it later.
+     *
+     * @param epoch the scheduler's epoch after the reset (the deletion job belongs to it)
+     */
+    void clear(long epoch) {
+        pendingDeletions.addAll(index.keys());
         index.clear();
         promoted.clear();
+        deletePending(epoch);
     }
 
     String readOnlyReason() {

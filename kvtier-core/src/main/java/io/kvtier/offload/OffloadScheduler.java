@@ -131,7 +131,7 @@ public final class OffloadScheduler implements AutoCloseable {
             throw new IllegalArgumentException("an offload part of its own is for a sliding-window group after group 0, got " + group);
         }
         if (group != null && config.storePolicy().lazy()) {
-            throw new IllegalArgumentException("lazy stores are not built for a model with sliding-window layers: use eager stores");
+            throw new IllegalArgumentException("--store-policy lazy is not built for a model with sliding-window layers: use --store-policy eager");
         }
         this.group = group;
         this.views = group == null ? null : new GroupView.Views(group);
@@ -502,7 +502,7 @@ public final class OffloadScheduler implements AutoCloseable {
         }
         host.index().clear();
         if (disk != null) {
-            disk.clear();
+            disk.clear(epoch); // and its files
         }
         if (remote != null) {
             remote.clear();

@@ -488,6 +488,15 @@ public final class TierIndex {
         }
     }
 
+    /** Every key with an entry, in any state (doomed ones included), in no particular order. */
+    public List<BlockKey> keys() {
+        List<BlockKey> keys = new java.util.ArrayList<>(entries.all().size());
+        for (Entry e : entries.all()) {
+            keys.add(e.key);
+        }
+        return keys;
+    }
+
     /** Name of the tier. */
     public String tierName() {
         return tierName;

@@ -169,7 +169,7 @@ public final class Engine implements AutoCloseable {
             throw new IllegalArgumentException(promptLength + " prompt tokens with max tokens " + maxTokens
                     + " need up to " + positions + " token positions = "
                     + blocks + " blocks of " + config.blockSize() + ", but the device pool has only " + pool.numBlocks()
-                    + " blocks; raise the device blocks or the block size, or lower max tokens");
+                    + " blocks; raise --device-blocks or --block-size, or lower --max-tokens");
         }
     }
 

@@ -131,7 +131,7 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         }
         if (config.storePolicy().lazy()) {
             // Checked before anything is built: no tier or transfer thread to clean up.
-            throw new IllegalArgumentException("lazy stores are not built for a model with sliding-window layers: use eager stores");
+            throw new IllegalArgumentException("--store-policy lazy is not built for a model with sliding-window layers: use --store-policy eager");
         }
         long total = 0;
         for (BlockPool p : pools) {

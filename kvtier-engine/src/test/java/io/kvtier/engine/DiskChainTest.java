@@ -100,6 +100,34 @@ class DiskChainTest {
         }
     }
 
+    /**
+     * Resetting every tier deletes the disk tier's files too: with its writes finished, and with
+     * them still in flight (the disk thread deletes after the writes queued before the reset).
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void resetCacheDeletesEveryChunkFile(boolean drainFirst) {
+        try (OffloadFixture f = OffloadFixture.withDisk(FingerprintEngines.config(4, 64), 2, OffloadConfig.DEFAULT, dir, 32,
+                DiskWritePolicy.THROUGH)) {
+            f.runOne(range(1, 9), 1);
+            f.runOne(range(30, 38), 1);
+            if (drainFirst) {
+                f.engine.drainTransfers();
+                assertThat(chunkFiles(dir)).as("files written through").hasSize(4);
+            }
+            f.engine.resetCache();
+            f.engine.drainTransfers();
+            assertThat(chunkFiles(dir)).as("files left after the reset").isEmpty();
+            assertThat(f.offload.diskIndex().readableCount()).isZero();
+            // The tiers work on after it: the same prompt is recomputed, stored and its files written again.
+            Request b = f.runOne(range(1, 9), 3);
+            assertThat(b.outputIds()).containsExactly(reference(range(1, 9), 3));
+            f.engine.drainTransfers();
+            assertThat(chunkFiles(dir)).hasSize(2);
+            f.assertDrained();
+        }
+    }
+
     @Test
     void f02_aCorruptedChunkOnDiskIsDetectedCountedAndDeleted() {
         try (OffloadFixture f = OffloadFixture.withDisk(FingerprintEngines.config(4, 64), 2, OffloadConfig.DEFAULT, dir, 32,

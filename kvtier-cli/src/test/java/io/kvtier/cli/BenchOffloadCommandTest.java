@@ -1,0 +1,66 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code bench offload}'s flags are checked before any figure is measured (one line naming the
+ * flag, exit 2, nothing printed on standard output), and its temp dir goes on a signal too.
+ */
+class BenchOffloadCommandTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void badFlagsExitTwoBeforeAnyFigure() throws Exception {
+        Path text = dir.resolve("notamodel.txt");
+        Files.writeString(text, "not a model at all, just some text that is long enough for a header\n".repeat(4));
+        assertRefused("kvtier: --model: model file " + text + ": ", "bench", "offload", "--model", text.toString());
+        assertRefused("kvtier: --ttft-model: model file " + text + ": ", "bench", "offload", "--ttft-model", text.toString());
+        assertRefused("kvtier: --ttft-model " + dir.resolve("none.bin") + ": no such file",
+                "bench", "offload", "--ttft-model", dir.resolve("none.bin").toString());
+        assertRefused("kvtier: --ttft-model has no effect with --skip-ttft: the TTFT figures are skipped",
+                "bench", "offload", "--ttft-model", text.toString(), "--skip-ttft");
+        assertRefused("kvtier: --prompt-tokens has no effect with --skip-ttft: the TTFT figures are skipped",
+                "bench", "offload", "--prompt-tokens", "100", "--skip-ttft");
+        assertRefused("kvtier: --remote-mib-per-size needs --remote-url", "bench", "offload", "--remote-mib-per-size", "8");
+    }
+
+    private static void assertRefused(String errStart, String... args) {
+        CliRun r = CliRun.of(args);
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err()).startsWith(errStart).endsWith("\n");
+        assertThat(r.err().strip()).doesNotContain("\n");
+        assertThat(r.out()).as("no figure measured").isEmpty();
+    }
+
+    @Test
+    void aSignalDeletesTheTempDir() throws Exception {
+        Path tmp = Files.createDirectory(dir.resolve("tmp"));
+        Process p = ChildCli.startIn(tmp, dir.resolve("err.txt"), "bench", "offload", "--skip-ttft", "--seconds-per-size", "0.05",
+                "--disk-mib-per-size", "4", "--threads", "1");
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (benchDirs(tmp).isEmpty() || !Files.exists(benchDirs(tmp).getFirst().resolve("bandwidth"))) {
+            assertThat(p.isAlive()).as("still measuring when the signal comes: " + ChildCli.stderr(dir.resolve("err.txt"))).isTrue();
+            assertThat(System.nanoTime()).as("the disk-tier figures start").isLessThan(deadline);
+            Thread.sleep(20);
+        }
+        p.destroy(); // SIGTERM
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isEqualTo(143);
+        assertThat(benchDirs(tmp)).as("temp dir deleted").isEmpty();
+    }
+
+    private static List<Path> benchDirs(Path tmp) throws java.io.IOException {
+        try (var files = Files.list(tmp)) {
+            return files.filter(f -> f.getFileName().toString().startsWith("kvtier-bench-disk")).toList();
+        }
+    }
+}
