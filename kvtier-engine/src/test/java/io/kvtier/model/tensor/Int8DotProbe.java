@@ -51,10 +51,16 @@ public final class Int8DotProbe {
             ((ShortVector) q.lanewise(VectorOperators.LSHR, 4).sub((byte) 8).convertShape(VectorOperators.B2S, ShortVector.SPECIES_256, 0)).intoArray(ws, 32 * b + 16);
         }
         madd(ws, xq, prod, n / 2);
+        return scaled(prod, w, off, 18, xd, blocks);
+    }
+
+    /** {@code sum_b d_w(b) * d_x(b) * sum(prod[16b..16b+15])}: one convert and FMA per block of {@code blockBytes}. */
+    static float scaled(int[] prod, MemorySegment w, long off, int blockBytes, float[] xd, int blocks) {
         FloatVector acc0 = FloatVector.zero(FloatVector.SPECIES_512), acc1 = acc0;
         for (int b = 0; b < blocks; b++) {
             FloatVector p = (FloatVector) IntVector.fromArray(IntVector.SPECIES_512, prod, 16 * b).convert(VectorOperators.I2F, 0);
-            FloatVector next = p.fma(FloatVector.broadcast(FloatVector.SPECIES_512, Float.float16ToFloat(w.get(I16, off + 18L * b)) * xd[b]), acc1);
+            float d = Float.float16ToFloat(w.get(I16, off + (long) blockBytes * b)) * xd[b];
+            FloatVector next = p.fma(FloatVector.broadcast(FloatVector.SPECIES_512, d), acc1);
             acc1 = acc0;
             acc0 = next;
         }
@@ -129,14 +135,7 @@ public final class Int8DotProbe {
             ((ShortVector) q.convertShape(VectorOperators.B2S, ShortVector.SPECIES_512, 0)).intoArray(ws, 32 * b);
         }
         madd(ws, xq, prod, n / 2);
-        FloatVector acc0 = FloatVector.zero(FloatVector.SPECIES_512), acc1 = acc0;
-        for (int b = 0; b < blocks; b++) {
-            FloatVector p = (FloatVector) IntVector.fromArray(IntVector.SPECIES_512, prod, 16 * b).convert(VectorOperators.I2F, 0);
-            FloatVector next = p.fma(FloatVector.broadcast(FloatVector.SPECIES_512, Float.float16ToFloat(w.get(I16, off + 34L * b)) * xd[b]), acc1);
-            acc1 = acc0;
-            acc0 = next;
-        }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        return scaled(prod, w, off, 34, xd, blocks);
     }
 
     public static void main(String[] args) {
