@@ -1,6 +1,8 @@
 package io.kvtier.cli;
 
 import io.kvtier.replay.Capacity;
+import io.kvtier.replay.KvGroupLayout;
+import io.kvtier.replay.KvTrafficReport;
 import io.kvtier.replay.Policy;
 import io.kvtier.replay.Progress;
 import io.kvtier.replay.Replay;
@@ -98,6 +100,9 @@ final class ReplayCommand implements Callable<Integer> {
     // The cost model (defaults: Llama-3.1-8B BF16 on one H100 SXM, PCIe Gen5 host link; docs/replay-cost-model.md).
     @Option(names = "--kv-bytes-per-token", paramLabel = "SIZE", description = "KV bytes of one token of the simulated model, at most 1M (default 128K = 131072: Llama-3.1-8B BF16)")
     String kvBytesPerToken;
+
+    @Option(names = "--kv-groups", paramLabel = "NAME", description = "the simulated model's KV groups: gemma3-27b (10 full layers, 52 with a sliding window of 1024; BF16) replays with per-group offloading rules, then with the same layers all full (gemma3-27b-all-full), and prints the bytes each stored and loaded, per group; sets the KV bytes per token (default: one group of --kv-bytes-per-token)")
+    String kvGroups;
 
     @Option(names = "--linear-us-per-token", paramLabel = "US", description = "matmul time of one token, microseconds (default 32.5)")
     Double linearUsPerToken;
@@ -203,6 +208,19 @@ final class ReplayCommand implements Callable<Integer> {
             stats.write(results.stream().map(ReplayReport::toJson).toList(), true);
             return 0;
         }
+        if (cfg.kvGroups() != null) {
+            List<ReplayResult> results;
+            try (Progress p = Progress.onTerminal("replay " + cfg.mode().cliName(),
+                    (long) t.size() * KvTrafficReport.configs(cfg).size())) {
+                results = KvTrafficReport.run(t, cfg, p);
+            }
+            ReplayReport.printTable(System.out, results.getFirst());
+            KvTrafficReport.printTable(System.out, results);
+            java.util.Map<String, Object> record = ReplayReport.toJson(results.getFirst());
+            record.put("kv_traffic", KvTrafficReport.toJson(results));
+            stats.write(List.of(record), false);
+            return 0;
+        }
         ReplayResult r;
         try (Progress p = Progress.onTerminal("replay " + cfg.mode().cliName(), t.size())) {
             r = Replay.run(t, cfg, p);
@@ -236,6 +254,12 @@ final class ReplayCommand implements Callable<Integer> {
     private void checkCombinations() {
         boolean timed = mode.equalsIgnoreCase("timed");
         Checks.needs(spec, sweep, "--sweep", "--png", "--sweep-host-cache-tokens", "--sweep-host-tokens", "--sweep-threads", "--threads");
+        if (sweep && kvGroups != null) {
+            throw new BadInputException("--kv-groups compares two replays of one capacity; drop --sweep");
+        }
+        if (kvGroups != null && kvBytesPerToken != null) {
+            throw new BadInputException("--kv-groups sets the KV bytes per token (its layers' bytes); drop --kv-bytes-per-token");
+        }
         if (sweep && timed) {
             throw new BadInputException("--sweep runs instant replays; drop --mode timed");
         }
@@ -345,7 +369,15 @@ final class ReplayCommand implements Callable<Integer> {
                 hostGbps != null ? hostGbps * 1e9 : ref.hostBytesPerSecond(),
                 hostLatencyUs != null ? hostLatencyUs * 1e3 : ref.hostLatencyNanos(),
                 contextTokens != null ? contextTokens : ref.contextTokens());
-        return new ReplayConfig(m, eviction.policy(),
+        KvGroupLayout layout = null;
+        if (kvGroups != null) {
+            try {
+                layout = KvGroupLayout.named(kvGroups);
+            } catch (IllegalArgumentException e) {
+                throw new BadInputException(e.getMessage(), e);
+            }
+        }
+        ReplayConfig cfg = new ReplayConfig(m, eviction.policy(),
                 deviceTokens == null ? base.device() : Capacity.parse(deviceTokens, "--device-tokens"),
                 Capacity.parse(hostTokens, "--host-cache-tokens"), Capacity.parse(diskTokens, "--disk-cache-tokens"), blockSize,
                 x, cost, maxBatchTokens == null ? 0 : maxBatchTokens, batch.maxRunning(),
@@ -353,6 +385,7 @@ final class ReplayCommand implements Callable<Integer> {
                 Capacity.parse(remoteTokens, "--remote-cache-tokens"),
                 remoteLatencyUs != null ? remoteLatencyUs * 1e3 : ReplayConfig.Remote.NONE.latencyNanos(),
                 remoteGbps != null ? remoteGbps * 1e9 : ReplayConfig.Remote.NONE.bytesPerSecond()));
+        return cfg.withKvGroups(layout);
     }
 
     private boolean customCost() {

@@ -67,6 +67,37 @@ class ReplayCommandTest {
     }
 
     @Test
+    void kvGroupsCompareThePerGroupRulesWithEveryLayerInTheTableAndTheJson() throws IOException {
+        Path json = dir.resolve("g.json");
+        Object[] r = cli("replay", "--trace", trace().toString(), "--kv-groups", "gemma3-27b", "--stats-json", json.toString());
+        assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
+        assertThat((String) r[1]).contains("KV traffic by group, gemma3-27b: 62 layers, group 0 full x 10 layers; group 1 window 1024 x 52 layers",
+                "per-group rules", "group 1 window 1024, 52 layers", "every block of every layer", "per-group / every layer",
+                "KV 507,904 B/token");
+        JsonNode k = new ObjectMapper().readTree(json.toFile()).get("kv_traffic");
+        // The first prompt (1300 tokens) fills blocks 0 and 1; its next query reads from position
+        // 1300 - 1023 = 277, block 0: both groups store both blocks. The others hit them on the
+        // device and store nothing new. Prompts this short save nothing: same bytes as every layer.
+        JsonNode g = k.get("per_group");
+        assertThat(g.get("group_0").get("blocks_stored").asLong()).isEqualTo(2);
+        assertThat(g.get("group_0").get("bytes_per_block").asLong()).isEqualTo(512L * 10 * 8192);
+        assertThat(g.get("group_1").get("bytes_per_block").asLong()).isEqualTo(512L * 52 * 8192);
+        assertThat(g.get("group_1").get("blocks_stored").asLong()).isEqualTo(2);
+        assertThat(k.get("every_layer").get("bytes_stored").asLong()).isEqualTo(2 * 512L * 62 * 8192);
+        assertThat(g.get("bytes_stored").asLong()).isEqualTo(k.get("every_layer").get("bytes_stored").asLong());
+
+        Object[] bad = cli("replay", "--trace", trace().toString(), "--kv-groups", "gemma4");
+        assertThat(bad[0]).isEqualTo(2);
+        assertThat((String) bad[2]).contains("--kv-groups: 'gemma4' is not a known layout (gemma3-27b, gemma3-27b-all-full)");
+        Object[] both = cli("replay", "--trace", trace().toString(), "--kv-groups", "gemma3-27b", "--kv-bytes-per-token", "1k");
+        assertThat(both[0]).isEqualTo(2);
+        assertThat((String) both[2]).contains("drop --kv-bytes-per-token");
+        Object[] disk = cli("replay", "--trace", trace().toString(), "--kv-groups", "gemma3-27b", "--disk-cache-tokens", "1M");
+        assertThat(disk[0]).isEqualTo(2);
+        assertThat((String) disk[2]).contains("the replay's hybrid cost model has the host tier only");
+    }
+
+    @Test
     void timedReplayReportsLatencies() throws IOException {
         Object[] r = cli("replay", "--trace", trace().toString(), "--mode", "timed", "--speedup", "2", "--eviction", "arc");
         assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);

@@ -50,11 +50,13 @@ public final class Replay {
         long t0 = System.nanoTime();
         List<TraceRequest> reqs = trace.requests();
         TimedRecorder timed = cfg.mode() == ReplayConfig.Mode.TIMED ? new TimedRecorder(reqs.size()) : null;
-        try (ReplayEngine re = new ReplayEngine(reqs, cfg, timed)) {
+        // Instant mode with KV groups: each request's TTFT alone (its load, then its prefill).
+        FirstTokens alone = timed == null && cfg.kvGroups() != null ? new FirstTokens(reqs.size()) : null;
+        try (ReplayEngine re = new ReplayEngine(reqs, cfg, timed != null ? timed : alone)) {
             int[] hits = new int[reqs.size()];
             long[] counts = new long[5]; // device, host hit tokens, output tokens, disk, remote hit tokens
             if (timed == null) {
-                runInstant(re, reqs, cfg, hits, counts, progress);
+                runInstant(re, reqs, cfg, hits, counts, progress, alone);
             } else {
                 runTimed(re, reqs, cfg, hits, counts, progress, timed);
             }
@@ -67,19 +69,42 @@ public final class Replay {
                         Ceiling.compute(c, HitRule.ENGINE).hitTokens());
             }
             OffloadStats os = re.offload == null ? null : re.offload.stats();
-            long bytesPerBlock = Math.multiplyExact(cfg.blockSize(), cfg.cost().kvBytesPerToken());
             long stored = os == null ? 0 : os.blocksStored().getOrDefault(HostTier.NAME, 0L);
             long loaded = os == null ? 0 : os.blocksLoaded().getOrDefault(HostTier.NAME, 0L);
             ReplayResult.Timing timing = timed == null ? null : timed.timing(re);
+            List<ReplayResult.GroupTraffic> traffic = groupTraffic(re, cfg);
+            long bytesStored = 0;
+            long bytesLoaded = 0;
+            for (ReplayResult.GroupTraffic g : traffic) {
+                bytesStored = Math.addExact(bytesStored, g.bytesStored());
+                bytesLoaded = Math.addExact(bytesLoaded, g.bytesLoaded());
+            }
+            ReplayResult.KvTraffic kvTraffic = cfg.kvGroups() == null ? null : new ReplayResult.KvTraffic(cfg.kvGroups(), traffic,
+                    timing != null ? timing.ttft() : alone.ttft());
             return new ReplayResult(trace.source(), cfg, re.deviceBlocks, re.hostChunks, reqs.size(), trace.promptTokens(),
                     counts[2], counts[0], counts[1], stored, loaded, re.host == null ? 0 : re.host.index().evictions(),
-                    os == null ? 0 : os.storeRefusals(), re.engine.stats().preemptions(), Math.multiplyExact(stored, bytesPerBlock),
-                    Math.multiplyExact(loaded, bytesPerBlock), hits, optimum, timing, (System.nanoTime() - t0) / 1e9, re.diskChunks, counts[3],
+                    os == null ? 0 : os.storeRefusals(), re.engine.stats().preemptions(), bytesStored,
+                    bytesLoaded, hits, optimum, timing, (System.nanoTime() - t0) / 1e9, re.diskChunks, counts[3],
                     os == null ? 0 : os.blocksStored().getOrDefault("disk", 0L), trace.fileRequests(),
                     re.remote == null ? null : new ReplayResult.Remote(re.remote.capacityChunks(), counts[4],
                             os.blocksStored().getOrDefault("remote", 0L), re.transfers.remoteJobs(), re.remote.evictions()),
-                    os == null ? java.util.Map.of() : os.blocksNotStored(), os == null ? null : os.loadDecisions());
+                    os == null ? java.util.Map.of() : os.blocksNotStored(), os == null ? null : os.loadDecisions(), kvTraffic);
         }
+    }
+
+    /** Host-tier blocks stored and loaded by each KV group's offload scheduler, in group order. */
+    private static List<ReplayResult.GroupTraffic> groupTraffic(ReplayEngine re, ReplayConfig cfg) {
+        List<ReplayResult.GroupTraffic> out = new java.util.ArrayList<>(re.groups.size());
+        for (int g = 0; g < re.groups.size(); g++) {
+            io.kvtier.kv.KvGroup group = re.groups.get(g);
+            OffloadStats os = re.groupOffloads.isEmpty() ? null : re.groupOffloads.get(g).stats();
+            out.add(new ReplayResult.GroupTraffic(group.index(), group.window(), group.layers().length,
+                    Math.multiplyExact(cfg.blockSize(), cfg.kvBytesPerToken(group)),
+                    os == null ? 0 : os.blocksStored().getOrDefault(HostTier.NAME, 0L),
+                    os == null ? 0 : os.blocksLoaded().getOrDefault(HostTier.NAME, 0L),
+                    os == null ? 0 : os.windowBlocksSkipped()));
+        }
+        return out;
     }
 
     private static Request request(int i, TraceRequest tr, ReplayConfig cfg) {
@@ -113,10 +138,13 @@ public final class Replay {
     }
 
     private static void runInstant(ReplayEngine re, List<TraceRequest> reqs, ReplayConfig cfg, int[] hits,
-                                   long[] counts, Progress progress) {
+                                   long[] counts, Progress progress, FirstTokens alone) {
         Engine engine = re.engine;
         for (int i = 0; i < reqs.size(); i++) {
             Request r = request(i, reqs.get(i), cfg);
+            if (alone != null) {
+                alone.submitted(i, re.clock.nanoTime());
+            }
             engine.submit(r);
             engine.runToCompletion();
             engine.drainTransfers();
@@ -140,7 +168,7 @@ public final class Replay {
                 // Idle until the next arrival, but transfers in flight end meanwhile and are applied
                 // then (a host store's write-through starts), as the engine's background would.
                 long arrives = arrival(reqs.get(next), cfg);
-                long ends = re.transfers == null ? Long.MAX_VALUE : re.transfers.nextCompletionNanos();
+                long ends = re.nextTransferNanos();
                 re.clock.advanceTo(Math.min(arrives, ends));
                 if (ends < arrives) {
                     engine.step();
@@ -160,7 +188,7 @@ public final class Replay {
                 continue;
             }
             // Nothing could run: wait for the next transfer completion or arrival.
-            long wake = re.transfers == null ? Long.MAX_VALUE : re.transfers.nextCompletionNanos();
+            long wake = re.nextTransferNanos();
             if (next < reqs.size()) {
                 wake = Math.min(wake, arrival(reqs.get(next), cfg));
             }
@@ -184,6 +212,40 @@ public final class Replay {
                     + " s of simulated time, beyond the virtual clock's range");
         }
         return Math.round(ns);
+    }
+
+    /**
+     * TTFT of each request of an instant replay, which runs alone: from its submission to the end
+     * of the forward pass that samples its first token (a load it waits for included).
+     */
+    private static final class FirstTokens implements io.kvtier.replay.sim.SimulatedModelRunner.Listener {
+        private final long[] submitted;
+        private final Histogram ttft = new Histogram(3);
+        private final boolean[] seen;
+
+        FirstTokens(int n) {
+            submitted = new long[n];
+            seen = new boolean[n];
+        }
+
+        void submitted(int i, long t) {
+            submitted[i] = t;
+        }
+
+        @Override
+        public void onForward(List<ScheduledChunk> chunks, long startNanos, long endNanos) {
+            for (ScheduledChunk c : chunks) {
+                int i = (int) c.requestId();
+                if (c.wantLogits() && !seen[i]) {
+                    seen[i] = true;
+                    ttft.recordValue(Math.max(0, endNanos - submitted[i]));
+                }
+            }
+        }
+
+        ReplayResult.Percentiles ttft() {
+            return TimedRecorder.percentiles(ttft);
+        }
     }
 
     /** Per-request times of a timed replay, from the runner's forward passes and the driver. */
@@ -261,7 +323,7 @@ public final class Replay {
                     re.transfers == null ? 0 : re.transfers.loadBusyNanos() / span, ttftNanos, e2eNanos);
         }
 
-        private static ReplayResult.Percentiles percentiles(Histogram h) {
+        static ReplayResult.Percentiles percentiles(Histogram h) {
             if (h.getTotalCount() == 0) {
                 return new ReplayResult.Percentiles(0, 0, 0, 0, 0);
             }

@@ -19,10 +19,16 @@ import io.kvtier.replay.trace.TraceRequest;
  * @param maxTokens      most tokens a request generates: its trace's {@code output_length} (at least
  *                       1) capped at this; 1 = only the first token, {@link Integer#MAX_VALUE} = no cap
  * @param remote         the simulated remote tier behind the host tier ({@link Remote#NONE}: none)
+ * @param storePolicy    when blocks are stored
+ * @param loadPolicy     whether hits are loaded
+ * @param kvGroups       the simulated model's KV groups and bytes per layer (null: one group of
+ *                       {@code cost.kvBytesPerToken()} bytes per token, the replay's model before groups);
+ *                       when given, {@code cost.kvBytesPerToken()} must be its bytes per token over all layers
  */
 public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
                            double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens, Remote remote,
-                           io.kvtier.offload.StorePolicy storePolicy, io.kvtier.offload.LoadPolicy loadPolicy) {
+                           io.kvtier.offload.StorePolicy storePolicy, io.kvtier.offload.LoadPolicy loadPolicy,
+                           KvGroupLayout kvGroups) {
 
     /**
      * The simulated remote tier (a Redis / Valkey shared by engines): written through from the
@@ -55,6 +61,14 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
         public boolean enabled() {
             return !(capacity.kind() == Capacity.Kind.TOKENS && capacity.tokens() == 0);
         }
+    }
+
+    /** One KV group of {@code cost.kvBytesPerToken()} bytes per token. */
+    public ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity host, Capacity disk, int blockSize,
+                        double speedup, CostModel cost, int maxBatchTokens, int maxRunning, int maxTokens, Remote remote,
+                        io.kvtier.offload.StorePolicy storePolicy, io.kvtier.offload.LoadPolicy loadPolicy) {
+        this(mode, policy, device, host, disk, blockSize, speedup, cost, maxBatchTokens, maxRunning, maxTokens, remote,
+                storePolicy, loadPolicy, null);
     }
 
     /** Without a remote tier, eager stores, every hit loaded. */
@@ -136,6 +150,20 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
         if (remote.enabled() && host.kind() == Capacity.Kind.TOKENS && host.tokens() == 0) {
             throw new IllegalArgumentException("--remote-cache-tokens: the remote tier sits behind the host tier; give --host-cache-tokens too");
         }
+        if (kvGroups != null) {
+            if (cost.kvBytesPerToken() != kvGroups.bytesPerToken()) {
+                throw new IllegalArgumentException("--kv-groups " + kvGroups.name() + " has " + kvGroups.bytesPerToken()
+                        + " KV bytes per token, the cost model " + cost.kvBytesPerToken() + ": give one of them");
+            }
+            if (kvGroups.hybrid() && (!(disk.kind() == Capacity.Kind.TOKENS && disk.tokens() == 0) || remote.enabled())) {
+                throw new IllegalArgumentException("--kv-groups " + kvGroups.name()
+                        + ": the replay's hybrid cost model has the host tier only (no --disk-cache-tokens, --remote-cache-tokens)");
+            }
+            if (kvGroups.hybrid() && storePolicy.lazy()) {
+                throw new IllegalArgumentException("--kv-groups " + kvGroups.name()
+                        + ": lazy stores are not built for a model with sliding-window layers: use eager stores");
+            }
+        }
     }
 
     /**
@@ -151,62 +179,77 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
 
     public ReplayConfig withPolicy(Policy p) {
         return new ReplayConfig(mode, p, device, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy, kvGroups);
     }
 
     public ReplayConfig withDevice(Capacity c) {
         return new ReplayConfig(mode, policy, c, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy, kvGroups);
     }
 
     public ReplayConfig withHost(Capacity c) {
         return new ReplayConfig(mode, policy, device, c, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy, kvGroups);
     }
 
     public ReplayConfig withBlockSize(int b) {
         return new ReplayConfig(mode, policy, device, host, disk, b, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy, kvGroups);
     }
 
     public ReplayConfig withSpeedup(double s) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, s,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy, kvGroups);
     }
 
     public ReplayConfig withCost(CostModel c) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                c, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
+                c, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy, kvGroups);
     }
 
     public ReplayConfig withMaxBatchTokens(int n) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                cost, n, maxRunning, maxTokens, remote, storePolicy, loadPolicy);
+                cost, n, maxRunning, maxTokens, remote, storePolicy, loadPolicy, kvGroups);
     }
 
     public ReplayConfig withMaxRunning(int n) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, n, maxTokens, remote, storePolicy, loadPolicy);
+                cost, maxBatchTokens, n, maxTokens, remote, storePolicy, loadPolicy, kvGroups);
     }
 
     public ReplayConfig withMaxTokens(int n) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, n, remote, storePolicy, loadPolicy);
+                cost, maxBatchTokens, maxRunning, n, remote, storePolicy, loadPolicy, kvGroups);
     }
 
     public ReplayConfig withRemote(Remote r) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, r, storePolicy, loadPolicy);
+                cost, maxBatchTokens, maxRunning, maxTokens, r, storePolicy, loadPolicy, kvGroups);
     }
 
     public ReplayConfig withStorePolicy(io.kvtier.offload.StorePolicy p) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, p, loadPolicy);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, p, loadPolicy, kvGroups);
     }
 
     public ReplayConfig withLoadPolicy(io.kvtier.offload.LoadPolicy p) {
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
-                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, p);
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, p, kvGroups);
+    }
+
+    /**
+     * This config with the simulated model's KV groups {@code layout} (null: one group): the cost
+     * model's KV bytes per token become the layout's over all layers.
+     */
+    public ReplayConfig withKvGroups(KvGroupLayout layout) {
+        CostModel c = layout == null ? cost : cost.withKvBytesPerToken(layout.bytesPerToken());
+        return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
+                c, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy, layout);
+    }
+
+    /** KV bytes of one token in {@code group} (the cost model's bytes per token without {@link #kvGroups}). */
+    public long kvBytesPerToken(io.kvtier.kv.KvGroup group) {
+        return kvGroups == null ? cost.kvBytesPerToken() : kvGroups.bytesPerToken(group);
     }
 
     /** Tokens a request of the trace generates in this replay: its {@code output_length} (at least 1), at most {@link #maxTokens}. */

@@ -4,6 +4,8 @@ import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineConfig;
 import io.kvtier.kv.BlockHasher;
 import io.kvtier.kv.BlockPool;
+import io.kvtier.kv.KvCacheManager;
+import io.kvtier.kv.KvGroup;
 import io.kvtier.kv.KvLayout;
 import io.kvtier.kv.Namespace;
 import io.kvtier.offload.OffloadConfig;
@@ -33,6 +35,14 @@ final class ReplayEngine implements AutoCloseable {
     final SimulatedTransferEngine transfers;
     final HostTier host;
     final OffloadScheduler offload;
+    /** The KV groups' offload schedulers in group order (group 0's is {@link #offload}); empty without offloading. */
+    final List<OffloadScheduler> groupOffloads;
+    /** The KV groups' transfer engines in group order, on shared lanes (group 0's is {@link #transfers}). */
+    private final List<SimulatedTransferEngine> groupTransfers;
+    /** The window groups' host tiers (group 0's is {@link #host}). */
+    private final List<HostTier> windowHosts = new java.util.ArrayList<>();
+    /** The simulated model's KV groups (one group of every layer without {@code --kv-groups}). */
+    final List<KvGroup> groups;
     final Engine engine;
     /** Device pool size, blocks. */
     final int deviceBlocks;
@@ -101,9 +111,11 @@ final class ReplayEngine implements AutoCloseable {
         EngineConfig ec = new EngineConfig(bs, deviceBlocks, maxBatchTokens, cfg.maxRunning(), true, -1);
         runner = new SimulatedModelRunner(cfg.cost(), clock, maxPositions, listener);
         Namespace ns = Namespace.of("replay/" + cfg.cost().name(), layout);
+        groups = cfg.kvGroups() == null ? List.of(KvCacheManager.allLayers(layout)) : cfg.kvGroups().groups();
         BlockPool pool = new BlockPool(deviceBlocks, layout);
         if (hostChunks > 0) {
-            transfers = new SimulatedTransferEngine(cfg.cost(), clock, bs, remote);
+            SimulatedTransferEngine lanes = new SimulatedTransferEngine(cfg.cost(), clock, bs, remote);
+            transfers = groups.size() == 1 ? lanes : lanes.sharingLanes(cfg.kvBytesPerToken(groups.getFirst()));
             host = HostTier.withoutSlab(hostChunks, CachePolicy.named(cfg.policy().evictionPolicy(), hostChunks),
                     KvEvents.discarding());
             // The disk tier: the real bookkeeping and write-through chain, files simulated by the transfer engine.
@@ -117,22 +129,60 @@ final class ReplayEngine implements AutoCloseable {
             offload = new OffloadScheduler(OffloadConfig.DEFAULT.withHostAdmitAfter(cfg.policy().admitAfter())
                     .withStorePolicy(cfg.storePolicy()).withLoadPolicy(cfg.loadPolicy()), pool, host,
                     transfers, ns, disk, remoteParts);
+            groupTransfers = new java.util.ArrayList<>(List.of(transfers));
+            groupOffloads = new java.util.ArrayList<>(List.of(offload));
         } else {
             transfers = null;
             host = null;
             offload = null;
+            groupTransfers = List.of();
+            groupOffloads = List.of();
         }
-        engine = new Engine(ec, pool, runner, BlockHasher.sha256(ns), offload);
+        if (groups.size() == 1) {
+            engine = new Engine(ec, pool, runner, BlockHasher.sha256(ns), offload);
+            return;
+        }
+        // Hybrid model: a device pool and (with a host tier) an offload part per window group, as
+        // LlamaRunner.engine and OffloadSetup.build make them; every group's host part holds
+        // hostChunks blocks (the host bytes split by the groups' bytes per block).
+        List<BlockPool> pools = new java.util.ArrayList<>(List.of(pool));
+        for (int g = 1; g < groups.size(); g++) {
+            pools.add(new BlockPool(deviceBlocks, layout));
+            if (offload != null) {
+                KvGroup group = groups.get(g);
+                SimulatedTransferEngine t = transfers.sharingLanes(cfg.kvBytesPerToken(group));
+                HostTier h = HostTier.withoutSlab(hostChunks, CachePolicy.named(cfg.policy().evictionPolicy(), hostChunks),
+                        KvEvents.discarding());
+                windowHosts.add(h);
+                groupTransfers.add(t);
+                groupOffloads.add(new OffloadScheduler(OffloadConfig.DEFAULT.withHostAdmitAfter(cfg.policy().admitAfter())
+                        .withStorePolicy(cfg.storePolicy()).withLoadPolicy(cfg.loadPolicy()), pools.get(g), h, t,
+                        new Namespace(ns.description() + "|group=" + group, group.key(ns.digest()), ns.blocksPerChunk()),
+                        null, null, group));
+            }
+        }
+        if (offload != null) {
+            OffloadScheduler.ofGroups(offload, groupOffloads.subList(1, groupOffloads.size()));
+        }
+        engine = new Engine(ec, new KvCacheManager(groups, pools, true), runner, BlockHasher.sha256(ns), offload, null);
+    }
+
+    /** Simulated time at which the next transfer of any KV group completes ({@link Long#MAX_VALUE}: none in flight). */
+    long nextTransferNanos() {
+        long t = Long.MAX_VALUE;
+        for (SimulatedTransferEngine e : groupTransfers) {
+            t = Math.min(t, e.nextCompletionNanos());
+        }
+        return t;
     }
 
     @Override
     public void close() {
-        if (transfers != null) {
-            transfers.close();
-        }
+        groupTransfers.forEach(SimulatedTransferEngine::close);
         engine.close();
         if (host != null) {
             host.close();
         }
+        windowHosts.forEach(HostTier::close);
     }
 }

@@ -34,6 +34,7 @@ import java.util.Map;
  * @param remote             the remote tier's figures, or null without one
  * @param blocksNotStored    blocks not stored in the host tier, by reason ({@link io.kvtier.offload.OffloadStats#blocksNotStored()})
  * @param loadDecisions      load-or-recompute decisions and their inputs, or null without offloading
+ * @param kvTraffic          per KV group traffic and TTFT with {@code --kv-groups}, or null without
  */
 public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, int hostChunks, int requests,
                            long promptTokens, long outputTokens, long deviceHitTokens, long hostHitTokens,
@@ -41,7 +42,53 @@ public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, 
                            long preemptions, long bytesStored, long bytesLoaded, int[] hitTokensByRequest,
                            Optimum optimum, Timing timing, double wallSeconds, int diskChunks, long diskHitTokens,
                            long diskChunksWritten, int traceRequests, Remote remote, java.util.Map<String, Long> blocksNotStored,
-                           io.kvtier.offload.OffloadStats.LoadDecisions loadDecisions) {
+                           io.kvtier.offload.OffloadStats.LoadDecisions loadDecisions, KvTraffic kvTraffic) {
+
+    /**
+     * What each KV group moved between the device and the host tier ({@code --kv-groups}).
+     *
+     * @param layout the simulated model's groups
+     * @param groups each group's traffic, in group order
+     * @param ttft   time to first token: timed mode's; in instant mode each request's alone (the load
+     *               it waits for, then its prefill), on the cost model's clock
+     */
+    public record KvTraffic(KvGroupLayout layout, java.util.List<GroupTraffic> groups, Percentiles ttft) {
+        public KvTraffic {
+            groups = java.util.List.copyOf(groups);
+        }
+
+        /** Bytes stored into the host tier over every group. */
+        public long bytesStored() {
+            return groups.stream().mapToLong(GroupTraffic::bytesStored).sum();
+        }
+
+        /** Bytes loaded from the host tier over every group. */
+        public long bytesLoaded() {
+            return groups.stream().mapToLong(GroupTraffic::bytesLoaded).sum();
+        }
+    }
+
+    /**
+     * One KV group's traffic.
+     *
+     * @param index               the group's index (0 = full attention)
+     * @param window              0 for full attention, else the sliding window, positions
+     * @param layers              layers in the group
+     * @param bytesPerBlock       bytes of one block of the group: block tokens x layers x bytes per token per layer
+     * @param blocksStored        blocks stored into the host tier
+     * @param blocksLoaded        blocks loaded from the host tier
+     * @param windowBlocksSkipped blocks never stored because they left the window in the step that filled them
+     */
+    public record GroupTraffic(int index, int window, int layers, long bytesPerBlock, long blocksStored, long blocksLoaded,
+                               long windowBlocksSkipped) {
+        public long bytesStored() {
+            return Math.multiplyExact(blocksStored, bytesPerBlock);
+        }
+
+        public long bytesLoaded() {
+            return Math.multiplyExact(blocksLoaded, bytesPerBlock);
+        }
+    }
 
     /**
      * The simulated remote tier's figures.

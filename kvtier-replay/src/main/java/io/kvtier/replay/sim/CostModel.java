@@ -88,6 +88,12 @@ public record CostModel(String name, long kvBytesPerToken, double linearNanosPer
         require(contextTokens >= 1, "context must be at least 1 token, got " + contextTokens);
     }
 
+    /** This cost model with {@code bytes} KV bytes per token (the transfers' sizes; the times per token are unchanged). */
+    public CostModel withKvBytesPerToken(long bytes) {
+        return new CostModel(name, bytes, linearNanosPerToken, attentionNanosPerPair, weightReadNanos, kvReadNanosPerToken,
+                stepOverheadNanos, hostBytesPerSecond, hostLatencyNanos, contextTokens);
+    }
+
     /** Simulated time of one forward pass over {@code chunks}, ns (0 for no chunk). */
     public long forwardNanos(List<ScheduledChunk> chunks) {
         if (chunks.isEmpty()) {

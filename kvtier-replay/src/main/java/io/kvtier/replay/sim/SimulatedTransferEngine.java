@@ -26,7 +26,7 @@ import java.util.Set;
  * device) are two independent FIFO lanes, as PCIe is full duplex: a job starts when its lane is
  * free ({@code max(now, end of the lane's previous job)}) and takes
  * {@code hostLatency + bytes / hostBandwidth}, where {@code bytes} = copied blocks x block tokens x
- * the simulated model's KV bytes per token. A job that would end after its deadline fails at the
+ * the simulated model's KV bytes per token (of one KV group's layers with {@link #sharingLanes}). A job that would end after its deadline fails at the
  * deadline (the lane stays busy until the copy would have ended).
  *
  * <p>With a {@link SimulatedRemoteStore}, {@link RemoteJob}s run on a third FIFO lane costing
@@ -60,10 +60,12 @@ public final class SimulatedTransferEngine implements TransferEngine {
     private final PriorityQueue<Pending> queue = new PriorityQueue<>(
             Comparator.comparingLong(Pending::endNanos).thenComparingLong(Pending::jobId));
     private final Map<Long, Pending> byId = new HashMap<>();
-    private final long[] laneEnd = new long[4];
-    private final long[] jobs = new long[4];
-    private final long[] bytes = new long[4];
-    private final long[] busyNanos = new long[4];
+    // The lanes' state; shared with the engines made by sharingLanes (one PCIe link for every KV group).
+    private final long[] laneEnd;
+    private final long[] jobs;
+    private final long[] bytes;
+    private final long[] busyNanos;
+    private final long kvBytesPerToken;
     private final SimulatedRemoteStore remote;
     private boolean closed;
 
@@ -81,6 +83,37 @@ public final class SimulatedTransferEngine implements TransferEngine {
         this.clock = clock;
         this.blockTokens = blockTokens;
         this.remote = remote;
+        this.kvBytesPerToken = cost.kvBytesPerToken();
+        this.laneEnd = new long[4];
+        this.jobs = new long[4];
+        this.bytes = new long[4];
+        this.busyNanos = new long[4];
+    }
+
+    private SimulatedTransferEngine(SimulatedTransferEngine lanes, long kvBytesPerToken) {
+        this.cost = lanes.cost;
+        this.clock = lanes.clock;
+        this.blockTokens = lanes.blockTokens;
+        this.remote = null;
+        this.kvBytesPerToken = kvBytesPerToken;
+        this.laneEnd = lanes.laneEnd;
+        this.jobs = lanes.jobs;
+        this.bytes = lanes.bytes;
+        this.busyNanos = lanes.busyNanos;
+    }
+
+    /**
+     * A transfer engine for another KV group's blocks of {@code kvBytesPerToken} bytes per token,
+     * on the same lanes as this one: its jobs queue behind this engine's and the other sharers' in
+     * each direction, as every group's copies share one PCIe link. Each engine polls and awaits
+     * only its own jobs (each group's scheduler numbers its jobs on its own); the lane counters
+     * ({@link #storeBytes()}, {@link #loadBusyNanos()}, ...) are the lanes' totals. No remote tier.
+     */
+    public SimulatedTransferEngine sharingLanes(long kvBytesPerToken) {
+        if (kvBytesPerToken < 1) {
+            throw new IllegalArgumentException("KV bytes per token must be >= 1, got " + kvBytesPerToken);
+        }
+        return new SimulatedTransferEngine(this, kvBytesPerToken);
     }
 
     @Override
@@ -123,7 +156,7 @@ public final class SimulatedTransferEngine implements TransferEngine {
                 blocks = r.kind() == RemoteJob.Kind.PROBE ? 0 : (long) (missAt < 0 ? keys.size() : missAt) * blocks / keys.size();
             }
         }
-        long size = Math.multiplyExact(Math.multiplyExact(blocks, (long) blockTokens), cost.kvBytesPerToken());
+        long size = Math.multiplyExact(Math.multiplyExact(blocks, (long) blockTokens), kvBytesPerToken);
         long start = Math.max(clock.nanoTime(), laneEnd[lane]);
         long end = start + switch (lane) {
             case DISK -> cost.diskTransferNanos(size);

@@ -72,6 +72,32 @@ class SimulatedDataPlaneTest {
     }
 
     @Test
+    void kvGroupsShareTheLanesAndEachPollsOnlyItsOwnJobs() {
+        VirtualClock clock = new VirtualClock();
+        SimulatedTransferEngine lanes = new SimulatedTransferEngine(COST, clock, 512);
+        SimulatedTransferEngine full = lanes.sharingLanes(1000);
+        SimulatedTransferEngine window = lanes.sharingLanes(5000);
+        // Both groups' schedulers number their jobs from 1: the same id in two groups is two jobs.
+        full.submit(new StoreJob(1, blocks(2), Long.MAX_VALUE));
+        window.submit(new StoreJob(1, blocks(1), Long.MAX_VALUE));
+        long fullNanos = COST.hostTransferNanos(2 * 512L * 1000);
+        long windowNanos = COST.hostTransferNanos(512L * 5000);
+        // The window group's store queues behind the full group's on the one device->host lane.
+        assertThat(window.nextCompletionNanos()).isEqualTo(fullNanos + windowNanos);
+        clock.advanceTo(fullNanos);
+        assertThat(window.poll()).isEmpty();
+        List<TransferResult> f = full.poll();
+        assertThat(f).extracting(TransferResult::bytes).containsExactly(2 * 512L * 1000);
+        List<TransferResult> w = window.awaitAny(List.of(1L), Duration.ofSeconds(10));
+        assertThat(w).extracting(TransferResult::bytes).containsExactly(512L * 5000);
+        assertThat(clock.nanoTime()).isEqualTo(fullNanos + windowNanos);
+        // The lane counters are the lanes' totals, read from any sharer.
+        assertThat(lanes.storeBytes()).isEqualTo(full.storeBytes()).isEqualTo(2 * 512L * 1000 + 512L * 5000);
+        assertThat(window.storeBusyNanos()).isEqualTo(fullNanos + windowNanos);
+        assertThatThrownBy(() -> lanes.sharingLanes(0)).hasMessageContaining("KV bytes per token must be >= 1");
+    }
+
+    @Test
     void awaitStopsAtTheTimeoutAndKeepsOtherResultsForPoll() {
         VirtualClock clock = new VirtualClock();
         SimulatedTransferEngine te = new SimulatedTransferEngine(COST, clock, 512);
