@@ -44,9 +44,6 @@ final class BenchOffloadCommand implements Callable<Integer> {
     /** Samples of the floor's compute step per repeat, the best kept. */
     private static final int FLOOR_STEP_SAMPLES = 5;
 
-    /** Decode time measured per engine, at least (whole waves of requests). */
-    private static final long DECODE_NANOS = 300_000_000L;
-
     /** The 110M shape of the issue: dim 768, 12 layers, 12 heads, hidden 2048, vocab 32000, seq 1024. */
     static final ModelConfig SHAPE_110M = new ModelConfig(768, 2048, 12, 12, 12, 32000, 1024, true);
 
@@ -71,6 +68,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
 
     @Option(names = "--skip-ttft", description = "skip the TTFT figures (they write and load a 440 MB checkpoint)")
     boolean skipTtft;
+
+    @Option(names = "--skip-bandwidth", description = "skip the host- and disk-tier bandwidth tables (--cold-disk still runs if given)")
+    boolean skipBandwidth;
 
     @Option(names = "--disk-cache-dir", paramLabel = "DIR",
             description = "where the disk-tier figures put the disk tier and their files (default: a fresh temp dir, deleted after)")
@@ -125,15 +125,17 @@ final class BenchOffloadCommand implements Callable<Integer> {
         }
         Path tmp = diskDir != null ? diskDir : Files.createTempDirectory("kvtier-bench-disk");
         try {
-            bandwidth();
-            diskBandwidth(tmp.resolve("bandwidth"));
+            if (!skipBandwidth) {
+                bandwidth();
+                diskBandwidth(tmp.resolve("bandwidth"));
+            }
             if (coldDisk) {
                 coldDiskBandwidth(tmp.resolve("cold"));
             }
             if (remoteUrl != null) {
                 RemoteBandwidth.print(remoteUrl, remoteMibPerSize << 20, repeats);
             }
-            decode();
+            new OffloadDecodeBench(model.model(), threads.threads(), repeats).run();
             if (!skipTtft) {
                 ttft(tmp.resolve("ttft"));
             }
@@ -178,62 +180,6 @@ final class BenchOffloadCommand implements Callable<Integer> {
         System.out.print(CopyBandwidth.table(points));
     }
 
-    private void decode() {
-        Path m = model.model();
-        System.out.println("== decode with offloading (decode blocks stored too) vs without, " + m.getFileName() + " ==");
-        OffloadSetup on = new OffloadSetup(256L << 20, 0, "lru", OffloadConfig.DEFAULT.withOffloadPromptOnly(false));
-        long warmUntil = System.nanoTime() + 2_000_000_000L; // C2 must compile the kernels first
-        while (System.nanoTime() < warmUntil) {
-            decodeTokensPerSecond(m, 1, on);
-        }
-        for (int batch : new int[] {1, 32}) {
-            double offBest = 0;
-            double onBest = 0;
-            double[] ratios = new double[repeats];
-            for (int i = 0; i < repeats + 1; i++) { // interleaved; the first round is one more warm-up
-                double a = decodeTokensPerSecond(m, batch, OffloadSetup.OFF);
-                double b = decodeTokensPerSecond(m, batch, on);
-                if (i > 0) {
-                    offBest = Math.max(offBest, a);
-                    onBest = Math.max(onBest, b);
-                    ratios[i - 1] = b / a; // a pair run back to back: the load they met is about the same
-                }
-            }
-            java.util.Arrays.sort(ratios);
-            double median = repeats % 2 == 1 ? ratios[repeats / 2] : (ratios[repeats / 2 - 1] + ratios[repeats / 2]) / 2;
-            System.out.printf("%2d sequences: off %,.0f tokens/s, on %,.0f tokens/s (best of %d), on/off %.3f;"
-                    + " on/off of each pair: median %.3f, range %.3f-%.3f%n", batch, offBest, onBest, repeats,
-                    onBest / offBest, median, ratios[0], ratios[repeats - 1]);
-        }
-    }
-
-    private double decodeTokensPerSecond(Path m, int batch, OffloadSetup setup) {
-        Model cp = Models.load(m);
-        int steps = Math.min(256, cp.config().seqLen() - 1);
-        int blocks = (batch + 1) * cp.config().kvLayout(16).blocksFor(cp.config().seqLen());
-        EngineConfig config = new EngineConfig(16, blocks, 4096, Math.max(batch, 1), false, -1);
-        try (Engine e = LlamaRunner.engine(cp, config, Kernels.best(), threads.threads(), setup)) {
-            long tokens = 0;
-            long nanos = 0;
-            // waves of `batch` requests until DECODE_NANOS are timed: one wave of the small model
-            // lasts about 13 ms, where a single scheduler stall of 4 ms would decide the figure
-            for (int wave = 0; wave == 0 || nanos < DECODE_NANOS; wave++) {
-                for (int i = 0; i < batch; i++) {
-                    int id = wave * batch + i;
-                    e.submit(new Request(id, new int[] {1 + id % 400}, steps, SamplingParams.GREEDY, ExtraKeys.NONE));
-                }
-                e.step(); // the one-token prefills
-                long t0 = System.nanoTime();
-                long before = e.stats().generatedTokens();
-                e.runToCompletion();
-                e.drainTransfers();
-                nanos += System.nanoTime() - t0;
-                tokens += e.stats().generatedTokens() - before;
-            }
-            return tokens / (nanos / 1e9);
-        }
-    }
-
     private void ttft(Path diskRoot) {
         Path m = ttftModel != null ? ttftModel : randomModel();
         Model cp = Models.load(m);
@@ -275,7 +221,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
                 }
                 e.drainTransfers();
                 e.resetDevicePrefixCache();
-                e.offload().host().index().clear(); // a cold host tier: the prefix must come from disk
+                // Cold host tiers (every KV group's): the prefix must come from disk.
+                io.kvtier.offload.GroupStats.schedulers(e.offload()).forEach(g -> g.host().index().clear());
                 double d = timeFirstToken(e, id++, prompt);
                 e.drainTransfers();
                 if (i > 0) {

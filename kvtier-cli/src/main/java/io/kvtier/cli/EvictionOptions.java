@@ -5,14 +5,14 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code --eviction lru|arc|lru-admit2|lhd}: the host tier's eviction (and admission) policy, in the engine and in replay. */
+/** {@code --eviction lru|arc|lru-admit2|lhd|duel}: the host tier's eviction (and admission) policy, in the engine and in replay. */
 public final class EvictionOptions {
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
 
-    @Option(names = "--eviction", defaultValue = "lru", paramLabel = "lru|arc|lru-admit2|lhd",
-            description = "host tier eviction policy: lru (default), arc, lru-admit2 (LRU admitting a chunk from its second use), or lhd (hit density by age, learned online)")
+    @Option(names = "--eviction", defaultValue = "lru", paramLabel = "lru|arc|lru-admit2|lhd|duel",
+            description = "host tier eviction policy: lru (default), arc, lru-admit2 (LRU admitting a chunk from its second use), lhd (hit density by age, learned online), or duel (evicts as lru or lhd, whichever would recently have hit more)")
     String eviction;
 
     @Option(names = "--store-policy", defaultValue = "eager", paramLabel = "eager|lazy",
@@ -55,7 +55,7 @@ public final class EvictionOptions {
         try {
             return Policy.parse(eviction);
         } catch (IllegalArgumentException e) {
-            throw new BadInputException("--eviction must be lru, arc, lru-admit2 or lhd, got '" + eviction + "'");
+            throw new BadInputException("--eviction must be lru, arc, lru-admit2, lhd or duel, got '" + eviction + "'");
         }
     }
 

@@ -2,12 +2,15 @@ package io.kvtier.cli;
 
 import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineStats;
+import io.kvtier.offload.GroupStats;
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.offload.OffloadStats;
 import io.kvtier.offload.RemoteStats;
 import io.kvtier.tier.TierIndex;
 import java.io.PrintStream;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /** The summary of a {@code generate} run: on stderr, and as JSON ({@code --stats-json}). */
@@ -49,7 +52,7 @@ final class GenerateReport {
         o.put("device_blocks_cached_at_end", engine.pool().cachedCount());
         o.put("block_size", engine.config().blockSize());
         OffloadScheduler off = engine.offload();
-        OffloadStats os = off == null ? null : off.stats();
+        OffloadStats os = off == null ? null : GroupStats.total(off); // every KV group's blocks and bytes; hits counted once
         o.put("external_hit_tokens", os == null ? Map.of() : os.externalHitTokens());
         o.put("blocks_stored", os == null ? Map.of() : os.blocksStored());
         o.put("blocks_loaded", os == null ? Map.of() : os.blocksLoaded());
@@ -62,29 +65,65 @@ final class GenerateReport {
         if (os != null && off.config().loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS) {
             o.put("load_decisions", io.kvtier.replay.ReplayReport.loadDecisionsJson(os.loadDecisions())); // --load-policy faster: decisions and their inputs
         }
-        o.put("host_chunks_total", off == null ? 0 : off.host().capacity());
-        o.put("host_chunks_used", off == null ? 0 : off.host().capacity() - off.host().index().freeSlots());
-        TierIndex disk = off == null ? null : off.diskIndex();
-        o.put("disk_chunks_total", disk == null ? 0 : disk.capacity());
-        o.put("disk_chunks_used", disk == null ? 0 : disk.capacity() - disk.freeSlots());
-        RemoteStats rs = off == null ? null : off.remoteStats();
+        List<OffloadScheduler> groups = off == null ? List.of() : GroupStats.schedulers(off);
+        o.put("host_chunks_total", groups.stream().mapToLong(g -> g.host().capacity()).sum());
+        o.put("host_chunks_used", groups.stream().mapToLong(g -> g.host().capacity() - g.host().index().freeSlots()).sum());
+        List<TierIndex> disks = groups.stream().map(OffloadScheduler::diskIndex).filter(d -> d != null).toList();
+        o.put("disk_chunks_total", disks.stream().mapToLong(TierIndex::capacity).sum());
+        o.put("disk_chunks_used", disks.stream().mapToLong(d -> d.capacity() - d.freeSlots()).sum());
+        RemoteStats rs = off == null ? null : GroupStats.remoteTotal(off);
         if (rs != null) {
-            Map<String, Object> r = new LinkedHashMap<>();
-            r.put("chunks_stored", rs.chunksStored());
-            r.put("chunks_loaded", rs.chunksLoaded());
-            r.put("probes", rs.probes());
-            r.put("chunks_probed_present", rs.chunksProbedPresent());
-            r.put("writes", rs.writes());
-            r.put("stores_dropped", rs.storesDropped());
-            r.put("stores_dropped_by", rs.storesDroppedBy());
-            r.put("load_failures", rs.loadFailures());
-            r.put("store_failures", rs.storeFailures());
-            r.put("breaker_state", rs.breakerState());
-            r.put("breaker_opens", rs.breakerOpens());
-            o.put("remote", r);
+            o.put("remote", remote(rs));
+        }
+        if (off != null && GroupStats.several(off)) {
+            o.put("groups", perGroup(groups));
         }
         o.put("memory", memory.json());
         return o;
+    }
+
+    /**
+     * Each KV group's offload counters (a model with several groups only): its blocks and bytes
+     * stored and loaded per tier, the window blocks it skipped, its tiers' chunks, its remote counters.
+     */
+    private List<Map<String, Object>> perGroup(List<OffloadScheduler> groups) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (int g = 0; g < groups.size(); g++) {
+            OffloadScheduler s = groups.get(g);
+            OffloadStats st = s.stats();
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("group", g);
+            m.put("window", engine.kvCacheManager().groups().get(g).window());
+            m.put("blocks_stored", st.blocksStored());
+            m.put("blocks_loaded", st.blocksLoaded());
+            m.put("bytes_stored", st.bytesStored());
+            m.put("bytes_loaded", st.bytesLoaded());
+            m.put("window_blocks_skipped", st.windowBlocksSkipped());
+            m.put("load_failures", st.loadFailures());
+            m.put("host_chunks_used", s.host().capacity() - s.host().index().freeSlots());
+            m.put("host_chunks_total", s.host().capacity());
+            if (s.remoteStats() != null) {
+                m.put("remote", remote(s.remoteStats()));
+            }
+            out.add(m);
+        }
+        return out;
+    }
+
+    private static Map<String, Object> remote(RemoteStats rs) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("chunks_stored", rs.chunksStored());
+        r.put("chunks_loaded", rs.chunksLoaded());
+        r.put("probes", rs.probes());
+        r.put("chunks_probed_present", rs.chunksProbedPresent());
+        r.put("writes", rs.writes());
+        r.put("stores_dropped", rs.storesDropped());
+        r.put("stores_dropped_by", rs.storesDroppedBy());
+        r.put("load_failures", rs.loadFailures());
+        r.put("store_failures", rs.storeFailures());
+        r.put("breaker_state", rs.breakerState());
+        r.put("breaker_opens", rs.breakerOpens());
+        return r;
     }
 
     void writeSummary(PrintStream err) {
@@ -102,6 +141,16 @@ final class GenerateReport {
                             + s.get("disk_chunks_total"));
             if (!((Map<?, ?>) s.get("blocks_not_stored")).isEmpty()) {
                 err.printf("kvtier: offload: blocks not stored in the host tier, by reason: %s%n", s.get("blocks_not_stored"));
+            }
+            if (s.get("groups") instanceof List<?> groups) {
+                for (Object o : groups) {
+                    Map<?, ?> g = (Map<?, ?>) o;
+                    err.printf("kvtier: offload: KV group %s (%s): blocks stored %s, loaded %s, bytes stored %s, loaded %s, "
+                                    + "%s window blocks skipped, host chunks %s used of %s%n",
+                            g.get("group"), (int) g.get("window") == 0 ? "full attention" : "window " + g.get("window"),
+                            g.get("blocks_stored"), g.get("blocks_loaded"), g.get("bytes_stored"), g.get("bytes_loaded"),
+                            g.get("window_blocks_skipped"), g.get("host_chunks_used"), g.get("host_chunks_total"));
+                }
             }
             if (s.get("remote") instanceof Map<?, ?> r) {
                 err.printf("kvtier: remote: %s chunks stored, %s loaded, %s probes, %s stores dropped %s, load failures %s, "

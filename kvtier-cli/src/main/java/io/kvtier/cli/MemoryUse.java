@@ -1,6 +1,7 @@
 package io.kvtier.cli;
 
 import io.kvtier.engine.Engine;
+import io.kvtier.offload.GroupStats;
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.tier.HostSlab;
 import java.io.IOException;
@@ -34,12 +35,19 @@ record MemoryUse(long modelFile, long deviceReserved, long deviceResident, long 
 
     /** Measures now. */
     static MemoryUse of(Engine engine, Path modelFile) {
-        OffloadScheduler off = engine.offload();
-        HostSlab slab = off != null && off.host().hasSlab() ? off.host().slab() : null;
+        long hostReserved = 0;
+        long hostResident = 0;
+        // Every KV group's host tier (one for a one-group model).
+        for (OffloadScheduler g : engine.offload() == null ? java.util.List.<OffloadScheduler>of()
+                : GroupStats.schedulers(engine.offload())) {
+            HostSlab slab = g.host().hasSlab() ? g.host().slab() : null;
+            hostReserved += slab == null ? 0 : slab.byteSize();
+            hostResident += slab == null ? 0 : slab.residentBytes();
+        }
         Runtime rt = Runtime.getRuntime();
         long[] status = procStatus();
         return new MemoryUse(size(modelFile), engine.devicePoolBytes(), engine.devicePoolResidentBytes(),
-                slab == null ? 0 : slab.byteSize(), slab == null ? 0 : slab.residentBytes(),
+                hostReserved, hostResident,
                 rt.totalMemory() - rt.freeMemory(), rt.totalMemory(),
                 ManagementFactory.getMemoryMXBean().getNonHeapMemoryUsage().getCommitted(), status[0], status[1]);
     }

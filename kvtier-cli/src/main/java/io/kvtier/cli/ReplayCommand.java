@@ -85,7 +85,7 @@ final class ReplayCommand implements Callable<Integer> {
     @Mixin
     StatsOptions stats;
 
-    @Option(names = "--sweep", description = "instant replays of lru, arc, lru-admit2 and lhd over host capacities, with the optimum and the ceiling; writes --png")
+    @Option(names = "--sweep", description = "instant replays of lru, arc, lru-admit2, lhd and duel over host capacities, with the optimum and the ceiling; writes --png")
     boolean sweep;
 
     @Option(names = "--sweep-host-cache-tokens", split = ",", paramLabel = "N,N,...", description = "with --sweep: host capacities (default 250k,500k,1M,2M,3M,5M,10M,20M,50M,100M)")

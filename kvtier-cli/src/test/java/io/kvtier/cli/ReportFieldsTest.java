@@ -80,8 +80,8 @@ class ReportFieldsTest {
                 csv.toString());
         assertThat(sweep.code()).as(sweep.err()).isZero();
         JsonNode all = JSON.readTree(json.toFile());
-        assertThat(all.size()).isEqualTo(8); // 4 policies x 2 capacities
-        assertThat(Files.readAllLines(csv)).hasSize(9);
+        assertThat(all.size()).isEqualTo(10); // 5 policies x 2 capacities
+        assertThat(Files.readAllLines(csv)).hasSize(11);
         assertThat(List.of(Files.readAllLines(csv).getFirst().split(","))).containsExactlyElementsOf(jsonFields(all.get(0)));
     }
 

@@ -66,6 +66,8 @@ final class Completions {
             if (res.success() && inbound) {
                 long blocks = c.job() instanceof OffloadJob.Load l ? l.blocks() : (long) c.job().chunkKeys().size() * chunk();
                 costs.onLoad(c.job().tier(), blocks, res.bytes(), res.nanos());
+            } else if (res.success() && c.job() instanceof OffloadJob.Store s) {
+                costs.onStore(s.deviceBlocks().length, res.nanos()); // how fast the blocks stores pin come free
             }
             switch (c.job()) {
                 case OffloadJob.Load load -> {

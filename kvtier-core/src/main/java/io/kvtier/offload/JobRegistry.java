@@ -183,6 +183,51 @@ final class JobRegistry {
     }
 
     /**
+     * When {@code missing} device blocks held only by stores come free: the stores in submission
+     * order (the lane is FIFO) up to the one that frees the last of them.
+     *
+     * @param blocks        device blocks those stores copy
+     * @param deadlineNanos the latest of their deadlines (a store ends by its deadline, copied or failed)
+     */
+    record StoresAhead(long blocks, long deadlineNanos) {
+    }
+
+    /** {@link StoresAhead} for {@code missing} blocks; null if the stores in flight do not free that many (the rest are held by requests). */
+    StoresAhead storesUntilFree(BlockPool pool, int missing) {
+        if (missing <= 0) {
+            return new StoresAhead(0, Long.MIN_VALUE);
+        }
+        java.util.List<OffloadJob> stores = new java.util.ArrayList<>();
+        Map<Integer, Integer> pins = new HashMap<>();
+        for (OffloadJob j : allJobs()) {
+            if (j instanceof OffloadJob.Store) {
+                stores.add(j);
+                for (int b : j.deviceBlocks()) {
+                    pins.merge(b, 1, Integer::sum);
+                }
+            }
+        }
+        stores.sort(java.util.Comparator.comparingLong(OffloadJob::id));
+        Map<Integer, Integer> left = new HashMap<>(pins);
+        long ahead = 0;
+        long deadline = Long.MIN_VALUE;
+        int freed = 0;
+        for (OffloadJob j : stores) {
+            ahead += j.deviceBlocks().length;
+            deadline = Math.max(deadline, ((OffloadJob.Store) j).deadlineNanos());
+            for (int b : j.deviceBlocks()) {
+                if (left.merge(b, -1, Integer::sum) == 0 && pool.refCount(b) == pins.get(b)) {
+                    freed++;
+                }
+            }
+            if (freed >= missing) {
+                return new StoresAhead(ahead, deadline);
+            }
+        }
+        return null;
+    }
+
+    /**
      * Checks: every job's blocks are referenced at least once per job holding them; no block is
      * both a load target and a store source; no request has a load and a store; the key index
      * names only live loads.

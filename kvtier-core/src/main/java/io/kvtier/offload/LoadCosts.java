@@ -51,6 +51,8 @@ final class LoadCosts {
     private final Map<String, OnlineLinearFit> loadFits = new HashMap<>();
     private final Map<String, Double> nanosPerBlock = new HashMap<>();
     private final Map<String, Double> bytesPerSecond = new TreeMap<>();
+    /** EWMA of a store job's execution time per device block (the store lane, device to host). */
+    private double storeNanosPerBlock = Double.NaN;
 
     /** @param minTokens smallest forward pass, tokens, that updates the recompute fit (>= 1) */
     LoadCosts(int minTokens) {
@@ -65,6 +67,13 @@ final class LoadCosts {
         loadFits.computeIfAbsent(tier, t -> new OnlineLinearFit(2, LOAD_FORGET)).add(new double[] {1, blocks}, nanos);
         nanosPerBlock.merge(tier, nanos / (double) blocks, (old, now) -> old + ALPHA * (now - old));
         bytesPerSecond.merge(tier, bytes * 1e9 / nanos, (old, now) -> old + ALPHA * (now - old));
+    }
+
+    /** A successful store job copied {@code blocks} device blocks to the host tier in {@code nanos} (its execution, not its wait). */
+    void onStore(long blocks, long nanos) {
+        if (blocks > 0 && nanos > 0) {
+            storeNanosPerBlock = ewma(storeNanosPerBlock, nanos / (double) blocks);
+        }
     }
 
     /** A forward pass of shape {@code s} took {@code nanos}. */
@@ -186,15 +195,61 @@ final class LoadCosts {
     }
 
     /**
+     * The third answer of load or recompute, for a hit whose load was chosen but whose device
+     * blocks are short at admission (a load needs all its blocks at once; a recompute only its
+     * first step's). Holding the line until they come free would stall every request behind it.
+     *
+     * <ul>
+     *   <li>{@link BlockWait#RECOMPUTE}: the request has waited longer than recomputing its hit
+     *       would cost ({@code waited > R}, the bound that keeps it from being passed forever).
+     *   <li>{@link BlockWait#WAIT}: {@code W + L <= R}: neither load nor recompute now; requests
+     *       behind it pass.
+     *   <li>{@link BlockWait#STALL} otherwise, or when the blocks' return cannot be estimated (the
+     *       stores in flight do not free enough of them; nothing measured yet): hold the line, as before.
+     * </ul>
+     * {@code W} = when the stores pinning the missing blocks end: the blocks the store lane copies
+     * until then times the measured store time per block, but no later than the latest of those
+     * stores' deadlines (a store ends by its deadline, copied or failed); {@code L} = the lane's
+     * queue, latency, step wait and the load itself; {@code R} = {@code (1 + waiting)} x the hit's
+     * recompute.
+     *
+     * @param blocks      device blocks the load would fill
+     * @param startToken  position of the first token it would fill
+     * @param stores      the stores that free the missing blocks, or null if those in flight cannot
+     * @param nowNanos    the transfer clock now, ns
+     * @param waitedNanos how long the request has already been passed, ns
+     */
+    BlockWait whenBlocksShort(int blocks, long startToken, int blockSize, JobRegistry.StoresAhead stores, long nowNanos,
+                              long waitedNanos, Map<String, Long> queued, Contention c) {
+        double hostBlock = perBlock(HostTier.NAME);
+        if (stores == null || Double.isNaN(hostBlock) || Double.isNaN(nanosPerToken)) {
+            return BlockWait.STALL;
+        }
+        double free = Math.max(0, (double) stores.deadlineNanos() - nowNanos);
+        if (!Double.isNaN(storeNanosPerBlock)) {
+            free = Math.min(free, stores.blocks() * storeNanosPerBlock);
+        }
+        double recompute = (1.0 + c.waitingForFirstToken()) * recomputeNanos(startToken, (long) blocks * blockSize, c.stepTokens());
+        if (waitedNanos > recompute) {
+            return BlockWait.RECOMPUTE;
+        }
+        double waitStep = c.engineBusy() && !Double.isNaN(stepNanos) ? stepNanos / 2 : 0;
+        double load = latency(HostTier.NAME) + (queued.getOrDefault(HostTier.NAME, 0L) + blocks) * hostBlock + waitStep;
+        // Dearer to wait than to recompute: hold the line as before (recomputing here measured worse: 4 GB/s, 96% busy, +6% p50).
+        return free + load <= recompute ? BlockWait.WAIT : BlockWait.STALL;
+    }
+
+    /**
      * Cuts a hit to the chunks worth loading ({@link #chunksToLoad}; none with {@link LoadPolicy#NEVER})
      * and counts the decision and its inputs in {@code stats}. {@link OffloadScheduler.Lookup.Miss}
      * and {@link OffloadScheduler.Lookup.Wait} pass unchanged.
      *
      * @param deviceHitBlocks blocks of the request already on the device (the hit starts there)
      * @param queued          blocks already queued on each tier's load lane
+     * @param count           whether to count the decision (false: the request's decision was counted at an earlier step)
      */
     OffloadScheduler.Lookup decide(LoadPolicy policy, OffloadScheduler.Lookup found, int deviceHitBlocks, int blocksPerChunk,
-                                   int blockSize, Map<String, Long> queued, Contention c, OffloadStats stats) {
+                                   int blockSize, Map<String, Long> queued, Contention c, OffloadStats stats, boolean count) {
         int hostChunks;
         int lowerChunks;
         String lowerTier;
@@ -225,9 +280,9 @@ final class LoadCosts {
             starts[i] = (long) from * blockSize;
         }
         int k = policy == LoadPolicy.NEVER ? 0 : chunksToLoad(tiers, blocks, starts, blockSize, queued, c);
-        stats.loadDecisions++;
         stats.loadBandwidth = bandwidths();
         stats.prefillTokensPerSecond = tokensPerSecond(c.stepTokens());
+        stats.loadDecisions += count ? 1 : 0;
         if (k == n) {
             return found;
         }
@@ -240,9 +295,11 @@ final class LoadCosts {
                 recomputed += blocks[i];
             }
         }
-        stats.hitsRecomputed += k == 0 ? 1 : 0;
-        stats.hitsCut += k > 0 ? 1 : 0;
-        stats.tokensRecomputedByChoice += (long) recomputed * blockSize;
+        if (count) {
+            stats.hitsRecomputed += k == 0 ? 1 : 0;
+            stats.hitsCut += k > 0 ? 1 : 0;
+            stats.tokensRecomputedByChoice += (long) recomputed * blockSize;
+        }
         if (k > hostChunks) {
             OffloadScheduler.Lookup.Promote p = (OffloadScheduler.Lookup.Promote) found;
             int lower = k - hostChunks;

@@ -82,6 +82,7 @@ public final class OffloadScheduler implements AutoCloseable {
     private final LoadCosts costs;
     private final HostLoads loads;
     private final Completions completions;
+    private final LoadWaits waits = new LoadWaits();
     /** The group whose blocks this scheduler moves: null for group 0 (or a one-group model), whose keys are the chain keys. */
     private final KvGroup group;
     /** Requests as this group sees them (null for group 0, which sees them as they are). */
@@ -251,19 +252,51 @@ public final class OffloadScheduler implements AutoCloseable {
      * {@link OffloadStats#loadDecisions()}. With {@code always} returns {@code found}.
      */
     public Lookup decide(int deviceHitBlocks, Lookup found, Contention c) {
+        return decide(deviceHitBlocks, found, c, true);
+    }
+
+    private Lookup decide(int deviceHitBlocks, Lookup found, Contention c, boolean count) {
         if (config.loadPolicy() == LoadPolicy.ALWAYS) {
             return found;
         }
-        return costs.decide(config.loadPolicy(), found, deviceHitBlocks, chunk(), blockSize, jobs.queuedBlocks(chunk()), c, stats);
+        return costs.decide(config.loadPolicy(), found, deviceHitBlocks, chunk(), blockSize, jobs.queuedBlocks(chunk()), c, stats,
+                count);
     }
 
     /**
-     * {@link #decide} for request {@code r}: with several KV groups, a hit cut short is walked down
-     * again to a boundary whose window every window group serves.
+     * {@link #decide} for request {@code r}, counted once while it waits to be admitted: with
+     * several KV groups, a hit cut short is walked down again to a boundary whose window every
+     * window group serves.
      */
     public Lookup decide(SequenceView r, int deviceHitBlocks, Lookup found, Contention c) {
-        Lookup cut = decide(deviceHitBlocks, found, c);
+        boolean count = config.loadPolicy() != LoadPolicy.ALWAYS && !(found instanceof Lookup.Miss) && !(found instanceof Lookup.Wait)
+                && waits.firstDecision(r.id());
+        Lookup cut = decide(deviceHitBlocks, found, c, count);
         return windows == null || cut == found ? cut : windows.fit(r, deviceHitBlocks, cut);
+    }
+
+    /**
+     * With {@code --load-policy faster}: request {@code r}'s hit (as {@link #decide} left it) cannot
+     * be admitted, group 0's device blocks short by {@code missing}. Waits while the stores in
+     * flight free them sooner than recomputing would cost, for at most that recompute's cost
+     * ({@link LoadCosts#whenBlocksShort}); counted in {@link OffloadStats#loadDecisions()}. Other
+     * policies: {@link BlockWait#STALL}.
+     *
+     * @param waitedNanos how long ({@link #clockNanos()}) the request has been passed so far
+     */
+    public BlockWait whenBlocksShort(SequenceView r, int deviceHitBlocks, Lookup.Hit hit, int missing, long waitedNanos,
+                                     Contention c) {
+        if (config.loadPolicy() != LoadPolicy.FASTER) {
+            return BlockWait.STALL;
+        }
+        BlockWait w = costs.whenBlocksShort(hit.blocks(), (long) deviceHitBlocks * blockSize, blockSize,
+                jobs.storesUntilFree(pool, missing), transfers.nanoTime(), waitedNanos, jobs.queuedBlocks(chunk()), c);
+        stats.hitsWaited += w == BlockWait.WAIT && waits.firstWait(r.id()) ? 1 : 0;
+        if (w == BlockWait.RECOMPUTE) {
+            stats.recomputedWhenShort++;
+            stats.tokensRecomputedByChoice += (long) hit.blocks() * blockSize;
+        }
+        return w;
     }
 
     /** The clock of transfer times, ns (the transfer engine's: virtual in a replay). */
@@ -440,6 +473,7 @@ public final class OffloadScheduler implements AutoCloseable {
     /** The request is gone (finished or aborted): forget its cursor; its jobs run on, holding their blocks. */
     public void onFinished(long requestId) {
         stores.forget(requestId);
+        waits.forget(requestId);
         if (views != null) {
             views.forget(requestId);
         }

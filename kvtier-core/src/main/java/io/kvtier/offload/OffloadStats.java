@@ -25,6 +25,8 @@ public final class OffloadStats {
     long hitsRecomputed;
     long hitsCut;
     long tokensRecomputedByChoice;
+    long hitsWaited;
+    long recomputedWhenShort;
     Map<String, Double> loadBandwidth = Map.of();
     double prefillTokensPerSecond = Double.NaN;
     final Map<String, Transfers> stores = new TreeMap<>();
@@ -41,6 +43,11 @@ public final class OffloadStats {
         Transfers plus(long bytes, long nanos) {
             return new Transfers(jobs + 1, this.bytes + bytes, this.nanos + nanos);
         }
+
+        /** Both totals added (the jobs of two KV groups' schedulers). */
+        Transfers plus(Transfers o) {
+            return new Transfers(jobs + o.jobs, bytes + o.bytes, nanos + o.nanos);
+        }
     }
 
     /** Reason: the chunk's index in its chain is at least the host tier's capacity in chunks. */
@@ -56,6 +63,42 @@ public final class OffloadStats {
     public static final String EVICTED_BEFORE_STORE = "evicted-before-store";
     /** Reason (lazy stores): the chunk reached the horizon, but a chunk before it was evicted unstored. */
     public static final String PARENT_NOT_STORED = "parent-not-stored";
+
+    /**
+     * The counters of every KV group's scheduler added up ({@code groups} in group order, group 0
+     * first), for a model with several groups: blocks, bytes, transfers, failures and skips are
+     * sums over the groups (a block of each group counts once: block counts add blocks of
+     * different sizes, the bytes are exact). A hit is the request's and is counted once: the hit
+     * tokens and the load decisions are group 0's (it bounds every hit and decides it). A new
+     * object, not updated afterwards.
+     */
+    public static OffloadStats sum(java.util.List<OffloadStats> groups) {
+        OffloadStats t = new OffloadStats();
+        OffloadStats first = groups.getFirst();
+        t.externalHitTokens.putAll(first.externalHitTokens);
+        t.loadDecisions = first.loadDecisions;
+        t.hitsRecomputed = first.hitsRecomputed;
+        t.hitsCut = first.hitsCut;
+        t.tokensRecomputedByChoice = first.tokensRecomputedByChoice;
+        t.loadBandwidth = first.loadBandwidth;
+        t.prefillTokensPerSecond = first.prefillTokensPerSecond;
+        for (OffloadStats g : groups) {
+            g.blocksStored.forEach((k, n) -> add(t.blocksStored, k, n));
+            g.blocksLoaded.forEach((k, n) -> add(t.blocksLoaded, k, n));
+            g.blocksNotStored.forEach((k, n) -> add(t.blocksNotStored, k, n));
+            g.stores.forEach((k, x) -> t.stores.merge(k, x, Transfers::plus));
+            g.loads.forEach((k, x) -> t.loads.merge(k, x, Transfers::plus));
+            t.bytesStored += g.bytesStored;
+            t.bytesLoaded += g.bytesLoaded;
+            t.loadFailures += g.loadFailures;
+            t.storeFailures += g.storeFailures;
+            t.storeRefusals += g.storeRefusals;
+            t.windowBlocksSkipped += g.windowBlocksSkipped;
+            t.jobsTimedOut += g.jobsTimedOut;
+            t.staleCompletions += g.staleCompletions;
+        }
+        return t;
+    }
 
     static void add(Map<String, Long> m, String tier, long n) {
         m.merge(tier, n, Long::sum);
@@ -163,19 +206,26 @@ public final class OffloadStats {
      * Load or recompute ({@code --load-policy faster}, {@link LoadCosts}): the hits decided, and
      * the inputs of the latest decision.
      *
-     * @param decided             hits beyond the device that were decided
+     * @param decided             hits beyond the device that were decided (a request decided again
+     *                            while it waits to be admitted is counted once)
      * @param recomputed          hits recomputed whole (no chunk loaded): loading was slower
      * @param cut                 hits whose head was loaded and tail recomputed
-     * @param tokensRecomputed    hit tokens recomputed by choice, tokens
+     * @param tokensRecomputed    hit tokens recomputed by choice, tokens (those recomputed after a wait included)
+     * @param waited              hits whose load waited for device blocks that stores pinned, the
+     *                            requests behind passing it (each request counted once)
+     * @param recomputedWhenShort hits whose load was chosen but whose device blocks were short at
+     *                            admission, recomputed instead (waiting for the blocks was dearer,
+     *                            or the wait's bound ran out)
      * @param bandwidth           measured load bandwidth per tier, bytes/s
      * @param prefillTokensPerSecond measured prefill speed, tokens/s (NaN before the first measure)
      */
-    public record LoadDecisions(long decided, long recomputed, long cut, long tokensRecomputed,
-                                Map<String, Double> bandwidth, double prefillTokensPerSecond) {
+    public record LoadDecisions(long decided, long recomputed, long cut, long tokensRecomputed, long waited,
+                                long recomputedWhenShort, Map<String, Double> bandwidth, double prefillTokensPerSecond) {
     }
 
     public LoadDecisions loadDecisions() {
-        return new LoadDecisions(loadDecisions, hitsRecomputed, hitsCut, tokensRecomputedByChoice, loadBandwidth,
+        return new LoadDecisions(loadDecisions, hitsRecomputed, hitsCut, tokensRecomputedByChoice, hitsWaited, recomputedWhenShort,
+                loadBandwidth,
                 prefillTokensPerSecond);
     }
 }

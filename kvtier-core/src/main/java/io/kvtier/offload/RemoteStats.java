@@ -129,6 +129,34 @@ public final class RemoteStats {
         return c;
     }
 
+    /**
+     * The remote counters of every KV group's scheduler added up (each group has its own keys and
+     * connection): counts and bytes are sums; the breaker state is the groups' common state, or
+     * {@code partial} when they differ (some keys answer, others do not); the write latency is
+     * the highest group's. A new object, not updated afterwards.
+     */
+    public static RemoteStats sum(List<RemoteStats> groups) {
+        RemoteStats t = new RemoteStats();
+        t.breakerState = groups.getFirst().breakerState;
+        for (RemoteStats g : groups) {
+            g.loadFailures.forEach((k, n) -> add(t.loadFailures, k, n));
+            g.storeFailures.forEach((k, n) -> add(t.storeFailures, k, n));
+            g.storesDroppedBy.forEach((k, n) -> add(t.storesDroppedBy, k, n));
+            t.probes += g.probes;
+            t.chunksProbedPresent += g.chunksProbedPresent;
+            t.chunksStored += g.chunksStored;
+            t.chunksLoaded += g.chunksLoaded;
+            t.writes += g.writes;
+            t.breakerOpens += g.breakerOpens;
+            t.bytesInFlight += g.bytesInFlight;
+            t.writeLatencyNanos = Math.max(t.writeLatencyNanos, g.writeLatencyNanos);
+            if (!t.breakerState.equals(g.breakerState)) {
+                t.breakerState = "partial";
+            }
+        }
+        return t;
+    }
+
     static void add(Map<String, Long> m, String key, long n) {
         m.merge(key, n, Long::sum);
     }

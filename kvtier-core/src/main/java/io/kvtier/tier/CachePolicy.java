@@ -20,9 +20,9 @@ import java.util.function.Predicate;
  *
  * <p>Not thread-safe: called only from the engine thread, through the tier's bookkeeping.
  */
-public sealed interface CachePolicy permits LruPolicy, ArcPolicy, HitDensityPolicy {
+public sealed interface CachePolicy permits LruPolicy, ArcPolicy, HitDensityPolicy, DuelingPolicy {
 
-    /** Short name for logs and configuration ({@code "lru"}, {@code "arc"}, {@code "lhd"}). */
+    /** Short name for logs and configuration ({@code "lru"}, {@code "arc"}, {@code "lhd"}, {@code "duel"}). */
     String name();
 
     /** Adds keys that became readable. Keys already members are treated as a touch. */
@@ -67,13 +67,19 @@ public sealed interface CachePolicy permits LruPolicy, ArcPolicy, HitDensityPoli
         return new HitDensityPolicy(capacity);
     }
 
-    /** Policy by name ({@code lru}, {@code arc} or {@code lhd}, case-insensitive) for a tier of {@code capacity} chunks. */
+    /** LRU and hit density dueling ({@link DuelingPolicy}) for a tier of {@code capacity} chunks. */
+    static CachePolicy dueling(int capacity) {
+        return new DuelingPolicy(capacity);
+    }
+
+    /** Policy by name ({@code lru}, {@code arc}, {@code lhd} or {@code duel}, case-insensitive) for a tier of {@code capacity} chunks. */
     static CachePolicy named(String name, int capacity) {
         return switch (name.toLowerCase(java.util.Locale.ROOT)) {
             case "lru" -> lru();
             case "arc" -> arc(capacity);
             case "lhd" -> hitDensity(capacity);
-            default -> throw new IllegalArgumentException("unknown cache policy '" + name + "' (expected lru, arc or lhd)");
+            case "duel" -> dueling(capacity);
+            default -> throw new IllegalArgumentException("unknown cache policy '" + name + "' (expected lru, arc, lhd or duel)");
         };
     }
 }

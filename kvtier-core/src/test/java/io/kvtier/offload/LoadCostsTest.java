@@ -120,11 +120,67 @@ class LoadCostsTest {
         assertThat(decide(costs, 3, 0, Contention.idle(STEP_TOKENS))).isEqualTo(3);
         OffloadStats stats = new OffloadStats();
         OffloadScheduler.Lookup out = costs.decide(LoadPolicy.NEVER, new OffloadScheduler.Lookup.Hit(HostTier.NAME, 3), 0, 1,
-                BLOCK, Map.of(), Contention.idle(STEP_TOKENS), stats);
+                BLOCK, Map.of(), Contention.idle(STEP_TOKENS), stats, true);
         assertThat(out).isInstanceOf(OffloadScheduler.Lookup.Miss.class);
         assertThat(stats.loadDecisions().decided()).isEqualTo(1);
         assertThat(stats.loadDecisions().recomputed()).isEqualTo(1);
         assertThat(stats.loadDecisions().tokensRecomputed()).isEqualTo(3L * BLOCK);
+    }
+
+    /** 4 blocks from position 0 with {@code waiting} requests waiting; the stores ahead end by 10 s from now at the latest. */
+    private static BlockWait shortBy(LoadCosts costs, long storeBlocksAhead, long waitedNanos, int waiting) {
+        JobRegistry.StoresAhead ahead = storeBlocksAhead < 0 ? null : new JobRegistry.StoresAhead(storeBlocksAhead, 10_000_000_000L);
+        return costs.whenBlocksShort(4, 0, BLOCK, ahead, 0, waitedNanos, Map.of(), new Contention(waiting, false, STEP_TOKENS));
+    }
+
+    @Test
+    void aLoadShortOfDeviceBlocksWaitsWhileTheStoresFreeThemSoonerThanARecomputeAndNoLonger() {
+        LoadCosts costs = fittedOnSteps(8);
+        loads(costs, 10e6); // 10 ms a block (latency 10 us)
+        double recompute = 10 * costs.recomputeNanos(0, 4 * BLOCK, STEP_TOKENS); // 9 waiting: ~694 ms
+        double load = 10_000 + 4 * 10e6; // latency + 4 blocks
+        // No store measured yet: the stores' deadlines (10 s away) bound the wait: dearer than recomputing, hold the line.
+        assertThat(shortBy(costs, 3, 0, 9)).isEqualTo(BlockWait.STALL);
+        assertThat(costs.whenBlocksShort(4, 0, BLOCK, new JobRegistry.StoresAhead(3, 600_000_000L), 0, 0, Map.of(),
+                new Contention(9, false, STEP_TOKENS))).as("stores due in 600 ms").isEqualTo(BlockWait.WAIT);
+        costs.onStore(2, 128_000_000); // 64 ms a block on the store lane (a 64 MiB block at 1 GB/s)
+        long most = (long) Math.floor((recompute - load) / 64e6); // store blocks ahead that still pay: 10
+        assertThat(most).isEqualTo(10);
+        assertThat(shortBy(costs, most, 0, 9)).isEqualTo(BlockWait.WAIT);
+        assertThat(shortBy(costs, most + 1, 0, 9)).isEqualTo(BlockWait.STALL);
+        // The stores in flight do not free enough blocks (the rest are held by requests): hold the line.
+        assertThat(shortBy(costs, -1, 0, 9)).isEqualTo(BlockWait.STALL);
+        // The bound: passed for longer than the recompute would cost, it is recomputed even if the blocks come soon.
+        assertThat(shortBy(costs, 1, (long) recompute - 1, 9)).isEqualTo(BlockWait.WAIT);
+        assertThat(shortBy(costs, 1, (long) recompute + 1, 9)).isEqualTo(BlockWait.RECOMPUTE);
+        // An idle engine: the recompute (~69 ms) costs only its own request; one store block ahead (64 ms + 40 ms load) is dearer.
+        assertThat(shortBy(costs, 0, 0, 0)).isEqualTo(BlockWait.WAIT);
+        assertThat(shortBy(costs, 1, 0, 0)).isEqualTo(BlockWait.STALL);
+    }
+
+    @Test
+    void theStoreLaneFreesPinnedBlocksInSubmissionOrder() {
+        try (io.kvtier.kv.BlockPool pool = new io.kvtier.kv.BlockPool(8, new io.kvtier.kv.KvLayout(1, 1, 1, 16))) {
+            JobRegistry jobs = new JobRegistry();
+            int[] b = new int[6];
+            for (int i = 0; i < b.length; i++) {
+                b[i] = pool.allocate(); // reference 1: the store's (its request finished)
+            }
+            pool.retain(b[2]); // b[2] is also held by a running request: a store's end does not free it
+            jobs.add(store(jobs.newId(), 1, 300, b[0], b[1]));
+            jobs.add(store(jobs.newId(), 2, 200, b[2], b[3]));
+            jobs.add(store(jobs.newId(), 3, 500, b[4], b[5]));
+            assertThat(jobs.storesUntilFree(pool, 0).blocks()).isZero();
+            assertThat(jobs.storesUntilFree(pool, 2)).isEqualTo(new JobRegistry.StoresAhead(2, 300)); // the first frees b0, b1
+            assertThat(jobs.storesUntilFree(pool, 3)).isEqualTo(new JobRegistry.StoresAhead(4, 300)); // the second frees only b3
+            assertThat(jobs.storesUntilFree(pool, 5)).isEqualTo(new JobRegistry.StoresAhead(6, 500));
+            assertThat(jobs.storesUntilFree(pool, 6)).isNull(); // b2 stays held
+            assertThat(jobs.blocksFreedByStores(pool)).isEqualTo(5);
+        }
+    }
+
+    private static OffloadJob.Store store(long id, long request, long deadline, int... blocks) {
+        return new OffloadJob.Store(id, request, HostTier.NAME, 0, blocks, java.util.List.of(), 0, deadline);
     }
 
     @Test

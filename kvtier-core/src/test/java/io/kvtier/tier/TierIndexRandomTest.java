@@ -26,7 +26,7 @@ class TierIndexRandomTest {
     private static final int KEYS = 16;
 
     @ParameterizedTest
-    @ValueSource(strings = {"lru", "arc", "lhd", "lhd-learning"})
+    @ValueSource(strings = {"lru", "arc", "lhd", "lhd-learning", "duel", "duel-learning"})
     void randomOperationsKeepEveryInvariant(String policyName) {
         for (int round = 0; round < 40; round++) {
             long seed = new Random().nextLong();
@@ -38,9 +38,13 @@ class TierIndexRandomTest {
         }
     }
 
-    /** By name; {@code lhd-learning} is the hit density policy with tiny buckets and period, so it learns within a run. */
+    /** By name; {@code lhd-learning} is the hit density policy with tiny buckets and period, so it learns within a run ({@code duel-learning}: dueling with it). */
     private static CachePolicy policy(String name, int capacity) {
-        return name.equals("lhd-learning") ? new HitDensityPolicy(capacity, 1, 8, 2, 5, 0.9) : CachePolicy.named(name, capacity);
+        return switch (name) {
+            case "lhd-learning" -> new HitDensityPolicy(capacity, 1, 8, 2, 5, 0.9);
+            case "duel-learning" -> new DuelingPolicy(capacity, 8, c -> new HitDensityPolicy(c, 1, 8, 2, 5, 0.9));
+            default -> CachePolicy.named(name, capacity);
+        };
     }
 
     private static void run(String policyName, long seed) {

@@ -1,5 +1,6 @@
 package io.kvtier.engine;
 
+import io.kvtier.offload.GroupStats;
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.offload.OffloadStats;
 import io.kvtier.offload.RemoteStats;
@@ -60,13 +61,18 @@ public record EngineSnapshot(int running, int waiting, int deviceBlocks, int dev
      * @param loads    load jobs per source tier (see {@link OffloadStats#loads()})
      * @param diskScan the disk tier's restart scan, or null without a disk tier
      * @param remote   the remote tier's counters (a copy), or null without a remote tier
+     * @param groups   for a model with several KV groups, each group's own (group order; their
+     *                 {@code groups} empty); empty for one group. The fields above are then the
+     *                 sums over the groups ({@link GroupStats}): blocks, bytes, jobs and chunk slots
+     *                 of every group, hit tokens counted once (group 0's)
      */
     public record Offload(Map<String, Long> externalHitTokens, Map<String, Long> blocksStored,
                           Map<String, Long> blocksLoaded, long loadFailures, long storeFailures, long storeRefusals,
                           long jobsTimedOut, Map<String, OffloadStats.Transfers> stores,
                           Map<String, OffloadStats.Transfers> loads, List<TierUsage> tiers,
-                          DiskIndexScan.Progress diskScan, RemoteStats remote) {
+                          DiskIndexScan.Progress diskScan, RemoteStats remote, List<Offload> groups) {
         public Offload {
+            groups = List.copyOf(groups);
             externalHitTokens = Map.copyOf(externalHitTokens);
             blocksStored = Map.copyOf(blocksStored);
             blocksLoaded = Map.copyOf(blocksLoaded);
@@ -93,16 +99,48 @@ public record EngineSnapshot(int running, int waiting, int deviceBlocks, int dev
         if (off == null) {
             return null;
         }
-        OffloadStats o = off.stats();
-        List<TierUsage> tiers = new ArrayList<>(2);
-        tiers.add(usage(off.host().index()));
-        TierIndex disk = off.diskIndex();
-        if (disk != null) {
-            tiers.add(usage(disk));
+        if (!GroupStats.several(off)) {
+            return offload(off, off.stats(), off.remoteStats(), tiers(List.of(off)), List.of());
         }
+        List<OffloadScheduler> all = GroupStats.schedulers(off);
+        List<Offload> groups = new ArrayList<>(all.size());
+        for (OffloadScheduler g : all) {
+            groups.add(offload(off, g.stats(), g.remoteStats(), tiers(List.of(g)), List.of()));
+        }
+        return offload(off, GroupStats.total(off), GroupStats.remoteTotal(off), tiers(all), groups);
+    }
+
+    private static Offload offload(OffloadScheduler off, OffloadStats o, RemoteStats remote, List<TierUsage> tiers,
+                                   List<Offload> groups) {
         return new Offload(o.externalHitTokens(), o.blocksStored(), o.blocksLoaded(), o.loadFailures(), o.storeFailures(),
                 o.storeRefusals(), o.jobsTimedOut(), o.stores(), o.loads(), tiers, off.diskScanProgress(),
-                off.remoteStats() == null ? null : off.remoteStats().copy());
+                remote == null ? null : remote.copy(), groups);
+    }
+
+    /** The host tier's usage, then the disk tier's if there is one: each the sum over {@code schedulers}' tiers. */
+    private static List<TierUsage> tiers(List<OffloadScheduler> schedulers) {
+        int hostUsed = 0;
+        int hostCapacity = 0;
+        int diskUsed = 0;
+        int diskCapacity = 0;
+        for (OffloadScheduler g : schedulers) {
+            TierUsage h = usage(g.host().index());
+            hostUsed += h.used();
+            hostCapacity += h.capacity();
+            TierIndex disk = g.diskIndex();
+            if (disk != null) {
+                TierUsage d = usage(disk);
+                diskUsed += d.used();
+                diskCapacity += d.capacity();
+            }
+        }
+        List<TierUsage> tiers = new ArrayList<>(2);
+        tiers.add(new TierUsage(schedulers.getFirst().host().index().tierName(), hostUsed, hostCapacity));
+        TierIndex disk = schedulers.getFirst().diskIndex();
+        if (disk != null) {
+            tiers.add(new TierUsage(disk.tierName(), diskUsed, diskCapacity));
+        }
+        return tiers;
     }
 
     private static TierUsage usage(TierIndex t) {

@@ -1,6 +1,8 @@
 package io.kvtier.engine;
 
 import io.kvtier.kv.KvCacheManager;
+import io.kvtier.offload.BlockWait;
+import io.kvtier.offload.Contention;
 import io.kvtier.offload.OffloadScheduler;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -18,6 +20,10 @@ import java.util.Map;
  * nothing meanwhile. When a running request cannot get a block, the scheduler first waits for
  * pending stores that hold blocks (they are memory copies), then preempts the newest running
  * request (its blocks are released; it is recomputed later, reusing what is still cached).
+ * Admission stops at the first request that does not fit, except (with {@code --load-policy
+ * faster}) a hit whose load lacks device blocks that stores in flight will free soon: it waits
+ * and those behind it pass, for at most as long as recomputing its hit would cost, then it is
+ * recomputed ({@link OffloadScheduler#whenBlocksShort}).
  *
  * <p>With {@link EngineConfig#prefillPriority()} and offloading on, a request's first token does
  * not wait for others' decodes to end: when the first waiting request that has no token yet
@@ -41,6 +47,8 @@ public final class Scheduler {
     private final Deque<Request> waiting = new ArrayDeque<>();
     private final List<Request> running = new ArrayList<>();
     private final Map<Long, Request> loading = new LinkedHashMap<>();
+    /** Requests passed by those behind while their load waits for device blocks: since when (offload clock, ns). */
+    private final Map<Long, Long> blockWaitSince = new java.util.HashMap<>();
     private long arrivals;
     private long preemptedForPrefill;
 
@@ -238,9 +246,10 @@ public final class Scheduler {
                 continue; // §3.6: not re-admitted while its earlier jobs are in flight
             }
             int hitBlocks = kv.prefixHitBlocks(r.blockKeys(), r.numTokens());
+            Contention contention = offload == null ? null
+                    : new Contention(prefilling + waiting.size() - 1, !running.isEmpty(), config.maxBatchTokens());
             OffloadScheduler.Lookup ext = offload == null ? new OffloadScheduler.Lookup.Miss()
-                    : offload.decide(r, hitBlocks, offload.lookup(r, hitBlocks), new io.kvtier.offload.Contention(
-                            prefilling + waiting.size() - 1, !running.isEmpty(), config.maxBatchTokens())); // load only what is faster
+                    : offload.decide(r, hitBlocks, offload.lookup(r, hitBlocks), contention); // load only what is faster
             if (ext instanceof OffloadScheduler.Lookup.Promote p) {
                 ext = offload.promote(r, hitBlocks, p); // disk -> host first; the request asks again later
             }
@@ -251,9 +260,19 @@ public final class Scheduler {
             if (ext instanceof OffloadScheduler.Lookup.Hit hit) {
                 int end = (hitBlocks + hit.blocks()) * config.blockSize();
                 if (!kv.admit(r.id(), r.blockKeys(), hitBlocks, end)) {
-                    break;
+                    BlockWait w = blockWait(r, hitBlocks, hit, kv.blocksShort(r.blockKeys(), hitBlocks, end), contention);
+                    if (w == BlockWait.WAIT) {
+                        continue; // neither load nor recompute yet: those behind it pass
+                    }
+                    if (w == BlockWait.STALL) {
+                        break;
+                    }
+                    ext = new OffloadScheduler.Lookup.Miss(); // recompute: its first step needs fewer blocks
                 }
+            }
+            if (ext instanceof OffloadScheduler.Lookup.Hit hit) {
                 waiting.remove(r);
+                blockWaitSince.remove(r.id());
                 r.noteAdmission();
                 prefilling++;
                 noteHit(r, start);
@@ -271,6 +290,7 @@ public final class Scheduler {
                 break;
             }
             waiting.remove(r);
+            blockWaitSince.remove(r.id());
             r.noteAdmission();
             prefilling++;
             noteHit(r, start);
@@ -281,6 +301,20 @@ public final class Scheduler {
             budget -= n;
         }
         return budget;
+    }
+
+    /**
+     * Load or recompute for a hit whose load cannot be admitted ({@link OffloadScheduler#whenBlocksShort}):
+     * how long the request has been passed is measured from its first wait on the offload clock.
+     */
+    private BlockWait blockWait(Request r, int hitBlocks, OffloadScheduler.Lookup.Hit hit, int missing, Contention c) {
+        long now = offload.clockNanos();
+        long since = blockWaitSince.getOrDefault(r.id(), now);
+        BlockWait w = offload.whenBlocksShort(r, hitBlocks, hit, missing, now - since, c);
+        if (w == BlockWait.WAIT) {
+            blockWaitSince.putIfAbsent(r.id(), now);
+        }
+        return w;
     }
 
     /** A request reports the device hit of its first admission (a recompute after preemption hits its own blocks). */
@@ -327,6 +361,7 @@ public final class Scheduler {
 
     /** Removes a finished or aborted request and releases its blocks (jobs keep their own). */
     void remove(Request r) {
+        blockWaitSince.remove(r.id());
         running.remove(r);
         waiting.remove(r);
         loading.remove(r.id());

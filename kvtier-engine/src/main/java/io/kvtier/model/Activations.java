@@ -22,8 +22,8 @@ final class Activations {
     private final int pairs;
     /** Feed-forward gate and up projections: [T][hidden]. */
     float[] hb, hb2;
-    /** Attention scores, one row per participating thread: [threads][seqLen]. */
-    final float[][] att;
+    /** Attention scores, one buffer per participating thread, grown by {@link #att}. */
+    private final float[][] att;
     /** Final-normed last tokens of chunks that want logits [C][dim], and their logits [C][vocab]. */
     float[] xLast = new float[0], logits = new float[0];
     /** The input of the current matrix product in the kernels' packed layout ({@link Kernels#packRows}). */
@@ -33,7 +33,7 @@ final class Activations {
 
     Activations(ModelConfig c, int threads) {
         this.c = c;
-        this.att = new float[threads][c.seqLen()];
+        this.att = new float[threads][0];
         this.pairs = c.headDim() / 2;
         ensureTokens(1);
     }
@@ -59,6 +59,17 @@ final class Activations {
         localCos = new float[n * pairs];
         localSin = new float[n * pairs];
         capacity = n;
+    }
+
+    /**
+     * Thread {@code worker}'s score buffer, grown to at least {@code length} floats (heads of a
+     * token times its positions). Only that worker's thread calls this while a range runs.
+     */
+    float[] att(int worker, int length) {
+        if (att[worker].length < length) {
+            att[worker] = new float[Math.max(length, c.seqLen())];
+        }
+        return att[worker];
     }
 
     /** The packed-input buffer, grown to at least {@code length} floats. */

@@ -44,6 +44,37 @@ public interface Kernels {
                      float[] y, int yOff, int n);
 
     /**
+     * Scores of query heads {@code hFrom..hTo-1} against one KV slot: for each head {@code h},
+     * {@code scores[sOff + (h - hFrom) * sStride] = scale * sum_j k[(h / group) * n + j] * q[qOff + h * n + j]},
+     * {@code j < n}, where {@code k} is the slot's row of keys (all kv heads, {@code n} floats each)
+     * at byte {@code rowByteOff} and {@code group} query heads share a kv head. As {@link #scores}
+     * of one key per head; for the slot-by-slot order of attention (one sequential read of a
+     * token's context for all its heads). By default exactly that.
+     */
+    default void scoresRow(MemorySegment k, long rowByteOff, int hFrom, int hTo, int group, int n, float[] q, int qOff,
+                           float scale, float[] scores, int sOff, int sStride) {
+        for (int h = hFrom; h < hTo; h++) {
+            scores(k, rowByteOff + (long) (h / group) * n * Float.BYTES, 0, 1, q, qOff + h * n, n, scale, scores,
+                    sOff + (h - hFrom) * sStride);
+        }
+    }
+
+    /**
+     * Weighted values of one KV slot into the outputs of query heads {@code hFrom..hTo-1}: for each
+     * head {@code h}, {@code y[yOff + h * n + j] += w[wOff + (h - hFrom) * wStride] * v[(h / group) * n + j]},
+     * {@code j < n}, where {@code v} is the slot's row of values at byte {@code rowByteOff}. As
+     * {@link #weightedSum} of one value per head, with the same arithmetic per output float (so
+     * summing slot by slot gives what summing head by head gave). By default exactly that.
+     */
+    default void weightedSumRow(MemorySegment v, long rowByteOff, int hFrom, int hTo, int group, int n, float[] w,
+                                int wOff, int wStride, float[] y, int yOff) {
+        for (int h = hFrom; h < hTo; h++) {
+            weightedSum(v, rowByteOff + (long) (h / group) * n * Float.BYTES, 0, 1, w, wOff + (h - hFrom) * wStride,
+                    y, yOff + h * n, n);
+        }
+    }
+
+    /**
      * Matrix-vector product for output rows {@code rowFrom..rowTo-1}:
      * {@code y[yOff+r] = sum_k W[r][k] * x[xOff+k]}, W {@code [out][in]} in {@code w}.
      */

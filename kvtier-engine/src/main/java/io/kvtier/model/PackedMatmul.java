@@ -184,11 +184,15 @@ final class PackedMatmul {
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
-    /** y[yAt + j * out + q] = tile[q * B + j] for q < weightRows, j < batchRows. */
+    /**
+     * y[yAt + j * out + q] = tile[q * B + j] for q < weightRows, j < batchRows: batch row by batch
+     * row, so that each writes its {@code weightRows} adjacent outputs together (one cache line of
+     * y at a time; weight row by weight row wrote one float into each of {@code batchRows} lines).
+     */
     private static void scatter(float[] tile, int weightRows, int batchRows, float[] y, int yAt, int out) {
-        for (int q = 0; q < weightRows; q++) {
-            for (int j = 0, yi = yAt + q; j < batchRows; j++, yi += out) {
-                y[yi] = tile[q * B + j];
+        for (int j = 0, yj = yAt; j < batchRows; j++, yj += out) {
+            for (int q = 0; q < weightRows; q++) {
+                y[yj + q] = tile[q * B + j];
             }
         }
     }

@@ -37,6 +37,9 @@ public final class Transformer implements AutoCloseable {
     /** A thread that owns nothing: a segment accessible by it is accessible by the pool's workers. */
     private static final Thread NOT_THE_OWNER = Thread.ofVirtual().unstarted(() -> { });
 
+    /** Tokens per thread from which a step's attention is split by token rather than by head. */
+    private static final int ATTENTION_TOKENS_PER_THREAD = 2;
+
     private final Model w;
     private final ModelConfig c;
     private final ArchSpec spec;
@@ -329,9 +332,17 @@ public final class Transformer implements AutoCloseable {
         }
         // A slab confined to this thread (a test's Arena.ofConfined) cannot be read by the pool.
         boolean shared = slab.isAccessibleBy(NOT_THE_OWNER);
-        parallel.forRange(tokens * heads, 1, shared ? work : 0, (worker, from, to) -> {
+        // An item is a token with all its heads (its context read once, row by row) when there are
+        // tokens enough to keep every thread busy; else a single head, so that one long sequence
+        // is still split. The values are the same either way (PagedAttention.attend).
+        int perItem = tokens >= ATTENTION_TOKENS_PER_THREAD * parallel.threads() ? heads : 1;
+        int items = tokens * (heads / perItem);
+        parallel.forRange(items, 1, shared ? work : 0, (worker, from, to) -> {
             for (int i = from; i < to; i++) {
-                attention.attend(li, g, window, i / heads, i % heads, a, a.att[worker], chunks, slab, layout);
+                int t = i * perItem / heads;
+                int h = i * perItem % heads;
+                int n = window > 0 ? Math.min(window, a.pos[t] + 1) : a.pos[t] + 1;
+                attention.attend(li, g, window, t, h, h + perItem, a, a.att(worker, perItem * n), chunks, slab, layout);
             }
         });
     }

@@ -180,6 +180,48 @@ final class VectorKernels implements Kernels {
         }
     }
 
+    /**
+     * One chain of FMAs per head over its whole vectors, then one lane reduction: a head of
+     * {@code n} floats is read as {@code n / L} loads of the row. Heads that are not whole vectors
+     * (stories260K's 8 floats at 512 bits) take the per-head path.
+     */
+    @Override
+    public void scoresRow(MemorySegment k, long rowByteOff, int hFrom, int hTo, int group, int n, float[] q, int qOff,
+                          float scale, float[] scores, int sOff, int sStride) {
+        if (n % L != 0) {
+            Kernels.super.scoresRow(k, rowByteOff, hFrom, hTo, group, n, q, qOff, scale, scores, sOff, sStride);
+            return;
+        }
+        for (int h = hFrom, si = sOff; h < hTo; h++, si += sStride) {
+            long o = rowByteOff + (long) (h / group) * n * Float.BYTES;
+            int qh = qOff + h * n;
+            FloatVector acc = FloatVector.zero(S);
+            for (int j = 0; j < n; j += L) {
+                acc = FloatVector.fromMemorySegment(S, k, o + (long) j * Float.BYTES, LE).fma(FloatVector.fromArray(S, q, qh + j), acc);
+            }
+            scores[si] = acc.reduceLanes(VectorOperators.ADD) * scale;
+        }
+    }
+
+    /** Per head one broadcast weight and {@code n / L} load-FMA-stores of its outputs: the arithmetic of {@link #weightedSum}. */
+    @Override
+    public void weightedSumRow(MemorySegment v, long rowByteOff, int hFrom, int hTo, int group, int n, float[] w,
+                               int wOff, int wStride, float[] y, int yOff) {
+        if (n % L != 0) {
+            Kernels.super.weightedSumRow(v, rowByteOff, hFrom, hTo, group, n, w, wOff, wStride, y, yOff);
+            return;
+        }
+        for (int h = hFrom, wi = wOff; h < hTo; h++, wi += wStride) {
+            long o = rowByteOff + (long) (h / group) * n * Float.BYTES;
+            int yh = yOff + h * n;
+            FloatVector wv = FloatVector.broadcast(S, w[wi]);
+            for (int j = 0; j < n; j += L) {
+                FloatVector.fromMemorySegment(S, v, o + (long) j * Float.BYTES, LE).fma(wv, FloatVector.fromArray(S, y, yh + j))
+                        .intoArray(y, yh + j);
+            }
+        }
+    }
+
     @Override
     public void matvec(MemorySegment w, int in, float[] x, int xOff, float[] y, int yOff, int rowFrom, int rowTo) {
         long rowBytes = (long) in * Float.BYTES;

@@ -198,4 +198,42 @@ class WindowOffloadTest {
             f.assertDrained();
         }
     }
+    /**
+     * Prefill priority picks a victim without offload jobs in flight in any group: R1 (earlier)
+     * has none, R2 (later) only a store in the window group, held. R3's prompt does not fit, so a
+     * running request is preempted: R1, although R2 arrived later and has nothing in flight in group 0.
+     */
+    @Test
+    void aPrefillVictimIsOneWithoutJobsInEveryGroup() {
+        EngineConfig ec = FingerprintEngines.config(B, 12).withMaxBatchTokens(16).withPrefillPriority(true);
+        try (WindowOffloadFixture f = new WindowOffloadFixture(B, W, ec, 64, OffloadConfig.DEFAULT, "lru")) {
+            OffloadScheduler window = f.offload.windowParts().getFirst();
+            int[] p1 = prompt(f, 7, 16, 12); // ends on a block boundary: every prompt block is stored by its prefill
+            int[] p2 = prompt(f, 8, 14, 12);
+            int[] p3 = prompt(f, 9, 20, 4);
+            Request r1 = f.submit(p1, 12);
+            for (int i = 0; i < 3; i++) {
+                f.step();
+            }
+            assertThat(r1.numOutputTokens()).isEqualTo(3);
+            assertThat(f.offload.jobsInFlight() + window.jobsInFlight()).as("R1's stores ended").isZero();
+            f.transfers(1).holdStores();
+            Request r2 = f.submit(p2, 12);
+            f.step(); // R2's prefill: its window store is held, its group 0 store runs
+            f.step();
+            assertThat(r2.numOutputTokens()).isEqualTo(2);
+            assertThat(f.offload.jobsInFlight()).as("group 0: nothing in flight").isZero();
+            assertThat(window.hasJobs(r2.id())).as("R2's store in the window group").isTrue();
+            assertThat(window.hasJobs(r1.id())).isFalse();
+            Request r3 = f.submit(p3, 4);
+            f.step();
+            assertThat(r1.prefillPreemptions()).as("R1: no jobs in any group").isEqualTo(1);
+            assertThat(r2.prefillPreemptions()).as("R2: a store in flight in group 1").isZero();
+            assertThat(f.engine.scheduler().running()).contains(r2, r3).doesNotContain(r1);
+            f.transfers(1).releaseAll();
+            f.run();
+            f.assertMatchReferences(List.of(r1, r2, r3));
+            f.assertDrained();
+        }
+    }
 }

@@ -103,6 +103,56 @@ class KernelsDifferentialTest {
         }
     }
 
+    /**
+     * The slot-row kernels of attention (all heads of one KV slot) against the scalar reference,
+     * and against the per-head kernels they replace: the weighted sums bit for bit (the same
+     * fma per output float), the scores within the dot tolerance. Head sizes whole vectors or not
+     * (the vector kernels fall back to per head), grouped query heads, a sub-range of heads.
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {16, 17, 18})
+    void slotRowScoresAndWeightedSumsAgreeWithThePerHeadKernels(long seed) {
+        Random r = new Random(seed);
+        for (int n : new int[] {4, 7, 8, 16, 48, 64, 65, 128}) {
+            int group = new int[] {1, 2, 3}[r.nextInt(3)];
+            int kvHeads = 1 + r.nextInt(4);
+            int heads = kvHeads * group;
+            int hFrom = r.nextInt(heads);
+            int hTo = hFrom + 1 + r.nextInt(heads - hFrom);
+            int stride = 3 + r.nextInt(5);           // scores/weights of consecutive heads this far apart
+            String what = String.format("seed %d, n %d, heads %d, group %d, heads %d..%d", seed, n, heads, group, hFrom, hTo - 1);
+            float[] row = random(r, kvHeads * n + 3);
+            MemorySegment seg = segment(row);
+            float[] q = random(r, heads * n + 2);
+            float[] ref = new float[heads * stride + 1], got = new float[heads * stride + 1], perHead = new float[heads * stride + 1];
+            SCALAR.scoresRow(seg, 12, hFrom, hTo, group, n, q, 2, 0.125f, ref, 1, stride);
+            VECTOR.scoresRow(seg, 12, hFrom, hTo, group, n, q, 2, 0.125f, got, 1, stride);
+            for (int h = hFrom; h < hTo; h++) {
+                int si = 1 + (h - hFrom) * stride;
+                SCALAR.scores(seg, 12 + (long) (h / group) * n * 4, 0, 1, q, 2 + h * n, n, 0.125f, perHead, si);
+                assertThat(ref[si]).as("%s, scalar head %d", what, h).isEqualTo(perHead[si]);
+                double tol = 0.125 * tolerance(row, 3 + (h / group) * n, q, 2 + h * n, n);
+                assertThat((double) got[si]).as("%s, head %d", what, h).isCloseTo(ref[si], within(tol));
+            }
+            float[] w = random(r, heads * stride + 1);
+            float[] y0 = random(r, heads * n + 5), y1 = y0.clone(), y2 = y0.clone(), y3 = y0.clone();
+            SCALAR.weightedSumRow(seg, 12, hFrom, hTo, group, n, w, 1, stride, y1, 5);
+            VECTOR.weightedSumRow(seg, 12, hFrom, hTo, group, n, w, 1, stride, y2, 5);
+            for (int h = hFrom; h < hTo; h++) {
+                VECTOR.weightedSum(seg, 12 + (long) (h / group) * n * 4, 0, 1, w, 1 + (h - hFrom) * stride, y3, 5 + h * n, n);
+            }
+            for (int j = 0; j < y0.length; j++) {
+                int h = (j - 5) / n;
+                boolean inRange = j >= 5 && h >= hFrom && h < hTo;
+                assertThat(y2[j]).as("%s, y[%d] against per-head weightedSum", what, j).isEqualTo(y3[j]);
+                if (!inRange) {
+                    assertThat(y2[j]).as("%s, y[%d] outside the heads is untouched", what, j).isEqualTo(y0[j]);
+                }
+                assertThat((double) y2[j]).as("%s, y[%d]", what, j).isCloseTo(y1[j], within(1e-5));
+            }
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(longs = {6, 7})
     void matvecAndMatmulAgreeForEveryBatchSize(long seed) {

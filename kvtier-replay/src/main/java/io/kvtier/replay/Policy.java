@@ -22,7 +22,12 @@ public enum Policy {
      * Hit density by age and class, learned online from hits and ghost hits
      * ({@link io.kvtier.tier.HitDensityPolicy}); every full block is admitted.
      */
-    LHD("lhd", "lhd", 1);
+    LHD("lhd", "lhd", 1),
+    /**
+     * LRU and hit density dueling: evicts as whichever would recently have hit more at the tier's
+     * capacity, from shadow caches of both ({@link io.kvtier.tier.DuelingPolicy}); every full block is admitted.
+     */
+    DUEL("duel", "duel", 1);
 
     private final String cliName;
     private final String evictionPolicy;
@@ -49,7 +54,7 @@ public enum Policy {
         return admitAfter;
     }
 
-    /** The policy named {@code name} ({@code lru}, {@code arc}, {@code lru-admit2}, {@code lhd}). */
+    /** The policy named {@code name} ({@code lru}, {@code arc}, {@code lru-admit2}, {@code lhd}, {@code duel}). */
     public static Policy parse(String name) {
         String n = name.trim().toLowerCase(Locale.ROOT);
         for (Policy p : values()) {
@@ -57,7 +62,7 @@ public enum Policy {
                 return p;
             }
         }
-        throw new IllegalArgumentException("unknown policy '" + name + "' (expected lru, arc, lru-admit2 or lhd)");
+        throw new IllegalArgumentException("unknown policy '" + name + "' (expected lru, arc, lru-admit2, lhd or duel)");
     }
 
     @Override

@@ -65,8 +65,9 @@ public final class ReplayReport {
         }
         if (c.loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS && r.loadDecisions() != null) {
             var d = r.loadDecisions();
-            out.printf(Locale.ROOT, "  load or recompute: %,d hits decided, %,d recomputed whole, %,d cut, %,d hit tokens recomputed; "
-                    + "load bandwidth %s, prefill %s%n", d.decided(), d.recomputed(), d.cut(), d.tokensRecomputed(),
+            out.printf(Locale.ROOT, "  load or recompute: %,d hits decided, %,d recomputed whole, %,d cut, %,d waited for device blocks, "
+                    + "%,d recomputed when blocks were short, %,d hit tokens recomputed; load bandwidth %s, prefill %s%n", d.decided(),
+                    d.recomputed(), d.cut(), d.waited(), d.recomputedWhenShort(), d.tokensRecomputed(),
                     bandwidths(d.bandwidth()), Double.isNaN(d.prefillTokensPerSecond()) ? "not measured"
                             : String.format(Locale.ROOT, "%,.0f tokens/s", d.prefillTokensPerSecond()));
         }
@@ -159,6 +160,8 @@ public final class ReplayReport {
         m.put("recomputed", d.recomputed());
         m.put("cut", d.cut());
         m.put("tokens_recomputed", d.tokensRecomputed());
+        m.put("waited", d.waited());
+        m.put("recomputed_when_short", d.recomputedWhenShort());
         // Fixed keys, 0 = not measured yet: every record of a sweep has the same CSV columns.
         Map<String, Double> bandwidth = new LinkedHashMap<>();
         for (String tier : List.of("host", "disk", "remote")) {

@@ -28,7 +28,7 @@ public final class Sweep {
             3_000_000L, 5_000_000L, 10_000_000L, 20_000_000L, 50_000_000L, 100_000_000L);
 
     /** The policies of the default sweep. */
-    public static final List<Policy> DEFAULT_POLICIES = List.of(Policy.LRU, Policy.ARC, Policy.LRU_ADMIT2, Policy.LHD);
+    public static final List<Policy> DEFAULT_POLICIES = List.of(Policy.LRU, Policy.ARC, Policy.LRU_ADMIT2, Policy.LHD, Policy.DUEL);
 
     private Sweep() {
     }

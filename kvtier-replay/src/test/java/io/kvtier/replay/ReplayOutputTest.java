@@ -52,7 +52,7 @@ class ReplayOutputTest {
                 512, 1, d.cost(), 0, 256, 1)).hasMessageContaining("--disk-cache-tokens");
         assertThatThrownBy(() -> Replay.run(HAND, d.withDevice(Capacity.tokens(1024)), Progress.none()))
                 .hasMessageContaining("--device-tokens").hasMessageContaining("needs 4");
-        assertThatThrownBy(() -> Policy.parse("fifo")).hasMessageContaining("lru, arc, lru-admit2 or lhd");
+        assertThatThrownBy(() -> Policy.parse("fifo")).hasMessageContaining("lru, arc, lru-admit2, lhd or duel");
     }
 
     @Test
@@ -93,10 +93,10 @@ class ReplayOutputTest {
         List<Long> caps = List.of(1024L, 4096L, 16_384L);
         List<ReplayResult> results = Sweep.run(t, ReplayConfig.defaults(ReplayConfig.Mode.INSTANT),
                 Sweep.DEFAULT_POLICIES, caps, 2, Progress.none());
-        assertThat(results).hasSize(12);
+        assertThat(results).hasSize(15);
         assertThat(results).extracting(r -> r.config().policy()).containsExactly(Policy.LRU, Policy.LRU, Policy.LRU,
                 Policy.ARC, Policy.ARC, Policy.ARC, Policy.LRU_ADMIT2, Policy.LRU_ADMIT2, Policy.LRU_ADMIT2,
-                Policy.LHD, Policy.LHD, Policy.LHD);
+                Policy.LHD, Policy.LHD, Policy.LHD, Policy.DUEL, Policy.DUEL, Policy.DUEL);
         for (ReplayResult r : results) {
             assertThat(r.hitTokens()).isLessThanOrEqualTo(r.optimum().beladyHitTokens());
             // each replay equals a lone replay with the same settings (parallel runs share nothing)
@@ -109,7 +109,7 @@ class ReplayOutputTest {
         assertThat(new String(head, 1, 3, StandardCharsets.US_ASCII)).isEqualTo("PNG");
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         Sweep.printTable(new PrintStream(bytes, true, StandardCharsets.UTF_8), results);
-        assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("lru-admit2", "lhd", "optimum", "ceiling");
+        assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("lru-admit2", "lhd", "duel", "optimum", "ceiling");
     }
 
     @Test

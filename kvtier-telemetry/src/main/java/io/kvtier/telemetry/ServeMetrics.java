@@ -63,6 +63,9 @@ public final class ServeMetrics {
         registerScheduler();
         registerTokens();
         registerOffload();
+        if (initial.offload() != null && !initial.offload().groups().isEmpty()) {
+            registerGroups(); // a model with several KV groups: the totals above, and each group's part
+        }
         RemoteMetrics.register(this);
         ttft = histogram("vllm:time_to_first_token_seconds", "Time from a request's arrival to its first token, in seconds.", TTFT_BUCKETS);
         interToken = histogram("vllm:inter_token_latency_seconds", "Time between two tokens of one request, in seconds.", ITL_BUCKETS);
@@ -203,13 +206,47 @@ public final class ServeMetrics {
                 s -> scan(s) == null || scan(s).ended() ? 1 : 0);
     }
 
+    /**
+     * Each KV group's share of the offload counters (the series above sum them over the groups),
+     * labelled {@code group} (0 = full attention; docs/kv-groups.md). Registered only for a model
+     * with several groups.
+     */
+    private void registerGroups() {
+        groupCounter("kvtier:group_blocks_stored", "Device blocks of one KV group written to an offload tier by completed stores.",
+                "tier", (g, out) -> g.blocksStored().forEach((tier, n) -> out.accept(tier, n.doubleValue())));
+        groupCounter("kvtier:group_blocks_loaded", "Blocks of one KV group filled from an offload tier by completed loads.",
+                "tier", (g, out) -> g.blocksLoaded().forEach((tier, n) -> out.accept(tier, n.doubleValue())));
+        groupCounter("kvtier:group_offload_bytes", "Payload bytes of one KV group moved by transfer jobs, per transfer type.",
+                "transfer_type", (g, out) -> transfers(g, (type, t) -> out.accept(type, (double) t.bytes())));
+    }
+
+    /** A counter labelled {@code label} and {@code group}, one series per group of the snapshot's offload. */
+    private void groupCounter(String name, String help, String label,
+                              BiConsumer<EngineSnapshot.Offload, BiConsumer<String, Double>> values) {
+        CounterWithCallback.builder().name(name).help(help).labelNames(MODEL, label, "group")
+                .callback(cb -> {
+                    EngineSnapshot s = snapshot;
+                    if (s.offload() == null) {
+                        return;
+                    }
+                    java.util.List<EngineSnapshot.Offload> groups = s.offload().groups();
+                    for (int g = 0; g < groups.size(); g++) {
+                        String group = Integer.toString(g);
+                        values.accept(groups.get(g), (v, x) -> cb.call(x, modelName, v, group));
+                    }
+                }).register(registry);
+    }
+
     /** vLLM's transfer types: device = GPU, host = CPU, disk = STORAGE. */
     private static void transfers(EngineSnapshot s, BiConsumer<String, OffloadStats.Transfers> out) {
-        if (s.offload() == null) {
-            return;
+        if (s.offload() != null) {
+            transfers(s.offload(), out);
         }
-        s.offload().stores().forEach((tier, t) -> out.accept(tier.equals("host") ? "GPU_to_CPU" : "CPU_to_" + Media.of(tier), t));
-        s.offload().loads().forEach((tier, t) -> out.accept(tier.equals("host") ? "CPU_to_GPU" : Media.of(tier) + "_to_CPU", t));
+    }
+
+    private static void transfers(EngineSnapshot.Offload o, BiConsumer<String, OffloadStats.Transfers> out) {
+        o.stores().forEach((tier, t) -> out.accept(tier.equals("host") ? "GPU_to_CPU" : "CPU_to_" + Media.of(tier), t));
+        o.loads().forEach((tier, t) -> out.accept(tier.equals("host") ? "CPU_to_GPU" : Media.of(tier) + "_to_CPU", t));
     }
 
     private static void tiers(EngineSnapshot s, Consumer<EngineSnapshot.TierUsage> out) {

@@ -6,9 +6,21 @@ import io.kvtier.engine.Engine;
 import io.kvtier.engine.FinishReason;
 import io.kvtier.engine.Request;
 import io.kvtier.offload.OffloadStats;
+import io.kvtier.engine.EngineConfig;
+import io.kvtier.engine.LlamaRunner;
+import io.kvtier.engine.OffloadSetup;
+import io.kvtier.engine.SamplingParams;
+import io.kvtier.kv.ExtraKeys;
+import io.kvtier.model.Kernels;
+import io.kvtier.model.Models;
+import io.kvtier.model.gguf.DigestCache;
+import io.kvtier.model.gguf.LlamaCppReference;
+import io.kvtier.offload.OffloadConfig;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The metrics of a real engine, scraped in the library's text format and parsed by
@@ -76,6 +88,53 @@ class ServeMetricsTest {
             assertThat(q.value("vllm:kv_offload_total_bytes_total", "model_name", M, "transfer_type", "CPU_to_GPU"))
                     .isEqualTo(loaded.bytes()).isPositive();
             assertThat(q.value("kvtier:blocks_loaded_total", "model_name", M, "tier", "host")).isPositive();
+            assertThat(q.samples().stream().filter(x -> x.name().startsWith("kvtier:group_")).toList())
+                    .as("a one-group model has no per-group series").isEmpty();
+        }
+    }
+
+    /**
+     * The gemma3 fixture (group 0 full attention, group 1 a window of 16 over five layers), each
+     * prompt alone twice with the device cache dropped (prefill chunk 512: the numbers of
+     * Gemma3OffloadTest): the offload series count both groups' blocks and bytes (33 + 5 blocks
+     * stored, 29 + 2 loaded; 4,096 B a full block, 20,480 B a window block), hits once, and the
+     * {@code kvtier:group_*} series give each group's part.
+     */
+    @Test
+    void aModelWithTwoKvGroupsCountsBothGroupsAndShowsEach(@TempDir Path tmp) {
+        Path folder = LlamaCppReference.folder();
+        List<LlamaCppReference> refs = LlamaCppReference.load(folder.resolve("gemma3-spm515-f32.ref.jsonl"));
+        EngineConfig config = EngineConfig.of(16, 64).withMaxBatchTokens(512).withStopToken(-1);
+        try (Engine e = LlamaRunner.engine(Models.load(folder.resolve("gemma3-spm515-f32.gguf"), new DigestCache(tmp)), config,
+                Kernels.best(), 2, new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT))) {
+            ServeMetrics metrics = new ServeMetrics(M, e.snapshot());
+            for (int pass = 0; pass < 2; pass++) {
+                for (int i = 0; i < refs.size(); i++) {
+                    e.resetDevicePrefixCache();
+                    Request r = new Request(10L * pass + i, refs.get(i).promptIds(), 32, SamplingParams.GREEDY, ExtraKeys.NONE);
+                    e.submit(r);
+                    e.runToCompletion();
+                    e.drainTransfers();
+                    assertThat(r.outputIds()).containsExactly(refs.get(i).generatedIds());
+                }
+            }
+            metrics.update(e.snapshot());
+            PrometheusText p = scrape(metrics);
+            assertThat(p.value("kvtier:blocks_stored_total", "model_name", M, "tier", "host")).isEqualTo(38);
+            assertThat(p.value("kvtier:group_blocks_stored_total", "model_name", M, "tier", "host", "group", "0")).isEqualTo(33);
+            assertThat(p.value("kvtier:group_blocks_stored_total", "model_name", M, "tier", "host", "group", "1")).isEqualTo(5);
+            assertThat(p.value("kvtier:blocks_loaded_total", "model_name", M, "tier", "host")).isEqualTo(31);
+            assertThat(p.value("kvtier:group_blocks_loaded_total", "model_name", M, "tier", "host", "group", "1")).isEqualTo(2);
+            assertThat(p.value("vllm:kv_offload_total_bytes_total", "model_name", M, "transfer_type", "GPU_to_CPU"))
+                    .isEqualTo(33 * 4_096 + 5 * 20_480);
+            assertThat(p.value("vllm:kv_offload_total_bytes_total", "model_name", M, "transfer_type", "CPU_to_GPU"))
+                    .isEqualTo(29 * 4_096 + 2 * 20_480);
+            assertThat(p.value("kvtier:group_offload_bytes_total", "model_name", M, "transfer_type", "CPU_to_GPU", "group", "0"))
+                    .isEqualTo(29 * 4_096);
+            assertThat(p.value("kvtier:group_offload_bytes_total", "model_name", M, "transfer_type", "CPU_to_GPU", "group", "1"))
+                    .isEqualTo(2 * 20_480);
+            assertThat(p.value("kvtier:external_hit_tokens_total", "model_name", M, "tier", "host")).isEqualTo(48 + 416);
+            assertThat(p.value("kvtier:tier_chunks_used", "model_name", M, "tier", "host")).isEqualTo(38);
         }
     }
 

@@ -72,33 +72,38 @@ public final class ChunkCopier {
      */
     public void validate(TransferJob job) {
         for (int i = 0; i < job.chunks().size(); i++) {
-            ChunkCopy c = job.chunks().get(i);
-            String where = "job " + job.jobId() + " chunk #" + i + " (" + c.key().shortHex() + "): ";
-            if (c.slot() >= slab.slots()) {
-                throw new IllegalArgumentException(where + "slot " + c.slot() + " out of 0.." + (slab.slots() - 1));
-            }
-            for (int b = 0; b < c.blockCount(); b++) {
-                if ((job instanceof DiskJob || job instanceof RemoteJob) && c.deviceBlock(b) != -1) {
-                    throw new IllegalArgumentException(where + "a disk or remote job touches no device block, block #" + b + " is "
-                            + c.deviceBlock(b));
-                }
-                if (c.deviceBlock(b) == -1 && job instanceof StoreJob) {
-                    throw new IllegalArgumentException(where + "a store needs every device block, block #" + b + " is -1");
-                }
-                if (c.deviceBlock(b) < -1 || c.deviceBlock(b) >= deviceBlocks) {
-                    throw new IllegalArgumentException(where + "device block " + c.deviceBlock(b) + " out of 0.."
-                            + (deviceBlocks - 1));
-                }
-            }
-            if (payloadBytes(c) > slab.payloadBytesPerChunk()) {
-                throw new IllegalArgumentException(where + "payload of " + payloadBytes(c) + " bytes exceeds a slot's "
-                        + slab.payloadBytesPerChunk());
-            }
-            if (c.tokensShared().length > slab.maxTokensPerChunk()) {
-                throw new IllegalArgumentException(where + c.tokensShared().length + " token ids exceed a slot's "
-                        + slab.maxTokensPerChunk());
+            String problem = problem(job, job.chunks().get(i));
+            if (problem != null) {
+                // The message is built only for a bad chunk: validation runs for every job on the engine thread.
+                throw new IllegalArgumentException("job " + job.jobId() + " chunk #" + i + " ("
+                        + job.chunks().get(i).key().shortHex() + "): " + problem);
             }
         }
+    }
+
+    /** What is wrong with chunk {@code c} of {@code job}, or null if it fits. */
+    private String problem(TransferJob job, ChunkCopy c) {
+        if (c.slot() >= slab.slots()) {
+            return "slot " + c.slot() + " out of 0.." + (slab.slots() - 1);
+        }
+        for (int b = 0; b < c.blockCount(); b++) {
+            if ((job instanceof DiskJob || job instanceof RemoteJob) && c.deviceBlock(b) != -1) {
+                return "a disk or remote job touches no device block, block #" + b + " is " + c.deviceBlock(b);
+            }
+            if (c.deviceBlock(b) == -1 && job instanceof StoreJob) {
+                return "a store needs every device block, block #" + b + " is -1";
+            }
+            if (c.deviceBlock(b) < -1 || c.deviceBlock(b) >= deviceBlocks) {
+                return "device block " + c.deviceBlock(b) + " out of 0.." + (deviceBlocks - 1);
+            }
+        }
+        if (payloadBytes(c) > slab.payloadBytesPerChunk()) {
+            return "payload of " + payloadBytes(c) + " bytes exceeds a slot's " + slab.payloadBytesPerChunk();
+        }
+        if (c.tokensShared().length > slab.maxTokensPerChunk()) {
+            return c.tokensShared().length + " token ids exceed a slot's " + slab.maxTokensPerChunk();
+        }
+        return null;
     }
 
     private MemorySegment block(int b) {
