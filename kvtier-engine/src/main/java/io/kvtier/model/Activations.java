@@ -28,6 +28,8 @@ final class Activations {
     float[] xLast = new float[0], logits = new float[0];
     /** The input of the current matrix product in the kernels' packed layout ({@link Kernels#packRows}). */
     private float[] packed = new float[0];
+    /** The input of the current product with encoded weights in {@link PackedMatmul#pack}'s layout. */
+    private float[] packedForDecoded = new float[0];
 
     Activations(ModelConfig c, int threads) {
         this.c = c;
@@ -76,6 +78,14 @@ final class Activations {
             packed = new float[length];
         }
         return packed;
+    }
+
+    /** The buffer for {@link PackedMatmul#pack} of the input of encoded weights, grown to at least {@code length} floats. */
+    float[] packedForDecoded(int length) {
+        if (packedForDecoded.length < length) {
+            packedForDecoded = new float[length];
+        }
+        return packedForDecoded;
     }
 
     void ensureLogitRows(int rows) {

@@ -1,5 +1,7 @@
 package io.kvtier.model;
 
+import io.kvtier.model.tensor.QuantMatmul;
+import io.kvtier.model.tensor.Weight;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -7,7 +9,8 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The batched F32 product {@code Y = X W^T} of {@link VectorKernels} for batches of at least one
+ * The batched product {@code Y = X W^T} of {@link VectorKernels} (F32 weights) and of the
+ * forward pass for encoded weights ({@link Weight}: Q8_0, Q4_0, ...) for batches of at least one
  * vector of rows (32-sequence decode, prefill chunks), vectorised across the batch instead of
  * along a weight row.
  *
@@ -18,8 +21,10 @@ import jdk.incubator.vector.VectorSpecies;
  * multiplies it into the block's 2 vectors of {@code X[.][k]}: 16 accumulators that hold 8 x 2L
  * finished outputs at the end of the k loop. No horizontal reduction at all (the row-wise tiles
  * reduce each output across lanes at the end of its row, as many reductions as outputs: at
- * {@code in = 288} about half as much work again as the FMAs). Each weight is read from memory
- * once per call for the first block and from cache for the others.
+ * {@code in = 288} about half as much work again as the FMAs). The weight rows are the outer
+ * loop: each group of 8 is read from memory (and, for an encoded weight, decoded) once per call
+ * and multiplied into every block, which stay in cache ({@code n * in} floats: 96 KiB for 32
+ * rows of 768).
  *
  * <p>A tile's weight rows are copied from the segment to a heap array first (one bulk copy of
  * 8 rows): the k loop then reads them with array loads whose bounds checks C2 hoists, where a
@@ -82,33 +87,78 @@ final class PackedMatmul {
      */
     static void matmul(MemorySegment w, int in, int out, float[] packed, int n, float[] y, int rowFrom, int rowTo) {
         long rowBytes = (long) in * Float.BYTES;
+        matmul((r, count, dst) -> MemorySegment.copy(w, F32, r * rowBytes, dst, 0, count * in), in, out, packed, n, y,
+                rowFrom, rowTo);
+    }
+
+    /**
+     * As {@link #matmul(MemorySegment, int, int, float[], int, float[], int, int)} for a weight in
+     * any encoding ({@code [w.rows()][w.cols()]}): each tile's rows are decoded into the heap
+     * rows ({@link QuantMatmul#row}) instead of copied, once per call, so every weight block is
+     * decoded once for the whole batch and never more than 8 rows are decoded at a time.
+     */
+    static void matmul(Weight w, float[] packed, int n, float[] y, int rowFrom, int rowTo) {
+        int in = w.cols();
+        matmul((r, count, dst) -> {
+            for (int q = 0; q < count; q++) {
+                QuantMatmul.row(w, r + q, dst, q * in);
+            }
+        }, in, w.rows(), packed, n, y, rowFrom, rowTo);
+    }
+
+    /** Puts weight rows {@code r..r+count-1} ({@code count <= 8}) as floats in {@code dst[0..count*in-1]}. */
+    @FunctionalInterface
+    private interface RowSource {
+        void load(int r, int count, float[] dst);
+    }
+
+    /**
+     * The product over weight rows taken 8 (then 4, then 1) at a time from {@code rows}: each
+     * group is loaded once and multiplied into every packed block (the packed input, {@code n * in}
+     * floats, stays in cache across the groups).
+     */
+    private static void matmul(RowSource rows, int in, int out, float[] packed, int n, float[] y, int rowFrom, int rowTo) {
         Scratch scratch = SCRATCH.get();
         float[] tile = scratch.tile;          // one tile's outputs [8 weight rows][B batch rows], scattered into y after its k loop
-        float[] wRows = scratch.wRows(8 * in); // the tile's weight rows, copied to the heap (see the class comment)
-        for (int i0 = 0; i0 < n; i0 += B) {
-            int width = width(n, i0);
-            int rows = Math.min(width, n - i0);
-            int pOff = i0 * in;
-            int r = rowFrom;
-            for (; r + 8 <= rowTo && width == B; r += 8) {
-                MemorySegment.copy(w, F32, r * rowBytes, wRows, 0, 8 * in);
-                tile8x2(wRows, in, packed, pOff, tile);
-                scatter(tile, 8, rows, y, i0 * out + r, out);
-            }
-            for (; r + 4 <= rowTo; r += 4) {
-                MemorySegment.copy(w, F32, r * rowBytes, wRows, 0, 4 * in);
+        float[] wRows = scratch.wRows(8 * in); // the group's weight rows on the heap (see the class comment)
+        int r = rowFrom;
+        for (; r + 8 <= rowTo; r += 8) {
+            rows.load(r, 8, wRows);
+            for (int i0 = 0; i0 < n; i0 += B) {
+                int width = width(n, i0);
+                int pOff = i0 * in;
                 if (width == B) {
-                    tile4x2(wRows, in, packed, pOff, tile);
-                } else {
-                    tile4x1(wRows, in, packed, pOff, tile);
+                    tile8x2(wRows, in, packed, pOff, tile);
+                    scatter(tile, 8, Math.min(width, n - i0), y, i0 * out + r, out);
+                } else {   // a last block of L rows: the 8 weight rows as two 4-row tiles
+                    tile4x1(wRows, 0, in, packed, pOff, tile);
+                    scatter(tile, 4, n - i0, y, i0 * out + r, out);
+                    tile4x1(wRows, 4 * in, in, packed, pOff, tile);
+                    scatter(tile, 4, n - i0, y, i0 * out + r + 4, out);
                 }
-                scatter(tile, 4, rows, y, i0 * out + r, out);
             }
-            for (; r < rowTo; r++) {
-                for (int j = 0; j < rows; j++) {
+        }
+        for (; r + 4 <= rowTo; r += 4) {
+            rows.load(r, 4, wRows);
+            for (int i0 = 0; i0 < n; i0 += B) {
+                int width = width(n, i0);
+                if (width == B) {
+                    tile4x2(wRows, in, packed, i0 * in, tile);
+                } else {
+                    tile4x1(wRows, 0, in, packed, i0 * in, tile);
+                }
+                scatter(tile, 4, Math.min(width, n - i0), y, i0 * out + r, out);
+            }
+        }
+        for (; r < rowTo; r++) {
+            rows.load(r, 1, wRows);
+            for (int i0 = 0; i0 < n; i0 += B) {
+                int width = width(n, i0);
+                int pOff = i0 * in;
+                for (int j = 0; j < Math.min(width, n - i0); j++) {
                     float acc = 0f;
                     for (int k = 0; k < in; k++) {
-                        acc = Math.fma(w.get(F32, r * rowBytes + (long) k * Float.BYTES), packed[pOff + k * width + j], acc);
+                        acc = Math.fma(wRows[k], packed[pOff + k * width + j], acc);
                     }
                     y[(i0 + j) * out + r] = acc;
                 }
@@ -229,13 +279,13 @@ final class PackedMatmul {
         b7.intoArray(tile, 7 * B + L);
     }
 
-    /** As {@link #tile4x2} for a block of L batch rows (the last one): tile[q * B + 0..L-1]. */
-    private static void tile4x1(float[] wr, int in, float[] p, int pOff, float[] tile) {
+    /** As {@link #tile4x2} for a block of L batch rows (the last one), weight rows from {@code wr[wOff..]}: tile[q * B + 0..L-1]. */
+    private static void tile4x1(float[] wr, int wOff, int in, float[] p, int pOff, float[] tile) {
         FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
-        int w1 = in, w2 = 2 * in, w3 = 3 * in;
+        int w1 = wOff + in, w2 = wOff + 2 * in, w3 = wOff + 3 * in;
         for (int k = 0, pk = pOff; k < in; k++, pk += L) {
             FloatVector x0 = FloatVector.fromArray(S, p, pk);
-            a0 = x0.fma(FloatVector.broadcast(S, wr[k]), a0);
+            a0 = x0.fma(FloatVector.broadcast(S, wr[wOff + k]), a0);
             a1 = x0.fma(FloatVector.broadcast(S, wr[w1 + k]), a1);
             a2 = x0.fma(FloatVector.broadcast(S, wr[w2 + k]), a2);
             a3 = x0.fma(FloatVector.broadcast(S, wr[w3 + k]), a3);

@@ -22,7 +22,8 @@ import java.util.concurrent.ForkJoinPool;
  * post-norms, sliding-window layers and logit softcap), except that every step works on all {@code T}
  * tokens of the batch at once, so each weight matrix is read from memory once per step however
  * many tokens there are. Weights are used in their file encoding ({@link Weight}): F32 through
- * {@link Kernels#matmul}, the others through {@link QuantMatmul}. Shapes in comments: {@code T}
+ * {@link Kernels#matmul}, the others through {@link QuantMatmul} (one or a few rows) or, for
+ * batches of a vector of rows or more, {@link PackedMatmul} on rows decoded 8 at a time. Shapes in comments: {@code T}
  * tokens in the step, {@code D} = dim, {@code Q} = heads * headDim, {@code KV} = kvDim, {@code H}
  * = hiddenDim, {@code V} = vocabSize, {@code C} = chunks that want logits.
  *
@@ -418,32 +419,46 @@ public final class Transformer implements AutoCloseable {
         int[] start = new int[ws.length + 1];   // first group of 4 rows of each matrix
         long work = 0;
         boolean f32 = false;
+        boolean encoded = false;
         for (int i = 0; i < ws.length; i++) {
             start[i + 1] = start[i] + (ws[i].rows() + 3) / 4;
             work += (long) ws[i].rows() * ws[i].cols() * n;
             f32 |= ws[i].type() == TensorType.F32;
+            encoded |= ws[i].type() != TensorType.F32;
         }
-        // F32 products read x in the kernels' packed layout, packed once here for every part
+        // Products read x packed once here for every part: F32 weights in the kernels' layout,
+        // encoded weights (batches of a vector of rows or more) in PackedMatmul's.
         int in = ws[0].cols();
         float[] packed = f32 ? a.packed(kernels.packedLength(n, in)) : x;
         if (f32) {
             kernels.packRows(x, n, in, packed);
         }
+        float[] packedDecoded = null;
+        if (encoded && PackedMatmul.packs(n)) {
+            packedDecoded = a.packedForDecoded(PackedMatmul.packedLength(n, in));
+            PackedMatmul.pack(x, n, in, packedDecoded);
+        }
+        float[] pd = packedDecoded;
         parallel.forRange(start[ws.length], 1, work, (worker, from, to) -> {
             for (int i = 0; i < ws.length; i++) {
                 int lo = Math.max(from, start[i]) - start[i];
                 int hi = Math.min(to, start[i + 1]) - start[i];
                 if (lo < hi) {
-                    rows(ws[i], x, packed, n, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
+                    rows(ws[i], x, packed, pd, n, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
                 }
             }
         });
     }
 
-    /** Output rows {@code from..to-1} of {@code y[n][rows] = x[n][cols] W^T}; {@code packed} is x packed for F32 weights. */
-    private void rows(Weight wt, float[] x, float[] packed, int n, float[] y, int from, int to) {
+    /**
+     * Output rows {@code from..to-1} of {@code y[n][rows] = x[n][cols] W^T}; {@code packed} is x
+     * packed for F32 weights, {@code packedDecoded} for encoded ones (null below a vector of rows).
+     */
+    private void rows(Weight wt, float[] x, float[] packed, float[] packedDecoded, int n, float[] y, int from, int to) {
         if (wt.type() == TensorType.F32) {
             kernels.matmulPacked(wt.data(), wt.cols(), wt.rows(), packed, n, y, from, to);
+        } else if (packedDecoded != null) {
+            PackedMatmul.matmul(wt, packedDecoded, n, y, from, to);
         } else {
             QuantMatmul.matmul(wt, x, n, y, from, to);
         }

@@ -3,9 +3,15 @@ package io.kvtier.model;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import io.kvtier.model.tensor.ScalarDequant;
+import io.kvtier.model.tensor.ScalarQuant;
+import io.kvtier.model.tensor.TensorType;
+import io.kvtier.model.tensor.Weight;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -16,7 +22,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The packed batched product ({@link PackedMatmul}, used by the vector kernels for batches of a
  * vector of rows or more) against the scalar reference, on random shapes with their edges: batch
  * rows not a multiple of the vector length or of the block (2 vectors), weight rows not a multiple
- * of the 8- and 4-row tiles, rows split into parts at multiples of 4 as the pool splits them.
+ * of the 8- and 4-row tiles, rows split into parts at multiples of 4 as the pool splits them; and
+ * its form for encoded weights (Q8_0, Q4_0, F16, BF16 rows decoded into the tile).
  * Each case names its seed and shape on failure.
  */
 class PackedMatmulTest {
@@ -102,6 +109,51 @@ class PackedMatmulTest {
                     String what = String.format("seed %d, in %d, out %d, n %d, L %d, y[%d][%d]", seed, in, out, n, L, i, o);
                     assertThat(whole[i * out + o]).as(what).isEqualTo(acc);
                     assertThat(split[i * out + o]).as(what + " (split)").isEqualTo(acc);
+                }
+            }
+        }
+    }
+
+    /**
+     * Encoded weights (the forward pass's batched path for GGUF types): every output is the
+     * sequential fma sum over k of the exactly dequantized weights ({@link ScalarDequant}) times
+     * the activations, bit for bit, for the whole range and for rows split as the pool splits them.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @ValueSource(longs = {301, 302, 303})
+    void encodedWeightsGiveTheSequentialFmaSumOfTheirDequantizedValues(long seed) {
+        Random r = new Random(seed);
+        for (TensorType type : new TensorType[] {TensorType.Q8_0, TensorType.Q4_0, TensorType.F16, TensorType.BF16}) {
+            for (int n : batchSizes()) {
+                int in = 32 * (1 + r.nextInt(10));
+                int out = 1 + r.nextInt(40);
+                float[] values = random(r, out * in);
+                ByteBuffer buf = ByteBuffer.allocate((int) type.rowBytes(in) * out).order(ByteOrder.LITTLE_ENDIAN);
+                ScalarQuant.encode(type, values, 0, out * in, buf);
+                Weight w = new Weight(type, MemorySegment.ofArray(buf.array()), out, in);
+                float[] exact = new float[out * in];
+                ScalarDequant.dequantize(type, w.data(), 0, exact, 0, out * in);
+                float[] x = random(r, n * in);
+                float[] packed = new float[PackedMatmul.packedLength(n, in)];
+                PackedMatmul.pack(x, n, in, packed);
+                float[] whole = new float[n * out];
+                PackedMatmul.matmul(w, packed, n, whole, 0, out);
+                float[] split = new float[n * out];
+                int[] cuts = cuts(r, out);
+                for (int c = 0; c + 1 < cuts.length; c++) {
+                    PackedMatmul.matmul(w, packed, n, split, cuts[c], cuts[c + 1]);
+                }
+                for (int i = 0; i < n; i++) {
+                    for (int o = 0; o < out; o++) {
+                        float acc = 0f;
+                        for (int k = 0; k < in; k++) {
+                            acc = Math.fma(exact[o * in + k], x[i * in + k], acc);
+                        }
+                        String what = String.format("seed %d, %s, in %d, out %d, n %d, L %d, y[%d][%d]", seed, type, in, out,
+                                n, L, i, o);
+                        assertThat(whole[i * out + o]).as(what).isEqualTo(acc);
+                        assertThat(split[i * out + o]).as(what + " (split)").isEqualTo(acc);
+                    }
                 }
             }
         }
