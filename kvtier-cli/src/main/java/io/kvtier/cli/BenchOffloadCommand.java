@@ -126,14 +126,11 @@ final class BenchOffloadCommand implements Callable<Integer> {
         }
         Path tmp = diskDir != null ? diskDir : Files.createTempDirectory("kvtier-bench-disk");
         // A signal (SIGINT, SIGTERM) ends the JVM without running the finally below: the hook deletes
-        // the temp dir then (best effort: a bench thread may still be writing into it).
-        Thread cleanup = new Thread(() -> {
-            try {
-                deleteTree(tmp);
-            } catch (java.io.IOException | java.io.UncheckedIOException ignored) {
-                // nothing more to do while the JVM exits
-            }
-        }, "kvtier-bench-cleanup");
+        // the temp dir then. The bench threads still run while hooks do and may create the dir
+        // again (a figure's createDirectories) or write into it between the walk and the last rmdir
+        // (both seen in CI), so the hook deletes until the dir has stayed gone for 100 ms: a
+        // writer whose dir vanished fails and stops the bench.
+        Thread cleanup = new Thread(() -> deleteUntilGone(tmp), "kvtier-bench-cleanup");
         if (diskDir == null) {
             Runtime.getRuntime().addShutdownHook(cleanup);
         }
@@ -190,6 +187,26 @@ final class BenchOffloadCommand implements Callable<Integer> {
         Files.createDirectories(dir);
         System.out.print(DiskBandwidth.table(DiskBandwidth.measure(dir,
                 DiskBandwidth.DEFAULT_CHUNK_SIZES, diskMibPerSize << 20, 3)));
+    }
+
+    /** Deletes {@code root} until it has stayed absent for 100 ms, for at most 5 s (a shutdown hook's job). */
+    private static void deleteUntilGone(Path root) {
+        long end = System.nanoTime() + 5_000_000_000L;
+        int goneChecks = 0;
+        while (goneChecks < 5 && System.nanoTime() < end) {
+            try {
+                deleteTree(root);
+            } catch (java.io.IOException | java.io.UncheckedIOException raced) {
+                // a bench thread wrote meanwhile: the next round deletes what it made
+            }
+            goneChecks = Files.exists(root) ? 0 : goneChecks + 1;
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     private static void deleteTree(Path root) throws java.io.IOException {
