@@ -95,6 +95,12 @@ class ReplayCommandTest {
         Object[] disk = cli("replay", "--trace", trace().toString(), "--kv-groups", "gemma3-27b", "--disk-cache-tokens", "1M");
         assertThat(disk[0]).isEqualTo(2);
         assertThat((String) disk[2]).contains("the replay's hybrid cost model has the host tier only");
+        // the all-full layout alone too: its KV-traffic table counts the host tier only (a new user's trial)
+        for (String tier : new String[] {"--disk-cache-tokens", "--remote-cache-tokens"}) {
+            Object[] allFull = cli("replay", "--trace", trace().toString(), "--kv-groups", "gemma3-27b-all-full", tier, "1M");
+            assertThat(allFull[0]).as(tier).isEqualTo(2);
+            assertThat((String) allFull[2]).as(tier).contains("--kv-groups gemma3-27b-all-full: the replay's hybrid cost model has the host tier only");
+        }
     }
 
     @Test

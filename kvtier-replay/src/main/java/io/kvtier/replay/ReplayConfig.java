@@ -155,13 +155,14 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
                 throw new IllegalArgumentException("--kv-groups " + kvGroups.name() + " has " + kvGroups.bytesPerToken()
                         + " KV bytes per token, the cost model " + cost.kvBytesPerToken() + ": give one of them");
             }
-            if (kvGroups.hybrid() && (!(disk.kind() == Capacity.Kind.TOKENS && disk.tokens() == 0) || remote.enabled())) {
+            // every layout: the KV-traffic table counts the host tier only, so a disk or remote tier would be left out of it
+            if (!(disk.kind() == Capacity.Kind.TOKENS && disk.tokens() == 0) || remote.enabled()) {
                 throw new IllegalArgumentException("--kv-groups " + kvGroups.name()
                         + ": the replay's hybrid cost model has the host tier only (no --disk-cache-tokens, --remote-cache-tokens)");
             }
             if (kvGroups.hybrid() && storePolicy.lazy()) {
                 throw new IllegalArgumentException("--kv-groups " + kvGroups.name()
-                        + ": lazy stores are not built for a model with sliding-window layers: use eager stores");
+                        + ": --store-policy lazy is not built for a model with sliding-window layers: use --store-policy eager");
             }
         }
     }
