@@ -32,7 +32,8 @@ import jinjava.javax.el.CompositeELResolver;
  * {@code strftime_now is defined}) and Python's {@code tojson} (with {@code indent}).
  *
  * <p>Models without a template get {@link #PLAIN}: {@code "Role: content\n\n"} per message and
- * {@code "Assistant:"} as the generation prompt. The template's end-of-turn tokens
+ * {@code "Assistant:"} as the generation prompt, rendered in Java ({@link PlainChat}, the same
+ * text) so that such a model never starts Jinjava. The template's end-of-turn tokens
  * ({@link #stopTokenIds()}) end generation as well as EOS.
  *
  * <p>Jinja2 reads {@code not a == b} as {@code not (a == b)}, Jinjava as {@code (not a) == b}; the
@@ -54,12 +55,13 @@ public final class ChatTemplate {
             + "{{ message.content | trim }}{{ '\\n\\n' }}{% endfor %}"
             + "{%- if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}";
 
-    private static final Jinjava JINJA = jinjava();
     /** Per-render state for the static template functions. */
     private static final ThreadLocal<Render> CURRENT = new ThreadLocal<>();
 
     private final String name;
     private final String source;
+    /** {@link #PLAIN} of the factories: rendered in Java ({@link PlainChat}), Jinjava never loaded. */
+    private final boolean builtInPlain;
     /** The source as Jinjava must read it ({@link NotPrecedence}). */
     private final String compiled;
     private final String bosToken;
@@ -81,14 +83,21 @@ public final class ChatTemplate {
      * @param clock        for {@code strftime_now}
      */
     public ChatTemplate(String name, String source, String bosToken, String eosToken, int[] stopTokenIds, Clock clock) {
+        this(name, source, bosToken, eosToken, stopTokenIds, clock, false);
+    }
+
+    private ChatTemplate(String name, String source, String bosToken, String eosToken, int[] stopTokenIds, Clock clock,
+            boolean builtInPlain) {
         this.name = name;
+        this.builtInPlain = builtInPlain;
         this.source = source;
         this.compiled = NotPrecedence.rewrite(source);
         this.bosToken = bosToken;
         this.eosToken = eosToken;
         this.stopTokenIds = stopTokenIds.clone();
         this.clock = clock;
-        this.unknownFilter = TemplateErrors.unknownFilter(source, f -> JINJA.getGlobalContext().getFilter(f) != null);
+        this.unknownFilter = builtInPlain ? null
+                : TemplateErrors.unknownFilter(source, f -> Jinja.ENGINE.getGlobalContext().getFilter(f) != null);
     }
 
     /** The GGUF file's template, or {@link #PLAIN}; stop ids are the tokenizer's end-of-generation ids. */
@@ -98,12 +107,12 @@ public final class ChatTemplate {
         String name = (src == null ? "plain chat template (GGUF file " : "chat template of GGUF file ") + file.path()
                 + (src == null ? " has none)" : "");
         return new ChatTemplate(name, src == null ? PLAIN : src, text(v, v.bos()), text(v, v.eos()),
-                tokenizer.stopTokenIds(), Clock.systemDefaultZone());
+                tokenizer.stopTokenIds(), Clock.systemDefaultZone(), src == null);
     }
 
     /** {@link #PLAIN} for a tokenizer without token texts (llama2.c's). */
     public static ChatTemplate plain(TextTokenizer tokenizer) {
-        return new ChatTemplate("plain chat template", PLAIN, "", "", tokenizer.stopTokenIds(), Clock.systemDefaultZone());
+        return new ChatTemplate("plain chat template", PLAIN, "", "", tokenizer.stopTokenIds(), Clock.systemDefaultZone(), true);
     }
 
     private static String text(Vocabulary v, int id) {
@@ -131,6 +140,9 @@ public final class ChatTemplate {
      * @throws ChatTemplateException when the template does not render or refuses the messages
      */
     public String render(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> extra) {
+        if (builtInPlain) {
+            return PlainChat.render(messages, addGenerationPrompt);
+        }
         List<Map<String, Object>> msgs = new ArrayList<>();
         for (ChatMessage m : messages) {
             Map<String, Object> o = new LinkedHashMap<>();
@@ -151,7 +163,7 @@ public final class ChatTemplate {
         CURRENT.set(state);
         RenderResult r;
         try {
-            r = JINJA.renderForResult(compiled, ctx);
+            r = Jinja.ENGINE.renderForResult(compiled, ctx);
         } finally {
             CURRENT.remove();
         }
@@ -192,6 +204,15 @@ public final class ChatTemplate {
     public static String strftimeNow(String format) {
         Render r = CURRENT.get();
         return Strftime.format(format, ZonedDateTime.now(r == null ? Clock.systemDefaultZone() : r.clock()));
+    }
+
+    /**
+     * The process's one Jinjava, created on first use: its start-up (hundreds of classes, filter
+     * and tag registries) costs about a second of CPU, which a llama2.c model's plain template
+     * never needs.
+     */
+    private static final class Jinja {
+        static final Jinjava ENGINE = jinjava();
     }
 
     private static Jinjava jinjava() {

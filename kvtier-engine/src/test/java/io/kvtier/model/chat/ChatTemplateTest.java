@@ -158,6 +158,32 @@ class ChatTemplateTest {
         }
     }
 
+    /**
+     * The built-in plain template is rendered in Java; the same source through Jinjava must give
+     * the same text, byte for byte, on roles and contents that exercise capitalize and trim.
+     */
+    @Test
+    void plainTemplateInJavaRendersWhatJinjavaRenders() {
+        Tokenizer llama2c = Tokenizer.load(ReferenceRecords.tokenizer(), 512);
+        ChatTemplate java = ChatTemplate.plain(llama2c);
+        ChatTemplate jinja = new ChatTemplate("plain through jinjava", ChatTemplate.PLAIN, "", "", new int[] {Tokenizer.BOS}, JULY_26);
+        List<List<ChatMessage>> chats = List.of(
+                List.of(ChatMessage.system("You tell stories"), ChatMessage.user("Tell me a story")),
+                List.of(ChatMessage.user("\t\n  two\n\nlines \u0001"), ChatMessage.assistant(" a reply\r\n"),
+                        ChatMessage.user("again")),
+                List.of(new ChatMessage("TOOL", "x"), new ChatMessage("mIxEd", ""), new ChatMessage("élan", "  é  "),
+                        new ChatMessage("", "empty role")),
+                List.of(ChatMessage.user("{{ 1 + 1 }} {% raw %} stays text\u00a0")),
+                List.of());
+        for (List<ChatMessage> chat : chats) {
+            for (boolean gen : new boolean[] {true, false}) {
+                assertThat(java.render(chat, gen)).as("%s gen=%s", chat, gen).isEqualTo(jinja.render(chat, gen));
+            }
+        }
+        assertThat(java.render(chats.get(0), true)).isEqualTo("System: You tell stories\n\nUser: Tell me a story\n\nAssistant:");
+        assertThat(java.render(chats.get(2), false)).isEqualTo("Tool: x\n\nMixed: \n\nÉlan: é\n\n: empty role\n\n");
+    }
+
     @Test
     void raiseExceptionRefusesWithTheTemplatesMessage() {
         ChatTemplate t = new ChatTemplate("test template", "{% if messages[0].role != 'user' %}"
