@@ -47,9 +47,11 @@ public final class ReplayReport {
         }
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f%n", "total", "", r.hitTokens(), r.tokenHitRatio());
         if (r.optimum() != null) {
-            out.printf(Locale.ROOT, "  optimum (Belady at %,d chunks = device + host" + (r.diskChunks() > 0 ? " + disk" : "")
+            long cap = r.optimum().capacityChunks();
+            out.printf(Locale.ROOT, "  optimum (Belady at %s = device + host" + (r.diskChunks() > 0 ? " + disk" : "")
                             + (r.remote() != null ? " + remote" : "") + "): %.4f; this policy reaches %.3f of it%n",
-                    r.optimum().capacityChunks(), r.optimumTokenHitRatio(), r.fractionOfOptimum());
+                    cap == Long.MAX_VALUE ? "inf" : String.format(Locale.ROOT, "%,d chunks", cap), r.optimumTokenHitRatio(),
+                    r.fractionOfOptimum());
             out.printf(Locale.ROOT, "  ceiling (unbounded cache): %.4f; optimum/ceiling %.3f, policy/ceiling %.3f%n",
                     r.ceilingTokenHitRatio(), r.optimumTokenHitRatio() / r.ceilingTokenHitRatio(),
                     r.tokenHitRatio() / r.ceilingTokenHitRatio());

@@ -106,8 +106,9 @@ public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, 
      * The offline references at the same capacity, over the trace's 512-token blocks under the
      * engine's hit rule (a hit never covers a prompt's last token).
      *
-     * @param capacityChunks   chunks given to Belady: device blocks + host chunks + disk chunks, the
-     *                         most distinct blocks the engine's tiers can hold together
+     * @param capacityChunks   chunks given to Belady: device blocks + host chunks + disk chunks +
+     *                         remote chunks, the most distinct blocks the engine's tiers can hold
+     *                         together ({@link Long#MAX_VALUE} with an unbounded remote store)
      * @param beladyHitTokens  hit tokens of the Belady optimum at that capacity
      * @param ceilingHitTokens hit tokens of an unbounded cache
      */

@@ -64,6 +64,35 @@ class RemoteReplayTest {
         assertThat(j.get("remote_jobs").asLong()).isPositive();
     }
 
+    /**
+     * Trial 5's finding: the optimum line summed the remote capacity capped at the trace's
+     * distinct chunks, so "Belady at N chunks = device + host + remote" did not add up.
+     */
+    @Test
+    void theOptimumLineSumsTheCapacitiesItNames() {
+        // A remote store of 20 chunks, more than the trace's 8 distinct ones.
+        ReplayResult r = Replay.run(A_B_A, threeHostChunks(Capacity.tokens(20 * 512)), Progress.none());
+        long sum = r.deviceBlocks() + r.hostChunks() + 20;
+        assertThat(r.hostChunks()).isEqualTo(3);
+        assertThat(r.optimum().capacityChunks()).isEqualTo(sum);
+        String table = table(r);
+        assertThat(table).contains(String.format("%,d blocks", r.deviceBlocks()), "(3 chunks)", "(20 chunks)",
+                "optimum (Belady at " + sum + " chunks = device + host + remote)");
+        // Room for every distinct chunk: the optimum is the ceiling.
+        assertThat(r.optimum().beladyHitTokens()).isEqualTo(r.optimum().ceilingHitTokens());
+
+        ReplayResult inf = Replay.run(A_B_A, threeHostChunks(Capacity.INF), Progress.none());
+        assertThat(inf.optimum().capacityChunks()).isEqualTo(Long.MAX_VALUE);
+        assertThat(table(inf)).contains("optimum (Belady at inf = device + host + remote)");
+        assertThat(inf.optimum().beladyHitTokens()).isEqualTo(r.optimum().beladyHitTokens());
+    }
+
+    private static String table(ReplayResult r) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        ReplayReport.printTable(new PrintStream(bytes, true, StandardCharsets.UTF_8), r);
+        return bytes.toString(StandardCharsets.UTF_8);
+    }
+
     @Test
     void timedModeChargesTheRemoteLane() {
         ReplayConfig timed = ReplayConfig.defaults(ReplayConfig.Mode.TIMED).withHost(Capacity.tokens(3 * 512))
