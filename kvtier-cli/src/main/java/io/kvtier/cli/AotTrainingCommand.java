@@ -6,6 +6,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -21,7 +23,8 @@ import picocli.CommandLine.Command;
  * AOT cache with (JEP 483/514/515: loaded and linked classes, method profiles). It writes a
  * random model of stories260K's shape and a 512-piece tokenizer to a temporary directory and
  * runs {@code generate} on them as a user would (one prompt streamed as text, then several
- * batched as JSON lines), with the output discarded; so it needs no file of the user's.
+ * batched as JSON lines, and once with a remote tier whose port refuses), with the output
+ * discarded; so it needs no file of the user's and no server.
  */
 @Command(name = "aot-training", hidden = true, description = "the launcher's AOT cache training run (internal)")
 final class AotTrainingCommand implements Callable<Integer> {
@@ -40,6 +43,11 @@ final class AotTrainingCommand implements Callable<Integer> {
             Files.write(tok, tokenizer(SHAPE.vocabSize()));
             System.setOut(new PrintStream(OutputStream.nullOutputStream(), false, StandardCharsets.UTF_8));
             String[] common = {"--model", model.toString(), "--tokenizer", tok.toString(), "--host-cache-bytes", "16M"};
+            // The remote tier's client (Lettuce, Netty, Reactor: some two thousand classes) against a
+            // port nothing listens on: the connection is refused at once, so no server is needed,
+            // and the client's classes and its failure path are in the cache.
+            check(Main.run(concat(new String[] {"generate", "--prompt", "Once upon a time", "--max-tokens", "32",
+                    "--remote-url", "redis://127.0.0.1:" + closedPort()}, common)));
             for (int round = 0; round < 3; round++) {
                 check(Main.run(concat(new String[] {"generate", "--prompt", "Once upon a time", "--max-tokens", "256"}, common)));
                 check(Main.run(concat(new String[] {"generate", "--prompt", "Once upon a time", "--prompt", "The cat sat",
@@ -53,6 +61,13 @@ final class AotTrainingCommand implements Callable<Integer> {
                     Files.deleteIfExists(p);
                 }
             }
+        }
+    }
+
+    /** A loopback port that was free a moment ago (bound, then closed): a connection to it is refused. */
+    private static int closedPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
         }
     }
 

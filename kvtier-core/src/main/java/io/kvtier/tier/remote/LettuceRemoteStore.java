@@ -18,6 +18,7 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,8 +41,7 @@ import java.util.function.Consumer;
 public final class LettuceRemoteStore implements RemoteStore {
 
     static {
-        // Netty's use of sun.misc.Unsafe prints warnings on JDK 25 and is not needed here.
-        System.setProperty("io.netty.noUnsafe", System.getProperty("io.netty.noUnsafe", "true"));
+        LettuceResources.init(); // its system properties before Lettuce's and Netty's classes initialise
     }
 
     private static final RedisCodec<String, byte[]> CODEC = ChunkCodec.INSTANCE;
@@ -57,6 +57,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     private final Consumer<String> warn;
     private final RedisClient client;
     private final RedisClusterClient clusterClient;
+    private final ClientResources resources;
     private final List<RedisURI> uris;
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
     private final CircuitBreaker connectBreaker;
@@ -89,8 +90,9 @@ public final class LettuceRemoteStore implements RemoteStore {
         TimeoutOptions timeouts = TimeoutOptions.enabled(settings.timeout());
         SslOptions ssl = settings.caFile() == null ? SslOptions.create()
                 : SslOptions.builder().jdkSslProvider().trustManager(settings.caFile().toFile()).build();
+        resources = LettuceResources.create();
         if (settings.cluster()) {
-            clusterClient = RedisClusterClient.create(uris);
+            clusterClient = RedisClusterClient.create(resources, uris);
             clusterClient.setOptions(ClusterClientOptions.builder()
                     .socketOptions(socket).timeoutOptions(timeouts).sslOptions(ssl)
                     // Node connections open lazily: commands queue while one connects (a dead
@@ -103,7 +105,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                     .build());
             client = null;
         } else {
-            client = RedisClient.create();
+            client = RedisClient.create(resources);
             client.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).sslOptions(ssl)
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
             clusterClient = null;
@@ -392,15 +394,8 @@ public final class LettuceRemoteStore implements RemoteStore {
     @Override
     public void close() {
         closed = true;
-        StatefulConnection<String, byte[]> c = connection;
-        if (c != null) {
-            c.close();
-        }
-        if (client != null) {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        } else {
-            clusterClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        }
+        // Bounded: the client's connections close without waiting on the server, then its threads end.
+        LettuceResources.shutdown(client != null ? client : clusterClient, resources);
     }
 
     @Override

@@ -1,0 +1,80 @@
+package io.kvtier.tier.remote;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.metrics.CommandLatencyRecorder;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.netty.resolver.DefaultAddressResolverGroup;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The Lettuce client's threads and helpers, trimmed to what one store of a process needs, and
+ * their bounded shutdown. Lettuce's defaults cost start-up CPU the tier never uses: an event
+ * loop and a computation thread per core (the tier's traffic is one connection per node), Netty's
+ * asynchronous DNS resolver (dozens of classes, for the one name a URL holds), per-command
+ * latency metrics, and JFR events for every connection event (which load and start the JDK's
+ * flight-recorder classes). Its default shutdown waits a quiet period of 2 s with a 15 s
+ * timeout; {@link #shutdown} waits for no quiet period and at most {@link #SHUTDOWN_TIMEOUT}.
+ */
+final class LettuceResources {
+
+    /** Longest wait for the client's threads to end at close; commands still in flight are abandoned. */
+    static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(1);
+
+    static {
+        // Netty's use of sun.misc.Unsafe prints warnings on JDK 25 and is not needed here; Lettuce's
+        // JFR events would start the flight recorder's machinery in every process with a remote tier.
+        keepOrSet("io.netty.noUnsafe", "true");
+        keepOrSet("io.lettuce.core.jfr", "false");
+    }
+
+    private LettuceResources() {
+    }
+
+    private static void keepOrSet(String property, String value) {
+        System.setProperty(property, System.getProperty(property, value));
+    }
+
+    /** Called before any Lettuce or Netty class initialises, so that the properties above apply. */
+    static void init() {
+        // the static initialiser has run
+    }
+
+    /**
+     * New resources for one client: two I/O threads (Netty opens a selector per thread up front,
+     * and Lettuce's default is one per core) and one computation thread, the JDK's blocking name resolution, no latency
+     * metrics. The caller shuts them down ({@link #shutdown}) after the client.
+     */
+    static ClientResources create() {
+        return DefaultClientResources.builder()
+                .ioThreadPoolSize(2)
+                .computationThreadPoolSize(1)
+                .addressResolverGroup(DefaultAddressResolverGroup.INSTANCE)
+                .commandLatencyRecorder(CommandLatencyRecorder.disabled())
+                .build();
+    }
+
+    /**
+     * Closes {@code client} (its connections, without waiting on the server) and then ends the
+     * resources' threads: no quiet period, each step at most {@link #SHUTDOWN_TIMEOUT}, so a
+     * frozen server cannot hold a process's exit. Never throws.
+     */
+    static void shutdown(AbstractRedisClient client, ClientResources resources) {
+        long ms = SHUTDOWN_TIMEOUT.toMillis();
+        try {
+            client.shutdownAsync(0, ms, TimeUnit.MILLISECONDS).get(ms, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            // connections still closing are dropped with the threads below
+        }
+        try {
+            resources.shutdown(0, ms, TimeUnit.MILLISECONDS).get(ms, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            // threads that do not end in time are daemons: the process is closing the tier
+        }
+    }
+}
