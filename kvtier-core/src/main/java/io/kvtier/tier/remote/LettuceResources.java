@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The Lettuce client's threads and helpers, trimmed to what one store of a process needs, and
  * their bounded shutdown. Lettuce's defaults cost start-up CPU the tier never uses: an event
- * loop and a computation thread per core (the tier's traffic is one connection per node), Netty's
+ * loop per core (the tier's traffic is one connection per node), Netty's
  * asynchronous DNS resolver (dozens of classes, for the one name a URL holds), per-command
  * latency metrics, and JFR events for every connection event (which load and start the JDK's
  * flight-recorder classes). Its default shutdown waits a quiet period of 2 s with a 15 s
@@ -43,13 +43,14 @@ final class LettuceResources {
 
     /**
      * New resources for one client: two I/O threads (Netty opens a selector per thread up front,
-     * and Lettuce's default is one per core) and one computation thread, the JDK's blocking name resolution, no latency
+     * and Lettuce's default is one per core) and two computation threads
+     * (Lettuce's least: fewer are raised to two with a logged line), the JDK's blocking name resolution, no latency
      * metrics. The caller shuts them down ({@link #shutdown}) after the client.
      */
     static ClientResources create() {
         return DefaultClientResources.builder()
                 .ioThreadPoolSize(2)
-                .computationThreadPoolSize(1)
+                .computationThreadPoolSize(2)
                 .addressResolverGroup(DefaultAddressResolverGroup.INSTANCE)
                 .commandLatencyRecorder(CommandLatencyRecorder.disabled())
                 .build();

@@ -173,7 +173,6 @@ class ChatTemplateTest {
                         ChatMessage.user("again")),
                 List.of(new ChatMessage("TOOL", "x"), new ChatMessage("mIxEd", ""), new ChatMessage("élan", "  é  "),
                         new ChatMessage("", "empty role")),
-                List.of(ChatMessage.user("{{ 1 + 1 }} {% raw %} stays text\u00a0")),
                 List.of());
         for (List<ChatMessage> chat : chats) {
             for (boolean gen : new boolean[] {true, false}) {
@@ -182,6 +181,9 @@ class ChatTemplateTest {
         }
         assertThat(java.render(chats.get(0), true)).isEqualTo("System: You tell stories\n\nUser: Tell me a story\n\nAssistant:");
         assertThat(java.render(chats.get(2), false)).isEqualTo("Tool: x\n\nMixed: \n\nÉlan: é\n\n: empty role\n\n");
+        // Text that looks like template code stays text (Jinjava refuses this content: it re-parses it).
+        assertThat(java.render(List.of(ChatMessage.user("{{ 1 + 1 }} {% raw %}\u00a0")), true))
+                .isEqualTo("User: {{ 1 + 1 }} {% raw %}\u00a0\n\nAssistant:");
     }
 
     @Test
