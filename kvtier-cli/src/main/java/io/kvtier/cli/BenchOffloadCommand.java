@@ -21,6 +21,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -41,6 +43,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
 
     /** Chunk sizes of {@code --cold-disk}: the sizes the disk-tier targets are about. */
     private static final long[] COLD_CHUNK_SIZES = {256 << 10, 1 << 20, 4 << 20};
+
+    /** A signal's shutdown hook has interrupted the bench: its failures are the interrupt's, not errors. */
+    private volatile boolean signalled;
 
     /** Samples of the floor's compute step per repeat, the best kept. */
     private static final int FLOOR_STEP_SAMPLES = 5;
@@ -126,12 +131,17 @@ final class BenchOffloadCommand implements Callable<Integer> {
                     + "is not writable here)");
         }
         Path tmp = diskDir != null ? diskDir : Files.createTempDirectory("kvtier-bench-disk");
-        // A signal (SIGINT, SIGTERM) ends the JVM without running the finally below: the hook deletes
-        // the temp dir then. The bench threads still run while hooks do and may create the dir
-        // again (a figure's createDirectories) or write into it between the walk and the last rmdir
-        // (both seen in CI), so the hook deletes until the dir has stayed gone for 100 ms: a
-        // writer whose dir vanished fails and stops the bench.
-        Thread cleanup = new Thread(() -> deleteUntilGone(tmp), "kvtier-bench-cleanup");
+        // A signal (SIGINT, SIGTERM) ends the JVM without running the finally below, and the bench
+        // thread runs on while hooks do: deleting behind its back lost the race twice in CI (a
+        // figure's createDirectories made the dir again after the hook's last rmdir). So the hook
+        // first stops the bench thread (an interrupt fails its file I/O and sleeps at once), waits
+        // until its finally has deleted the dir and it can make no more, then deletes what is left.
+        Thread bench = Thread.currentThread();
+        CountDownLatch benchDone = new CountDownLatch(1);
+        Thread cleanup = new Thread(() -> {
+            signalled = true;
+            stopThenDelete(bench, benchDone, tmp);
+        }, "kvtier-bench-cleanup");
         if (diskDir == null) {
             Runtime.getRuntime().addShutdownHook(cleanup);
         }
@@ -150,9 +160,18 @@ final class BenchOffloadCommand implements Callable<Integer> {
             if (!skipTtft) {
                 ttft(tmp.resolve("ttft"));
             }
+        } catch (Exception e) {
+            if (signalled) {
+                return 143; // the hook's interrupt, not a failure (the JVM exits with the signal's status anyway)
+            }
+            throw e;
         } finally {
             if (diskDir == null) {
-                FileTrees.delete(tmp);
+                try {
+                    FileTrees.delete(tmp);
+                } finally {
+                    benchDone.countDown(); // this thread makes no more files: the hook may delete
+                }
                 try {
                     Runtime.getRuntime().removeShutdownHook(cleanup);
                 } catch (IllegalStateException shuttingDown) {
@@ -190,19 +209,23 @@ final class BenchOffloadCommand implements Callable<Integer> {
                 DiskBandwidth.DEFAULT_CHUNK_SIZES, diskMibPerSize << 20, 3)));
     }
 
-    /** Deletes {@code root} until it has stayed absent for 100 ms, for at most 5 s (a shutdown hook's job). */
-    private static void deleteUntilGone(Path root) {
-        long end = System.nanoTime() + 5_000_000_000L;
-        int goneChecks = 0;
-        while (goneChecks < 5 && System.nanoTime() < end) {
-            // a bench thread may write meanwhile: the next round deletes what it made
-            goneChecks = FileTrees.deleteQuietly(root) ? goneChecks + 1 : 0;
-            try {
+    /**
+     * A shutdown hook's job: interrupts the bench thread, waits at most 5 s for it to leave its
+     * temp dir (a CPU-bound figure does not see the interrupt), then deletes {@code root}, again
+     * until it has stayed absent for 100 ms in case the bench thread had not stopped.
+     */
+    private static void stopThenDelete(Thread bench, CountDownLatch benchDone, Path root) {
+        bench.interrupt();
+        try {
+            benchDone.await(5, TimeUnit.SECONDS);
+            long end = System.nanoTime() + 5_000_000_000L;
+            int goneChecks = 0;
+            while (goneChecks < 5 && System.nanoTime() < end) {
+                goneChecks = FileTrees.deleteQuietly(root) ? goneChecks + 1 : 0;
                 Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
