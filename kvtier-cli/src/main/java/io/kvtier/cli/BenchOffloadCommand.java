@@ -116,12 +116,18 @@ final class BenchOffloadCommand implements Callable<Integer> {
         Checks.positive(secondsPerSize, "--seconds-per-size");
         Checks.atLeast(diskMibPerSize, 1, "--disk-mib-per-size");
         Checks.notWith(spec, skipTtft, "--skip-ttft", "the TTFT figures are skipped", List.of("--ttft-model", "--prompt-tokens"));
+        // A flag of a skipped part is refused, not ignored: the figures it was meant to change are not printed.
+        Checks.notWith(spec, skipBandwidth, "--skip-bandwidth", "the bandwidth tables are skipped", List.of("--seconds-per-size"));
+        Checks.notWith(spec, skipBandwidth && !coldDisk, "--skip-bandwidth", "the bandwidth tables are skipped "
+                + "(only --cold-disk would still use it)", List.of("--disk-mib-per-size"));
+        Checks.notWith(spec, skipBandwidth && skipTtft && !coldDisk, "--skip-bandwidth --skip-ttft",
+                "no figure left writes files (only --cold-disk would)", List.of("--disk-cache-dir", "--disk-dir"));
         Checks.needs(spec, remoteUrl != null, "--remote-url", "--remote-mib-per-size");
         Checks.atLeast(remoteMibPerSize, 1, "--remote-mib-per-size");
         // Every model is opened (and closed) now: a wrong file fails in a second, not after the host-tier part.
-        checkModel(model.model(), "--model");
+        ModelOptions.check(model.model(), "--model");
         if (ttftModel != null) {
-            checkModel(ttftModel, "--ttft-model");
+            ModelOptions.check(ttftModel, "--ttft-model");
         }
         if (diskDir != null) {
             Checks.directory(diskDir, "--disk-cache-dir");
@@ -180,18 +186,6 @@ final class BenchOffloadCommand implements Callable<Integer> {
             }
         }
         return 0;
-    }
-
-    /** Opens and closes {@code file}: a missing file or one of neither format fails as one line naming {@code flag}. */
-    private static void checkModel(Path file, String flag) {
-        if (!Files.isRegularFile(file)) {
-            throw new BadInputException(flag + " " + file + ": no such file");
-        }
-        try {
-            Models.load(file).close();
-        } catch (io.kvtier.model.ModelFormatException e) {
-            throw new BadInputException(flag + ": " + e.getMessage());
-        }
     }
 
     private void coldDiskBandwidth(Path dir) throws java.io.IOException {

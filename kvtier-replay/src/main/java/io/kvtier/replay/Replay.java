@@ -66,7 +66,8 @@ public final class Replay {
                 long remoteChunks = re.remote == null ? 0 : Math.min(re.remote.capacityChunks(), c.distinctChunks());
                 long capacity = (long) re.deviceBlocks + re.hostChunks + re.diskChunks + remoteChunks;
                 optimum = new ReplayResult.Optimum(capacity, BeladyOptimum.run(c, capacity, HitRule.ENGINE).hitTokens(),
-                        Ceiling.compute(c, HitRule.ENGINE).hitTokens());
+                        Ceiling.compute(c, HitRule.ENGINE).hitTokens(),
+                        re.remote != null && re.remote.capacityChunks() > c.distinctChunks() ? c.distinctChunks() : -1);
             }
             OffloadStats os = re.offload == null ? null : re.offload.stats();
             long stored = os == null ? 0 : os.blocksStored().getOrDefault(HostTier.NAME, 0L);

@@ -56,7 +56,18 @@ class RemoteReplayTest {
         ReplayResult r = Replay.run(A_B_A, threeHostChunks(Capacity.INF), Progress.none());
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         ReplayReport.printTable(new PrintStream(bytes, true, StandardCharsets.UTF_8), r);
-        assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("remote", "2.00 per chunk hit", "+ remote)");
+        // An unbounded store holds every distinct chunk of the trace: Belady's capacity counts those (a new user
+        // read 'device + host + remote' against the capacities printed above it, which did not add up).
+        assertThat(r.optimum().remoteCappedAt()).as("A's and B's three full blocks each").isEqualTo(6);
+        assertThat(bytes.toString(StandardCharsets.UTF_8)).contains("remote", "2.00 per chunk hit",
+                "= device + host + remote capped at the trace's 6 distinct chunks)");
+        ReplayResult small = Replay.run(A_B_A, threeHostChunks(Capacity.tokens(3 * 512)), Progress.none());
+        assertThat(small.optimum().remoteCappedAt()).isEqualTo(-1);
+        assertThat(small.optimum().capacityChunks()).as("the store's 3 chunks counted whole")
+                .isEqualTo(r.optimum().capacityChunks() - 6 + 3);
+        ByteArrayOutputStream smallTable = new ByteArrayOutputStream();
+        ReplayReport.printTable(new PrintStream(smallTable, true, StandardCharsets.UTF_8), small);
+        assertThat(smallTable.toString(StandardCharsets.UTF_8)).contains("= device + host + remote)");
         JsonNode j = new ObjectMapper().valueToTree(ReplayReport.toJson(r));
         assertThat(j.get("hit_tokens_by_tier").get("remote").asLong()).isEqualTo(1536);
         assertThat(j.get("chunks_written_by_tier").get("remote").asLong()).isEqualTo(6);

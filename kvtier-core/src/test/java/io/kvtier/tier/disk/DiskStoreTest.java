@@ -236,6 +236,34 @@ class DiskStoreTest extends OpenStoreFixture {
                 c -> assertThat(c.reason()).contains("not a regular file"));
     }
 
+    /**
+     * The first write failure of each cause is one line to the sink (a new user's full disk gave no
+     * message at all); more failures of that cause say nothing more, another cause is told once too.
+     */
+    @Test
+    void eachCauseOfAWriteFailureIsToldOnce() throws IOException {
+        List<String> lines = new java.util.ArrayList<>();
+        store.warnWriteFailures(lines::add);
+        MemorySegment p = payload(arena, 300, 1);
+        for (int k = 1; k <= 3; k++) {
+            Path blocker = fileOf(k);
+            Files.createDirectories(blocker);
+            Files.writeString(blocker.resolve("keep"), "x");
+            assertThat(store.write(key(k), header(NS, k, p), p)).isInstanceOf(DiskWrite.Failed.class);
+        }
+        assertThat(lines).containsExactly("disk tier " + store.layout().namespaceDir() + ": cannot write chunk files: "
+                + "Is a directory (chunks are not stored on disk while it lasts; counted in store_failures)");
+        int other = 4;
+        while (Files.exists(store.layout().shardDir(DiskLayout.shardOf(key(other))))) {
+            other++;
+        }
+        Path shard = store.layout().shardDir(DiskLayout.shardOf(key(other)));
+        Files.writeString(shard, "in the way");
+        assertThat(store.write(key(other), header(NS, other, p), p)).isInstanceOf(DiskWrite.Failed.class);
+        assertThat(lines).hasSize(2);
+        assertThat(lines.get(1)).contains(": cannot write chunk files: " + shard + " is not a directory");
+    }
+
     @Test
     void writeChecksItsArguments() {
         MemorySegment p = payload(arena, 100, 1);
