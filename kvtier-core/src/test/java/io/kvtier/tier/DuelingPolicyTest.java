@@ -50,7 +50,7 @@ class DuelingPolicyTest {
     /**
      * Random chains against reference shadows kept here by the rule the policy documents (each
      * policy alone, capped at the capacity); the tier's own evictions follow the leader's victims;
-     * the leader is LRU until hit density's score is more than 10% above LRU's, then hit density
+     * the leader is LRU until hit density's score is more than the margin above LRU's, then hit density
      * until its score is no longer above LRU's.
      */
     @ParameterizedTest
