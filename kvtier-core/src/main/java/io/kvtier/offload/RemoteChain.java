@@ -323,12 +323,14 @@ final class RemoteChain extends TierBehindHost {
         }
     }
 
-    /** Forgets every hint (a cache reset); jobs in flight end as usual. */
-    void clear() {
+    /** Forgets every hint (a cache reset; the epoch is not needed here); jobs in flight end as usual. */
+    @Override
+    void clear(long epoch) {
         hints.clear();
         promoted.clear();
     }
 
+    @Override
     void checkInvariants() {
         if (writesInFlight < 0 || (writesInFlight == 0) != (bytesInFlight == 0)) {
             throw new IllegalStateException("remote write jobs in flight " + writesInFlight + " with " + bytesInFlight
@@ -343,6 +345,7 @@ final class RemoteChain extends TierBehindHost {
         }
     }
 
+    @Override
     void close() {
         if (store != null) {
             store.close();
