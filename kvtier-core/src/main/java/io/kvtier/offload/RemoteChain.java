@@ -196,7 +196,7 @@ final class RemoteChain extends TierBehindHost {
         }
         long id = jobs.newId();
         // The values of a long hit arrive one window after another: the deadline grows with them.
-        long deadline = RemoteCopier.readDeadline(transfers.nanoTime(), deadlineNanos / 2, r.count() * valueBytes);
+        long deadline = RemoteCopier.windowDeadline(transfers.nanoTime(), deadlineNanos / 2, r.count() * valueBytes);
         jobs.add(new OffloadJob.RemotePromote(id, List.copyOf(keys.subList(0, r.count())), epoch, deadline));
         transfers.submit(new RemoteJob(id, RemoteJob.Kind.READ, r.copies(), deadline));
         return r.count();
@@ -349,8 +349,8 @@ final class RemoteChain extends TierBehindHost {
             copies.add(new ChunkCopy(HostPromotion.noDevice(blocksPerChunk), slots[i], h.namespace(), h.key(), h.parent(), h.tokens()));
         }
         long id = jobs.newId();
-        long deadline = transfers.nanoTime() + deadlineNanos;
         long bytes = keys.size() * valueBytes;
+        long deadline = RemoteCopier.windowDeadline(transfers.nanoTime(), deadlineNanos / 2, bytes);
         bytesInFlight += bytes;
         writesInFlight++;
         writing.addAll(keys);

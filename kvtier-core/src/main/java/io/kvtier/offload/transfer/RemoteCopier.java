@@ -45,31 +45,32 @@ public final class RemoteCopier {
     private static final String ENDED = "ended";
 
     /**
-     * Bytes of values a read job has asked for and not yet taken, at most (one value at least).
-     * The store's timeout of a command starts when it is sent, and the values on one connection
-     * arrive one after another: with every GET of a long hit sent at once, the last ones waited
-     * for all the bytes ahead of them and expired on a loaded machine. With the window, a GET is
-     * sent when an earlier answer is taken, so its timeout covers at most this many bytes ahead.
+     * Bytes of values a read or write job has sent and not yet had answered, at most (one value at
+     * least). The store's timeout of a command starts when it is sent, and the values on one
+     * connection go one after another: with every GET (or SET) of a long prefix sent at once, the
+     * last ones waited for all the bytes ahead of them and expired on a loaded machine. With the
+     * window, a command is sent when an earlier answer is taken, so its timeout covers at most
+     * this many bytes ahead of it.
      */
-    public static final long READ_WINDOW_BYTES = 32L << 20;
+    public static final long WINDOW_BYTES = 32L << 20;
 
     private final HostSlab slab;
     private final RemoteStore store;
     private final RemoteKeys keys;
     private final long bytesPerBlock;
-    private final long readWindowBytes;
+    private final long windowBytes;
 
     public RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock) {
-        this(slab, store, keys, bytesPerBlock, READ_WINDOW_BYTES);
+        this(slab, store, keys, bytesPerBlock, WINDOW_BYTES);
     }
 
-    /** For tests: a read keeps {@code readWindowBytes} of values asked for (one value at least). */
-    RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock, long readWindowBytes) {
+    /** For tests: a read keeps {@code windowBytes} of values asked for (one value at least). */
+    RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock, long windowBytes) {
         this.slab = slab;
         this.store = store;
         this.keys = keys;
         this.bytesPerBlock = bytesPerBlock;
-        this.readWindowBytes = readWindowBytes;
+        this.windowBytes = windowBytes;
     }
 
     public RemoteStore store() {
@@ -88,34 +89,14 @@ public final class RemoteCopier {
         List<ChunkCopy> chunks = job.chunks();
         List<CompletableFuture<?>> answers = new ArrayList<>(chunks.size());
         long bytes = 0;
-        int sent = job.kind() == RemoteJob.Kind.READ && !chunks.isEmpty() ? Math.min(chunks.size(), readWindow(chunks)) : chunks.size();
+        int sent = job.kind() != RemoteJob.Kind.PROBE && !chunks.isEmpty() ? Math.min(chunks.size(), window(chunks))
+                : chunks.size();
         for (int i = 0; i < sent; i++) {
-            ChunkCopy c = chunks.get(i);
-            String key = keys.of(c.key());
-            switch (job.kind()) {
-                case PROBE -> answers.add(store.touch(key));
-                case READ -> answers.add(read(c, claim));
-                case WRITE -> {
-                    long size = ChunkHeader.encodedSize(c.tokensShared().length) + payloadBytes(c);
-                    if (size > store.maxValueBytes()) {
-                        answers.add(CompletableFuture.failedFuture(new IllegalStateException(OVERSIZE + ": value of "
-                                + size + " bytes exceeds the remote limit of " + store.maxValueBytes() + " bytes; not sent")));
-                        continue;
-                    }
-                    if (!claim.enter()) {
-                        return null;
-                    }
-                    byte[] value;
-                    try {
-                        value = valueOf(c);
-                    } finally {
-                        claim.exit();
-                    }
-                    answers.add(value == null ? CompletableFuture.failedFuture(new IllegalStateException(
-                            "error: host slot " + c.slot() + " does not hold chunk " + c.key().shortHex()))
-                            : store.set(key, value));
-                }
+            CompletableFuture<?> f = send(job.kind(), chunks.get(i), claim);
+            if (f == null) {
+                return null;
             }
+            answers.add(f);
         }
         for (int i = 0; i < chunks.size(); i++) {
             ChunkCopy c = chunks.get(i);
@@ -134,7 +115,11 @@ public final class RemoteCopier {
                 return failed(job, bytes, start, i, "error: interrupted");
             }
             if (sent < chunks.size()) {
-                answers.add(read(chunks.get(sent++), claim)); // the window moves on
+                CompletableFuture<?> f = send(job.kind(), chunks.get(sent++), claim); // the window moves on
+                if (f == null) {
+                    return null;
+                }
+                answers.add(f);
             }
             switch (job.kind()) {
                 case PROBE -> {
@@ -157,18 +142,46 @@ public final class RemoteCopier {
         return TransferResult.ok(job.jobId(), bytes, System.nanoTime() - start);
     }
 
-    /** GETs a read job keeps in flight: {@link #READ_WINDOW_BYTES} of its values, at least one. */
-    private int readWindow(List<ChunkCopy> chunks) {
+    /** The command of chunk {@code c}, sent; null if the job expired (a write's slot could not be claimed). */
+    private CompletableFuture<?> send(RemoteJob.Kind kind, ChunkCopy c, Claim claim) {
+        String key = keys.of(c.key());
+        return switch (kind) {
+            case PROBE -> store.touch(key);
+            case READ -> read(c, claim);
+            case WRITE -> {
+                long size = ChunkHeader.encodedSize(c.tokensShared().length) + payloadBytes(c);
+                if (size > store.maxValueBytes()) {
+                    yield CompletableFuture.failedFuture(new IllegalStateException(OVERSIZE + ": value of "
+                            + size + " bytes exceeds the remote limit of " + store.maxValueBytes() + " bytes; not sent"));
+                }
+                if (!claim.enter()) {
+                    yield null;
+                }
+                byte[] value;
+                try {
+                    value = valueOf(c);
+                } finally {
+                    claim.exit();
+                }
+                yield value == null ? CompletableFuture.failedFuture(new IllegalStateException(
+                        "error: host slot " + c.slot() + " does not hold chunk " + c.key().shortHex()))
+                        : store.set(key, value);
+            }
+        };
+    }
+
+    /** Values a read or write job keeps in flight: {@link #WINDOW_BYTES} of them, at least one. */
+    private int window(List<ChunkCopy> chunks) {
         long value = ChunkHeader.encodedSize(chunks.getFirst().tokensShared().length) + payloadBytes(chunks.getFirst());
-        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, readWindowBytes / value));
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, windowBytes / value));
     }
 
     /**
-     * Deadline of a read job of {@code valueBytes} in all: twice the store's timeout per window of
-     * {@link #READ_WINDOW_BYTES} (the windows arrive one after another), from {@code now}.
+     * Deadline of a read or write job of {@code valueBytes} in all: twice the store's timeout per
+     * window of {@link #WINDOW_BYTES} (the windows go one after another), from {@code now}.
      */
-    public static long readDeadline(long now, long timeoutNanos, long valueBytes) {
-        long windows = Math.max(1, (valueBytes + READ_WINDOW_BYTES - 1) / READ_WINDOW_BYTES);
+    public static long windowDeadline(long now, long timeoutNanos, long valueBytes) {
+        long windows = Math.max(1, (valueBytes + WINDOW_BYTES - 1) / WINDOW_BYTES);
         return now + 2 * timeoutNanos * windows;
     }
 
