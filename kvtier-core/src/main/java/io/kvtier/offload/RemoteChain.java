@@ -395,6 +395,9 @@ final class RemoteChain extends TierBehindHost {
     }
 
     void checkInvariants() {
+        if (!probing.containsAll(writeWhenAnswered)) {
+            throw new IllegalStateException("a write-through waits for the answer of a probe that is not in flight");
+        }
         if (writesInFlight < 0 || (writesInFlight == 0) != (bytesInFlight == 0)) {
             throw new IllegalStateException("remote write jobs in flight " + writesInFlight + " with " + bytesInFlight
                     + " bytes in flight");

@@ -89,6 +89,7 @@ class RemoteMetricsTest {
         }
         try (Engine c = engine(1)) {
             TestEngines.runRecords(c, 200);
+            c.drainTransfers(); // a write-through is decided (and dropped) when its probe answers
             RemoteStats rs = c.offload().remoteStats();
             PrometheusText d = scrape(c);
             assertThat(d.value("kvtier:remote_stores_dropped_total", "model_name", M, "reason", RemoteStats.BUDGET))

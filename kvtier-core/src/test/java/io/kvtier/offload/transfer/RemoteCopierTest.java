@@ -264,6 +264,45 @@ class RemoteCopierTest {
         }
     }
 
+    /**
+     * A value that arrives after its job expired is not written into the slot (the scheduler may
+     * have given it to another chunk): the sink's claim is refused, the job reports nothing.
+     */
+    @Test
+    void aValueArrivingAfterItsJobExpiredNeverWritesTheSlot() throws Exception {
+        FakeHeldStore fake = new FakeHeldStore();
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK);
+        assertThat(run(c, RemoteJob.Kind.WRITE, List.of(fill(0, 0))).success()).isTrue();
+        MemorySegment.copy(MemorySegment.ofArray(new byte[(int) (BLOCKS * BYTES_PER_BLOCK)]), 0,
+                slab.payloadOf(8, BLOCKS * BYTES_PER_BLOCK), 0, BLOCKS * BYTES_PER_BLOCK);
+        java.util.concurrent.atomic.AtomicBoolean expired = new java.util.concurrent.atomic.AtomicBoolean();
+        RemoteCopier.Claim claim = new RemoteCopier.Claim() {
+            @Override
+            public boolean enter() {
+                return !expired.get();
+            }
+
+            @Override
+            public void exit() {
+            }
+
+            @Override
+            public boolean ended() {
+                return expired.get();
+            }
+        };
+        TransferResult[] result = {TransferResult.ok(0, 0, 0)};
+        Thread reader = Thread.ofPlatform().start(() ->
+                result[0] = c.run(new RemoteJob(nextJob++, RemoteJob.Kind.READ, List.of(copy(8, 0)),
+                        System.nanoTime() + 5_000_000_000L), claim));
+        assertThat(fake.awaitGets(1)).isTrue();
+        expired.set(true); // the engine thread gave up on the job; the value comes after
+        fake.answerNext();
+        reader.join(10_000);
+        assertThat(result[0]).as("an expired job reports nothing").isNull();
+        assertThat(payload(8)).as("the slot was not written").containsOnly((byte) 0);
+    }
+
     @Test
     void anOversizeValueIsRefusedBeforeItIsSent() {
         RemoteCopier c = copier(RemoteSettings.of(List.of(RedisServers.standalone()), false, tenant, null)
