@@ -1,6 +1,5 @@
 package io.kvtier.model.tensor;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.management.ManagementFactory;
@@ -43,13 +42,7 @@ public final class Int8KernelComparison {
         for (TensorType t : new TensorType[] {TensorType.Q8_0, TensorType.Q4_0}) {
             long rowBytes = t.rowBytes(cols);
             int rows = (int) (kib * 1024L / rowBytes);
-            MemorySegment data = Arena.global().allocate(rowBytes * rows, 64);
-            byte[] row = new byte[(int) rowBytes];
-            for (int r = 0; r < rows; r++) {
-                rnd.nextBytes(row);
-                MemorySegment.copy(MemorySegment.ofArray(row), 0, data, r * rowBytes, rowBytes);
-                QuantKernelsTest.fixHalves(t, data, r * rowBytes, cols, rnd);
-            }
+            MemorySegment data = Int8DotProbe.randomRows(t, cols, rows, rnd);
             Q8Activations xa = new Q8Activations();
             short[] xq = new short[cols];
             float[] xd = new float[cols / 32];
