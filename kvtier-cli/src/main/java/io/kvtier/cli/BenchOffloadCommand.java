@@ -13,6 +13,7 @@ import io.kvtier.model.CheckpointWriter;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.offload.OffloadConfig;
+import io.kvtier.tier.disk.FileTrees;
 import io.kvtier.bench.CopyBandwidth;
 import io.kvtier.bench.ColdDiskBandwidth;
 import io.kvtier.bench.DiskBandwidth;
@@ -151,7 +152,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
             }
         } finally {
             if (diskDir == null) {
-                deleteTree(tmp);
+                FileTrees.delete(tmp);
                 try {
                     Runtime.getRuntime().removeShutdownHook(cleanup);
                 } catch (IllegalStateException shuttingDown) {
@@ -194,28 +195,13 @@ final class BenchOffloadCommand implements Callable<Integer> {
         long end = System.nanoTime() + 5_000_000_000L;
         int goneChecks = 0;
         while (goneChecks < 5 && System.nanoTime() < end) {
-            try {
-                deleteTree(root);
-            } catch (java.io.IOException | java.io.UncheckedIOException raced) {
-                // a bench thread wrote meanwhile: the next round deletes what it made
-            }
-            goneChecks = Files.exists(root) ? 0 : goneChecks + 1;
+            // a bench thread may write meanwhile: the next round deletes what it made
+            goneChecks = FileTrees.deleteQuietly(root) ? goneChecks + 1 : 0;
             try {
                 Thread.sleep(20);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
-            }
-        }
-    }
-
-    private static void deleteTree(Path root) throws java.io.IOException {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (var paths = Files.walk(root)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
             }
         }
     }

@@ -25,29 +25,10 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class DiskStoreTest {
-
-    @TempDir
-    Path root;
-
-    private final Arena arena = Arena.ofShared();
-    private DiskStore store;
-
-    @BeforeEach
-    void open() throws IOException {
-        store = DiskStore.open(root, NS, DiskFsync.NONE);
-    }
-
-    @AfterEach
-    void close() {
-        store.close();
-        arena.close();
-    }
+class DiskStoreTest extends OpenStoreFixture {
 
     private MemorySegment dst(long bytes) {
         return arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
