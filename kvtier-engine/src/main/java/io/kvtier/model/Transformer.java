@@ -1,6 +1,8 @@
 package io.kvtier.model;
 
 import io.kvtier.kv.KvLayout;
+import io.kvtier.model.tensor.Int8Dot;
+import io.kvtier.model.tensor.Q8Activations;
 import io.kvtier.model.tensor.QuantMatmul;
 import io.kvtier.model.tensor.TensorType;
 import io.kvtier.model.tensor.Weight;
@@ -50,7 +52,35 @@ public final class Transformer implements AutoCloseable {
     /** RoPE of the sliding-window layers (their own base); {@link #rope} when no layer slides. */
     private final Rope localRope;
     private final PagedAttention attention;
+    private final QuantActivations quantActivations;
     private Activations a;
+
+    /**
+     * How the activations meet Q8_0 weights in decode (fewer than {@link QuantMatmul#SCRATCH_FROM}
+     * tokens in a step): {@link #Q8_0} quantizes them to Q8_0 blocks first and multiplies in
+     * integers, as llama.cpp does (its plain references); {@link #F32} multiplies the exactly
+     * dequantized weights with float32 activations (its {@code .deqf32} references). Larger
+     * steps (prefill, batches) always take F32. The default is the system property
+     * {@value #PROPERTY} ({@code q8_0} or {@code f32}), else {@link #Q8_0}.
+     */
+    public enum QuantActivations {
+        Q8_0, F32;
+
+        /** The system property read by {@link #fromSystemProperty}. */
+        public static final String PROPERTY = "kvtier.quant.activations";
+
+        /**
+         * @throws IllegalArgumentException naming the property when its value is neither {@code q8_0} nor {@code f32}
+         */
+        public static QuantActivations fromSystemProperty() {
+            String v = System.getProperty(PROPERTY, "q8_0").strip();
+            return switch (v.toLowerCase(java.util.Locale.ROOT)) {
+                case "q8_0" -> Q8_0;
+                case "f32" -> F32;
+                default -> throw new IllegalArgumentException("-D" + PROPERTY + " must be q8_0 or f32, got '" + v + "'");
+            };
+        }
+    }
 
     /**
      * @param model       the weights (not owned: the caller closes it after this transformer)
@@ -58,11 +88,21 @@ public final class Transformer implements AutoCloseable {
      * @param computePool pool for the parallel parts of a step (not owned)
      */
     public Transformer(Model model, Kernels kernels, ForkJoinPool computePool) {
-        this(model, kernels, new Parallel(Objects.requireNonNull(computePool, "computePool")));
+        this(model, kernels, computePool, QuantActivations.fromSystemProperty());
+    }
+
+    /** As {@link #Transformer(Model, Kernels, ForkJoinPool)} with the decode activations of Q8_0 products chosen. */
+    public Transformer(Model model, Kernels kernels, ForkJoinPool computePool, QuantActivations quantActivations) {
+        this(model, kernels, new Parallel(Objects.requireNonNull(computePool, "computePool")), quantActivations);
     }
 
     /** With its own hand-off settings, for comparisons of them. */
     Transformer(Model model, Kernels kernels, Parallel parallel) {
+        this(model, kernels, parallel, QuantActivations.fromSystemProperty());
+    }
+
+    private Transformer(Model model, Kernels kernels, Parallel parallel, QuantActivations quantActivations) {
+        this.quantActivations = Objects.requireNonNull(quantActivations, "quantActivations");
         this.w = Objects.requireNonNull(model, "model");
         this.c = model.config();
         this.spec = model.spec();
@@ -420,11 +460,13 @@ public final class Transformer implements AutoCloseable {
         long work = 0;
         boolean f32 = false;
         boolean encoded = false;
+        boolean int8 = false;
         for (int i = 0; i < ws.length; i++) {
             start[i + 1] = start[i] + (ws[i].rows() + 3) / 4;
             work += (long) ws[i].rows() * ws[i].cols() * n;
             f32 |= ws[i].type() == TensorType.F32;
             encoded |= ws[i].type() != TensorType.F32;
+            int8 |= Int8Dot.supports(ws[i].type());
         }
         // Products read x packed once here for every part: F32 weights in the kernels' layout,
         // encoded weights (batches of a vector of rows or more) in PackedMatmul's.
@@ -439,12 +481,19 @@ public final class Transformer implements AutoCloseable {
             PackedMatmul.pack(x, n, in, packedDecoded);
         }
         float[] pd = packedDecoded;
+        // Decode products with Q8_0 weights: x quantized once here, as llama.cpp does.
+        Q8Activations q8 = null;
+        if (int8 && quantActivations == QuantActivations.Q8_0 && n < QuantMatmul.SCRATCH_FROM) {
+            q8 = a.q8;
+            q8.quantize(x, n, in);
+        }
+        Q8Activations xq = q8;
         parallel.forRange(start[ws.length], 1, work, (worker, from, to) -> {
             for (int i = 0; i < ws.length; i++) {
                 int lo = Math.max(from, start[i]) - start[i];
                 int hi = Math.min(to, start[i + 1]) - start[i];
                 if (lo < hi) {
-                    rows(ws[i], x, packed, pd, n, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
+                    rows(ws[i], x, packed, pd, xq, n, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
                 }
             }
         });
@@ -452,11 +501,15 @@ public final class Transformer implements AutoCloseable {
 
     /**
      * Output rows {@code from..to-1} of {@code y[n][rows] = x[n][cols] W^T}; {@code packed} is x
-     * packed for F32 weights, {@code packedDecoded} for encoded ones (null below a vector of rows).
+     * packed for F32 weights, {@code packedDecoded} for encoded ones (null below a vector of rows),
+     * {@code q8} x quantized for the types of {@link Int8Dot} (null unless decoding with them).
      */
-    private void rows(Weight wt, float[] x, float[] packed, float[] packedDecoded, int n, float[] y, int from, int to) {
+    private void rows(Weight wt, float[] x, float[] packed, float[] packedDecoded, Q8Activations q8, int n, float[] y,
+                      int from, int to) {
         if (wt.type() == TensorType.F32) {
             kernels.matmulPacked(wt.data(), wt.cols(), wt.rows(), packed, n, y, from, to);
+        } else if (q8 != null && Int8Dot.supports(wt.type())) {
+            QuantMatmul.matmul(wt, q8, n, y, from, to);
         } else if (packedDecoded != null) {
             PackedMatmul.matmul(wt, packedDecoded, n, y, from, to);
         } else {
