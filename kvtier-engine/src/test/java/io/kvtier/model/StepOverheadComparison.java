@@ -14,11 +14,11 @@ import java.util.concurrent.ForkJoinPool;
  * time, so that a loaded machine's waits for a CPU do not count.
  *
  * <ol>
- *   <li><b>One hand-off.</b> {@link Parallel#forRange} over 8 parts of nearly no work, many times,
+ *   <li><b>One hand-off.</b> {@link Parallel#forRange} over 8 parts of little work, many times,
  *       with a spinning helper (as within a step), with a helper that parks after every range
  *       (the cost of a wake), and on one thread (no hand-off): wall and CPU time per call, the
  *       caller's and the helpers'.</li>
- *   <li><b>Whole decode, A B C in one JVM.</b> 48-token greedy decode through
+ *   <li><b>Whole decode, A B C in one JVM.</b> 48-token greedy decode after a 64-token prompt through
  *       {@link Transformer#forward} at 2 threads with the element-wise work after the products
  *       (residual adds, SwiGLU) fused into the products' parts, the same unfused (done by the
  *       calling thread after each range), and fused on 1 thread: per token the hand-offs
@@ -35,8 +35,13 @@ import java.util.concurrent.ForkJoinPool;
 public final class StepOverheadComparison {
 
     private static final int TOKENS = 48;
+    /** Prompt tokens before the measured decode: positions from 64 on, where attention is split too. */
+    private static final int PROMPT = 64;
     private static final int CALLS = 20_000;
     private static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
+    /** A part's work in the hand-off measurement: a sum over 1,024 floats in L1 (~0.2-0.5 us). */
+    private static final float[] DATA = new float[1024];
+    private static final float[] sink = new float[2];
 
     private StepOverheadComparison() {
     }
@@ -76,7 +81,7 @@ public final class StepOverheadComparison {
         }
     }
 
-    /** Part 1: the cost of one hand-off of a range of nearly no work. */
+    /** Part 1: the cost of one hand-off of a range of little work (compare the CPU of 2 threads with 1 thread's). */
     private static void handOffs(Pool two, Pool one, int rounds) {
         String[] names = {"2 threads, helper spins", "2 threads, helper parks", "1 thread (no hand-off)"};
         Parallel[] ps = {new Parallel(two.pool(), Parallel.SPIN_NANOS, 0), new Parallel(two.pool(), 0, 0),
@@ -90,9 +95,12 @@ public final class StepOverheadComparison {
                 long c0 = MX.getCurrentThreadCpuTime();
                 long h0 = pools[v].workerCpu();
                 long t0 = System.nanoTime();
-                long[] sink = new long[1];
                 for (int i = 0; i < CALLS; i++) {
-                    p.forRange(8, 1, 1, (worker, from, to) -> sink[0] += to - from);
+                    p.forRange(8, 1, 1, (worker, from, to) -> {
+                        for (int part = from; part < to; part++) {
+                            sink[worker] += sum(DATA);
+                        }
+                    });
                 }
                 long wall = System.nanoTime() - t0;
                 if (r >= 0) {
@@ -103,7 +111,7 @@ public final class StepOverheadComparison {
                 }
             }
         }
-        System.out.printf(Locale.ROOT, "one hand-off of 8 empty parts, %d calls a round, median of %d rounds:%n", CALLS, rounds);
+        System.out.printf(Locale.ROOT, "one hand-off of 8 parts of a 1,024-float sum, %d calls a round, median of %d rounds:%n", CALLS, rounds);
         for (int v = 0; v < ps.length; v++) {
             System.out.printf(Locale.ROOT, "  %-24s wall %7.2f us, caller CPU %7.2f us, helper CPU %7.2f us, wakes %.3f per call%n",
                     names[v], median(m[v][0]) / 1e3, median(m[v][1]) / 1e3, median(m[v][2]) / 1e3, median(m[v][3]));
@@ -128,24 +136,29 @@ public final class StepOverheadComparison {
             double[][][] m = new double[ts.length][5][rounds];
             for (int r = 0; r < rounds; r++) {
                 for (int v = 0; v < ts.length; v++) {
-                    long s0 = ps[v].splits();
-                    long w0 = ps[v].wakes();
-                    long c0 = MX.getCurrentThreadCpuTime();
-                    long h0 = pools[v].workerCpu();
-                    long t0 = System.nanoTime();
-                    decode(ts[v]);
-                    long wall = System.nanoTime() - t0;
-                    long caller = MX.getCurrentThreadCpuTime() - c0;
-                    long all = caller + pools[v].workerCpu() - h0;
-                    int steps = TOKENS + 1;
-                    m[v][0][r] = wall / 1e3 / steps;
-                    m[v][1][r] = caller / 1e3 / steps;
-                    m[v][2][r] = all / 1e3 / steps;
-                    m[v][3][r] = (ps[v].splits() - s0) / (double) steps;
-                    m[v][4][r] = (ps[v].wakes() - w0) / (double) steps;
+                    try (LogitsDriver d = new LogitsDriver(ts[v], 16, PROMPT + TOKENS)) {
+                        float[] logits = d.feed(new int[PROMPT]);   // prefill, not measured
+                        long s0 = ps[v].splits();
+                        long w0 = ps[v].wakes();
+                        long c0 = MX.getCurrentThreadCpuTime();
+                        long h0 = pools[v].workerCpu();
+                        long t0 = System.nanoTime();
+                        for (int i = 0; i < TOKENS; i++) {
+                            logits = d.feed(LogitsDriver.argmax(logits));
+                        }
+                        long wall = System.nanoTime() - t0;
+                        long caller = MX.getCurrentThreadCpuTime() - c0;
+                        long all = caller + pools[v].workerCpu() - h0;
+                        int steps = TOKENS;
+                        m[v][0][r] = wall / 1e3 / steps;
+                        m[v][1][r] = caller / 1e3 / steps;
+                        m[v][2][r] = all / 1e3 / steps;
+                        m[v][3][r] = (ps[v].splits() - s0) / (double) steps;
+                        m[v][4][r] = (ps[v].wakes() - w0) / (double) steps;
+                    }
                 }
             }
-            System.out.printf(Locale.ROOT, "%d-token decode of %s, per token, median of %d rounds (A B C):%n", TOKENS + 1,
+            System.out.printf(Locale.ROOT, "%d-token decode at positions %d-%d of %s, per token, median of %d rounds (A B C):%n", TOKENS, PROMPT, PROMPT + TOKENS - 1,
                     model.getFileName(), rounds);
             for (int v = 0; v < ts.length; v++) {
                 System.out.printf(Locale.ROOT,
@@ -166,14 +179,22 @@ public final class StepOverheadComparison {
         }
     }
 
-    /** 1 prompt token and {@link #TOKENS} greedy decode steps of one sequence from position 0. */
+    /** A prompt and {@link #TOKENS} greedy decode steps of one sequence (warm-up). */
     private static void decode(Transformer t) {
-        try (LogitsDriver d = new LogitsDriver(t, 16, TOKENS + 1)) {
-            float[] logits = d.feed(1);
+        try (LogitsDriver d = new LogitsDriver(t, 16, PROMPT + TOKENS)) {
+            float[] logits = d.feed(new int[PROMPT]);
             for (int i = 0; i < TOKENS; i++) {
                 logits = d.feed(LogitsDriver.argmax(logits));
             }
         }
+    }
+
+    private static float sum(float[] v) {
+        float s = 0;
+        for (float x : v) {
+            s += x;
+        }
+        return s;
     }
 
     private static double median(double[] v) {
