@@ -350,12 +350,14 @@ public final class Transformer implements AutoCloseable {
 
     /**
      * Whether a step's q/k/v products and attention run as one range, kv head by kv head: when
-     * attention would be split by head anyway (few tokens), the pool may read the slab, and a
-     * head's rows are whole groups of 4 (so that its rows are computed as in the full product).
+     * attention would be split by head anyway (few tokens), there are kv heads enough for every
+     * thread (else, with one or two kv heads, the products would not be split as well as by
+     * rows), the pool may read the slab, and a head's rows are whole groups of 4 (so that its rows
+     * are computed as in the full product).
      */
     private boolean fusesAttention(int tokens, MemorySegment slab) {
         return fused && tokens < ATTENTION_TOKENS_PER_THREAD * parallel.threads() && c.headDim() % 4 == 0
-                && slab.isAccessibleBy(NOT_THE_OWNER);
+                && c.kvHeads() >= 2 * parallel.threads() && slab.isAccessibleBy(NOT_THE_OWNER);
     }
 
     /**
