@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.model.Kernels;
 import io.kvtier.model.LogitsDriver;
+import io.kvtier.model.QuantActivations;
 import io.kvtier.model.Transformer;
-import io.kvtier.model.Transformer.QuantActivations;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.ForkJoinPool;
