@@ -3,6 +3,7 @@ package io.kvtier.bench;
 import io.kvtier.tier.disk.DiskFsync;
 import io.kvtier.tier.disk.DiskCapacity;
 import io.kvtier.tier.disk.DiskStore;
+import io.kvtier.tier.disk.FileTrees;
 import io.kvtier.kv.BlockKey;
 import io.kvtier.tier.ChunkHeader;
 import java.io.IOException;
@@ -97,7 +98,7 @@ record BenchChunks(long size, int files, MemorySegment payload, BlockKey[] keys,
                 rows.add(measure.measure(store, plainDir, size));
             }
         } finally {
-            DiskBandwidth.deleteTree(work);
+            FileTrees.delete(work);
         }
         return rows;
     }

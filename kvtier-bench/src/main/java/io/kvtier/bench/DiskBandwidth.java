@@ -14,10 +14,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Stream;
 
 /**
  * Disk tier bandwidth beside its floor, measured in the same run on the same directory: for each
@@ -246,17 +244,6 @@ public final class DiskBandwidth {
             }
         }
         return System.nanoTime() - t0;
-    }
-
-    static void deleteTree(Path work) throws IOException {
-        if (!Files.exists(work)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(work)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
     }
 
     /** A table of rows: size, files, the four GB/s figures and the two ratios. */

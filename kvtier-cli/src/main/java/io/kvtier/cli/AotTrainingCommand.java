@@ -2,6 +2,7 @@ package io.kvtier.cli;
 
 import io.kvtier.model.CheckpointWriter;
 import io.kvtier.model.ModelConfig;
+import io.kvtier.tier.disk.FileTrees;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -13,7 +14,6 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
@@ -56,11 +56,7 @@ final class AotTrainingCommand implements Callable<Integer> {
             return 0;
         } finally {
             System.setOut(out);
-            try (Stream<Path> files = Files.walk(dir)) {
-                for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
+            FileTrees.delete(dir);
         }
     }
 

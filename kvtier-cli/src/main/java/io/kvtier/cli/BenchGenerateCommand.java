@@ -9,7 +9,6 @@ import io.kvtier.kv.ExtraKeys;
 import io.kvtier.bench.BandwidthBound;
 import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
-import io.kvtier.model.Models;
 import io.kvtier.model.Kernels;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -76,7 +75,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
         Checks.atLeast(repeats, 1, "--repeats");
         int computeThreads = threads.threads();
         Path modelPath = model.model();
-        Model checkpoint = Models.load(modelPath);
+        Model checkpoint = ModelOptions.load(modelPath, "--model");
         ModelConfig shape = checkpoint.config();
         int seqLen = shape.seqLen();
         int steps = Math.min(decodeTokens, seqLen - 1);

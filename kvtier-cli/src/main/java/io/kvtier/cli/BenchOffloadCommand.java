@@ -13,6 +13,7 @@ import io.kvtier.model.CheckpointWriter;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.offload.OffloadConfig;
+import io.kvtier.tier.disk.FileTrees;
 import io.kvtier.bench.CopyBandwidth;
 import io.kvtier.bench.ColdDiskBandwidth;
 import io.kvtier.bench.DiskBandwidth;
@@ -20,6 +21,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -40,6 +43,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
 
     /** Chunk sizes of {@code --cold-disk}: the sizes the disk-tier targets are about. */
     private static final long[] COLD_CHUNK_SIZES = {256 << 10, 1 << 20, 4 << 20};
+
+    /** A signal's shutdown hook has interrupted the bench: its failures are the interrupt's, not errors. */
+    private volatile boolean signalled;
 
     /** Samples of the floor's compute step per repeat, the best kept. */
     private static final int FLOOR_STEP_SAMPLES = 5;
@@ -110,12 +116,18 @@ final class BenchOffloadCommand implements Callable<Integer> {
         Checks.positive(secondsPerSize, "--seconds-per-size");
         Checks.atLeast(diskMibPerSize, 1, "--disk-mib-per-size");
         Checks.notWith(spec, skipTtft, "--skip-ttft", "the TTFT figures are skipped", List.of("--ttft-model", "--prompt-tokens"));
+        // A flag of a skipped part is refused, not ignored: the figures it was meant to change are not printed.
+        Checks.notWith(spec, skipBandwidth, "--skip-bandwidth", "the bandwidth tables are skipped", List.of("--seconds-per-size"));
+        Checks.notWith(spec, skipBandwidth && !coldDisk, "--skip-bandwidth", "the bandwidth tables are skipped "
+                + "(only --cold-disk would still use it)", List.of("--disk-mib-per-size"));
+        Checks.notWith(spec, skipBandwidth && skipTtft && !coldDisk, "--skip-bandwidth --skip-ttft",
+                "no figure left writes files (only --cold-disk would)", List.of("--disk-cache-dir", "--disk-dir"));
         Checks.needs(spec, remoteUrl != null, "--remote-url", "--remote-mib-per-size");
         Checks.atLeast(remoteMibPerSize, 1, "--remote-mib-per-size");
         // Every model is opened (and closed) now: a wrong file fails in a second, not after the host-tier part.
-        checkModel(model.model(), "--model");
+        ModelOptions.check(model.model(), "--model");
         if (ttftModel != null) {
-            checkModel(ttftModel, "--ttft-model");
+            ModelOptions.check(ttftModel, "--ttft-model");
         }
         if (diskDir != null) {
             Checks.directory(diskDir, "--disk-cache-dir");
@@ -125,12 +137,17 @@ final class BenchOffloadCommand implements Callable<Integer> {
                     + "is not writable here)");
         }
         Path tmp = diskDir != null ? diskDir : Files.createTempDirectory("kvtier-bench-disk");
-        // A signal (SIGINT, SIGTERM) ends the JVM without running the finally below: the hook deletes
-        // the temp dir then. The bench threads still run while hooks do and may create the dir
-        // again (a figure's createDirectories) or write into it between the walk and the last rmdir
-        // (both seen in CI), so the hook deletes until the dir has stayed gone for 100 ms: a
-        // writer whose dir vanished fails and stops the bench.
-        Thread cleanup = new Thread(() -> deleteUntilGone(tmp), "kvtier-bench-cleanup");
+        // A signal (SIGINT, SIGTERM) ends the JVM without running the finally below, and the bench
+        // thread runs on while hooks do: deleting behind its back lost the race twice in CI (a
+        // figure's createDirectories made the dir again after the hook's last rmdir). So the hook
+        // first stops the bench thread (an interrupt fails its file I/O and sleeps at once), waits
+        // until its finally has deleted the dir and it can make no more, then deletes what is left.
+        Thread bench = Thread.currentThread();
+        CountDownLatch benchDone = new CountDownLatch(1);
+        Thread cleanup = new Thread(() -> {
+            signalled = true;
+            stopThenDelete(bench, benchDone, tmp);
+        }, "kvtier-bench-cleanup");
         if (diskDir == null) {
             Runtime.getRuntime().addShutdownHook(cleanup);
         }
@@ -149,9 +166,18 @@ final class BenchOffloadCommand implements Callable<Integer> {
             if (!skipTtft) {
                 ttft(tmp.resolve("ttft"));
             }
+        } catch (Exception e) {
+            if (signalled) {
+                return 143; // the hook's interrupt, not a failure (the JVM exits with the signal's status anyway)
+            }
+            throw e;
         } finally {
             if (diskDir == null) {
-                deleteTree(tmp);
+                try {
+                    FileTrees.delete(tmp);
+                } finally {
+                    benchDone.countDown(); // this thread makes no more files: the hook may delete
+                }
                 try {
                     Runtime.getRuntime().removeShutdownHook(cleanup);
                 } catch (IllegalStateException shuttingDown) {
@@ -160,18 +186,6 @@ final class BenchOffloadCommand implements Callable<Integer> {
             }
         }
         return 0;
-    }
-
-    /** Opens and closes {@code file}: a missing file or one of neither format fails as one line naming {@code flag}. */
-    private static void checkModel(Path file, String flag) {
-        if (!Files.isRegularFile(file)) {
-            throw new BadInputException(flag + " " + file + ": no such file");
-        }
-        try {
-            Models.load(file).close();
-        } catch (io.kvtier.model.ModelFormatException e) {
-            throw new BadInputException(flag + ": " + e.getMessage());
-        }
     }
 
     private void coldDiskBandwidth(Path dir) throws java.io.IOException {
@@ -189,34 +203,23 @@ final class BenchOffloadCommand implements Callable<Integer> {
                 DiskBandwidth.DEFAULT_CHUNK_SIZES, diskMibPerSize << 20, 3)));
     }
 
-    /** Deletes {@code root} until it has stayed absent for 100 ms, for at most 5 s (a shutdown hook's job). */
-    private static void deleteUntilGone(Path root) {
-        long end = System.nanoTime() + 5_000_000_000L;
-        int goneChecks = 0;
-        while (goneChecks < 5 && System.nanoTime() < end) {
-            try {
-                deleteTree(root);
-            } catch (java.io.IOException | java.io.UncheckedIOException raced) {
-                // a bench thread wrote meanwhile: the next round deletes what it made
-            }
-            goneChecks = Files.exists(root) ? 0 : goneChecks + 1;
-            try {
+    /**
+     * A shutdown hook's job: interrupts the bench thread, waits at most 5 s for it to leave its
+     * temp dir (a CPU-bound figure does not see the interrupt), then deletes {@code root}, again
+     * until it has stayed absent for 100 ms in case the bench thread had not stopped.
+     */
+    private static void stopThenDelete(Thread bench, CountDownLatch benchDone, Path root) {
+        bench.interrupt();
+        try {
+            benchDone.await(5, TimeUnit.SECONDS);
+            long end = System.nanoTime() + 5_000_000_000L;
+            int goneChecks = 0;
+            while (goneChecks < 5 && System.nanoTime() < end) {
+                goneChecks = FileTrees.deleteQuietly(root) ? goneChecks + 1 : 0;
                 Thread.sleep(20);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
             }
-        }
-    }
-
-    private static void deleteTree(Path root) throws java.io.IOException {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (var paths = Files.walk(root)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -120,16 +120,19 @@ final class BenchServeCommand implements Callable<Integer> {
         }
         Checks.notWith(spec, url != null, "--url", "it configures the servers bench serve starts, not a running one",
                 serverFlags());
+        Checks.needs(spec, url != null, "--url", "--served-model-name");
         if (url == null) {
             offload.check(eviction, disk); // as generate and serve do, before the warm-up
         }
         ServeLoad load = new ServeLoad(conversations, turns, systemTokens, userTokens, maxTokens, sampling.params());
         PrintStream out = System.out;
-        out.printf("bench serve: %d conversations x %d turns, system prompt %d tokens, user messages %d, answers up to %d "
-                + "(longest request %d prompt tokens; history %d tokens)%n", conversations, turns, systemTokens, userTokens,
-                maxTokens, load.longestPromptTokens(), load.historyTokens());
+        // Printed once every flag and the model file are checked: a bad --model is one line, with no header above it.
+        Runnable header = () -> out.printf("bench serve: %d conversations x %d turns, system prompt %d tokens, user messages %d, "
+                + "answers up to %d (longest request %d prompt tokens; history %d tokens)%n", conversations, turns, systemTokens,
+                userTokens, maxTokens, load.longestPromptTokens(), load.historyTokens());
         List<ServeBenchReport.Side> sides = new ArrayList<>();
         if (url != null) {
+            header.run();
             String base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
             try {
                 String name = servedModel.isEmpty() ? firstModel(base) : servedModel;
@@ -140,7 +143,7 @@ final class BenchServeCommand implements Callable<Integer> {
                         + ")");
             }
         } else {
-            sides.addAll(startAndCompare(load, maxTokens, out));
+            sides.addAll(startAndCompare(load, maxTokens, out, header));
         }
         ServeBenchReport.print(out, sides);
         if (png != null) {
@@ -150,13 +153,15 @@ final class BenchServeCommand implements Callable<Integer> {
         return 0;
     }
 
-    private List<ServeBenchReport.Side> startAndCompare(ServeLoad load, int maxTokens, PrintStream out)
+    /** The two servers' sides; {@code header} runs once the model file is opened and checked. */
+    private List<ServeBenchReport.Side> startAndCompare(ServeLoad load, int maxTokens, PrintStream out, Runnable header)
             throws IOException, InterruptedException {
         io.kvtier.engine.OffloadSetup on = offload.setup(eviction, disk, false);
         if (!on.enabled()) {
             throw new BadInputException("--host-cache-bytes must be positive: the comparison needs a host tier for its 'on' side");
         }
         Path m = model.model();
+        OffloadOptions.checkKvGroups(on, m);
         io.kvtier.engine.EngineConfig config;
         try (ServedModel served = ServedModel.open(m, tokenizer, BenchServer.MODEL)) {
             int seqLen = served.model().config().seqLen();
@@ -166,6 +171,7 @@ final class BenchServeCommand implements Callable<Integer> {
             }
             config = engine.config(served.model(), batch, -1).withStopTokens(served.stopTokenIds());
         }
+        header.run();
         int bs = config.blockSize();
         if (engine.deviceBlocks == null) {
             int longest = (load.longestPromptTokens() + maxTokens + bs - 1) / bs;

@@ -96,6 +96,6 @@ public final class DiskOptions {
         long budget = Sizes.parseBytes(bytes, "--disk-cache-bytes");
         Checks.atLeast(budget, 1, "--disk-cache-bytes");
         return new OffloadSetup.DiskSetup(dir, budget, policy, sync, admitAfter,
-                terminal ? p -> System.err.print("\r" + p.line()) : null);
+                terminal ? p -> System.err.print("\r" + p.line()) : null, line -> System.err.println("kvtier: " + line));
     }
 }

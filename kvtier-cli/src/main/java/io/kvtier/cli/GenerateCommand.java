@@ -8,7 +8,6 @@ import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
 import io.kvtier.model.Model;
-import io.kvtier.model.Models;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.TextTokenizer;
 import io.kvtier.model.Tokenizer;
@@ -124,7 +123,8 @@ final class GenerateCommand implements Callable<Integer> {
         Checks.needs(spec, sequential, "--sequential", "--clear-device-cache-between");
         OffloadSetup offloadSetup = offload.setup(eviction, disk, System.console() != null && System.console().isTerminal());
         offloadSetup = remote.addTo(offloadSetup);
-        Model checkpoint = Models.load(modelPath);
+        OffloadOptions.checkKvGroups(offloadSetup, modelPath);
+        Model checkpoint = ModelOptions.load(modelPath, "--model");
         try {
             TextTokenizer tok = tokenizer.forModel(checkpoint);
             offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());

@@ -1,5 +1,9 @@
 package io.kvtier.cli;
 
+import io.kvtier.model.Model;
+import io.kvtier.model.ModelFormatException;
+import io.kvtier.model.Models;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
@@ -14,5 +18,33 @@ public final class ModelOptions {
     /** The given file, or the default checkpoint; {@link BadInputException} if there is none. */
     public Path model() {
         return ModelPaths.resolve(model, ModelPaths.DEFAULT_MODEL, "--model");
+    }
+
+    /** {@link #model()} loaded ({@link #load(Path, String)} naming {@code --model}). */
+    public Model load() {
+        return load(model(), "--model");
+    }
+
+    /**
+     * {@code file} loaded into memory ({@link Models#load}: GGUF or llama2.c checkpoint, told apart by content).
+     *
+     * @throws BadInputException one line naming {@code flag} and the file: missing, unreadable, or of neither format
+     */
+    static Model load(Path file, String flag) {
+        if (!Files.exists(file)) {
+            throw new BadInputException(flag + " " + file + ": no such file");
+        }
+        try {
+            return Models.load(file);
+        } catch (ModelFormatException e) {
+            throw new BadInputException(flag + ": " + e.getMessage());
+        } catch (java.io.UncheckedIOException e) {
+            throw new BadInputException(flag + " " + file + ": cannot read (" + Main.describe(e) + ")");
+        }
+    }
+
+    /** Loads and closes {@code file} ({@link #load(Path, String)}): a bad file fails before any output, not after. */
+    static void check(Path file, String flag) {
+        load(file, flag).close();
     }
 }

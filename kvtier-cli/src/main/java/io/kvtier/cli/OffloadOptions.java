@@ -112,4 +112,15 @@ public final class OffloadOptions {
                 "--blocks-per-chunk", "--offload-decode", "--store-policy", "--store-horizon", "--load-policy");
         return new OffloadSetup(chunks != null ? 0 : bytes, chunks != null ? chunks : 0, policy.evictionPolicy(), oc, diskSetup);
     }
+
+    /**
+     * Refuses {@code setup} for {@code model} before the model loads when the file's header shows
+     * several KV groups and the setup cannot serve them (a lazy store policy): one line, not a load of
+     * many GB first. The engine refuses the same after loading when the header could not tell.
+     */
+    static void checkKvGroups(io.kvtier.engine.OffloadSetup setup, java.nio.file.Path model) {
+        if (setup.refusesKvGroups() && io.kvtier.model.Models.kvGroupCountFromHeader(model) > 1) {
+            throw new BadInputException(io.kvtier.engine.OffloadSetup.LAZY_WITH_GROUPS);
+        }
+    }
 }

@@ -271,8 +271,7 @@ final class ReplayCommand implements Callable<Integer> {
 
     /** Whether a capacity flag's value means "none" (0 in any of its spellings: 0, 0k, 0M, ...). */
     private static boolean isZero(String capacity, String flag) {
-        Capacity c = Capacity.parse(capacity, flag);
-        return c.kind() == Capacity.Kind.TOKENS && c.tokens() == 0;
+        return Capacity.parse(capacity, flag).isNone();
     }
 
     /** The timed replay's arrivals must fit the virtual clock: a tiny --speedup would overflow it. */

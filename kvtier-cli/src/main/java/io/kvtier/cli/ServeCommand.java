@@ -80,6 +80,7 @@ final class ServeCommand implements Callable<Integer> {
         OffloadSetup offloadSetup = remote.addTo(offload.setup(eviction, disk, terminal));
         Path modelPath = model.model();
         String name = serve.modelName(modelPath);
+        OffloadOptions.checkKvGroups(offloadSetup, modelPath);
         ServedModel served = ServedModel.open(modelPath, tokenizer, name);
         Model checkpoint = served.model();
         TokenizerModelText text = served.text();

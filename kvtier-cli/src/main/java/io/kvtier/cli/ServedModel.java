@@ -17,11 +17,11 @@ import java.nio.file.Path;
 record ServedModel(Model model, TokenizerModelText text) implements AutoCloseable {
 
     /**
-     * @throws io.kvtier.model.ModelFormatException when the file is neither format (one line naming it)
-     * @throws BadInputException for a tokenizer that does not fit the model; nothing is left open
+     * @throws BadInputException for a file that is missing or neither format (one line naming {@code --model}
+     *                           and the file), or a tokenizer that does not fit the model; nothing is left open
      */
     static ServedModel open(Path path, TokenizerOptions tokenizer, String name) {
-        Model model = Models.load(path);
+        Model model = ModelOptions.load(path, "--model");
         try {
             TextTokenizer tok = tokenizer.forModel(model);
             return new ServedModel(model, new TokenizerModelText(name, tok, ChatPrompts.template(model, tok)));

@@ -13,6 +13,7 @@ import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.model.Models;
 import io.kvtier.offload.OffloadConfig;
+import io.kvtier.tier.disk.FileTrees;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -184,18 +185,8 @@ final class Warmup {
         } finally {
             endNanos = System.nanoTime();
             if (dir != null) {
-                deleteQuietly(dir);
+                FileTrees.deleteQuietly(dir); // a temporary directory left behind is harmless
             }
-        }
-    }
-
-    private static void deleteQuietly(Path dir) {
-        try (var files = Files.walk(dir)) {
-            for (Path p : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException ignored) {
-            // a temporary directory left behind is harmless
         }
     }
 }

@@ -33,6 +33,19 @@ class BenchOffloadCommandTest {
         assertRefused("kvtier: --remote-mib-per-size needs --remote-url", "bench", "offload", "--remote-mib-per-size", "8");
     }
 
+    /** A flag of a part that --skip-bandwidth or --skip-ttft skips is refused, not silently ignored (a new user's trial). */
+    @Test
+    void flagsOfASkippedPartAreRefused() {
+        assertRefused("kvtier: --seconds-per-size has no effect with --skip-bandwidth: the bandwidth tables are skipped",
+                "bench", "offload", "--skip-bandwidth", "--seconds-per-size", "0.1");
+        assertRefused("kvtier: --seconds-per-size has no effect with --skip-bandwidth",
+                "bench", "offload", "--skip-bandwidth", "--cold-disk", "--seconds-per-size", "0.1");
+        assertRefused("kvtier: --disk-mib-per-size has no effect with --skip-bandwidth: the bandwidth tables are skipped "
+                + "(only --cold-disk would still use it)", "bench", "offload", "--skip-bandwidth", "--disk-mib-per-size", "8");
+        assertRefused("kvtier: --disk-cache-dir has no effect with --skip-bandwidth --skip-ttft: no figure left writes files",
+                "bench", "offload", "--skip-bandwidth", "--skip-ttft", "--disk-cache-dir", dir.toString());
+    }
+
     private static void assertRefused(String errStart, String... args) {
         CliRun r = CliRun.of(args);
         assertThat(r.code()).as(r.err()).isEqualTo(2);

@@ -99,4 +99,13 @@ class BenchServeCommandTest {
                     + " has no effect with --url: it configures the servers bench serve starts, not a running one");
         }
     }
+
+    /** The name sent to a running server means nothing to the servers bench serve starts itself: refused, not ignored. */
+    @Test
+    void servedModelNameNeedsUrl() {
+        CliRun r = CliRun.of("bench", "serve", "--served-model-name", "m");
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err()).isEqualTo("kvtier: --served-model-name needs --url" + System.lineSeparator());
+        assertThat(r.out()).isEmpty();
+    }
 }

@@ -71,4 +71,34 @@ class GenerateKvGroupsTest {
         assertThat(s.get("blocks_stored").get("host").asLong()).isPositive();
         assertThat(r.err()).contains("kvtier: offload: external hits").doesNotContain("KV group");
     }
+
+    /**
+     * A lazy store policy with a model of two KV groups is refused from the file's header, before the
+     * model loads: a copy of the gemma3 fixture cut after its header (no tensor data, so any load
+     * fails) gets the policy's line, not a format error, in generate, serve and bench serve.
+     */
+    @Test
+    void aLazyStorePolicyWithTwoKvGroupsIsRefusedBeforeTheModelLoads() throws IOException {
+        Path gemma = LlamaCppReference.folder().resolve("gemma3-spm515-f32.gguf");
+        long dataStart;
+        try (io.kvtier.model.gguf.GgufFile f = io.kvtier.model.gguf.GgufFile.open(gemma)) {
+            dataStart = f.dataOffset();
+        }
+        Path headerOnly = dir.resolve("gemma3-header-only.gguf");
+        Files.write(headerOnly, java.util.Arrays.copyOf(Files.readAllBytes(gemma), (int) dataStart));
+        String line = "kvtier: --store-policy lazy is not built for a model with sliding-window layers: use --store-policy eager"
+                + System.lineSeparator();
+        for (String[] command : new String[][] {{"generate", "--prompt", "hi"}, {"serve", "--port", "0"},
+            {"bench", "serve", "--conversations", "1", "--turns", "1"}}) {
+            String[] args = java.util.stream.Stream.concat(java.util.Arrays.stream(command),
+                    java.util.stream.Stream.of("--model", headerOnly.toString(), "--store-policy", "lazy")).toArray(String[]::new);
+            CliRun r = CliRun.of(args);
+            assertThat(r.code()).as(String.join(" ", command) + ": " + r.err()).isEqualTo(2);
+            assertThat(r.err()).as(String.join(" ", command)).isEqualTo(line);
+            assertThat(r.out()).isEmpty();
+        }
+        CliRun eager = CliRun.of("generate", "--prompt", "hi", "--model", headerOnly.toString());
+        assertThat(eager.code()).isEqualTo(2);
+        assertThat(eager.err()).as("without the policy the load itself fails on the cut file").startsWith("kvtier: --model: ");
+    }
 }

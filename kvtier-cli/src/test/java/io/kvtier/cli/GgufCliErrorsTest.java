@@ -36,20 +36,49 @@ class GgufCliErrorsTest {
         Path empty = Files.createFile(dir.resolve("empty.gguf"));
         assertOneLineError(CliRun.of("generate", "--model", empty.toString(), "--tokenizer",
                 ReferenceRecords.tokenizer().toString(), "--prompt", "hi"),
-                "model file " + empty + ": is empty (0 bytes), expected a GGUF file or a llama2.c checkpoint");
+                "--model: model file " + empty + ": is empty (0 bytes), expected a GGUF file or a llama2.c checkpoint");
     }
 
     @Test
     void aDirectoryOrAnEmptyPathAsTheModelSaysSoForEitherFormat() {
         String tok = ReferenceRecords.tokenizer().toString();
         assertOneLineError(CliRun.of("generate", "--model", dir.toString(), "--tokenizer", tok, "--prompt", "hi"),
-                "model file " + dir + ": is a directory, expected a GGUF file or a llama2.c checkpoint");
-        assertOneLineError(CliRun.of("generate", "--model", "", "--tokenizer", tok, "--prompt", "hi"), "model file: empty path");
+                "--model: model file " + dir + ": is a directory, expected a GGUF file or a llama2.c checkpoint");
+        assertOneLineError(CliRun.of("generate", "--model", "", "--tokenizer", tok, "--prompt", "hi"), "--model: model file: empty path");
         assertOneLineError(CliRun.of("replay", "--trace", ""), "--trace: empty path");
         String model = ReferenceRecords.model().toString();
         assertOneLineError(CliRun.of("generate", "--model", model, "--tokenizer", "", "--prompt", "hi"), "tokenizer file: empty path");
         assertOneLineError(CliRun.of("generate", "--model", model, "--tokenizer", dir.toString(), "--prompt", "hi"),
                 "tokenizer file " + dir + ": is a directory, expected a llama2.c tokenizer file");
+    }
+
+    /**
+     * A file of neither format or none at all is one line naming --model and the file, before any output, in every
+     * command that loads a model (bench serve printed its header first and did not name the flag: a new user's trial).
+     */
+    @Test
+    void aWrongModelFileNamesModelBeforeAnyOutputInEveryCommand() throws IOException {
+        Path text = dir.resolve("passwd");
+        Files.writeString(text, "root:x:0:0:root:/root:/bin/bash\n".repeat(8));
+        Path none = dir.resolve("none.bin");
+        String tok = ReferenceRecords.tokenizer().toString();
+        String[][] commands = {{"generate", "--prompt", "hi", "--tokenizer", tok}, {"serve", "--port", "0", "--tokenizer", tok},
+            {"bench", "generate", "--max-tokens", "2"}, {"bench", "serve", "--conversations", "1", "--turns", "1"},
+            {"bench", "offload", "--skip-ttft", "--skip-bandwidth"}};
+        for (String[] command : commands) {
+            CliRun bad = CliRun.of(concat(command, "--model", text.toString()));
+            assertThat(bad.code()).as(String.join(" ", command) + ": " + bad.err()).isEqualTo(2);
+            assertThat(bad.err()).as(String.join(" ", command)).startsWith("kvtier: --model: model file " + text + ": ");
+            assertThat(bad.err().strip()).as(String.join(" ", command)).doesNotContain("\n");
+            assertThat(bad.out()).as(String.join(" ", command)).isEmpty();
+            assertOneLineError(CliRun.of(concat(command, "--model", none.toString())), "--model " + none + ": no such file");
+        }
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
     }
 
     /** Model and tokenizer files share one check (OffHeapFiles.requireNotDirectoryOrEmpty): the same words for an empty file. */

@@ -112,6 +112,7 @@ class LauncherTest {
         assertThat(project.resolve("overlapping-builds.log")).doesNotExist();
         assertThat(Files.readAllLines(project.resolve("builds.log"))).hasSize(buildsBefore + 1);
         assertThat(ra.err() + rb.err()).contains("kvtier: building (" + expectedReason + ") ...");
+        assertThat((ra.err() + rb.err()).lines().filter(l -> l.startsWith("kvtier: building"))).hasSize(1);
     }
 
     @Test
@@ -123,8 +124,8 @@ class LauncherTest {
     void twoLaunchersAfterASourceChangeBuildOnceAndBothRun() throws Exception {
         Result first = finish(launch("warm"));
         assertThat(first.code()).as(first.err()).isZero();
-        Files.setLastModifiedTime(project.resolve("src/Some.java"), FileTime.from(Instant.now()));
-        twoAtOnceBothRunOneBuild("sources changed", 1);
+        Files.writeString(project.resolve("src/Some.java"), "class Some { int changed; }\n");
+        twoAtOnceBothRunOneBuild("sources changed: src/Some.java", 1);
         Result again = finish(launch("again"));
         assertThat(again.err()).as("no build when nothing changed").doesNotContain("building");
         assertThat(Files.readAllLines(project.resolve("builds.log"))).hasSize(2);
@@ -143,6 +144,27 @@ class LauncherTest {
         assertThat(again.code()).as(again.err()).isZero();
         assertThat(again.err()).as("no build for a generated file").doesNotContain("building");
         assertThat(Files.readAllLines(project.resolve("builds.log"))).hasSize(1);
+    }
+
+    /**
+     * A source written again with the contents built (a checkout or clone rewriting files, a touch)
+     * is newer but not changed: the digest of the built sources decides, so no rebuild (a new user's
+     * fresh clone rebuilt on its second command).
+     */
+    @Test
+    void aNewerSourceWithTheContentsBuiltDoesNotRebuild() throws Exception {
+        Result first = finish(launch("warm"));
+        assertThat(first.code()).as(first.err()).isZero();
+        Files.setLastModifiedTime(project.resolve("src/Some.java"), FileTime.from(Instant.now()));
+        Files.writeString(project.resolve("pom.xml"), "<project/>\n");
+        Result again = finish(launch("again"));
+        assertThat(again.code()).as(again.err()).isZero();
+        assertThat(again.out()).isEqualTo("probe ran again\n");
+        assertThat(again.err()).as("same contents, no build").doesNotContain("building");
+        Files.writeString(project.resolve("src/Other.java"), "class Other {}\n");
+        Result added = finish(launch("added"));
+        assertThat(added.err()).contains("kvtier: building (sources changed: src/Other.java) ...");
+        assertThat(Files.readAllLines(project.resolve("builds.log"))).hasSize(2);
     }
 
     @Test
@@ -168,9 +190,9 @@ class LauncherTest {
         assertThat(second.err()).doesNotContain("training").doesNotContain("building");
         assertThat(second.out()).isEqualTo("probe ran two (AOT cache)\n");
         FileTime trained = Files.getLastModifiedTime(cache);
-        Files.setLastModifiedTime(project.resolve("src/Some.java"), FileTime.from(Instant.now()));
+        Files.writeString(project.resolve("src/Some.java"), "class Some { int changed; }\n");
         Result rebuilt = finish(launch(java.util.Map.of(), "three"));
-        assertThat(rebuilt.err()).contains("building (sources changed)").contains("training the JVM's AOT cache");
+        assertThat(rebuilt.err()).contains("building (sources changed: src/Some.java)").contains("training the JVM's AOT cache");
         assertThat(rebuilt.out()).isEqualTo("probe ran three (AOT cache)\n");
         assertThat(Files.getLastModifiedTime(cache)).isGreaterThan(trained);
     }

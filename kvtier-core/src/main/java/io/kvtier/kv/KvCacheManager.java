@@ -2,9 +2,7 @@ package io.kvtier.kv;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Per-request block tables, one per {@link KvGroup}, each over the group's own {@link BlockPool},
@@ -43,7 +41,8 @@ public final class KvCacheManager {
     private final boolean prefixCaching;
     /** Whether some group slides: otherwise {@link #slide} has nothing to do, ever. */
     private final boolean sliding;
-    private final Map<Long, Table> tables = new HashMap<>();
+    /** Request id -> its tables (looked up several times per request per step: no boxing). */
+    private final LongObjectMap<Table> tables = new LongObjectMap<>();
 
     /** One request's blocks: position p of group g lives in {@code blocks[g][p / blockSize]}. */
     private static final class Table {
@@ -416,9 +415,7 @@ public final class KvCacheManager {
         for (BlockPool pool : pools) {
             pool.resetPrefixCache();
         }
-        for (Table t : tables.values()) {
-            Arrays.fill(t.cachedBlocks, 0);
-        }
+        tables.forEachValue(t -> Arrays.fill(t.cachedBlocks, 0));
     }
 
     /**
@@ -431,25 +428,26 @@ public final class KvCacheManager {
         for (BlockPool pool : pools) {
             pool.checkInvariants();
         }
-        for (var e : tables.entrySet()) {
-            Table t = e.getValue();
-            int next = nextPosition.applyAsInt(e.getKey());
-            for (KvGroup g : groups) {
-                int[] table = t.blocks[g.index()];
-                int firstRead = Math.min(t.size, g.firstReadBlock(next, blockSize));
-                for (int i = 0; i < t.size; i++) {
-                    if (table[i] != NOT_HELD && pools[g.index()].refCount(table[i]) <= 0) {
-                        throw new IllegalStateException("request " + e.getKey() + " holds block " + table[i] + " of "
-                                + g + " with reference count " + pools[g.index()].refCount(table[i]));
-                    }
-                    if (i < firstRead && table[i] != NOT_HELD) {
-                        throw new IllegalStateException("request " + e.getKey() + " at position " + next
-                                + " still holds block " + i + " of " + g + ", which left its window");
-                    }
-                    if (i >= firstRead && table[i] == NOT_HELD) {
-                        throw new IllegalStateException("request " + e.getKey() + " at position " + next
-                                + " lacks block " + i + " of " + g + ", which its next query reads");
-                    }
+        tables.forEach((id, t) -> checkTable(id, t, nextPosition.applyAsInt(id)));
+    }
+
+    /** The checks of {@link #checkInvariants} on the table of one request whose next position is {@code next}. */
+    private void checkTable(long id, Table t, int next) {
+        for (KvGroup g : groups) {
+            int[] table = t.blocks[g.index()];
+            int firstRead = Math.min(t.size, g.firstReadBlock(next, blockSize));
+            for (int i = 0; i < t.size; i++) {
+                if (table[i] != NOT_HELD && pools[g.index()].refCount(table[i]) <= 0) {
+                    throw new IllegalStateException("request " + id + " holds block " + table[i] + " of "
+                            + g + " with reference count " + pools[g.index()].refCount(table[i]));
+                }
+                if (i < firstRead && table[i] != NOT_HELD) {
+                    throw new IllegalStateException("request " + id + " at position " + next
+                            + " still holds block " + i + " of " + g + ", which left its window");
+                }
+                if (i >= firstRead && table[i] == NOT_HELD) {
+                    throw new IllegalStateException("request " + id + " at position " + next
+                            + " lacks block " + i + " of " + g + ", which its next query reads");
                 }
             }
         }

@@ -99,7 +99,8 @@ public final class ReservedMemory {
      * every byte was zeroed up front, so the whole size is returned.
      *
      * @param s a segment returned by {@link #reserve} (page-aligned)
-     * @return resident bytes, at most {@code s.byteSize()} rounded up to a page
+     * @return resident bytes, at most {@code s.byteSize()}: a last page only partly inside {@code s}
+     *         counts for the part inside (a slab of 49,920 B was shown as 57,344 B written)
      */
     public static long residentBytes(MemorySegment s) {
         if (MINCORE == null || s.byteSize() == 0) {
@@ -116,7 +117,7 @@ public final class ReservedMemory {
             for (long i = 0; i < pages; i++) {
                 resident += vec.get(ValueLayout.JAVA_BYTE, i) & 1;
             }
-            return resident * PAGE;
+            return Math.min(resident * PAGE, s.byteSize());
         } catch (Throwable t) {
             throw new IllegalStateException("mincore failed", t);
         }

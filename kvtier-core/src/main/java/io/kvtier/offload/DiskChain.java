@@ -110,10 +110,18 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
         return scan == null ? new DiskIndexScan.Progress(0, 0, 0, 0, 0, 0, true, true) : scan.progress();
     }
 
-    /** Waits until the restart scan has listed every file, then adopts everything it found. */
-    void awaitScan(java.time.Duration timeout, long epoch) throws InterruptedException {
-        if (scan != null) {
-            scan.awaitEnd(timeout);
+    /**
+     * Waits until the restart scan has listed every file, then adopts everything it found; if
+     * interrupted, returns at once (adopting nothing) with the thread's interrupt flag set.
+     */
+    void awaitScan(java.time.Duration timeout, long epoch) {
+        try {
+            if (scan != null) {
+                scan.awaitEnd(timeout);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
         }
         drainScan(epoch);
     }
@@ -309,6 +317,7 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
      *
      * @param epoch the scheduler's epoch after the reset (the deletion job belongs to it)
      */
+    @Override
     void clear(long epoch) {
         pendingDeletions.addAll(index.keys());
         index.clear();
@@ -324,6 +333,7 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
         return index.capacity() - index.freeSlots();
     }
 
+    @Override
     void checkInvariants() {
         index.checkInvariants();
     }

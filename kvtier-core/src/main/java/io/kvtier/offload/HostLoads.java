@@ -205,8 +205,25 @@ final class HostLoads {
         return new LoadDone(load.requestId(), load.tier(), load.firstBlock(), load.blocks(), goodBlocks, lost);
     }
 
+    /**
+     * A cache reset: every live job is orphaned (it keeps its resources until it completes, its
+     * result ignored), and every load among them abandoned.
+     *
+     * @return the abandoned loads, none of whose blocks counts as loaded
+     */
+    List<LoadDone> abandonAll() {
+        List<LoadDone> abandoned = new ArrayList<>();
+        for (OffloadJob j : t.jobs().liveJobs()) {
+            if (j instanceof OffloadJob.Load load) {
+                abandoned.add(abandon(load));
+            }
+            t.jobs().orphan(j.id());
+        }
+        return abandoned;
+    }
+
     /** A load abandoned by a cache reset: none of its blocks counts as loaded. */
-    LoadDone abandon(OffloadJob.Load load) {
+    private LoadDone abandon(OffloadJob.Load load) {
         Map<String, Integer> lost = new TreeMap<>();
         for (int i = 0; i < load.chunkKeys().size(); i++) {
             lost.merge(load.chunkTiers()[i], load.chunkBlocks()[i] * blockSize, Integer::sum);

@@ -2,6 +2,7 @@ package io.kvtier.offload;
 
 import io.kvtier.kv.BlockKey;
 import io.kvtier.kv.BlockPool;
+import io.kvtier.kv.LongObjectMap;
 import io.kvtier.offload.transfer.ChunkCopy;
 import io.kvtier.offload.transfer.StoreJob;
 import io.kvtier.offload.transfer.TransferEngine;
@@ -34,6 +35,11 @@ final class HostStores {
     private final RemoteChain remote;
     /** Request id -> store cursor in blocks (looked up per request per step: no boxing). */
     private final LongIntMap cursors = new LongIntMap();
+    /**
+     * Request id -> the keys of its chain's leading chunks, grown as its store cursor moves, so
+     * that a store does not rebuild the set of every chunk before it (full-attention groups).
+     */
+    private final LongObjectMap<EarlierChunks> earlier = new LongObjectMap<>();
     /** Lazy stores' pending chunks; null when stores are eager. */
     private final LazyStores lazy;
     /** 0 for a full-attention group; else the sliding window (positions) of the group whose blocks this stores. */
@@ -66,7 +72,6 @@ final class HostStores {
         if (toChunk <= fromChunk || jobs.hasLoad(r.id())) {
             return; // the common case of a decode step: nothing new to store, nothing copied
         }
-        int keepFrom = window > 0 ? fromChunk : 0;
         // A chain is hit from its head: a chunk at index >= capacity can never be in the host tier
         // together with all its parents (and the disk is fed from the host tier). A window group's
         // hit needs only the chunks of its window, wherever they are.
@@ -91,10 +96,7 @@ final class HostStores {
             cursors.put(r.id(), toChunk * chunk());
             return;
         }
-        Set<BlockKey> keep = new HashSet<>();
-        for (int c = keepFrom; c < fromChunk && c < fitChunk; c++) {
-            keep.add(chain.key(r, c));
-        }
+        Set<BlockKey> keep = window > 0 ? Set.of() : earlierChunks(r, Math.min(fromChunk, fitChunk));
         int fits = keys.isEmpty() ? 0 : host.index().fittingPrefix(keys, keep);
         if (fits == 0 && !keys.isEmpty()) {
             stats.storeRefusals++; // entries pinned or being stored fill the tier now: retried at the next commit
@@ -124,6 +126,32 @@ final class HostStores {
             int c = fromChunk + i;
             return java.util.Arrays.copyOfRange(table, c * chunk(), (c + 1) * chunk());
         }, i -> chain.tokens(r, fromChunk + i), epoch);
+    }
+
+    /** The keys of a request's chunks {@code [0, chunks)}: a store must not evict them to make room. */
+    private static final class EarlierChunks {
+        final Set<BlockKey> keys = new HashSet<>();
+        int chunks;
+    }
+
+    /**
+     * The keys of chunks {@code [0, upTo)} of {@code r}'s chain, the set a store of later chunks
+     * keeps (never evicts): extended from the last call's, rebuilt only when {@code upTo} went
+     * back (a cut cursor). Read-only for the caller, and valid until the next call for {@code r}.
+     */
+    Set<BlockKey> earlierChunks(SequenceView r, int upTo) {
+        if (upTo <= 0) {
+            return Set.of();
+        }
+        EarlierChunks e = earlier.get(r.id());
+        if (e == null || e.chunks > upTo) {
+            e = new EarlierChunks();
+            earlier.put(r.id(), e);
+        }
+        for (; e.chunks < upTo; e.chunks++) {
+            e.keys.add(chain.key(r, e.chunks));
+        }
+        return e.keys;
     }
 
     /**
@@ -255,6 +283,7 @@ final class HostStores {
 
     void forget(long requestId) {
         cursors.remove(requestId);
+        earlier.remove(requestId);
     }
 
     /** Lazy stores: stores the pending chunks near eviction (a no-op when stores are eager). */
@@ -278,6 +307,7 @@ final class HostStores {
 
     void clear() {
         cursors.clear();
+        earlier.clear();
         if (lazy != null) {
             lazy.clear();
         }

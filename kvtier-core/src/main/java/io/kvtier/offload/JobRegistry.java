@@ -153,6 +153,15 @@ final class JobRegistry {
         return live.isEmpty() && orphans.isEmpty();
     }
 
+    /** The ids of {@link #allJobs()}, live first. */
+    java.util.List<Long> ids() {
+        java.util.List<Long> ids = new java.util.ArrayList<>(live.size() + orphans.size());
+        for (OffloadJob j : allJobs()) {
+            ids.add(j.id());
+        }
+        return ids;
+    }
+
     /** All jobs holding resources: live and orphaned. */
     Iterable<OffloadJob> allJobs() {
         java.util.List<OffloadJob> all = new java.util.ArrayList<>(live.values());

@@ -77,12 +77,13 @@ public final class OffloadScheduler implements AutoCloseable {
     private final OffloadStats stats = new OffloadStats();
     private final DiskChain disk;
     private final RemoteChain remote;
+    /** The disk and remote tiers present, in that order. */
+    private final List<TierBehindHost> behind;
     private final ChunkChain chain;
     private final HostStores stores;
-    private final LoadCosts costs;
     private final HostLoads loads;
     private final Completions completions;
-    private final LoadWaits waits = new LoadWaits();
+    private final LoadDecider decider;
     /** The group whose blocks this scheduler moves: null for group 0 (or a one-group model), whose keys are the chain keys. */
     private final KvGroup group;
     /** Requests as this group sees them (null for group 0, which sees them as they are). */
@@ -152,12 +153,14 @@ public final class OffloadScheduler implements AutoCloseable {
         this.remote = remoteParts == null ? null : new RemoteChain(remoteParts, host, transfers, jobs, stats,
                 config.blocksPerChunk(), config.blocksPerChunk() * pool.layout().bytesPerBlock(),
                 config.blocksPerChunk() * blockSize, this.namespace);
+        this.behind = java.util.stream.Stream.<TierBehindHost>of(disk, remote).filter(java.util.Objects::nonNull).toList();
         this.chain = new ChunkChain(config.blocksPerChunk(), blockSize, this.namespace);
         this.stores = new HostStores(config, chain, pool, host, transfers, jobs, stats, disk, remote,
                 group == null ? 0 : group.window());
-        this.costs = new LoadCosts(config.blocksPerChunk() * blockSize);
+        LoadCosts costs = new LoadCosts(config.blocksPerChunk() * blockSize);
         this.loads = new HostLoads(new GroupTier(config, chain, pool, host, transfers, jobs, stats, disk, remote), stores);
         this.completions = new Completions(jobs, stats, costs, loads, stores, disk, remote, pool, config.blocksPerChunk());
+        this.decider = new LoadDecider(config, costs, jobs, pool, transfers, stats);
     }
 
     /**
@@ -246,57 +249,32 @@ public final class OffloadScheduler implements AutoCloseable {
     }
 
     /**
-     * With {@code --load-policy faster}: cuts a hit or promotion from {@link #lookup} to the leading
-     * chunks estimated cheaper to load than to recompute under the engine's load {@code c}
-     * ({@link LoadCosts}; possibly to a miss); with {@code never}, to a miss. Counted in
-     * {@link OffloadStats#loadDecisions()}. With {@code always} returns {@code found}.
+     * Load or recompute ({@link LoadDecider#decide(int, Lookup, Contention, boolean)}): {@code found}
+     * from {@link #lookup} cut to the leading chunks cheaper to load under the engine's load {@code c}
+     * (possibly a miss); {@code found} itself with {@code --load-policy always}. Counted.
      */
     public Lookup decide(int deviceHitBlocks, Lookup found, Contention c) {
-        return decide(deviceHitBlocks, found, c, true);
-    }
-
-    private Lookup decide(int deviceHitBlocks, Lookup found, Contention c, boolean count) {
-        if (config.loadPolicy() == LoadPolicy.ALWAYS) {
-            return found;
-        }
-        return costs.decide(config.loadPolicy(), found, deviceHitBlocks, chunk(), blockSize, jobs.queuedBlocks(chunk()), c, stats,
-                count);
+        return decider.decide(deviceHitBlocks, found, c, true);
     }
 
     /**
-     * {@link #decide} for request {@code r}, counted once while it waits to be admitted: with
-     * several KV groups, a hit cut short is walked down again to a boundary whose window every
-     * window group serves.
+     * {@link #decide} for request {@code r}, counted once while it waits to be admitted; with several
+     * KV groups, a hit cut short is walked down to a boundary whose window every window group serves.
      */
     public Lookup decide(SequenceView r, int deviceHitBlocks, Lookup found, Contention c) {
-        boolean count = config.loadPolicy() != LoadPolicy.ALWAYS && !(found instanceof Lookup.Miss) && !(found instanceof Lookup.Wait)
-                && waits.firstDecision(r.id());
-        Lookup cut = decide(deviceHitBlocks, found, c, count);
+        Lookup cut = decider.decide(r, deviceHitBlocks, found, c);
         return windows == null || cut == found ? cut : windows.fit(r, deviceHitBlocks, cut);
     }
 
     /**
-     * With {@code --load-policy faster}: request {@code r}'s hit (as {@link #decide} left it) cannot
-     * be admitted, group 0's device blocks short by {@code missing}. Waits while the stores in
-     * flight free them sooner than recomputing would cost, for at most that recompute's cost
-     * ({@link LoadCosts#whenBlocksShort}); counted in {@link OffloadStats#loadDecisions()}. Other
-     * policies: {@link BlockWait#STALL}.
+     * Request {@code r}'s hit (as {@link #decide} left it) cannot be admitted, group 0's device blocks
+     * short by {@code missing}: wait, recompute or hold the line ({@link LoadDecider#whenBlocksShort}).
      *
      * @param waitedNanos how long ({@link #clockNanos()}) the request has been passed so far
      */
     public BlockWait whenBlocksShort(SequenceView r, int deviceHitBlocks, Lookup.Hit hit, int missing, long waitedNanos,
                                      Contention c) {
-        if (config.loadPolicy() != LoadPolicy.FASTER) {
-            return BlockWait.STALL;
-        }
-        BlockWait w = costs.whenBlocksShort(hit.blocks(), (long) deviceHitBlocks * blockSize, blockSize,
-                jobs.storesUntilFree(pool, missing), transfers.nanoTime(), waitedNanos, jobs.queuedBlocks(chunk()), c);
-        stats.hitsWaited += w == BlockWait.WAIT && waits.firstWait(r.id()) ? 1 : 0;
-        if (w == BlockWait.RECOMPUTE) {
-            stats.recomputedWhenShort++;
-            stats.tokensRecomputedByChoice += (long) hit.blocks() * blockSize;
-        }
-        return w;
+        return decider.whenBlocksShort(r, deviceHitBlocks, hit, missing, waitedNanos, c);
     }
 
     /** The clock of transfer times, ns (the transfer engine's: virtual in a replay). */
@@ -306,15 +284,15 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** A forward pass of shape {@code shape} took {@code nanos} of {@link #clockNanos()}: the recompute cost estimate. */
     public void onForward(StepShape shape, long nanos) {
-        costs.onForward(shape, nanos);
+        decider.onForward(shape, nanos);
     }
 
     /**
-     * Starts promoting the disk (or else remote) part of a {@link Lookup.Promote} into the host
-     * tier: the longest prefix of it that the host tier can hold beside the request's host chunks
-     * (parents first, evicting others as the policy says; {@link HostPromotion}). The request should ask again once it completes (its
-     * lookup answers {@link Lookup.Wait} meanwhile); it then loads what the host holds and
-     * recomputes the rest. Disk or remote chunks that do not fit are counted in
+     * Starts promoting the disk (or else remote) part of a {@link Lookup.Promote} into the host tier:
+     * the longest prefix of it that the host tier can hold beside the request's host chunks (parents
+     * first, evicting others as the policy says; {@link HostPromotion}). The request should ask again
+     * once it completes (its lookup answers {@link Lookup.Wait} meanwhile); it then loads what the host
+     * holds and recomputes the rest. Disk or remote chunks that do not fit are counted in
      * {@link OffloadStats#blocksNotStored()} when the host part is loaded without them.
      *
      * @return {@link Lookup.Wait} if a promotion started; else the host part alone as a
@@ -334,7 +312,7 @@ public final class OffloadScheduler implements AutoCloseable {
      * [deviceHitBlocks, deviceHitBlocks + blocks) are freshly allocated. The job references those
      * blocks until it completes; the request must wait for {@link LoadDone}.
      *
-     * @return the job id
+     * @return tokens loaded per tier
      */
     public Map<String, Integer> startLoad(SequenceView r, int deviceHitBlocks, int blocks, int[] blockTable) {
         if (windows != null) {
@@ -432,10 +410,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** {@link #awaitAny} of this scheduler's group only. */
     List<LoadDone> awaitAnyOwn(Duration timeout) {
-        List<Long> ids = new ArrayList<>();
-        for (OffloadJob j : jobs.allJobs()) {
-            ids.add(j.id());
-        }
+        List<Long> ids = jobs.ids();
         if (ids.isEmpty()) {
             return List.of();
         }
@@ -473,7 +448,7 @@ public final class OffloadScheduler implements AutoCloseable {
     /** The request is gone (finished or aborted): forget its cursor; its jobs run on, holding their blocks. */
     public void onFinished(long requestId) {
         stores.forget(requestId);
-        waits.forget(requestId);
+        decider.forget(requestId);
         if (views != null) {
             views.forget(requestId);
         }
@@ -494,19 +469,9 @@ public final class OffloadScheduler implements AutoCloseable {
         // Loads group 0 ended while a window group's still ran: abandoned too.
         List<LoadDone> waiting = windows == null ? new ArrayList<>() : windows.resetCache();
         epoch++;
-        for (OffloadJob j : jobs.liveJobs()) {
-            if (j instanceof OffloadJob.Load load) {
-                waiting.add(loads.abandon(load));
-            }
-            jobs.orphan(j.id());
-        }
+        waiting.addAll(loads.abandonAll());
         host.index().clear();
-        if (disk != null) {
-            disk.clear(epoch); // and its files
-        }
-        if (remote != null) {
-            remote.clear();
-        }
+        behind.forEach(t -> t.clear(epoch)); // the disk deletes its files too
         stores.clear();
         return waiting;
     }
@@ -536,12 +501,7 @@ public final class OffloadScheduler implements AutoCloseable {
         }
         jobs.checkInvariants(pool);
         host.index().checkInvariants();
-        if (disk != null) {
-            disk.checkInvariants();
-        }
-        if (remote != null) {
-            remote.checkInvariants();
-        }
+        behind.forEach(TierBehindHost::checkInvariants);
     }
 
     /**
@@ -593,12 +553,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     private void closeTiers() {
         transfers.close();
-        if (disk != null) {
-            disk.close();
-        }
-        if (remote != null) {
-            remote.close();
-        }
+        behind.forEach(TierBehindHost::close);
         host.close();
     }
 
@@ -611,11 +566,7 @@ public final class OffloadScheduler implements AutoCloseable {
             p.awaitDiskScan(timeout);
         }
         if (disk != null) {
-            try {
-                disk.awaitScan(timeout, epoch);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            disk.awaitScan(timeout, epoch);
         }
     }
 

@@ -34,6 +34,7 @@ public final class RemoteStats {
     long chunksStored;
     long chunksLoaded;
     long writes;
+    long storesSkipped;
     String breakerState = "closed";
     long breakerOpens;
 
@@ -70,6 +71,14 @@ public final class RemoteStats {
     /** Write jobs sent to the store. */
     public long writes() {
         return writes;
+    }
+
+    /**
+     * Write-through candidates not written because the store holds them already (a probe or a
+     * write of this engine said so, within the hint's lifetime): chunks another engine stored.
+     */
+    public long storesSkipped() {
+        return storesSkipped;
     }
 
     /** Chunks not written (never waited for), all reasons. */
@@ -122,6 +131,7 @@ public final class RemoteStats {
         c.chunksStored = chunksStored;
         c.chunksLoaded = chunksLoaded;
         c.writes = writes;
+        c.storesSkipped = storesSkipped;
         c.breakerState = breakerState;
         c.breakerOpens = breakerOpens;
         c.bytesInFlight = bytesInFlight;
@@ -147,6 +157,7 @@ public final class RemoteStats {
             t.chunksStored += g.chunksStored;
             t.chunksLoaded += g.chunksLoaded;
             t.writes += g.writes;
+            t.storesSkipped += g.storesSkipped;
             t.breakerOpens += g.breakerOpens;
             t.bytesInFlight += g.bytesInFlight;
             t.writeLatencyNanos = Math.max(t.writeLatencyNanos, g.writeLatencyNanos);

@@ -31,6 +31,19 @@ abstract sealed class TierBehindHost permits DiskChain, RemoteChain {
      */
     abstract long write(List<BlockKey> candidates, long epoch);
 
+    /**
+     * A cache reset: forgets the tier's entries and progress; jobs in flight end as usual.
+     *
+     * @param epoch the scheduler's epoch after the reset
+     */
+    abstract void clear(long epoch);
+
+    /** Throws IllegalStateException naming a broken invariant of the tier's bookkeeping. */
+    abstract void checkInvariants();
+
+    /** Releases the tier's store (after the transfer engine closed). */
+    abstract void close();
+
     /** Whether the tier is written only with the host's would-be victims, just before they are evicted. */
     final boolean writeOnEvict() {
         return policy == DiskWritePolicy.ON_EVICT;

@@ -49,7 +49,9 @@ class DuelingPolicyTest {
 
     /**
      * Random chains against reference shadows kept here by the rule the policy documents (each
-     * policy alone, capped at the capacity); the tier's own evictions follow the leader's victims.
+     * policy alone, capped at the capacity); the tier's own evictions follow the leader's victims;
+     * the leader is LRU until hit density's score is more than the margin above LRU's, then hit density
+     * until its score is no longer above LRU's.
      */
     @ParameterizedTest
     @ValueSource(longs = {1, 2, 3, 4})
@@ -64,6 +66,9 @@ class DuelingPolicyTest {
         double[] scores = new double[2];
         boolean led = false;
         boolean lruLed = false;
+        boolean follow = false;
+        boolean marginHeld = false; // LRU followed at a step where hit density's score was above LRU's
+        boolean hysteresisHeld = false; // hit density followed with a lead below the margin
         for (int step = 0; step < 2_000; step++) {
             int start = rnd.nextInt(12);
             List<BlockKey> chain = keys(java.util.stream.LongStream.rangeClosed(1 + start, 1 + start + rnd.nextInt(3)).toArray());
@@ -105,10 +110,15 @@ class DuelingPolicyTest {
             }
             assertThat(p.lruScore()).as("step %d", step).isCloseTo(scores[0], within(1e-9));
             assertThat(p.lhdScore()).as("step %d", step).isCloseTo(scores[1], within(1e-9));
-            assertThat(p.lhdLeads()).isEqualTo(scores[1] > scores[0]);
+            boolean wasFollowed = follow;
+            follow = scores[1] > scores[0] * (follow ? 1 : 1 + DuelingPolicy.DEFAULT_MARGIN);
+            assertThat(p.lhdLeads()).as("step %d", step).isEqualTo(follow);
+            marginHeld |= !follow && scores[1] > scores[0];
+            hysteresisHeld |= wasFollowed && follow && scores[1] <= scores[0] * (1 + DuelingPolicy.DEFAULT_MARGIN);
             led |= p.lhdLeads();
             lruLed |= !p.lhdLeads();
         }
         assertThat(led && lruLed).as("each policy led at some step").isTrue();
+        assertThat(marginHeld && hysteresisHeld).as("the margin and the hysteresis each decided some step").isTrue();
     }
 }

@@ -333,7 +333,8 @@ public final class Engine implements AutoCloseable {
 
     /** Parked requests whose loads ended continue from the KV that was really loaded. */
     private void resume(List<OffloadScheduler.LoadDone> loads) {
-        for (OffloadScheduler.LoadDone d : loads) {
+        for (int i = 0; i < loads.size(); i++) {   // indexed: an iterator per step even when none ended
+            OffloadScheduler.LoadDone d = loads.get(i);
             int kvWritten = (d.firstBlock() + d.goodBlocks()) * config.blockSize();
             Request r = scheduler.loadEnded(d.requestId(), kvWritten);
             if (r == null) {

@@ -42,6 +42,15 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
 
     public static final OffloadSetup OFF = new OffloadSetup(0, 0, "lru", OffloadConfig.DEFAULT);
 
+    /** Why a lazy store policy is refused for a model with several KV groups (here, and by the CLI before the model loads). */
+    public static final String LAZY_WITH_GROUPS =
+            "--store-policy lazy is not built for a model with sliding-window layers: use --store-policy eager";
+
+    /** Whether this setup would be refused for a model with several KV groups ({@link #LAZY_WITH_GROUPS}). */
+    public boolean refusesKvGroups() {
+        return enabled() && config.storePolicy().lazy();
+    }
+
     /** Host tier only. */
     public OffloadSetup(long hostBytes, int hostChunks, String eviction, OffloadConfig config) {
         this(hostBytes, hostChunks, eviction, config, null, null);
@@ -91,9 +100,18 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
      * @param fsync      what is forced to disk before a file is published
      * @param admitAfter write a chunk to disk only from its N-th use
      * @param progress   restart-scan progress (a terminal line), or null
+     * @param warn       where the first write failure of each cause goes as one line (full disk,
+     *                   read-only, permission; stderr in the CLI), or null
      */
     public record DiskSetup(Path dir, long bytes, DiskWritePolicy policy, DiskFsync fsync, int admitAfter,
-                            Consumer<DiskIndexScan.Progress> progress) {
+                            Consumer<DiskIndexScan.Progress> progress, Consumer<String> warn) {
+
+        /** Without a warning sink. */
+        public DiskSetup(Path dir, long bytes, DiskWritePolicy policy, DiskFsync fsync, int admitAfter,
+                         Consumer<DiskIndexScan.Progress> progress) {
+            this(dir, bytes, policy, fsync, admitAfter, progress, null);
+        }
+
         public DiskSetup {
             if (bytes <= 0) {
                 throw new IllegalArgumentException("disk cache bytes must be positive, got " + bytes);
@@ -129,14 +147,15 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         if (groups.size() == 1 || !enabled()) {
             return build(pools.getFirst(), namespace, events);
         }
-        if (config.storePolicy().lazy()) {
+        if (refusesKvGroups()) {
             // Checked before anything is built: no tier or transfer thread to clean up.
-            throw new IllegalArgumentException("--store-policy lazy is not built for a model with sliding-window layers: use --store-policy eager");
+            throw new IllegalArgumentException(LAZY_WITH_GROUPS);
         }
         long total = 0;
         for (BlockPool p : pools) {
             total += p.layout().bytesPerBlock();
         }
+        checkEveryGroupFits(pools, total);
         java.util.List<OffloadScheduler> parts = new java.util.ArrayList<>();
         try {
             OffloadScheduler full = share(pools.getFirst(), total).build(pools.getFirst(), namespace, events, null);
@@ -156,10 +175,55 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
 
     /** This setup with the byte budgets cut to {@code pool}'s share of {@code totalBytesPerBlock}. */
     private OffloadSetup share(BlockPool pool, long totalBytesPerBlock) {
-        double f = (double) pool.layout().bytesPerBlock() / totalBytesPerBlock;
-        DiskSetup d = disk == null ? null : new DiskSetup(disk.dir(), Math.max(1, (long) (disk.bytes() * f)), disk.policy(),
-                disk.fsync(), disk.admitAfter(), disk.progress());
-        return new OffloadSetup(hostChunks > 0 ? hostBytes : Math.max(1, (long) (hostBytes * f)), hostChunks, eviction, config, d, remote);
+        DiskSetup d = disk == null ? null : new DiskSetup(disk.dir(), share(disk.bytes(), pool, totalBytesPerBlock), disk.policy(),
+                disk.fsync(), disk.admitAfter(), disk.progress(), disk.warn());
+        return new OffloadSetup(hostChunks > 0 ? hostBytes : share(hostBytes, pool, totalBytesPerBlock), hostChunks, eviction,
+                config, d, remote);
+    }
+
+    /** {@code pool}'s part of {@code budget}: in proportion to its bytes per block, at least 1. */
+    private static long share(long budget, BlockPool pool, long totalBytesPerBlock) {
+        return Math.max(1, (long) (budget * ((double) pool.layout().bytesPerBlock() / totalBytesPerBlock)));
+    }
+
+    /**
+     * Refuses byte budgets too small for every KV group's share to hold one chunk, naming the flag and
+     * the smallest budget that does: the groups split a budget by bytes per block, so a budget that
+     * holds one chunk of the largest group may still give a group none (the engine would otherwise
+     * fail naming a share the user never gave).
+     */
+    private void checkEveryGroupFits(java.util.List<BlockPool> pools, long total) {
+        if (hostChunks == 0) {
+            long min = smallestBudget(pools, total, (payload, tokens) -> io.kvtier.tier.HostSlab.slotBytesFor(payload, (int) tokens));
+            if (hostBytes < min) {
+                throw new IllegalArgumentException("--host-cache-bytes " + hostBytes + " cannot hold one chunk of each of the model's "
+                        + pools.size() + " KV groups (they share it by bytes per block): give at least " + min);
+            }
+        }
+        if (disk != null) {
+            long min = smallestBudget(pools, total, (payload, tokens) -> DiskCapacity.allocatedBytes(payload, (int) tokens,
+                    DiskCapacity.DEFAULT_ALLOCATION_UNIT));
+            if (disk.bytes() < min) {
+                throw new IllegalArgumentException("--disk-cache-bytes " + disk.bytes() + " cannot hold one chunk of each of the "
+                        + "model's " + pools.size() + " KV groups (they share it by bytes per block): give at least " + min);
+            }
+        }
+    }
+
+    /** The smallest budget whose {@link #share} holds one chunk of every pool's ({@code chunkBytes(payload, tokens)}). */
+    private long smallestBudget(java.util.List<BlockPool> pools, long total,
+                                java.util.function.LongBinaryOperator chunkBytes) {
+        long min = 0;
+        for (BlockPool pool : pools) {
+            long chunk = chunkBytes.applyAsLong((long) config.blocksPerChunk() * pool.layout().bytesPerBlock(),
+                    config.blocksPerChunk() * pool.layout().blockSize());
+            long b = Math.ceilDiv(Math.multiplyExact(chunk, total), pool.layout().bytesPerBlock());
+            while (share(b, pool, total) < chunk) {
+                b++; // the share's floating-point cut may round one byte under
+            }
+            min = Math.max(min, b);
+        }
+        return min;
     }
 
     /**
@@ -201,6 +265,7 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         DiskStore store;
         try {
             store = DiskStore.open(disk.dir(), namespace.digest(), disk.fsync());
+            store.warnWriteFailures(disk.warn());
         } catch (IOException | RuntimeException e) {
             if (remoteStore != null) {
                 remoteStore.close();

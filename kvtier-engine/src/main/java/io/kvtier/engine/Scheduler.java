@@ -220,6 +220,9 @@ public final class Scheduler {
      * as if it arrived when preempted).
      */
     private List<Request> admissionOrder() {
+        if (waiting.isEmpty()) {
+            return List.of();   // the steady state of a decode batch: no copy per step
+        }
         if (!prefillPriority()) {
             return new ArrayList<>(waiting);
         }

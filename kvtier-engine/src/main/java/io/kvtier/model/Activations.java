@@ -30,6 +30,8 @@ final class Activations {
     private float[] packed = new float[0];
     /** The input of the current product with encoded weights in {@link PackedMatmul#pack}'s layout. */
     private float[] packedForDecoded = new float[0];
+    /** The input of the current decode product with Q8_0 weights, quantized to Q8_0 blocks. */
+    final io.kvtier.model.tensor.Q8Activations q8 = new io.kvtier.model.tensor.Q8Activations();
 
     Activations(ModelConfig c, int threads) {
         this.c = c;

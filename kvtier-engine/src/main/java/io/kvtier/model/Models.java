@@ -32,4 +32,29 @@ public final class Models {
         OffHeapFiles.requireNotDirectoryOrEmpty(path, "model file " + path, EITHER);
         return GgufFile.isGguf(path) ? GgufModel.load(path, digests) : Checkpoint.load(path);
     }
+
+    /** Bytes of a GGUF file's start read by {@link #kvGroupCountFromHeader}: more than any known metadata (a 256K vocabulary ~10 MB). */
+    static final int HEADER_BYTES = 32 << 20;
+
+    /**
+     * How many KV groups the model in {@code file} has, from its header only (for a check before a
+     * long load): 1 for a llama2.c checkpoint, the GGUF metadata's answer
+     * ({@link io.kvtier.model.gguf.GgufSpecs#kvGroupCount}) for a GGUF file.
+     *
+     * @return the count, or 0 when the header cannot tell (malformed, unreadable: the load then says why)
+     */
+    public static int kvGroupCountFromHeader(Path file) {
+        if (!GgufFile.isGguf(file)) {
+            return 1;
+        }
+        var md = GgufFile.readHeader(file, HEADER_BYTES);
+        if (md == null) {
+            return 0;
+        }
+        try {
+            return io.kvtier.model.gguf.GgufSpecs.kvGroupCount(file.toString(), md);
+        } catch (RuntimeException e) {
+            return 0;
+        }
+    }
 }

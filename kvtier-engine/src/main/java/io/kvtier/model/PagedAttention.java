@@ -33,14 +33,23 @@ final class PagedAttention {
      */
     void writeKv(int layer, int group, int tokens, Activations a, List<SequenceChunk> chunks, MemorySegment slab,
                  KvLayout layout) {
+        writeKv(layer, group, tokens, a, chunks, slab, layout, 0, c.kvHeads());
+    }
+
+    /** As {@link #writeKv(int, int, int, Activations, List, MemorySegment, KvLayout)} for kv heads {@code kvFrom..kvTo-1} only. */
+    void writeKv(int layer, int group, int tokens, Activations a, List<SequenceChunk> chunks, MemorySegment slab,
+                 KvLayout layout, int kvFrom, int kvTo) {
         int kvDim = c.kvDim();
+        int off = kvFrom * c.headDim();
+        int len = (kvTo - kvFrom) * c.headDim();
+        long offBytes = (long) off * Float.BYTES;
         int bs = layout.blockSize();
         for (int t = 0; t < tokens; t++) {
             int p = a.pos[t];
             long block = chunks.get(a.chunk[t]).blockTables()[group][p / bs];
-            long base = block * layout.bytesPerBlock();
-            MemorySegment.copy(a.k, t * kvDim, slab, F32, base + layout.byteOffset(layer, 0, p % bs), kvDim);
-            MemorySegment.copy(a.v, t * kvDim, slab, F32, base + layout.byteOffset(layer, 1, p % bs), kvDim);
+            long base = block * layout.bytesPerBlock() + offBytes;
+            MemorySegment.copy(a.k, t * kvDim + off, slab, F32, base + layout.byteOffset(layer, 0, p % bs), len);
+            MemorySegment.copy(a.v, t * kvDim + off, slab, F32, base + layout.byteOffset(layer, 1, p % bs), len);
         }
     }
 

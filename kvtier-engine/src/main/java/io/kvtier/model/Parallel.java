@@ -52,6 +52,10 @@ final class Parallel {
 
     private final long spinNanos;
     private final long minWork;
+    /** Ranges handed to the pool (each a fork and a join of the caller with its helpers); caller thread only. */
+    private long splits;
+    /** Helper tasks submitted to the pool (a parked worker woken); caller thread only. */
+    private long wakes;
 
     Parallel(ForkJoinPool pool) {
         this(pool, SPIN_NANOS, MIN_PARALLEL_WORK);
@@ -71,6 +75,16 @@ final class Parallel {
         return threads;
     }
 
+    /** Ranges split across the pool so far: the synchronisation points of the calling thread. */
+    long splits() {
+        return splits;
+    }
+
+    /** Helper tasks started so far (each wakes a parked pool worker, tens of microseconds). */
+    long wakes() {
+        return wakes;
+    }
+
     /**
      * Runs {@code task} over {@code 0..items-1} in parts whose boundaries are multiples of
      * {@code align} (so that matmul tiles are not cut), across the pool when {@code work}
@@ -85,9 +99,11 @@ final class Parallel {
             return;
         }
         Job job = new Job(task, items, align, units, parts);
+        splits++;
         current = job;
         for (int h = 1; h < threads; h++) {
             if (state.get(h) == PARKED && state.compareAndSet(h, PARKED, SPINNING)) {
+                wakes++;
                 start(h);
             }
         }

@@ -1,6 +1,8 @@
 package io.kvtier.model;
 
 import io.kvtier.kv.KvLayout;
+import io.kvtier.model.tensor.Int8Dot;
+import io.kvtier.model.tensor.Q8Activations;
 import io.kvtier.model.tensor.QuantMatmul;
 import io.kvtier.model.tensor.TensorType;
 import io.kvtier.model.tensor.Weight;
@@ -50,6 +52,13 @@ public final class Transformer implements AutoCloseable {
     /** RoPE of the sliding-window layers (their own base); {@link #rope} when no layer slides. */
     private final Rope localRope;
     private final PagedAttention attention;
+    private final QuantActivations quantActivations;
+    /**
+     * Element-wise work that follows a product (the residual add, the gated activation) is done
+     * by each part on the rows it just computed, inside the product's parallel range, rather than
+     * by the calling thread after it; false only to compare the two ({@code StepOverheadComparison}).
+     */
+    private final boolean fused;
     private Activations a;
 
     /**
@@ -58,11 +67,27 @@ public final class Transformer implements AutoCloseable {
      * @param computePool pool for the parallel parts of a step (not owned)
      */
     public Transformer(Model model, Kernels kernels, ForkJoinPool computePool) {
-        this(model, kernels, new Parallel(Objects.requireNonNull(computePool, "computePool")));
+        this(model, kernels, computePool, QuantActivations.fromSystemProperty());
+    }
+
+    /** As {@link #Transformer(Model, Kernels, ForkJoinPool)} with the decode activations of Q8_0 products chosen. */
+    public Transformer(Model model, Kernels kernels, ForkJoinPool computePool, QuantActivations quantActivations) {
+        this(model, kernels, new Parallel(Objects.requireNonNull(computePool, "computePool")), quantActivations, true);
     }
 
     /** With its own hand-off settings, for comparisons of them. */
     Transformer(Model model, Kernels kernels, Parallel parallel) {
+        this(model, kernels, parallel, QuantActivations.fromSystemProperty(), true);
+    }
+
+    /** With its own hand-off settings and, for comparisons, the element-wise work after the products unfused. */
+    Transformer(Model model, Kernels kernels, Parallel parallel, boolean fused) {
+        this(model, kernels, parallel, QuantActivations.fromSystemProperty(), fused);
+    }
+
+    private Transformer(Model model, Kernels kernels, Parallel parallel, QuantActivations quantActivations, boolean fused) {
+        this.quantActivations = Objects.requireNonNull(quantActivations, "quantActivations");
+        this.fused = fused;
         this.w = Objects.requireNonNull(model, "model");
         this.c = model.config();
         this.spec = model.spec();
@@ -128,24 +153,21 @@ public final class Transformer implements AutoCloseable {
             MemorySegment slab = kv.slabs()[g];
             KvLayout layout = kv.layouts()[g];
             rmsnorm(a.x, a.xb, w.norm(Model.Norm.ATTENTION, l), tokens);  // xb[T][D] = rmsnorm(x) * attn_norm
-            qkv(l, tokens);                               // q[T][Q], k[T][KV], v[T][KV] (+ biases)
-            if (spec.qkNorm()) {
-                headNorms(l, tokens);                     // rmsnorm of every q and k head
-            }
-            if (spec.window(l) > 0) {
-                rotary(localRope, a.localCos, a.localSin, tokens);  // rotate q and k in place
+            if (fusesAttention(tokens, slab)) {
+                attentionByKvHead(l, li, g, tokens, chunks, slab, layout);  // all of the below, kv head by kv head
             } else {
-                rotary(rope, a.cos, a.sin, tokens);
+                qkv(l, tokens);                           // q[T][Q], k[T][KV], v[T][KV] (+ biases)
+                if (spec.qkNorm()) {
+                    headNorms(l, tokens);                 // rmsnorm of every q and k head
+                }
+                rotary(l, tokens, 0, c.kvHeads());        // rotate q and k in place
+                attention.writeKv(li, g, tokens, a, chunks, slab, layout);
+                attend(l, li, g, tokens, chunks, slab, layout);  // xb2[T][Q] = attention over the slab (its window)
             }
-            attention.writeKv(li, g, tokens, a, chunks, slab, layout);
-            attend(l, li, g, tokens, chunks, slab, layout);  // xb2[T][Q] = attention over the slab (its window)
-            matmul(w.matrix(Model.Matrix.O, l), a.xb2, tokens, a.xb);  // xb[T][D] = xb2 wo^T
-            postNorm(Model.Norm.POST_ATTENTION, l, tokens);            // Gemma: xb = rmsnorm(xb) * post_attention_norm
-            residual(tokens);                             // x += xb
+            projectAndAdd(w.matrix(Model.Matrix.O, l), a.xb2, Model.Norm.POST_ATTENTION, l, tokens);  // x += xb2 wo^T
             rmsnorm(a.x, a.xb, w.norm(Model.Norm.FFN, l), tokens);     // xb[T][D] = rmsnorm(x) * ffn_norm
-            ffn(l, tokens);                               // xb[T][D] = w2(act(w1 xb) * w3 xb)
-            postNorm(Model.Norm.POST_FFN, l, tokens);                  // Gemma: xb = rmsnorm(xb) * post_ffw_norm
-            residual(tokens);                             // x += xb
+            ffn(l, tokens);                               // hb[T][H] = act(w1 xb) * w3 xb
+            projectAndAdd(w.matrix(Model.Matrix.DOWN, l), a.hb, Model.Norm.POST_FFN, l, tokens);      // x += hb w2^T
         }
         return classify(chunks);                          // [chunks][V] or null
     }
@@ -248,10 +270,18 @@ public final class Transformer implements AutoCloseable {
         }
     }
 
-    /** Gemma: xb[T][D] = rmsnorm(xb) * the layer's post norm {@code n}; nothing for other families. */
-    private void postNorm(Model.Norm n, int l, int tokens) {
+    /**
+     * x[T][D] += in[T][cols] W^T, through xb[T][D]; with Gemma's post norm {@code n} (xb =
+     * rmsnorm(xb) * norm, a reduction over whole rows) between the product and the add. Without a
+     * post norm the add is done by each part on the rows it computed (one hand-off for both).
+     */
+    private void projectAndAdd(Weight wt, float[] in, Model.Norm n, int l, int tokens) {
         if (spec.gemma().postNorms()) {
+            matmul(wt, in, tokens, a.xb);
             rmsnorm(a.xb, a.xb, w.norm(n, l), tokens);
+            residual(0, c.dim(), tokens);
+        } else {
+            matmuls(in, tokens, new Weight[] {wt}, new float[][] {a.xb}, (from, to) -> residual(from, to, tokens));
         }
     }
 
@@ -266,18 +296,19 @@ public final class Transformer implements AutoCloseable {
     private void qkv(int l, int tokens) {
         matmuls(a.xb, tokens, new Weight[] {w.matrix(Model.Matrix.Q, l), w.matrix(Model.Matrix.K, l),
                 w.matrix(Model.Matrix.V, l)}, new float[][] {a.q, a.k, a.v});
-        addBias(Model.Matrix.Q, l, tokens, a.q);
-        addBias(Model.Matrix.K, l, tokens, a.k);
-        addBias(Model.Matrix.V, l, tokens, a.v);
+        addBias(Model.Matrix.Q, l, tokens, a.q, 0, c.qDim());
+        addBias(Model.Matrix.K, l, tokens, a.k, 0, c.kvDim());
+        addBias(Model.Matrix.V, l, tokens, a.v, 0, c.kvDim());
     }
 
-    private void addBias(Model.Matrix m, int l, int tokens, float[] out) {
+    /** out[t][from..to-1] += the bias of matrix {@code m} of layer {@code l}, when the model has one. */
+    private void addBias(Model.Matrix m, int l, int tokens, float[] out, int from, int to) {
         Weight wt = w.matrix(m, l);
         MemorySegment bias = w.bias(m, l);
         if (bias != null) {
             int n = wt.rows();
             for (int t = 0; t < tokens; t++) {
-                for (int i = 0; i < n; i++) {
+                for (int i = from; i < to; i++) {
                     out[t * n + i] += bias.getAtIndex(F32, i);
                 }
             }
@@ -286,15 +317,20 @@ public final class Transformer implements AutoCloseable {
 
     /** In place: every query head and key head of every token = rmsnorm(head) * its norm weight [headDim]. */
     private void headNorms(int l, int tokens) {
+        headNorms(l, tokens, 0, c.kvHeads());
+    }
+
+    /** As {@link #headNorms(int, int)} for key heads {@code kvFrom..kvTo-1} and their query heads. */
+    private void headNorms(int l, int tokens, int kvFrom, int kvTo) {
         int hd = c.headDim();
         MemorySegment qn = w.norm(Model.Norm.Q_HEAD, l);
         MemorySegment kn = w.norm(Model.Norm.K_HEAD, l);
         for (int t = 0; t < tokens; t++) {
-            for (int h = 0; h < c.heads(); h++) {
+            for (int h = kvFrom * c.kvGroup(); h < kvTo * c.kvGroup(); h++) {
                 int off = t * c.qDim() + h * hd;
                 kernels.rmsnorm(a.q, off, a.q, off, qn, hd, eps);
             }
-            for (int h = 0; h < c.kvHeads(); h++) {
+            for (int h = kvFrom; h < kvTo; h++) {
                 int off = t * c.kvDim() + h * hd;
                 kernels.rmsnorm(a.k, off, a.k, off, kn, hd, eps);
             }
@@ -309,14 +345,74 @@ public final class Transformer implements AutoCloseable {
         }
     }
 
-    /** Rotary embedding of every query head and every key head at the token's position, by the angles from {@link #angles}. */
-    private void rotary(Rope rope, float[] cos, float[] sin, int tokens) {
+    /**
+     * Rotary embedding of key heads {@code kvFrom..kvTo-1} and their query heads at every token's
+     * position, by the angles from {@link #angles} (the layer's: local in a sliding-window layer).
+     */
+    private void rotary(int l, int tokens, int kvFrom, int kvTo) {
+        Rope r = spec.window(l) > 0 ? localRope : rope;
+        float[] cos = spec.window(l) > 0 ? a.localCos : a.cos;
+        float[] sin = spec.window(l) > 0 ? a.localSin : a.sin;
         int stride = c.headDim() / 2;
+        int group = c.kvGroup();
         for (int t = 0; t < tokens; t++) {
-            rope.rotate(a.q, t * c.qDim(), c.heads(), cos, sin, t * stride);
-            rope.rotate(a.k, t * c.kvDim(), c.kvHeads(), cos, sin, t * stride);
+            r.rotate(a.q, t * c.qDim() + kvFrom * group * c.headDim(), (kvTo - kvFrom) * group, cos, sin, t * stride);
+            r.rotate(a.k, t * c.kvDim() + kvFrom * c.headDim(), kvTo - kvFrom, cos, sin, t * stride);
         }
     }
+
+    /**
+     * Whether a step's q/k/v products and attention run as one range, kv head by kv head: when
+     * attention would be split by head anyway (few tokens), there are kv heads enough for every
+     * thread (else, with one or two kv heads, the products would not be split as well as by
+     * rows), the pool may read the slab, and a head's rows are whole groups of 4 (so that its rows
+     * are computed as in the full product).
+     */
+    private boolean fusesAttention(int tokens, MemorySegment slab) {
+        return fused && tokens < ATTENTION_TOKENS_PER_THREAD * parallel.threads() && c.headDim() % 4 == 0
+                && c.kvHeads() >= 2 * parallel.threads() && slab.isAccessibleBy(NOT_THE_OWNER);
+    }
+
+    /**
+     * One hand-off for the attention block of layer {@code l} (model layer; {@code li} of group
+     * {@code g}'s slab): each part takes whole kv heads and, for them, computes their q rows (the
+     * query heads of the kv head), k and v rows (+ biases), the head norms, the rotation, writes
+     * their K and V into the slab and attends: xb2[T][Q]. A kv head's queries read only its own K
+     * and V, so no part waits for another; the values are those of the separate steps.
+     */
+    private void attentionByKvHead(int l, int li, int g, int tokens, List<SequenceChunk> chunks, MemorySegment slab,
+                                   KvLayout layout) {
+        Weight[] ws = {w.matrix(Model.Matrix.Q, l), w.matrix(Model.Matrix.K, l), w.matrix(Model.Matrix.V, l)};
+        float[][] ys = {a.q, a.k, a.v};
+        int hd = c.headDim();
+        int group = c.kvGroup();
+        int window = spec.window(l);
+        long work = (long) (c.qDim() + 2 * c.kvDim()) * c.dim() * tokens;
+        for (int t = 0; t < tokens; t++) {
+            work += (window > 0 ? Math.min(window, a.pos[t] + 1L) : a.pos[t] + 1L) * 2 * c.qDim();
+        }
+        Packed p = pack(a.xb, tokens, ws);
+        parallel.forRange(c.kvHeads(), 1, work, (worker, from, to) -> {
+            int[] lo = {from * group * hd, from * hd, from * hd};   // rows of q, k, v
+            int[] hi = {to * group * hd, to * hd, to * hd};
+            for (int i = 0; i < ws.length; i++) {
+                rows(ws[i], a.xb, p.f32, p.decoded, p.q8, tokens, ys[i], lo[i], hi[i]);
+                addBias(MATRICES_QKV[i], l, tokens, ys[i], lo[i], hi[i]);
+            }
+            if (spec.qkNorm()) {
+                headNorms(l, tokens, from, to);
+            }
+            rotary(l, tokens, from, to);
+            attention.writeKv(li, g, tokens, a, chunks, slab, layout, from, to);
+            for (int t = 0; t < tokens; t++) {
+                int n = window > 0 ? Math.min(window, a.pos[t] + 1) : a.pos[t] + 1;
+                attention.attend(li, g, window, t, from * group, to * group, a, a.att(worker, (to - from) * group * n),
+                        chunks, slab, layout);
+            }
+        });
+    }
+
+    private static final Model.Matrix[] MATRICES_QKV = {Model.Matrix.Q, Model.Matrix.K, Model.Matrix.V};
 
     /**
      * xb2[T][Q]: every (token, query head) attends over its sequence's positions 0..p, or only the
@@ -347,22 +443,32 @@ public final class Transformer implements AutoCloseable {
         });
     }
 
-    /** xb[T][D] = w2 (act(w1 xb) * (w3 xb)), act = SiLU or (Gemma) GELU(tanh); hb, hb2 [T][H]. */
+    /**
+     * hb[T][H] = act(w1 xb) * (w3 xb), act = SiLU or (Gemma) GELU(tanh); hb2 [T][H] scratch. Each
+     * part computes the same rows of w1 and w3 and applies the activation to them (element-wise).
+     */
     private void ffn(int l, int tokens) {
         int hidden = c.hiddenDim();
+        boolean gelu = spec.gemma().geluFfn();
         matmuls(a.xb, tokens, new Weight[] {w.matrix(Model.Matrix.GATE, l), w.matrix(Model.Matrix.UP, l)},
-                new float[][] {a.hb, a.hb2});
-        if (spec.gemma().geluFfn()) {
-            Gelu.geglu(a.hb, 0, a.hb2, 0, tokens * hidden);
-        } else {
-            kernels.swiglu(a.hb, 0, a.hb2, 0, tokens * hidden);
-        }
-        matmul(w.matrix(Model.Matrix.DOWN, l), a.hb, tokens, a.xb);
+                new float[][] {a.hb, a.hb2}, (from, to) -> {
+                    for (int t = 0; t < tokens; t++) {
+                        int off = t * hidden + from;
+                        if (gelu) {
+                            Gelu.geglu(a.hb, off, a.hb2, off, to - from);
+                        } else {
+                            kernels.swiglu(a.hb, off, a.hb2, off, to - from);
+                        }
+                    }
+                });
     }
 
-    /** x[T][D] += xb[T][D]. */
-    private void residual(int tokens) {
-        kernels.add(a.x, 0, a.xb, 0, tokens * c.dim());
+    /** x[t][from..to-1] += xb[t][from..to-1] for every token. */
+    private void residual(int from, int to, int tokens) {
+        for (int t = 0; t < tokens; t++) {
+            int off = t * c.dim() + from;
+            kernels.add(a.x, off, a.xb, off, to - from);
+        }
     }
 
     /** Final rmsnorm and classifier for the last token of each chunk that wants logits. */
@@ -409,25 +515,59 @@ public final class Transformer implements AutoCloseable {
         matmuls(x, n, new Weight[] {wt}, new float[][] {y});
     }
 
+    /** Element-wise work on output rows {@code from..to-1} (of every token) of products just computed. */
+    @FunctionalInterface
+    private interface RowsDone {
+        void apply(int from, int to);
+    }
+
     /**
-     * {@code ys[i][n][rows_i] = x[n][cols] ws[i]^T} for matrices that read the same input (q, k, v;
-     * gate, up), in one hand-off to the pool: the rows of all of them are one range, cut into
-     * parts at multiples of 4 rows of each matrix (so that every row is computed the same way
-     * whatever the thread count; the kernels treat groups of 4 rows and a remainder differently).
+     * {@code ys[i][n][rows] = x[n][cols] ws[i]^T} for matrices of the same row count, then
+     * {@code done} on the rows: each part computes rows {@code from..to-1} (a multiple of 4) of
+     * every matrix and at once applies {@code done} to them, inside the one hand-off (unless
+     * {@link #fused} is off: then the caller applies it to all rows after the range).
      */
-    private void matmuls(float[] x, int n, Weight[] ws, float[][] ys) {
-        int[] start = new int[ws.length + 1];   // first group of 4 rows of each matrix
+    private void matmuls(float[] x, int n, Weight[] ws, float[][] ys, RowsDone done) {
+        int rows = ws[0].rows();
         long work = 0;
+        for (Weight wt : ws) {
+            if (wt.rows() != rows) {
+                throw new IllegalArgumentException("matrices of " + rows + " and " + wt.rows() + " rows");
+            }
+            work += (long) wt.rows() * wt.cols() * n;
+        }
+        Packed p = pack(x, n, ws);
+        parallel.forRange((rows + 3) / 4, 1, work, (worker, from, to) -> {
+            int lo = from * 4;
+            int hi = Math.min(rows, to * 4);
+            for (int i = 0; i < ws.length; i++) {
+                rows(ws[i], x, p.f32, p.decoded, p.q8, n, ys[i], lo, hi);
+            }
+            if (fused) {
+                done.apply(lo, hi);
+            }
+        });
+        if (!fused) {
+            done.apply(0, rows);
+        }
+    }
+
+    /**
+     * x prepared once for every part: for F32 weights in the kernels' layout, for encoded ones in
+     * PackedMatmul's (or null), and quantized to Q8_0 blocks for {@link Int8Dot}'s types (or null).
+     */
+    private record Packed(float[] f32, float[] decoded, Q8Activations q8) {
+    }
+
+    private Packed pack(float[] x, int n, Weight[] ws) {
         boolean f32 = false;
         boolean encoded = false;
-        for (int i = 0; i < ws.length; i++) {
-            start[i + 1] = start[i] + (ws[i].rows() + 3) / 4;
-            work += (long) ws[i].rows() * ws[i].cols() * n;
-            f32 |= ws[i].type() == TensorType.F32;
-            encoded |= ws[i].type() != TensorType.F32;
+        boolean int8 = false;
+        for (Weight wt : ws) {
+            f32 |= wt.type() == TensorType.F32;
+            encoded |= wt.type() != TensorType.F32;
+            int8 |= Int8Dot.supports(wt.type());
         }
-        // Products read x packed once here for every part: F32 weights in the kernels' layout,
-        // encoded weights (batches of a vector of rows or more) in PackedMatmul's.
         int in = ws[0].cols();
         float[] packed = f32 ? a.packed(kernels.packedLength(n, in)) : x;
         if (f32) {
@@ -438,13 +578,35 @@ public final class Transformer implements AutoCloseable {
             packedDecoded = a.packedForDecoded(PackedMatmul.packedLength(n, in));
             PackedMatmul.pack(x, n, in, packedDecoded);
         }
-        float[] pd = packedDecoded;
+        // Decode products with Q8_0 weights: x quantized once here, as llama.cpp does.
+        Q8Activations q8 = null;
+        if (int8 && quantActivations == QuantActivations.Q8_0 && n < QuantMatmul.SCRATCH_FROM) {
+            q8 = a.q8;
+            q8.quantize(x, n, in);
+        }
+        return new Packed(packed, packedDecoded, q8);
+    }
+
+    /**
+     * {@code ys[i][n][rows_i] = x[n][cols] ws[i]^T} for matrices that read the same input (q, k, v;
+     * gate, up), in one hand-off to the pool: the rows of all of them are one range, cut into
+     * parts at multiples of 4 rows of each matrix (so that every row is computed the same way
+     * whatever the thread count; the kernels treat groups of 4 rows and a remainder differently).
+     */
+    private void matmuls(float[] x, int n, Weight[] ws, float[][] ys) {
+        int[] start = new int[ws.length + 1];   // first group of 4 rows of each matrix
+        long work = 0;
+        for (int i = 0; i < ws.length; i++) {
+            start[i + 1] = start[i] + (ws[i].rows() + 3) / 4;
+            work += (long) ws[i].rows() * ws[i].cols() * n;
+        }
+        Packed p = pack(x, n, ws);
         parallel.forRange(start[ws.length], 1, work, (worker, from, to) -> {
             for (int i = 0; i < ws.length; i++) {
                 int lo = Math.max(from, start[i]) - start[i];
                 int hi = Math.min(to, start[i + 1]) - start[i];
                 if (lo < hi) {
-                    rows(ws[i], x, packed, pd, n, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
+                    rows(ws[i], x, p.f32, p.decoded, p.q8, n, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
                 }
             }
         });
@@ -452,11 +614,15 @@ public final class Transformer implements AutoCloseable {
 
     /**
      * Output rows {@code from..to-1} of {@code y[n][rows] = x[n][cols] W^T}; {@code packed} is x
-     * packed for F32 weights, {@code packedDecoded} for encoded ones (null below a vector of rows).
+     * packed for F32 weights, {@code packedDecoded} for encoded ones (null below a vector of rows),
+     * {@code q8} x quantized for the types of {@link Int8Dot} (null unless decoding with them).
      */
-    private void rows(Weight wt, float[] x, float[] packed, float[] packedDecoded, int n, float[] y, int from, int to) {
+    private void rows(Weight wt, float[] x, float[] packed, float[] packedDecoded, Q8Activations q8, int n, float[] y,
+                      int from, int to) {
         if (wt.type() == TensorType.F32) {
             kernels.matmulPacked(wt.data(), wt.cols(), wt.rows(), packed, n, y, from, to);
+        } else if (q8 != null && Int8Dot.supports(wt.type())) {
+            QuantMatmul.matmul(wt, q8, n, y, from, to);
         } else if (packedDecoded != null) {
             PackedMatmul.matmul(wt, packedDecoded, n, y, from, to);
         } else {

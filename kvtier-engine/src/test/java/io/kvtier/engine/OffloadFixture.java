@@ -27,7 +27,7 @@ import java.util.Map;
  * An engine on the fingerprint model with a host tier and a {@link FaultInjectingTransferEngine},
  * and the checks of ACCEPTANCE's invariants after every step.
  */
-final class OffloadFixture implements AutoCloseable {
+final class OffloadFixture extends CheckedEngineFixture {
 
     final KvLayout layout;
     final BlockPool pool;
@@ -50,7 +50,6 @@ final class OffloadFixture implements AutoCloseable {
     /** Check stored bytes every this many steps (1 = every step). */
     int bytesCheckEvery = 1;
     private long stepsChecked;
-    private long nextId;
 
     OffloadFixture(int blockSize, int deviceBlocks, int hostChunks, OffloadConfig config) {
         this(FingerprintEngines.config(blockSize, deviceBlocks), hostChunks, config, "lru");
@@ -135,39 +134,25 @@ final class OffloadFixture implements AutoCloseable {
         return OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk);
     }
 
-    Request submit(int[] prompt, int maxTokens) {
-        return submit(prompt, maxTokens, null);
-    }
-
     Request submit(int[] prompt, int maxTokens, String salt) {
-        Request r = new Request(nextId++, prompt, maxTokens, SamplingParams.GREEDY, ExtraKeys.salt(salt));
-        engine.submit(r);
-        remember(r);
-        return r;
+        return submitWithKeys(prompt, maxTokens, ExtraKeys.salt(salt));
     }
 
-    /** One engine step, then every invariant. */
-    List<Request> step() {
-        List<Request> done = engine.step();
+    @Override
+    Engine engine() {
+        return engine;
+    }
+
+    @Override
+    void submitted(Request r) {
+        remember(r);
+    }
+
+    @Override
+    void stepped(List<Request> done) {
         for (Request r : engine.scheduler().running()) {
             remember(r);
         }
-        checkInvariants();
-        return done;
-    }
-
-    /** Steps until no request is left, then drains the transfers; checks invariants throughout. */
-    List<Request> run() {
-        List<Request> done = FingerprintEngines.runChecked(engine, this::step);
-        checkInvariants();
-        return done;
-    }
-
-    /** Runs one request to the end and returns it. */
-    Request runOne(int[] prompt, int maxTokens) {
-        Request r = submit(prompt, maxTokens);
-        run();
-        return r;
     }
 
     /** Lets every held job go and drops every fault rule (holds included). */
@@ -214,6 +199,7 @@ final class OffloadFixture implements AutoCloseable {
     }
 
     /** ACCEPTANCE's per-step invariants. */
+    @Override
     void checkInvariants() {
         pool.checkInvariants();
         offload.checkInvariants();
@@ -268,10 +254,5 @@ final class OffloadFixture implements AutoCloseable {
 
     long computedTokens() {
         return engine.stats().computedTokens();
-    }
-
-    @Override
-    public void close() {
-        engine.close(); // closes the transfers, then the host tier, then the device pool
     }
 }

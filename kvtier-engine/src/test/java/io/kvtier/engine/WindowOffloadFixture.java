@@ -34,7 +34,7 @@ import java.util.Map;
  * checks of ACCEPTANCE's invariants per group after every step, plus the window rule: no store job
  * of the window group copies a block that left the window of its request's next query.
  */
-final class WindowOffloadFixture implements AutoCloseable {
+final class WindowOffloadFixture extends CheckedEngineFixture {
 
     final List<KvGroup> groups;
     final List<BlockPool> pools = new ArrayList<>();
@@ -55,7 +55,6 @@ final class WindowOffloadFixture implements AutoCloseable {
     private final int[] jobsChecked = new int[2];
     /** Window-group store jobs checked against the window rule. */
     long windowStoresChecked;
-    private long nextId;
 
     WindowOffloadFixture(int blockSize, int window, int deviceBlocks, int maxBatchTokens, int hostChunks, OffloadConfig oc) {
         this(blockSize, window, FingerprintEngines.config(blockSize, deviceBlocks).withMaxBatchTokens(maxBatchTokens), hostChunks, oc, "lru");
@@ -96,36 +95,24 @@ final class WindowOffloadFixture implements AutoCloseable {
         return engine.kvCacheManager().cacheKey(g, r.blockKeys().get(i));
     }
 
-    Request submit(int[] prompt, int maxTokens) {
-        Request r = new Request(nextId++, prompt, maxTokens, SamplingParams.GREEDY, ExtraKeys.NONE);
-        engine.submit(r);
-        requests.add(r);
-        remember(r);
-        return r;
+    @Override
+    Engine engine() {
+        return engine;
     }
 
-    List<Request> step() {
-        List<Request> done = engine.step();
+    @Override
+    void submitted(Request r) {
+        requests.add(r);
+        remember(r);
+    }
+
+    @Override
+    void stepped(List<Request> done) {
         for (Request r : requests) {
             if (!r.isFinished() || done.contains(r)) {
                 remember(r);
             }
         }
-        checkInvariants();
-        return done;
-    }
-
-    /** Steps until no request is left, then drains the transfers; checks invariants throughout. */
-    List<Request> run() {
-        List<Request> done = FingerprintEngines.runChecked(engine, this::step);
-        checkInvariants();
-        return done;
-    }
-
-    Request runOne(int[] prompt, int maxTokens) {
-        Request r = submit(prompt, maxTokens);
-        run();
-        return r;
     }
 
     private void remember(Request r) {
@@ -157,6 +144,7 @@ final class WindowOffloadFixture implements AutoCloseable {
     }
 
     /** ACCEPTANCE's per-step invariants, in every group, and the window group's store rule. */
+    @Override
     void checkInvariants() {
         engine.checkKvInvariants();
         offload.checkInvariants();
@@ -243,10 +231,5 @@ final class WindowOffloadFixture implements AutoCloseable {
             }
         }
         return aborted;
-    }
-
-    @Override
-    public void close() {
-        engine.close();
     }
 }

@@ -59,17 +59,13 @@ class CheckpointTest {
     @Test
     void missingFileIsReportedWithItsName() {
         Path file = tmp.resolve("nope.bin");
-        assertThatThrownBy(() -> Checkpoint.load(file))
-                .isInstanceOf(ModelFormatException.class)
-                .hasMessageContaining("nope.bin").hasMessageContaining("not found");
+        assertRefused(file, "not found");
     }
 
     @Test
     void fileShorterThanHeaderIsRejected() throws IOException {
         Path file = Files.write(tmp.resolve("short.bin"), new byte[10]);
-        assertThatThrownBy(() -> Checkpoint.load(file))
-                .isInstanceOf(ModelFormatException.class)
-                .hasMessageContaining("short.bin").hasMessageContaining("10 bytes, shorter than the 28-byte");
+        assertRefused(file, "10 bytes, shorter than the 28-byte");
     }
 
     @Test
@@ -79,12 +75,8 @@ class CheckpointTest {
         long full = Files.size(file);
         CheckpointLayout.Tensor w1 = CheckpointLayout.of(TINY).tensor("w1");
         truncate(file, w1.offsetOf(1) + 8);
-        assertThatThrownBy(() -> Checkpoint.load(file))
-                .isInstanceOf(ModelFormatException.class)
-                .hasMessageContaining("cut.bin")
-                .hasMessageContaining("header says 2 layers")
-                .hasMessageContaining("ends inside tensor w1 of layer 1")
-                .hasMessageContaining(String.format("expected %,d bytes, found %,d", full, w1.offsetOf(1) + 8));
+        assertRefused(file, "header says 2 layers", "ends inside tensor w1 of layer 1",
+                String.format("expected %,d bytes, found %,d", full, w1.offsetOf(1) + 8));
     }
 
     @Test
@@ -92,9 +84,7 @@ class CheckpointTest {
         Path file = tmp.resolve("long.bin");
         CheckpointWriter.writeRandom(file, TINY, 1);
         Files.write(file, new byte[12], java.nio.file.StandardOpenOption.APPEND);
-        assertThatThrownBy(() -> Checkpoint.load(file))
-                .isInstanceOf(ModelFormatException.class)
-                .hasMessageContaining("long.bin").hasMessageContaining("12 bytes more");
+        assertRefused(file, "12 bytes more");
     }
 
     @Test
@@ -112,25 +102,19 @@ class CheckpointTest {
     @Test
     void headsThatDoNotDivideDimAreRejected() throws IOException {
         Path file = writeHeader("heads.bin", 64, 172, 5, 7, 7, 512, 512);
-        assertThatThrownBy(() -> Checkpoint.load(file))
-                .isInstanceOf(ModelFormatException.class)
-                .hasMessageContaining("heads.bin").hasMessageContaining("n_heads 7 does not divide dim 64");
+        assertRefused(file, "n_heads 7 does not divide dim 64");
     }
 
     @Test
     void kvHeadsThatDoNotDivideHeadsAreRejected() throws IOException {
         Path file = writeHeader("kv.bin", 64, 172, 5, 8, 3, 512, 512);
-        assertThatThrownBy(() -> Checkpoint.load(file))
-                .isInstanceOf(ModelFormatException.class)
-                .hasMessageContaining("kv.bin").hasMessageContaining("n_kv_heads 3 does not divide n_heads 8");
+        assertRefused(file, "n_kv_heads 3 does not divide n_heads 8");
     }
 
     @Test
     void nonPositiveDimensionIsRejected() throws IOException {
         Path file = writeHeader("zero.bin", 64, 172, 0, 8, 4, 512, 512);
-        assertThatThrownBy(() -> Checkpoint.load(file))
-                .isInstanceOf(ModelFormatException.class)
-                .hasMessageContaining("zero.bin").hasMessageContaining("n_layers = 0 is not plausible");
+        assertRefused(file, "n_layers = 0 is not plausible");
     }
 
     @Test
@@ -153,6 +137,14 @@ class CheckpointTest {
         ByteBuffer b = ByteBuffer.allocate(header.length * 4 + 4000).order(ByteOrder.LITTLE_ENDIAN);
         for (int h : header) b.putInt(h);
         return Files.write(tmp.resolve(name), b.array());
+    }
+
+    /** Loading {@code file} fails with one message naming the file and saying each of {@code said}. */
+    private static void assertRefused(Path file, String... said) {
+        assertThatThrownBy(() -> Checkpoint.load(file))
+                .isInstanceOf(ModelFormatException.class)
+                .hasMessageContaining(file.getFileName().toString())
+                .satisfies(e -> assertThat(e.getMessage()).contains(said));
     }
 
     private static void truncate(Path file, long size) throws IOException {

@@ -92,6 +92,43 @@ class TransformerTest {
         }
     }
 
+    /**
+     * The residual adds and SwiGLU done by each part on the rows it computed (inside the
+     * products' ranges) give the same logits, bit for bit, as done by the calling thread after
+     * each range, and q/k/v with attention kv head by kv head give what the separate products
+     * and attention give; every product and attention is split (threshold 0) so that both
+     * threads run parts. A decode step at 2 threads hands off exactly 4 ranges per layer (q/k/v
+     * with attention, o with its residual, gate/up with SwiGLU, down with its residual) and the
+     * classifier, against 5 per layer unfused.
+     */
+    @Test
+    void fusedStepsGiveTheSameLogitsWithFourHandOffsPerLayer() {
+        int[] prompt = refs.get(5).promptIds();
+        ForkJoinPool own = new ForkJoinPool(2);
+        Parallel fusedPool = new Parallel(own, Parallel.SPIN_NANOS, 0);
+        Parallel unfusedPool = new Parallel(own, Parallel.SPIN_NANOS, 0);
+        try (Transformer fused = new Transformer(checkpoint, Kernels.scalar(), fusedPool, true);
+             Transformer unfused = new Transformer(checkpoint, Kernels.scalar(), unfusedPool, false);
+             LogitsDriver a = new LogitsDriver(fused, 16, prompt.length + 9);
+             LogitsDriver b = new LogitsDriver(unfused, 16, prompt.length + 9)) {
+            assertThat(a.feed(prompt)).as("prefill").containsExactly(b.feed(prompt));
+            int token = 1;
+            for (int i = 0; i < 8; i++) {
+                long before = fusedPool.splits();
+                long beforeUnfused = unfusedPool.splits();
+                float[] logits = a.feed(token);
+                assertThat(logits).as("decode step %d", i).containsExactly(b.feed(token));
+                assertThat(fusedPool.splits() - before).as("hand-offs of decode step %d", i)
+                        .isEqualTo(4L * checkpoint.config().layers() + 1);
+                assertThat(unfusedPool.splits() - beforeUnfused).as("hand-offs of decode step %d, unfused", i)
+                        .isEqualTo(5L * checkpoint.config().layers() + 1);
+                token = GreedyDriver.argmax(logits);
+            }
+        } finally {
+            own.shutdownNow();
+        }
+    }
+
     @ParameterizedTest(name = "block size {0}, prefill chunk {1}")
     @CsvSource({"1, 1", "1, 64", "4, 7", "16, 1", "16, 7", "16, 64", "64, 7", "64, 64", "4, 64", "64, 1"})
     void blockSizeAndPrefillChunkDoNotChangeTokens(int blockSize, int prefillChunk) {

@@ -25,6 +25,20 @@ public record Capacity(Kind kind, long tokens) {
         }
     }
 
+    /** Whether this is 0 tokens: "no such tier" for the host, disk and remote tiers. */
+    public boolean isNone() {
+        return kind == Kind.TOKENS && tokens == 0;
+    }
+
+    /**
+     * The error for {@link #MIN} given to a tier behind the device tier.
+     *
+     * @param flag the option it was given to, e.g. {@code --host-cache-tokens}
+     */
+    public static IllegalArgumentException deviceOnly(String flag) {
+        return new IllegalArgumentException(flag + ": 'min' is for the device tier only");
+    }
+
     /** A capacity of {@code tokens} tokens. */
     public static Capacity tokens(long tokens) {
         return new Capacity(Kind.TOKENS, tokens);

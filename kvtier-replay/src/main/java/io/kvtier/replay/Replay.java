@@ -63,13 +63,11 @@ public final class Replay {
             ReplayResult.Optimum optimum = null;
             if (cfg.mode() == ReplayConfig.Mode.INSTANT && cfg.blockSize() == ChunkTrace.CHUNK_TOKENS) {
                 ChunkTrace c = chunks != null ? chunks : ChunkTrace.of(trace);
-                // The tiers' capacities as printed, summed (Long.MAX_VALUE when the remote is unbounded);
-                // Belady itself never needs more room than the trace's distinct chunks.
-                long remoteChunks = re.remote == null ? 0 : re.remote.capacityChunks();
-                long tiers = (long) re.deviceBlocks + re.hostChunks + re.diskChunks;
-                long capacity = remoteChunks > Long.MAX_VALUE - tiers ? Long.MAX_VALUE : tiers + remoteChunks;
+                long remoteChunks = re.remote == null ? 0 : Math.min(re.remote.capacityChunks(), c.distinctChunks());
+                long capacity = (long) re.deviceBlocks + re.hostChunks + re.diskChunks + remoteChunks;
                 optimum = new ReplayResult.Optimum(capacity, BeladyOptimum.run(c, capacity, HitRule.ENGINE).hitTokens(),
-                        Ceiling.compute(c, HitRule.ENGINE).hitTokens());
+                        Ceiling.compute(c, HitRule.ENGINE).hitTokens(),
+                        re.remote != null && re.remote.capacityChunks() > c.distinctChunks() ? c.distinctChunks() : -1);
             }
             OffloadStats os = re.offload == null ? null : re.offload.stats();
             long stored = os == null ? 0 : os.blocksStored().getOrDefault(HostTier.NAME, 0L);

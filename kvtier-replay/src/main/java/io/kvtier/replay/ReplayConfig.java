@@ -47,7 +47,7 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
 
         public Remote {
             if (capacity.kind() == Capacity.Kind.MIN) {
-                throw new IllegalArgumentException("--remote-cache-tokens: 'min' is for the device tier only");
+                throw Capacity.deviceOnly("--remote-cache-tokens");
             }
             if (!(latencyNanos >= 0) || Double.isInfinite(latencyNanos)) {
                 throw new IllegalArgumentException("--remote-latency-us must be finite and >= 0, got " + latencyNanos / 1e3);
@@ -59,7 +59,7 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
 
         /** Whether there is a remote tier. */
         public boolean enabled() {
-            return !(capacity.kind() == Capacity.Kind.TOKENS && capacity.tokens() == 0);
+            return !capacity.isNone();
         }
     }
 
@@ -138,16 +138,15 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
                     + maxBatchTokens + ", " + maxRunning);
         }
         if (host.kind() == Capacity.Kind.MIN) {
-            throw new IllegalArgumentException("--host-cache-tokens: 'min' is for the device tier only");
+            throw Capacity.deviceOnly("--host-cache-tokens");
         }
         if (disk.kind() == Capacity.Kind.MIN) {
-            throw new IllegalArgumentException("--disk-cache-tokens: 'min' is for the device tier only");
+            throw Capacity.deviceOnly("--disk-cache-tokens");
         }
-        if (!(disk.kind() == Capacity.Kind.TOKENS && disk.tokens() == 0)
-                && host.kind() == Capacity.Kind.TOKENS && host.tokens() == 0) {
+        if (!disk.isNone() && host.isNone()) {
             throw new IllegalArgumentException("--disk-cache-tokens: the disk tier sits behind the host tier; give --host-cache-tokens too");
         }
-        if (remote.enabled() && host.kind() == Capacity.Kind.TOKENS && host.tokens() == 0) {
+        if (remote.enabled() && host.isNone()) {
             throw new IllegalArgumentException("--remote-cache-tokens: the remote tier sits behind the host tier; give --host-cache-tokens too");
         }
         if (kvGroups != null) {
@@ -156,7 +155,7 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
                         + " KV bytes per token, the cost model " + cost.kvBytesPerToken() + ": give one of them");
             }
             // every layout: the KV-traffic table counts the host tier only, so a disk or remote tier would be left out of it
-            if (!(disk.kind() == Capacity.Kind.TOKENS && disk.tokens() == 0) || remote.enabled()) {
+            if (!disk.isNone() || remote.enabled()) {
                 throw new IllegalArgumentException("--kv-groups " + kvGroups.name()
                         + ": the replay's hybrid cost model has the host tier only (no --disk-cache-tokens, --remote-cache-tokens)");
             }

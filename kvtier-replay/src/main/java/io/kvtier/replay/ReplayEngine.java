@@ -93,18 +93,18 @@ final class ReplayEngine implements AutoCloseable {
         hostChunks = switch (cfg.host().kind()) {
             case INF -> (int) Math.min(Integer.MAX_VALUE, Math.max(1, promptBlocks));
             case TOKENS -> (int) Math.min(Integer.MAX_VALUE, cfg.host().blocks(bs));
-            case MIN -> throw new IllegalArgumentException("--host-cache-tokens: 'min' is for the device tier only");
+            case MIN -> throw Capacity.deviceOnly("--host-cache-tokens");
         };
         diskChunks = hostChunks == 0 ? 0 : switch (cfg.disk().kind()) {
             case INF -> (int) Math.min(Integer.MAX_VALUE, Math.max(1, promptBlocks));
             case TOKENS -> (int) Math.min(Integer.MAX_VALUE, cfg.disk().blocks(bs));
-            case MIN -> throw new IllegalArgumentException("--disk-cache-tokens: 'min' is for the device tier only");
+            case MIN -> throw Capacity.deviceOnly("--disk-cache-tokens");
         };
         remote = hostChunks == 0 || !cfg.remote().enabled() ? null : new io.kvtier.replay.sim.SimulatedRemoteStore(
                 switch (cfg.remote().capacity().kind()) {
                     case INF -> Long.MAX_VALUE;
                     case TOKENS -> Math.max(1, cfg.remote().capacity().blocks(bs));
-                    case MIN -> throw new IllegalArgumentException("--remote-cache-tokens: 'min' is for the device tier only");
+                    case MIN -> throw Capacity.deviceOnly("--remote-cache-tokens");
                 }, cfg.remote().latencyNanos(), cfg.remote().bytesPerSecond());
         maxBatchTokens = cfg.maxBatchTokens() > 0 ? cfg.maxBatchTokens()
                 : cfg.mode() == ReplayConfig.Mode.INSTANT ? longestPrompt : ReplayConfig.TIMED_MAX_BATCH_TOKENS;

@@ -47,11 +47,12 @@ public final class ReplayReport {
         }
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f%n", "total", "", r.hitTokens(), r.tokenHitRatio());
         if (r.optimum() != null) {
-            long cap = r.optimum().capacityChunks();
-            out.printf(Locale.ROOT, "  optimum (Belady at %s = device + host" + (r.diskChunks() > 0 ? " + disk" : "")
-                            + (r.remote() != null ? " + remote" : "") + "): %.4f; this policy reaches %.3f of it%n",
-                    cap == Long.MAX_VALUE ? "inf" : String.format(Locale.ROOT, "%,d chunks", cap), r.optimumTokenHitRatio(),
-                    r.fractionOfOptimum());
+            out.printf(Locale.ROOT, "  optimum (Belady at %,d chunks = device + host" + (r.diskChunks() > 0 ? " + disk" : "")
+                            + (r.remote() == null ? "" : r.optimum().remoteCappedAt() < 0 ? " + remote"
+                                    : String.format(Locale.ROOT, " + remote capped at the trace's %,d distinct chunks",
+                                            r.optimum().remoteCappedAt()))
+                            + "): %.4f; this policy reaches %.3f of it%n",
+                    r.optimum().capacityChunks(), r.optimumTokenHitRatio(), r.fractionOfOptimum());
             out.printf(Locale.ROOT, "  ceiling (unbounded cache): %.4f; optimum/ceiling %.3f, policy/ceiling %.3f%n",
                     r.ceilingTokenHitRatio(), r.optimumTokenHitRatio() / r.ceilingTokenHitRatio(),
                     r.tokenHitRatio() / r.ceilingTokenHitRatio());

@@ -106,13 +106,14 @@ public record ReplayResult(String trace, ReplayConfig config, int deviceBlocks, 
      * The offline references at the same capacity, over the trace's 512-token blocks under the
      * engine's hit rule (a hit never covers a prompt's last token).
      *
-     * @param capacityChunks   chunks given to Belady: device blocks + host chunks + disk chunks +
-     *                         remote chunks, the most distinct blocks the engine's tiers can hold
-     *                         together ({@link Long#MAX_VALUE} with an unbounded remote store)
+     * @param capacityChunks   chunks given to Belady: device blocks + host chunks + disk chunks
+     *                         (+ remote chunks), the most distinct blocks the engine's tiers can hold together
      * @param beladyHitTokens  hit tokens of the Belady optimum at that capacity
      * @param ceilingHitTokens hit tokens of an unbounded cache
+     * @param remoteCappedAt   the trace's distinct chunks when the remote tier holds more (its part of
+     *                         {@code capacityChunks} is cut to them: more would change nothing), else -1
      */
-    public record Optimum(long capacityChunks, long beladyHitTokens, long ceilingHitTokens) {
+    public record Optimum(long capacityChunks, long beladyHitTokens, long ceilingHitTokens, long remoteCappedAt) {
     }
 
     /** p50, p90, p99, mean and max of a latency, seconds. */

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.kvtier.replay.trace.MooncakeTraces;
 import io.kvtier.replay.trace.Trace;
-import io.kvtier.replay.trace.TraceReader;
 import java.io.IOException;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
@@ -26,8 +25,8 @@ class RealTraceReplayTest {
 
     @BeforeAll
     static void read() throws IOException {
-        conversation = TraceReader.read(MooncakeTraces.directory().resolve(MooncakeTraces.CONVERSATION));
-        synthetic = TraceReader.read(MooncakeTraces.directory().resolve(MooncakeTraces.SYNTHETIC));
+        conversation = MooncakeTraces.read(MooncakeTraces.CONVERSATION);
+        synthetic = MooncakeTraces.read(MooncakeTraces.SYNTHETIC);
     }
 
     @Test

@@ -203,11 +203,12 @@ final class Routes implements HttpHandler {
     /**
      * vLLM's {@code /reset_prefix_cache}: drops the device prefix cache; the offload tiers keep their
      * entries (a later request loads from them). With {@code ?include_offload=true} every tier entry
-     * goes too.
+     * goes too; {@code false} is the default. Any other value, a repeated or unknown parameter is a
+     * 400 naming it: a typo must not quietly keep the tiers the client asked to drop.
      */
     private void resetPrefixCache(HttpExchange ex) throws ApiError, InterruptedException {
-        String q = ex.getRequestURI().getQuery();
-        boolean all = q != null && java.util.Arrays.asList(q.split("&")).contains("include_offload=true");
+        boolean all = QueryParams.parse(ex.getRequestURI().getRawQuery(), java.util.Set.of("include_offload"))
+                .bool("include_offload", false);
         try {
             loop.resetPrefixCache(all).get();
         } catch (ExecutionException e) {

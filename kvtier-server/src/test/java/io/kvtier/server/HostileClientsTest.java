@@ -227,10 +227,7 @@ class HostileClientsTest {
             assertThat(c.status()).isEqualTo(200);
             assertThat(c.readUntil("data: ")).contains("\"role\":\"assistant\"");
             // Hold the engine while the client goes away, so the request is still generating when the server notices.
-            f.loop.call(e -> {
-                awaitQuietly(pause);
-                return null;
-            });
+            holdEngineUntil(pause);
         }
         ServerFixture.sleep(100);
         pause.countDown();
@@ -242,12 +239,9 @@ class HostileClientsTest {
     void aNonStreamingClientThatLeavesWhileQueuedIsAbortedWithinOneStep() throws Exception {
         assertThat(ClientWatch.UNAVAILABLE).as("the test JVM opens jdk.httpserver (pom jvm.flags)").isNull();
         long abortedBefore = finished(io.kvtier.engine.FinishReason.ABORT);
-        long generatedBefore = f.onEngine(e -> e.snapshot().engine().generatedTokens());
+        long generatedBefore = generatedTokens();
         CountDownLatch pause = new CountDownLatch(1);
-        f.loop.call(e -> { // hold the engine thread: the request stays queued
-            awaitQuietly(pause);
-            return null;
-        });
+        holdEngineUntil(pause); // the request stays queued
         try (RawHttp c = new RawHttp(f.server.port())) {
             c.post("/v1/completions", "{\"prompt\": \"Once upon a time\", \"max_tokens\": 300, \"temperature\": 1, \"seed\": 4}");
             ServerFixture.sleep(100); // the request is read and submitted
@@ -256,7 +250,7 @@ class HostileClientsTest {
         pause.countDown();
         f.assertQuiescent();
         assertThat(finished(io.kvtier.engine.FinishReason.ABORT) - abortedBefore).as("requests aborted").isEqualTo(1);
-        long generated = f.onEngine(e -> e.snapshot().engine().generatedTokens());
+        long generated = generatedTokens();
         // Aborted before its first step, or (a probe late under load) after one step's token.
         assertThat(generated - generatedBefore).as("tokens generated for it").isLessThanOrEqualTo(1);
     }
@@ -264,26 +258,36 @@ class HostileClientsTest {
     @Test
     void aNonStreamingClientThatLeavesWhileGeneratingIsAbortedAndItsBlocksFreed() throws Exception {
         long abortedBefore = finished(io.kvtier.engine.FinishReason.ABORT);
-        long generatedBefore = f.onEngine(e -> e.snapshot().engine().generatedTokens());
+        long generatedBefore = generatedTokens();
         CountDownLatch pause = new CountDownLatch(1);
         try (RawHttp c = new RawHttp(f.server.port())) {
             c.post("/v1/completions", "{\"prompt\": \"Once upon a time\", \"max_tokens\": 400, \"temperature\": 1, \"seed\": 4}");
             long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
-            while (f.onEngine(e -> e.snapshot().engine().generatedTokens()) == generatedBefore) {
+            while (generatedTokens() == generatedBefore) {
                 assertThat(System.nanoTime() < deadline).as("the request generates within 60 s").isTrue();
                 Thread.sleep(1);
             }
-            f.loop.call(e -> { // hold the engine while the client goes away: the request is mid-generation
-                awaitQuietly(pause);
-                return null;
-            });
+            holdEngineUntil(pause); // while the client goes away: the request is mid-generation
         }
         ServerFixture.sleep(100);
         pause.countDown();
         f.assertQuiescent();
         assertThat(finished(io.kvtier.engine.FinishReason.ABORT) - abortedBefore).as("requests aborted").isEqualTo(1);
-        long generated = f.onEngine(e -> e.snapshot().engine().generatedTokens());
+        long generated = generatedTokens();
         assertThat(generated - generatedBefore).as("tokens generated").isLessThan(400);
+    }
+
+    /** Tokens the engine generated so far, read on its thread. */
+    private static long generatedTokens() {
+        return f.onEngine(e -> e.snapshot().engine().generatedTokens());
+    }
+
+    /** Queues a task that holds the engine thread until {@code pause} opens; returns at once. */
+    private static void holdEngineUntil(CountDownLatch pause) {
+        f.loop.call(e -> {
+            awaitQuietly(pause);
+            return null;
+        });
     }
 
     private static long finished(io.kvtier.engine.FinishReason reason) {

@@ -66,6 +66,9 @@ public final class DiskStore implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DiskStore.class.getName());
     private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(4096));
 
+    /** {@link #warnWriteFailures}'s sink and the causes it was told (the disk thread writes). */
+    private volatile java.util.function.Consumer<String> warn;
+    private final java.util.Set<String> warnedCauses = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final DiskLayout layout;
     private final DiskFsync fsync;
     private final AtomicIntegerArray shardReady = new AtomicIntegerArray(256);
@@ -238,6 +241,7 @@ public final class DiskStore implements AutoCloseable {
             if (e instanceof IllegalArgumentException iae) {
                 throw iae;
             }
+            warnOnce(e);
             return new DiskWrite.Failed("disk write of chunk " + key.shortHex() + " to " + target + " failed: "
                     + describe(e));
         }
@@ -525,6 +529,40 @@ public final class DiskStore implements AutoCloseable {
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "disk tier: cannot delete temporary file " + temp + ": " + describe(e));
         }
+    }
+
+    /**
+     * Where the first write failure of each cause goes, as one line (stderr in the CLI): a full disk,
+     * a read-only file system or a permission error would otherwise show only as a growing
+     * {@code store_failures}. Null (the default) says nothing.
+     */
+    public void warnWriteFailures(java.util.function.Consumer<String> sink) {
+        warn = sink;
+    }
+
+    /** Warns once per cause ({@link #causeOf}), not per chunk. */
+    private void warnOnce(Exception e) {
+        java.util.function.Consumer<String> sink = warn;
+        String cause = causeOf(e);
+        if (sink != null && warnedCauses.add(cause)) {
+            sink.accept("disk tier " + layout.namespaceDir() + ": cannot write chunk files: " + cause
+                    + " (chunks are not stored on disk while it lasts; counted in store_failures)");
+        }
+    }
+
+    /**
+     * A write failure's cause without the chunk's file name: the operating system's reason
+     * ({@code Read-only file system}, {@code No space left on device}, {@code Permission denied}),
+     * else the exception's kind.
+     */
+    static String causeOf(Exception e) {
+        if (e instanceof java.nio.file.AccessDeniedException) {
+            return "Permission denied";
+        }
+        if (e instanceof java.nio.file.FileSystemException fs) {
+            return fs.getReason() != null ? fs.getReason() : fs.getClass().getSimpleName();
+        }
+        return e.getMessage() != null && e instanceof IOException ? e.getMessage() : describe(e);
     }
 
     static String describe(Exception e) {

@@ -45,6 +45,24 @@ class DiskIndexScanTest {
         arena.close();
     }
 
+    /**
+     * Starts a scan whose first report after the listing holds it: {@code paused} opens when it is
+     * held, and it goes on when {@code resume} opens.
+     */
+    private static DiskIndexScan startHeldAfterListing(DiskStore store, int threads, CountDownLatch paused,
+                                                       CountDownLatch resume) {
+        return DiskIndexScan.start(store, threads, pr -> {
+            if (pr.listed() && !pr.ended() && paused.getCount() > 0) {
+                paused.countDown();
+                try {
+                    resume.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+    }
+
     private static List<ScannedChunk> drainAll(DiskIndexScan scan) throws InterruptedException {
         assertThat(scan.awaitEnd(Duration.ofSeconds(30))).isTrue();
         List<ScannedChunk> out = new ArrayList<>();
@@ -189,17 +207,7 @@ class DiskIndexScanTest {
             }
             CountDownLatch paused = new CountDownLatch(1);
             CountDownLatch resume = new CountDownLatch(1);
-            // the first report comes right after the listing: hold the scan there
-            DiskIndexScan scan = DiskIndexScan.start(store, 2, pr -> {
-                if (pr.listed() && !pr.ended() && paused.getCount() > 0) {
-                    paused.countDown();
-                    try {
-                        resume.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            });
+            DiskIndexScan scan = startHeldAfterListing(store, 2, paused, resume);
             try (scan) {
                 paused.await();
                 assertThat(scan.progress().filesListed()).isEqualTo(20);
@@ -254,16 +262,7 @@ class DiskIndexScanTest {
             Files.write(f, new byte[300]); // garbage under key 1's name
             CountDownLatch paused = new CountDownLatch(1);
             CountDownLatch resume = new CountDownLatch(1);
-            DiskIndexScan scan = DiskIndexScan.start(store, 1, pr -> {
-                if (pr.listed() && !pr.ended() && paused.getCount() > 0) {
-                    paused.countDown();
-                    try {
-                        resume.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            });
+            DiskIndexScan scan = startHeldAfterListing(store, 1, paused, resume);
             try (scan) {
                 paused.await();
                 MemorySegment p = payload(arena, PAYLOAD, 9);

@@ -17,33 +17,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledOnOs;
 import org.junit.jupiter.api.condition.OS;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Reads into unusual destinations and of unusual files: confined memory, pipes, links, over 1 GiB. */
-class DiskStoreOddReadsTest {
-
-    @TempDir
-    Path root;
-
-    private final Arena arena = Arena.ofShared();
-    private DiskStore store;
-
-    @BeforeEach
-    void open() throws IOException {
-        store = DiskStore.open(root, NS, DiskFsync.NONE);
-    }
-
-    @AfterEach
-    void close() {
-        store.close();
-        arena.close();
-    }
+class DiskStoreOddReadsTest extends OpenStoreFixture {
 
     /** The helper thread cannot write a confined segment: the reader must do every piece itself. */
     @Test

@@ -25,29 +25,10 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class DiskStoreTest {
-
-    @TempDir
-    Path root;
-
-    private final Arena arena = Arena.ofShared();
-    private DiskStore store;
-
-    @BeforeEach
-    void open() throws IOException {
-        store = DiskStore.open(root, NS, DiskFsync.NONE);
-    }
-
-    @AfterEach
-    void close() {
-        store.close();
-        arena.close();
-    }
+class DiskStoreTest extends OpenStoreFixture {
 
     private MemorySegment dst(long bytes) {
         return arena.allocate(Math.max(1, bytes), 64).asSlice(0, bytes);
@@ -253,6 +234,34 @@ class DiskStoreTest {
         assertThat(filesUnder(root)).containsExactly(blocker.resolve("keep"));
         assertThat(read(store, 1, dst(300_000))).isInstanceOfSatisfying(DiskRead.Corrupt.class,
                 c -> assertThat(c.reason()).contains("not a regular file"));
+    }
+
+    /**
+     * The first write failure of each cause is one line to the sink (a new user's full disk gave no
+     * message at all); more failures of that cause say nothing more, another cause is told once too.
+     */
+    @Test
+    void eachCauseOfAWriteFailureIsToldOnce() throws IOException {
+        List<String> lines = new java.util.ArrayList<>();
+        store.warnWriteFailures(lines::add);
+        MemorySegment p = payload(arena, 300, 1);
+        for (int k = 1; k <= 3; k++) {
+            Path blocker = fileOf(k);
+            Files.createDirectories(blocker);
+            Files.writeString(blocker.resolve("keep"), "x");
+            assertThat(store.write(key(k), header(NS, k, p), p)).isInstanceOf(DiskWrite.Failed.class);
+        }
+        assertThat(lines).containsExactly("disk tier " + store.layout().namespaceDir() + ": cannot write chunk files: "
+                + "Is a directory (chunks are not stored on disk while it lasts; counted in store_failures)");
+        int other = 4;
+        while (Files.exists(store.layout().shardDir(DiskLayout.shardOf(key(other))))) {
+            other++;
+        }
+        Path shard = store.layout().shardDir(DiskLayout.shardOf(key(other)));
+        Files.writeString(shard, "in the way");
+        assertThat(store.write(key(other), header(NS, other, p), p)).isInstanceOf(DiskWrite.Failed.class);
+        assertThat(lines).hasSize(2);
+        assertThat(lines.get(1)).contains(": cannot write chunk files: " + shard + " is not a directory");
     }
 
     @Test

@@ -95,10 +95,62 @@ public final class GgufFile implements AutoCloseable {
         return OffHeapFiles.read(path, name, "a GGUF file", (arena, seg) -> parse(path, name, arena, seg.asReadOnly()));
     }
 
+    /**
+     * The metadata of a GGUF file from its first {@code maxBytes} bytes only, read into the heap (not
+     * mapped): what a command must know before it loads a model of many GB (its KV groups).
+     *
+     * @return the metadata, or null when the file is not GGUF, cannot be read, is malformed, or its
+     *         metadata is longer than {@code maxBytes} (the full load then says what is wrong)
+     */
+    public static GgufMetadata readHeader(Path path, int maxBytes) {
+        byte[] head;
+        try (var in = Files.newInputStream(path)) {
+            head = in.readNBytes(maxBytes);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+        try {
+            String name = "GGUF file " + path;
+            return parseHeader(new GgufReader(name, MemorySegment.ofArray(head)), name, head.length).metadata();
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
     private static GgufFile parse(Path path, String name, Arena arena, MemorySegment seg) {
         GgufReader in = new GgufReader(name, seg);
-        if (seg.byteSize() < 4) {
-            throw in.error("truncated: " + seg.byteSize() + " bytes, shorter than the GGUF magic");
+        Header header = parseHeader(in, name, seg.byteSize());
+        GgufMetadata metadata = header.metadata();
+        long tensorCount = header.tensorCount();
+        in.what = "tensor infos";
+        if (tensorCount < 0 || tensorCount > in.remaining() / 32) {
+            throw in.error("tensor count " + Long.toUnsignedString(tensorCount) + " cannot fit in the "
+                    + in.remaining() + " bytes left (truncated or corrupt header)");
+        }
+        long alignment = alignment(in, metadata);
+
+        List<GgufTensor> tensors = new ArrayList<>((int) tensorCount);
+        Map<String, GgufTensor> seen = new HashMap<>();
+        for (long i = 0; i < tensorCount; i++) {
+            GgufTensor t = readTensorInfo(in, i, alignment);
+            if (seen.put(t.name(), t) != null) {
+                throw in.error("duplicate tensor name " + t.name());
+            }
+            tensors.add(t);
+        }
+        long dataOffset = pad(in.position(), alignment);
+        checkData(in, tensors, dataOffset, seg.byteSize());
+        return new GgufFile(path, arena, seg, (int) header.version(), metadata, tensors, alignment, dataOffset);
+    }
+
+    /** A file's header up to the end of its metadata. */
+    private record Header(long version, long tensorCount, GgufMetadata metadata) {
+    }
+
+    /** Reads the magic, version, counts and key-value pairs. */
+    private static Header parseHeader(GgufReader in, String name, long size) {
+        if (size < 4) {
+            throw in.error("truncated: " + size + " bytes, shorter than the GGUF magic");
         }
         int magic = in.i32();
         if (magic != MAGIC) {
@@ -126,26 +178,7 @@ public final class GgufFile implements AutoCloseable {
                 throw in.error("duplicate metadata key " + key);
             }
         }
-        in.what = "tensor infos";
-        if (tensorCount < 0 || tensorCount > in.remaining() / 32) {
-            throw in.error("tensor count " + Long.toUnsignedString(tensorCount) + " cannot fit in the "
-                    + in.remaining() + " bytes left (truncated or corrupt header)");
-        }
-        GgufMetadata metadata = new GgufMetadata(name, kv);
-        long alignment = alignment(in, metadata);
-
-        List<GgufTensor> tensors = new ArrayList<>((int) tensorCount);
-        Map<String, GgufTensor> seen = new HashMap<>();
-        for (long i = 0; i < tensorCount; i++) {
-            GgufTensor t = readTensorInfo(in, i, alignment);
-            if (seen.put(t.name(), t) != null) {
-                throw in.error("duplicate tensor name " + t.name());
-            }
-            tensors.add(t);
-        }
-        long dataOffset = pad(in.position(), alignment);
-        checkData(in, tensors, dataOffset, seg.byteSize());
-        return new GgufFile(path, arena, seg, (int) version, metadata, tensors, alignment, dataOffset);
+        return new Header(version, tensorCount, new GgufMetadata(name, kv));
     }
 
     private static long alignment(GgufReader in, GgufMetadata metadata) {

@@ -12,7 +12,7 @@ import java.util.List;
  * {@code key_length} = {@code embedding_length / head_count}, {@code rope.dimension_count} =
  * {@code key_length}).
  */
-final class GgufSpecs {
+public final class GgufSpecs {
 
     /** The families kvtier runs. */
     static final List<String> ARCHITECTURES = List.of("llama", "qwen2", "qwen3", "gemma3");
@@ -96,13 +96,25 @@ final class GgufSpecs {
         if (window <= 0) {
             throw new ModelFormatException(file + ": gemma3.attention.sliding_window " + window + " must be positive");
         }
-        boolean[] sliding = new boolean[c.layers()];
+        boolean[] sliding = gemma3Sliding(file, md, c.layers());
+        float localBase = md.getFloat("gemma3.rope.freq_base_swa", GEMMA3_LOCAL_ROPE_BASE);
+        float softcap = md.getFloat("gemma3.final_logit_softcapping", 0f);
+        if (!(localBase > 0) || !(softcap >= 0)) {
+            throw new ModelFormatException(file + ": rope.freq_base_swa " + localBase + " must be positive and "
+                    + "final_logit_softcapping " + softcap + " not negative");
+        }
+        return new ArchSpec.Gemma((float) Math.sqrt(c.dim()), true, true, softcap, window, sliding, localBase);
+    }
+
+    /** Which of {@code layers} Gemma 3 layers slide ({@link #gemma3}'s pattern rules). */
+    private static boolean[] gemma3Sliding(String file, GgufMetadata md, int layers) {
+        boolean[] sliding = new boolean[layers];
         String patternKey = "gemma3.attention.sliding_window_pattern";
         GgufValue pattern = md.has(patternKey) ? md.get(patternKey) : null;
         if (pattern != null && pattern.value() instanceof boolean[] perLayer) {
-            if (perLayer.length != c.layers()) {
+            if (perLayer.length != layers) {
                 throw new ModelFormatException(file + ": " + patternKey + " has " + perLayer.length + " entries for "
-                        + c.layers() + " layers");
+                        + layers + " layers");
             }
             System.arraycopy(perLayer, 0, sliding, 0, perLayer.length);
         } else {
@@ -114,12 +126,24 @@ final class GgufSpecs {
                 sliding[l] = l % period < period - 1;
             }
         }
-        float localBase = md.getFloat("gemma3.rope.freq_base_swa", GEMMA3_LOCAL_ROPE_BASE);
-        float softcap = md.getFloat("gemma3.final_logit_softcapping", 0f);
-        if (!(localBase > 0) || !(softcap >= 0)) {
-            throw new ModelFormatException(file + ": rope.freq_base_swa " + localBase + " must be positive and "
-                    + "final_logit_softcapping " + softcap + " not negative");
+        return sliding;
+    }
+
+    /**
+     * The number of KV groups (attention kinds) a model with metadata {@code md} has: 2 for a Gemma 3
+     * file with sliding-window and global layers, else 1; the header alone tells (no tensor is read).
+     *
+     * @throws ModelFormatException when the keys it needs are missing or wrong
+     */
+    public static int kvGroupCount(String file, GgufMetadata md) {
+        if (!"gemma3".equals(md.getString("general.architecture", ""))) {
+            return 1;
         }
-        return new ArchSpec.Gemma((float) Math.sqrt(c.dim()), true, true, softcap, window, sliding, localBase);
+        boolean[] sliding = gemma3Sliding(file, md, md.getInt("gemma3.block_count"));
+        int slidingLayers = 0;
+        for (boolean b : sliding) {
+            slidingLayers += b ? 1 : 0;
+        }
+        return slidingLayers == 0 || slidingLayers == sliding.length ? 1 : 2;
     }
 }

@@ -18,7 +18,7 @@ import jdk.incubator.vector.VectorOperators;
 public final class QuantMatmul {
 
     /** Activation rows from which decoding a tile once into scratch beats decoding it per row (measured order of magnitude). */
-    static final int SCRATCH_FROM = 4;
+    public static final int SCRATCH_FROM = 4;
     /** Weight rows decoded together; also the activation rows of the micro-tile. */
     static final int TILE_ROWS = 4;
 
@@ -57,6 +57,23 @@ public final class QuantMatmul {
                 for (int k = 0; k < tr; k++) {
                     y[i * rows + r0 + k] = dot(tile, k * cols, x, i * cols, cols);
                 }
+            }
+        }
+    }
+
+    /**
+     * As {@link #matmul(Weight, float[], int, float[], int, int)} for fewer than
+     * {@link #SCRATCH_FROM} rows of activations quantized to Q8_0 ({@code x}, quantized from the
+     * {@code [n][cols]} input), for a type {@link Int8Dot#supports}: each weight row is streamed
+     * once per activation row through {@link Int8Dot}.
+     */
+    public static void matmul(Weight w, Q8Activations x, int n, float[] y, int rowFrom, int rowTo) {
+        int cols = w.cols();
+        int rows = w.rows();
+        for (int r = rowFrom; r < rowTo; r++) {
+            long off = w.rowOffset(r);
+            for (int i = 0; i < n; i++) {
+                y[i * rows + r] = Int8Dot.dot(w.type(), w.data(), off, x, i, cols);
             }
         }
     }

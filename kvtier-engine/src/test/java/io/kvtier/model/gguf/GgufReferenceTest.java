@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.model.Kernels;
 import io.kvtier.model.LogitsDriver;
+import io.kvtier.model.QuantActivations;
 import io.kvtier.model.Transformer;
 import java.nio.file.Path;
 import java.util.List;
@@ -19,7 +20,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Every random-weight model of {@code models/gguf-ref/} against llama.cpp's recorded outputs: the F32 file against its {@code .ref.jsonl}, every other
  * encoding against its {@code .deqf32.ref.jsonl} (llama.cpp on the exactly dequantized weights
- * with F32 activations, which is what kvtier computes). For every prompt: every top-8 logit at
+ * with F32 activations, which is what kvtier computes with {@link QuantActivations#F32}: every
+ * kernel on float32 activations; the default, Q8_0 activations for Q8_0 decode, is held to the
+ * plain references by {@link GgufInt8ReferenceTest}). For every prompt: every top-8 logit at
  * every prompt position (fed one token per step) and at every greedy step within
  * {@code 1e-3 x} that position's logit RMS (the folder README's recommended bound, 30x its
  * measured float64-vs-llama.cpp distance), all 32 greedy tokens equal, and the whole prompt fed
@@ -74,7 +77,7 @@ class GgufReferenceTest {
     @MethodSource("cases")
     void logitsAndGreedyTokensMatchLlamaCpp(String file, String kind, LlamaCppReference ref, double tolerance) {
         try (GgufModel model = GgufModel.load(LlamaCppReference.folder().resolve(file + ".gguf"), new DigestCache(cache));
-             Transformer t = new Transformer(model, Kernels.best(), pool)) {
+             Transformer t = new Transformer(model, Kernels.best(), pool, QuantActivations.F32)) {
             assertThat(model.config().vocabSize()).isEqualTo(ref.nVocab());
             int n = ref.promptIds().length;
             try (LogitsDriver d = new LogitsDriver(t, 16, n + 32)) {

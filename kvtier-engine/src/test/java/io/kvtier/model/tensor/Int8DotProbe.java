@@ -138,6 +138,19 @@ public final class Int8DotProbe {
         return scaled(prod, w, off, 34, xd, blocks);
     }
 
+    /** {@code rows} random rows of {@code cols} values of type {@code t}, with finite half scales. */
+    static MemorySegment randomRows(TensorType t, int cols, int rows, Random rnd) {
+        long rowBytes = t.rowBytes(cols);
+        MemorySegment data = Arena.global().allocate(rowBytes * rows, 64);
+        byte[] row = new byte[(int) rowBytes];
+        for (int r = 0; r < rows; r++) {
+            rnd.nextBytes(row);
+            MemorySegment.copy(MemorySegment.ofArray(row), 0, data, r * rowBytes, rowBytes);
+            QuantKernelsTest.fixHalves(t, data, r * rowBytes, cols, rnd);
+        }
+        return data;
+    }
+
     public static void main(String[] args) {
         int cols = Integer.parseInt(args[0]);
         int kib = Integer.parseInt(args[1]);
@@ -149,13 +162,7 @@ public final class Int8DotProbe {
         for (TensorType t : new TensorType[] {TensorType.Q4_0, TensorType.Q8_0}) {
             long rowBytes = t.rowBytes(cols);
             int rows = (int) (kib * 1024L / rowBytes);
-            MemorySegment data = Arena.global().allocate(rowBytes * rows, 64);
-            byte[] row = new byte[(int) rowBytes];
-            for (int r = 0; r < rows; r++) {
-                rnd.nextBytes(row);
-                MemorySegment.copy(MemorySegment.ofArray(row), 0, data, r * rowBytes, rowBytes);
-                QuantKernelsTest.fixHalves(t, data, r * rowBytes, cols, rnd);
-            }
+            MemorySegment data = randomRows(t, cols, rows, rnd);
             short[] xq = new short[cols];
             float[] xd = new float[cols / 32];
             short[] ws = new short[cols];

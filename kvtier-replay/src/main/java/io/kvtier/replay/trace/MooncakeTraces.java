@@ -39,4 +39,13 @@ public final class MooncakeTraces {
     public static Path directory() throws IOException {
         return directory(Path.of(""));
     }
+
+    /**
+     * Reads the shipped trace {@code fileName} ({@link #CONVERSATION} or {@link #SYNTHETIC}).
+     *
+     * @throws IOException when the folder is not found or the file cannot be read or parsed
+     */
+    public static Trace read(String fileName) throws IOException {
+        return TraceReader.read(directory().resolve(fileName));
+    }
 }

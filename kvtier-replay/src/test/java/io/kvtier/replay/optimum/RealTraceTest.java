@@ -10,7 +10,6 @@ import io.kvtier.kv.KvLayout;
 import io.kvtier.kv.Namespace;
 import io.kvtier.replay.trace.MooncakeTraces;
 import io.kvtier.replay.trace.Trace;
-import io.kvtier.replay.trace.TraceReader;
 import io.kvtier.replay.trace.TraceRequest;
 import io.kvtier.replay.trace.TraceTokens;
 import java.io.IOException;
@@ -32,8 +31,8 @@ class RealTraceTest {
 
     @BeforeAll
     static void read() throws IOException {
-        conversation = TraceReader.read(MooncakeTraces.directory().resolve(MooncakeTraces.CONVERSATION));
-        synthetic = TraceReader.read(MooncakeTraces.directory().resolve(MooncakeTraces.SYNTHETIC));
+        conversation = MooncakeTraces.read(MooncakeTraces.CONVERSATION);
+        synthetic = MooncakeTraces.read(MooncakeTraces.SYNTHETIC);
     }
 
     @Test

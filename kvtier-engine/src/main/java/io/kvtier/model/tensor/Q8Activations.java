@@ -1,0 +1,63 @@
+package io.kvtier.model.tensor;
+
+/**
+ * Activation rows quantized to Q8_0 blocks, as llama.cpp does before a Q8_0 (or Q4_0) matrix
+ * product ({@code quantize_row_q8_0}, its x86 form): per block of 32 values, {@code amax = max|x|},
+ * the scale {@code d = amax / 127} rounded to half precision, and {@code q = rint(x * (127 / amax))}
+ * (round half to even; 0 for an all-zero block), so every {@code q} lies in {@code [-127, 127]}.
+ * The quants are kept in shorts, the layout {@link Int8Dot}'s kernels load directly.
+ *
+ * <p>One instance is scratch owned by one caller; {@link #quantize} grows it as needed.
+ */
+public final class Q8Activations {
+
+    /** Quants, {@code [rows][cols]}, each in {@code [-127, 127]}. */
+    short[] q = new short[0];
+    /** Half-rounded block scales as floats, {@code [rows][cols / 32]}. */
+    float[] d = new float[0];
+    private int cols;
+
+    /**
+     * Quantizes rows {@code 0..rows-1} of {@code x} ({@code [rows][cols]}, {@code cols} a multiple of 32).
+     *
+     * @throws IllegalArgumentException when {@code cols} is not a multiple of 32
+     */
+    public void quantize(float[] x, int rows, int cols) {
+        if (cols % 32 != 0) {
+            throw new IllegalArgumentException("Q8_0 activations need a multiple of 32 values, got " + cols);
+        }
+        int n = rows * cols;
+        if (q.length < n) {
+            q = new short[n];
+            d = new float[n / 32];
+        }
+        this.cols = cols;
+        for (int b = 0; b < n / 32; b++) {
+            int o = 32 * b;
+            float amax = 0;
+            for (int j = 0; j < 32; j++) {
+                amax = Math.max(amax, Math.abs(x[o + j]));
+            }
+            d[b] = Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
+            float id = amax != 0 ? 127f / amax : 0f;
+            for (int j = 0; j < 32; j++) {
+                q[o + j] = (short) Math.rint(x[o + j] * id);
+            }
+        }
+    }
+
+    /** Values per row of the last {@link #quantize}. */
+    public int cols() {
+        return cols;
+    }
+
+    /** The quantized value {@code j} of row {@code row} (for tests). */
+    public int quant(int row, int j) {
+        return q[row * cols + j];
+    }
+
+    /** The (half-rounded) scale of block {@code b} of row {@code row} (for tests). */
+    public float scale(int row, int b) {
+        return d[row * cols / 32 + b];
+    }
+}
