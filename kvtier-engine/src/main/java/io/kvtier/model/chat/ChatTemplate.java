@@ -233,7 +233,9 @@ public final class ChatTemplate {
         CompositeELResolver resolver = new CompositeELResolver();
         resolver.add(new PyStringMethods());
         resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_ONLY);
+        // No nested interpretation: a value (a user's message) is text, never template code to run.
         Jinjava j = new Jinjava(JinjavaConfig.newBuilder().withTrimBlocks(true).withLstripBlocks(true)
+                .withNestedInterpretationEnabled(false)
                 .withLegacyOverrides(jinja2).withElResolver(resolver).build());
         j.getGlobalContext().registerFunction(new ELFunctionDefinition("", "raise_exception", ChatTemplate.class,
                 "raiseException", String.class));

@@ -73,6 +73,15 @@ class ChatTemplateTest {
     }
 
     @Test
+    void messageContentIsTextNeverTemplateCode() throws IOException {
+        // Jinjava's nested interpretation would render (or refuse) template syntax inside a value:
+        // a user's message must reach the model as the bytes it sent.
+        ChatTemplate t = rendersAsReference("qwen2-bpe-q8_0.gguf", Map.of());
+        String content = "{{ 1 + 1 }} {% raw %} {# x #} {% if true %}y{% endif %}";
+        assertThat(t.render(List.of(ChatMessage.user(content)), false)).contains("<|im_start|>user\n" + content + "<|im_end|>");
+    }
+
+    @Test
     void phi3TemplateFromLlamaCppVocab() {
         try (GgufFile f = GgufFile.open(ReferenceRecords.shared().resolve("models/gguf/vocab/ggml-vocab-phi-3.gguf"))) {
             GgufTokenizer tok = GgufTokenizer.of(f);
