@@ -117,7 +117,6 @@ final class GenerateReport {
         r.put("probes", rs.probes());
         r.put("chunks_probed_present", rs.chunksProbedPresent());
         r.put("writes", rs.writes());
-        r.put("stores_skipped", rs.storesSkipped());
         r.put("stores_dropped", rs.storesDropped());
         r.put("stores_dropped_by", rs.storesDroppedBy());
         r.put("load_failures", rs.loadFailures());
@@ -154,9 +153,9 @@ final class GenerateReport {
                 }
             }
             if (s.get("remote") instanceof Map<?, ?> r) {
-                err.printf("kvtier: remote: %s chunks stored, %s loaded, %s probes, %s stores skipped (in the store), "
-                                + "%s stores dropped %s, load failures %s, store failures %s, breaker %s (opened %s times)%n",
-                        r.get("chunks_stored"), r.get("chunks_loaded"), r.get("probes"), r.get("stores_skipped"), r.get("stores_dropped"),
+                err.printf("kvtier: remote: %s chunks stored, %s loaded, %s probes, %s stores dropped %s, load failures %s, "
+                                + "store failures %s, breaker %s (opened %s times)%n",
+                        r.get("chunks_stored"), r.get("chunks_loaded"), r.get("probes"), r.get("stores_dropped"),
                         r.get("stores_dropped_by"), r.get("load_failures"), r.get("store_failures"), r.get("breaker_state"), r.get("breaker_opens"));
             }
         }

@@ -59,8 +59,6 @@ final class RemoteChain extends TierBehindHost {
     private final Set<BlockKey> probing = new HashSet<>();
     private final Set<BlockKey> writing = new HashSet<>();
     private final Set<BlockKey> promoted = new HashSet<>();
-    /** Write-through candidates waiting for a probe's answer: written if absent, skipped if present. */
-    private final Set<BlockKey> writeWhenAnswered = new HashSet<>();
     private final Set<Long> evictWrites = new HashSet<>();
     private final StoreLatency latency;
     private long bytesInFlight;
@@ -157,19 +155,6 @@ final class RemoteChain extends TierBehindHost {
         List<BlockKey> keys = job.chunkKeys();
         probing.removeAll(keys);
         int ok = res.success() ? keys.size() : Math.max(0, res.firstFailedChunk());
-        // Keys from the first absent (or unanswered) one on are written: a chain is stored parents
-        // first, so what follows a missing chunk is missing too as a rule, and a store that did not
-        // answer gets the write it would have had without the probe.
-        List<BlockKey> toWrite = new ArrayList<>();
-        for (int i = 0; i < keys.size(); i++) {
-            if (writeWhenAnswered.remove(keys.get(i))) {
-                if (i < ok) {
-                    remoteStats.storesSkipped++;
-                } else {
-                    toWrite.add(keys.get(i));
-                }
-            }
-        }
         long until = transfers.nanoTime() + hintNanos;
         for (int i = 0; i < ok; i++) {
             hints.put(keys.get(i), new Hint(true, until));
@@ -179,7 +164,6 @@ final class RemoteChain extends TierBehindHost {
             // Absent, or no answer: a miss until the hint expires (so a request never waits on a dead store).
             hints.put(keys.get(ok), new Hint(false, until));
         }
-        send(toWrite, job.epoch());
     }
 
     /**
@@ -195,8 +179,7 @@ final class RemoteChain extends TierBehindHost {
             return 0;
         }
         long id = jobs.newId();
-        // The values of a long hit arrive one window after another: the deadline grows with them.
-        long deadline = RemoteCopier.windowDeadline(transfers.nanoTime(), deadlineNanos / 2, r.count() * valueBytes);
+        long deadline = transfers.nanoTime() + deadlineNanos;
         jobs.add(new OffloadJob.RemotePromote(id, List.copyOf(keys.subList(0, r.count())), epoch, deadline));
         transfers.submit(new RemoteJob(id, RemoteJob.Kind.READ, r.copies(), deadline));
         return r.count();
@@ -255,8 +238,7 @@ final class RemoteChain extends TierBehindHost {
         if (!evictWrites.isEmpty()) {
             return true;
         }
-        // No probe first: the host store waits for this write, and a victim is written once.
-        long job = send(host.index().plannedVictims(keys, keep), epoch);
+        long job = write(host.index().plannedVictims(keys, keep), epoch);
         if (job >= 0) {
             evictWrites.add(job);
         }
@@ -268,61 +250,15 @@ final class RemoteChain extends TierBehindHost {
         return h != null && h.present() && transfers.nanoTime() - h.until() < 0;
     }
 
-    private boolean answered(BlockKey k) {
-        Hint h = hints.get(k);
-        return h != null && transfers.nanoTime() - h.until() < 0;
-    }
-
-    /**
-     * Write-through: writes readable host entries the store is not known to hold. Another engine
-     * may have stored them (the same prompt's last chunks, or the answer's, which this engine
-     * never looked up), so when a key has no fresh probe answer the keys are probed first and
-     * only the absent ones written when the answer comes ({@link #applyProbe}); chunks found in
-     * the store are counted in {@link RemoteStats#storesSkipped()}.
-     *
-     * @return the id of the write started now, or -1 (none, or a probe decides)
-     */
+    /** Starts a write of readable host entries the store is not known to hold; the id, or -1. */
     @Override
     long write(List<BlockKey> candidates, long epoch) {
-        List<BlockKey> keys = unsent(candidates);
-        if (keys.isEmpty() || keys.stream().allMatch(this::answered)) {
-            return send(keys, epoch);
-        }
-        if (!available(keys.get(0))) {
-            remoteStats.dropped(RemoteStats.UNAVAILABLE, keys.size());
-            return -1;
-        }
-        List<BlockKey> ask = new ArrayList<>();
-        for (BlockKey k : keys) {
-            if (writeWhenAnswered.add(k) && !probing.contains(k)) {
-                ask.add(k); // a key being probed already is decided by that probe's answer
-            }
-        }
-        for (int i = 0; i < ask.size(); i += MAX_PROBE) {
-            probe(ask.subList(i, Math.min(ask.size(), i + MAX_PROBE)), epoch);
-        }
-        return -1;
-    }
-
-    /** Readable host entries of {@code candidates} not being written and not known to be in the store (counted as skipped). */
-    private List<BlockKey> unsent(List<BlockKey> candidates) {
         List<BlockKey> keys = new ArrayList<>();
         for (BlockKey k : candidates) {
-            if (!host.index().readable(k) || writing.contains(k) || writeWhenAnswered.contains(k) || keys.contains(k)) {
-                continue;
-            }
-            if (knownPresent(k)) {
-                remoteStats.storesSkipped++;
-            } else {
+            if (host.index().readable(k) && !knownPresent(k) && !writing.contains(k) && !keys.contains(k)) {
                 keys.add(k);
             }
         }
-        return keys;
-    }
-
-    /** Starts a write of readable host entries the store is not known to hold, without asking it first; the id, or -1. */
-    private long send(List<BlockKey> candidates, long epoch) {
-        List<BlockKey> keys = unsent(candidates);
         if (keys.isEmpty()) {
             return -1;
         }
@@ -349,8 +285,8 @@ final class RemoteChain extends TierBehindHost {
             copies.add(new ChunkCopy(HostPromotion.noDevice(blocksPerChunk), slots[i], h.namespace(), h.key(), h.parent(), h.tokens()));
         }
         long id = jobs.newId();
+        long deadline = transfers.nanoTime() + deadlineNanos;
         long bytes = keys.size() * valueBytes;
-        long deadline = RemoteCopier.windowDeadline(transfers.nanoTime(), deadlineNanos / 2, bytes);
         bytesInFlight += bytes;
         writesInFlight++;
         writing.addAll(keys);
@@ -392,14 +328,10 @@ final class RemoteChain extends TierBehindHost {
     void clear(long epoch) {
         hints.clear();
         promoted.clear();
-        writeWhenAnswered.clear();
     }
 
     @Override
     void checkInvariants() {
-        if (!probing.containsAll(writeWhenAnswered)) {
-            throw new IllegalStateException("a write-through waits for the answer of a probe that is not in flight");
-        }
         if (writesInFlight < 0 || (writesInFlight == 0) != (bytesInFlight == 0)) {
             throw new IllegalStateException("remote write jobs in flight " + writesInFlight + " with " + bytesInFlight
                     + " bytes in flight");

@@ -34,7 +34,6 @@ public final class RemoteStats {
     long chunksStored;
     long chunksLoaded;
     long writes;
-    long storesSkipped;
     String breakerState = "closed";
     long breakerOpens;
 
@@ -71,14 +70,6 @@ public final class RemoteStats {
     /** Write jobs sent to the store. */
     public long writes() {
         return writes;
-    }
-
-    /**
-     * Write-through candidates not written because the store holds them already (a probe or a
-     * write of this engine said so, within the hint's lifetime): chunks another engine stored.
-     */
-    public long storesSkipped() {
-        return storesSkipped;
     }
 
     /** Chunks not written (never waited for), all reasons. */
@@ -131,7 +122,6 @@ public final class RemoteStats {
         c.chunksStored = chunksStored;
         c.chunksLoaded = chunksLoaded;
         c.writes = writes;
-        c.storesSkipped = storesSkipped;
         c.breakerState = breakerState;
         c.breakerOpens = breakerOpens;
         c.bytesInFlight = bytesInFlight;
@@ -157,7 +147,6 @@ public final class RemoteStats {
             t.chunksStored += g.chunksStored;
             t.chunksLoaded += g.chunksLoaded;
             t.writes += g.writes;
-            t.storesSkipped += g.storesSkipped;
             t.breakerOpens += g.breakerOpens;
             t.bytesInFlight += g.bytesInFlight;
             t.writeLatencyNanos = Math.max(t.writeLatencyNanos, g.writeLatencyNanos);

@@ -80,13 +80,10 @@ class RemoteTierTest {
     }
 
     private void shareOneStore(List<String> urls, boolean cluster) {
-        long storedByA;
         try (Engine a = engine(setup(settings(urls, cluster)))) {
             runSequential(a, all());
             assertThat(a.offload().stats().blocksStored().get("remote")).isPositive();
             assertThat(a.offload().remoteStats().storesDropped()).isZero();
-            assertThat(a.offload().remoteStats().storeFailures()).isEmpty();
-            storedByA = a.offload().remoteStats().chunksStored();
         }
         try (Engine b = engine(setup(settings(urls, cluster)))) {
             List<Request> done = runSequential(b, all());
@@ -101,12 +98,6 @@ class RemoteTierTest {
             assertThat(b.offload().stats().loadFailures()).isZero();
             assertThat(b.offload().remoteStats().chunksLoaded()).isPositive();
             assertThat(b.offload().remoteStats().breakerState()).isEqualTo("closed");
-            // B computes the chunks it could not look up (each prompt's last chunk, the answers'):
-            // A stored them all, so B's write-through probes them and writes none again.
-            assertThat(b.offload().remoteStats().chunksStored()).as("chunks B wrote again").isZero();
-            assertThat(b.offload().remoteStats().writes()).isZero();
-            assertThat(b.offload().remoteStats().storesSkipped() + b.offload().remoteStats().chunksLoaded())
-                    .as("every chunk of A's is loaded by B or found in the store when B stores it").isEqualTo(storedByA);
         }
         assertThat(warnings).isEmpty();
     }

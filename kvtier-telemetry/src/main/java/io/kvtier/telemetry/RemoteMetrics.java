@@ -31,8 +31,6 @@ final class RemoteMetrics {
         m.counter("kvtier:remote_chunks_probed_present", "Chunks a probe found in the remote store.",
                 s -> value(s, RemoteStats::chunksProbedPresent));
         m.counter("kvtier:remote_writes", "Write jobs sent to the remote store (each a pipeline of SET).", s -> value(s, RemoteStats::writes));
-        m.counter("kvtier:remote_stores_skipped", "Write-through candidates not written because the remote store holds them "
-                + "already (a probe said so).", s -> value(s, RemoteStats::storesSkipped));
         m.labelledCounter("kvtier:remote_load_failures", "Remote promotions that failed, per cause (miss, timeout, verify, "
                 + "unavailable, error).", "cause", (s, out) -> each(s, RemoteStats::loadFailures, RemoteStats.LOAD_FAILURE_CAUSES, out));
         m.labelledCounter("kvtier:remote_store_failures", "Remote write jobs that failed, per cause (timeout, oversize, "
