@@ -1,8 +1,6 @@
 package io.kvtier.model;
 
 import io.kvtier.kv.KvLayout;
-import io.kvtier.model.tensor.Int8Dot;
-import io.kvtier.model.tensor.Q8Activations;
 import io.kvtier.model.tensor.QuantMatmul;
 import io.kvtier.model.tensor.TensorType;
 import io.kvtier.model.tensor.Weight;
@@ -391,12 +389,12 @@ public final class Transformer implements AutoCloseable {
         for (int t = 0; t < tokens; t++) {
             work += (window > 0 ? Math.min(window, a.pos[t] + 1L) : a.pos[t] + 1L) * 2 * c.qDim();
         }
-        Packed p = pack(a.xb, tokens, ws);
+        PreparedInput p = PreparedInput.of(a.xb, tokens, ws, kernels, a, quantActivations);
         parallel.forRange(c.kvHeads(), 1, work, (worker, from, to) -> {
             int[] lo = {from * group * hd, from * hd, from * hd};   // rows of q, k, v
             int[] hi = {to * group * hd, to * hd, to * hd};
             for (int i = 0; i < ws.length; i++) {
-                rows(ws[i], a.xb, p.f32, p.decoded, p.q8, tokens, ys[i], lo[i], hi[i]);
+                p.rows(ws[i], kernels, ys[i], lo[i], hi[i]);
                 addBias(MATRICES_QKV[i], l, tokens, ys[i], lo[i], hi[i]);
             }
             if (spec.qkNorm()) {
@@ -536,12 +534,12 @@ public final class Transformer implements AutoCloseable {
             }
             work += (long) wt.rows() * wt.cols() * n;
         }
-        Packed p = pack(x, n, ws);
+        PreparedInput p = PreparedInput.of(x, n, ws, kernels, a, quantActivations);
         parallel.forRange((rows + 3) / 4, 1, work, (worker, from, to) -> {
             int lo = from * 4;
             int hi = Math.min(rows, to * 4);
             for (int i = 0; i < ws.length; i++) {
-                rows(ws[i], x, p.f32, p.decoded, p.q8, n, ys[i], lo, hi);
+                p.rows(ws[i], kernels, ys[i], lo, hi);
             }
             if (fused) {
                 done.apply(lo, hi);
@@ -550,41 +548,6 @@ public final class Transformer implements AutoCloseable {
         if (!fused) {
             done.apply(0, rows);
         }
-    }
-
-    /**
-     * x prepared once for every part: for F32 weights in the kernels' layout, for encoded ones in
-     * PackedMatmul's (or null), and quantized to Q8_0 blocks for {@link Int8Dot}'s types (or null).
-     */
-    private record Packed(float[] f32, float[] decoded, Q8Activations q8) {
-    }
-
-    private Packed pack(float[] x, int n, Weight[] ws) {
-        boolean f32 = false;
-        boolean encoded = false;
-        boolean int8 = false;
-        for (Weight wt : ws) {
-            f32 |= wt.type() == TensorType.F32;
-            encoded |= wt.type() != TensorType.F32;
-            int8 |= Int8Dot.supports(wt.type());
-        }
-        int in = ws[0].cols();
-        float[] packed = f32 ? a.packed(kernels.packedLength(n, in)) : x;
-        if (f32) {
-            kernels.packRows(x, n, in, packed);
-        }
-        float[] packedDecoded = null;
-        if (encoded && PackedMatmul.packs(n)) {
-            packedDecoded = a.packedForDecoded(PackedMatmul.packedLength(n, in));
-            PackedMatmul.pack(x, n, in, packedDecoded);
-        }
-        // Decode products with Q8_0 weights: x quantized once here, as llama.cpp does.
-        Q8Activations q8 = null;
-        if (int8 && quantActivations == QuantActivations.Q8_0 && n < QuantMatmul.SCRATCH_FROM) {
-            q8 = a.q8;
-            q8.quantize(x, n, in);
-        }
-        return new Packed(packed, packedDecoded, q8);
     }
 
     /**
@@ -600,34 +563,16 @@ public final class Transformer implements AutoCloseable {
             start[i + 1] = start[i] + (ws[i].rows() + 3) / 4;
             work += (long) ws[i].rows() * ws[i].cols() * n;
         }
-        Packed p = pack(x, n, ws);
+        PreparedInput p = PreparedInput.of(x, n, ws, kernels, a, quantActivations);
         parallel.forRange(start[ws.length], 1, work, (worker, from, to) -> {
             for (int i = 0; i < ws.length; i++) {
                 int lo = Math.max(from, start[i]) - start[i];
                 int hi = Math.min(to, start[i + 1]) - start[i];
                 if (lo < hi) {
-                    rows(ws[i], x, p.f32, p.decoded, p.q8, n, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
+                    p.rows(ws[i], kernels, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
                 }
             }
         });
-    }
-
-    /**
-     * Output rows {@code from..to-1} of {@code y[n][rows] = x[n][cols] W^T}; {@code packed} is x
-     * packed for F32 weights, {@code packedDecoded} for encoded ones (null below a vector of rows),
-     * {@code q8} x quantized for the types of {@link Int8Dot} (null unless decoding with them).
-     */
-    private void rows(Weight wt, float[] x, float[] packed, float[] packedDecoded, Q8Activations q8, int n, float[] y,
-                      int from, int to) {
-        if (wt.type() == TensorType.F32) {
-            kernels.matmulPacked(wt.data(), wt.cols(), wt.rows(), packed, n, y, from, to);
-        } else if (q8 != null && Int8Dot.supports(wt.type())) {
-            QuantMatmul.matmul(wt, q8, n, y, from, to);
-        } else if (packedDecoded != null) {
-            PackedMatmul.matmul(wt, packedDecoded, n, y, from, to);
-        } else {
-            QuantMatmul.matmul(wt, x, n, y, from, to);
-        }
     }
 
     /** Releases the scratch buffers; the model and the pool are not owned and stay open. */
