@@ -136,7 +136,8 @@ final class BenchServeCommand implements Callable<Integer> {
             String base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
             try {
                 String name = servedModel.isEmpty() ? firstModel(base) : servedModel;
-                sides.add(new ServeBenchReport.Side("server", load.run(base, name), scrape(base)));
+                String before = scrape(base);
+                sides.add(new ServeBenchReport.Side("server", load.run(base, name), before, scrape(base)));
             } catch (java.net.ConnectException e) {
                 throw new BadInputException("--url " + url + ": cannot reach the server ("
                         + (e.getCause() instanceof java.nio.channels.UnresolvedAddressException ? "unknown host" : "connection refused")
@@ -201,8 +202,9 @@ final class BenchServeCommand implements Callable<Integer> {
             String name = hostTier ? "host tier on" : "host tier off";
             try (BenchServer s = new BenchServer(m, tokenizer, hostTier ? onConfig : offConfig, hostTier ? on : io.kvtier.engine.OffloadSetup.OFF,
                     threads.threads())) {
+                String before = scrape(s.url());
                 ServeLoad.Result r = load.run(s.url(), BenchServer.MODEL);
-                sides.add(new ServeBenchReport.Side(name, r, scrape(s.url())));
+                sides.add(new ServeBenchReport.Side(name, r, before, scrape(s.url())));
                 out.printf("  %s: %.1f s%n", name, r.wallSeconds());
             }
         }

@@ -20,9 +20,11 @@ final class ServeBenchReport {
     /**
      * One server's figures.
      *
-     * @param metrics the server's {@code /metrics} text after the run (empty if it has none)
+     * @param metricsBefore the server's {@code /metrics} text before the run (empty if it has none)
+     * @param metricsAfter the same after the run: the table's server rows are the differences, so
+     *     a server that served other requests before shows this run's counts only
      */
-    record Side(String name, ServeLoad.Result result, String metrics) {
+    record Side(String name, ServeLoad.Result result, String metricsBefore, String metricsAfter) {
     }
 
     private static final double[] PERCENTILES = {50, 90, 99};
@@ -42,8 +44,8 @@ final class ServeBenchReport {
         rows.add(row(sides, "prompt tokens", s -> String.valueOf(s.result().promptTokens()), null));
         rows.add(row(sides, "cached prompt tokens", s -> s.result().cachedTokens() + String.format(Locale.ROOT, " (%.1f%%)",
                 100 * s.result().cachedShare()), null));
-        rows.add(row(sides, "preemptions (server)", s -> metricText(s.metrics(), "vllm:num_preemptions_total"), null));
-        rows.add(row(sides, "host->device bytes (server)", s -> metricText(s.metrics(),
+        rows.add(row(sides, "preemptions (server)", s -> metricDelta(s, "vllm:num_preemptions_total"), null));
+        rows.add(row(sides, "host->device bytes (server)", s -> metricDelta(s,
                 "vllm:kv_offload_total_bytes_total", "transfer_type=\"CPU_to_GPU\""), null));
         int[] width = new int[rows.getFirst().length];
         for (String[] r : rows) {
@@ -117,8 +119,18 @@ final class ServeBenchReport {
         return String.format(Locale.ROOT, a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3g", v);
     }
 
-    /** The sum of a metric's samples whose line contains every {@code labels} text, or "-" when absent. */
-    static String metricText(String metrics, String name, String... labels) {
+    /** How much a counter grew over the run on {@code side}'s server ({@link #metricSum}), or "-" when absent after it. */
+    static String metricDelta(Side side, String name, String... labels) {
+        double after = metricSum(side.metricsAfter(), name, labels);
+        if (Double.isNaN(after)) {
+            return "-";
+        }
+        double before = metricSum(side.metricsBefore(), name, labels);
+        return String.format(Locale.ROOT, "%.0f", Double.isNaN(before) ? after : after - before);
+    }
+
+    /** The sum of a metric's samples whose line contains every {@code labels} text, or NaN when absent. */
+    static double metricSum(String metrics, String name, String... labels) {
         double sum = 0;
         boolean found = false;
         for (String line : metrics.split("\n")) {
@@ -134,7 +146,7 @@ final class ServeBenchReport {
                 found = true;
             }
         }
-        return found ? String.format(Locale.ROOT, "%.0f", sum) : "-";
+        return found ? sum : Double.NaN;
     }
 
     /**
@@ -146,7 +158,8 @@ final class ServeBenchReport {
         List<String> titles = List.of("TTFT", "inter-token latency", "end-to-end latency");
         for (int i = 0; i < titles.size(); i++) {
             CategoryChart chart = new CategoryChartBuilder().width(420).height(440)
-                    .title(String.format(Locale.ROOT, "%s (%d conversations x %d turns)", titles.get(i), load.conversations(), load.turns()))
+                    // Short enough for a 420-pixel panel (the longer form was cut off).
+                    .title(String.format(Locale.ROOT, "%s, %d x %d turns", titles.get(i), load.conversations(), load.turns()))
                     .xAxisTitle("percentile").yAxisTitle("milliseconds").build();
             chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW).setChartBackgroundColor(java.awt.Color.WHITE);
             for (Side s : sides) {

@@ -134,9 +134,14 @@ record ServeLoad(int conversations, int turns, int systemTokens, int userTokens,
         return new Result(ttft, itl, e2e, (long) conversations * turns, prompt.get(), generated.get(), cached.get(), wall);
     }
 
-    /** A message of at least {@code words} words (so at least that many tokens). */
-    private static String userMessage(java.util.SplittableRandom rnd, int conv, int turn, int words) {
-        StringBuilder sb = new StringBuilder("Now tell me, in conversation " + conv + " turn " + turn + ", about the");
+    /**
+     * A message of at least {@code words} words (so at least that many tokens). It starts with
+     * the conversation's and the turn's numbers: the request cuts it to {@code --user-tokens}
+     * tokens, and a shared opening phrase first made every conversation's messages the same
+     * below about 19 tokens (a new user's trial: the cached share then described one conversation).
+     */
+    static String userMessage(java.util.SplittableRandom rnd, int conv, int turn, int words) {
+        StringBuilder sb = new StringBuilder(conv + " " + turn + ": now tell me about the");
         for (int i = 0; i < words; i++) {
             sb.append(' ').append(WORDS[rnd.nextInt(WORDS.length)]);
         }

@@ -2,7 +2,9 @@ package io.kvtier.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** {@code bench generate} on stories260K, briefly: every figure and its fraction of the bound is printed (values not asserted: timing). */
 class BenchGenerateCommandTest {
@@ -18,5 +20,21 @@ class BenchGenerateCommandTest {
         assertThat(r.out()).containsPattern("(?m)^2-sequence decode: +[\\d,]+ tokens/s \\([\\d.]+x single\\) = [\\d.]+ of the bound"
                 + " \\(median of 7 steps");
         assertThat(r.out()).containsPattern("(?m)^prefill: +[\\d,]+ tokens/s \\(511-token prompt\\)$");
+    }
+
+    /** The smallest vocabulary make-model writes (259): the bench's made-up prompts stay inside it. */
+    @Test
+    void runsOnTheSmallestVocabularyMakeModelWrites(@TempDir Path dir) {
+        Path model = dir.resolve("tiny.bin");
+        CliRun made = CliRun.of("make-model", model.toString(), "--dim", "16", "--hidden-dim", "32", "--layers", "1",
+                "--heads", "2", "--kv-heads", "2", "--vocab", "259", "--seq-len", "600");
+        assertThat(made.code()).as(made.err()).isZero();
+        CliRun r = CliRun.of("bench", "generate", "--model", model.toString(), "--max-tokens", "4", "--max-running", "2",
+                "--repeats", "1", "--threads", "1");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).containsPattern("(?m)^prefill: +[\\d,]+ tokens/s \\(512-token prompt\\)$");
+        assertThat(BenchGenerateCommand.syntheticToken(257, 500, 259)).isEqualTo(258);
+        assertThat(BenchGenerateCommand.syntheticToken(258, 500, 259)).isEqualTo(1);
+        assertThat(BenchGenerateCommand.syntheticToken(499, 500, 32000)).isEqualTo(500);
     }
 }

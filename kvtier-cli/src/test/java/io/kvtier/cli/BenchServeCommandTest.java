@@ -52,6 +52,34 @@ class BenchServeCommandTest {
     }
 
     @Test
+    void serverRowsAreThisRunsGrowthOfTheCounters() {
+        String before = "# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total 3.0\n"
+                + "vllm:kv_offload_total_bytes_total{transfer_type=\"CPU_to_GPU\"} 1000.0\n"
+                + "vllm:kv_offload_total_bytes_total{transfer_type=\"GPU_to_CPU\"} 50.0\n";
+        String after = "vllm:num_preemptions_total 6.0\n"
+                + "vllm:kv_offload_total_bytes_total{transfer_type=\"CPU_to_GPU\"} 4096.0\n"
+                + "vllm:kv_offload_total_bytes_total{transfer_type=\"GPU_to_CPU\"} 70.0\n";
+        ServeBenchReport.Side side = new ServeBenchReport.Side("server", null, before, after);
+        assertThat(ServeBenchReport.metricDelta(side, "vllm:num_preemptions_total")).isEqualTo("3");
+        assertThat(ServeBenchReport.metricDelta(side, "vllm:kv_offload_total_bytes_total", "transfer_type=\"CPU_to_GPU\"")).isEqualTo("3096");
+        assertThat(ServeBenchReport.metricDelta(side, "vllm:no_such_metric")).isEqualTo("-");
+        // A server without /metrics before (none scraped) shows the whole count after.
+        assertThat(ServeBenchReport.metricDelta(new ServeBenchReport.Side("s", null, "", after), "vllm:num_preemptions_total")).isEqualTo("6");
+    }
+
+    @Test
+    void userMessagesOfEachConversationAndTurnDifferInTheirFirstWords() {
+        java.util.Set<String> openings = new java.util.HashSet<>();
+        for (int conv = 0; conv < 12; conv++) {
+            for (int turn = 0; turn < 3; turn++) {
+                String m = ServeLoad.userMessage(new java.util.SplittableRandom(7), conv, turn, 4);
+                openings.add(m.substring(0, m.indexOf(':')));
+            }
+        }
+        assertThat(openings).hasSize(36);
+    }
+
+    @Test
     void badInputExitsTwoWithOneLine() {
         CliRun zero = CliRun.of("bench", "serve", "--turns", "0");
         assertThat(zero.code()).isEqualTo(2);

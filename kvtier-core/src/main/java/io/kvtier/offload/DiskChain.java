@@ -193,8 +193,13 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
      */
     @Override
     long write(List<BlockKey> candidates, long epoch) {
-        if (candidates.isEmpty() || (writesPaused && transfers.nanoTime() - writesPausedUntil < 0)
-                || (store != null && !store.writable())) {
+        if (candidates.isEmpty()) {
+            return -1;
+        }
+        if ((writesPaused && transfers.nanoTime() - writesPausedUntil < 0) || (store != null && !store.writable())) {
+            // Each chunk is offered once (on its host store, or as a victim): one not taken now is never written.
+            long skipped = candidates.stream().filter(k -> index.state(k) == TierIndex.EntryState.ABSENT).distinct().count();
+            stats.notStored(OffloadStats.DISK_WRITE_FAILED, skipped * blocksPerChunk);
             return -1;
         }
         List<BlockKey> keys = new ArrayList<>();
@@ -257,6 +262,7 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
         if (ok < job.chunkKeys().size()) {
             index.completeStore(job.chunkKeys().subList(ok, job.chunkKeys().size()), false);
             stats.storeFailures++;
+            stats.notStored(OffloadStats.DISK_WRITE_FAILED, (long) (job.chunkKeys().size() - ok) * blocksPerChunk);
             // Disk full or a write error: stop writing for a while; nothing else is affected.
             writesPausedUntil = transfers.nanoTime() + WRITE_PAUSE_NANOS;
             writesPaused = true;

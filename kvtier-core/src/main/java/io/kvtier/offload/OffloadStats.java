@@ -59,6 +59,12 @@ public final class OffloadStats {
     /** Reason: a remote hit's chunk beyond what the host tier could take beside the rest of the hit. */
     public static final String REMOTE_NOT_PROMOTED = "remote-hit-beyond-host-tier";
 
+    /**
+     * Reason: a host chunk's write to the disk tier failed (disk full, I/O error) or was skipped
+     * while disk writes were paused after a failure or the directory could not be written.
+     */
+    public static final String DISK_WRITE_FAILED = "disk-write-failed";
+
     /** Reason (lazy stores): a block of the chunk left the device prefix cache before its store ran. */
     public static final String EVICTED_BEFORE_STORE = "evicted-before-store";
     /** Reason (lazy stores): the chunk reached the horizon, but a chunk before it was evicted unstored. */
@@ -155,7 +161,8 @@ public final class OffloadStats {
      * Device blocks that could have been stored in (or promoted to) the host tier but were not,
      * by reason: {@value #LONGER_THAN_HOST} (the chain is longer than the host tier: its prefix
      * that fits is stored, the rest never), {@value #NOT_ADMITTED} (admission threshold not
-     * reached), {@value #EVICTED_BEFORE_STORE} / {@value #PARENT_NOT_STORED} (lazy stores: the chunk
+     * reached), {@value #DISK_WRITE_FAILED} (blocks of host chunks that did not reach the disk tier:
+     * their write failed or came while disk writes were paused), {@value #EVICTED_BEFORE_STORE} / {@value #PARENT_NOT_STORED} (lazy stores: the chunk
      * or one before it left the device before it reached the store horizon), {@value #NOT_PROMOTED} / {@value #REMOTE_NOT_PROMOTED} (a disk / remote hit's tail that
      * did not fit beside its head; those blocks were recomputed). Each block is counted once per request.
      */

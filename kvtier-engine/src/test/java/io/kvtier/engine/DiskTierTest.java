@@ -215,6 +215,9 @@ class DiskTierTest {
             assertThat(s.storeFailures()).isPositive();
             assertThat(s.blocksStored().getOrDefault("disk", 0L)).isZero();
             assertThat(s.blocksStored().get("host")).isPositive(); // nothing else is affected
+            // Write-through offers every host chunk to the disk once: each failed or was skipped in the
+            // pause after a failure, and each is counted (a new user's trial: only failed jobs were).
+            assertThat(s.blocksNotStored().get(OffloadStats.DISK_WRITE_FAILED)).isEqualTo(s.blocksStored().get("host"));
             assertThat(s.externalHitTokens().get("host")).isPositive();
         }
     }

@@ -131,17 +131,22 @@ public final class Sweep {
             series.put("optimum (Belady, device + host)", new double[][] {x, opt});
             series.put("ceiling (unbounded)", new double[][] {x, ceil});
         }
-        SweepChart.write(png, chartTitle(results), series);
+        SweepChart.write(png, chartTitle(results), String.format(Locale.ROOT,
+                "host tier capacity (tokens, log scale); device tier %,d tokens", (long) first.deviceBlocks() * first.config().blockSize()),
+                series);
     }
 
-    /** The chart's title: the trace, and how many of its requests when only the first ones were replayed. */
+    /**
+     * The chart's title: the trace, and how many of its requests when only the first ones were
+     * replayed (the device tier's size is in the axis title: one line of 960 pixels held both
+     * only for short trace names).
+     */
     static String chartTitle(List<ReplayResult> results) {
         ReplayResult first = results.getFirst();
         String name = Path.of(first.trace()).getFileName().toString();
         String part = first.partial() ? String.format(Locale.ROOT, " (first %,d of %,d requests)", first.requests(),
                 first.traceRequests()) : "";
-        return String.format(Locale.ROOT, "%s%s: token hit ratio vs host tier capacity (device tier %,d tokens)", name, part,
-                (long) first.deviceBlocks() * first.config().blockSize());
+        return String.format(Locale.ROOT, "%s%s: token hit ratio", name, part);
     }
 
     private static Map<Long, Map<String, ReplayResult>> group(List<ReplayResult> results) {

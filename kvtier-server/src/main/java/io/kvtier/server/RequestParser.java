@@ -54,7 +54,16 @@ final class RequestParser {
             if (!so.isObject()) {
                 throw ApiError.badRequest("stream_options must be an object", "stream_options");
             }
-            includeUsage = optBool(so, "include_usage", false);
+            JsonNode usage = so.get("include_usage");
+            if (usage != null && !usage.isNull() && !usage.isBoolean()) {
+                throw ApiError.badRequest("stream_options.include_usage must be true or false, got " + usage,
+                        "stream_options.include_usage");
+            }
+            includeUsage = usage != null && usage.asBoolean(false);
+            if (!stream && !so.isEmpty()) {
+                // As OpenAI and vLLM: options of a stream on a request that is not one are a mistake.
+                throw ApiError.badRequest("stream_options is only allowed with \"stream\": true", "stream_options");
+            }
         }
         SamplingParams sampling = ownSeed ? SamplingParams.withOwnSeed(temperature, topP, seed)
                 : new SamplingParams(temperature, topP, seed);

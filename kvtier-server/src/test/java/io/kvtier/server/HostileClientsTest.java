@@ -89,6 +89,8 @@ class HostileClientsTest {
         "{\"prompt\": []} | prompt | empty array",
         "{\"max_tokens\": 3} | prompt | prompt is required",
         "{\"prompt\": \"a\", \"stream_options\": 7} | stream_options | must be an object",
+        "{\"prompt\": \"a\", \"stream\": true, \"stream_options\": {\"include_usage\": 1}} | stream_options.include_usage | stream_options.include_usage must be true or false",
+        "{\"prompt\": \"a\", \"stream_options\": {\"include_usage\": true}} | stream_options | only allowed with \"stream\": true",
         "{\"prompt\": \"a\", \"cache_salt\": 7} | cache_salt | must be a string",
         "{\"prompt\": \"x\\u0000y\"} | prompt | has a NUL character (\\u0000) at character 1;",
     })

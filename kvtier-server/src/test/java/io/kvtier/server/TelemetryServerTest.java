@@ -139,7 +139,7 @@ class TelemetryServerTest {
     private JsonNode complete(String base, String prompt, int i) throws Exception {
         boolean stream = i % 2 == 1;
         String body = Json.MAPPER.writeValueAsString(Map.of("model", MODEL, "prompt", prompt, "max_tokens", 24,
-                "temperature", 0, "stream", stream, "stream_options", Map.of("include_usage", true)));
+                "temperature", 0, "stream", stream, "stream_options", stream ? Map.of("include_usage", true) : Map.of()));
         HttpResponse<String> r = post(base, "/v1/completions", body);
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         if (!stream) {

@@ -1,6 +1,9 @@
 package io.kvtier.tier.remote;
 
 import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.metrics.CommandLatencyRecorder;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
@@ -63,6 +66,14 @@ final class LettuceResources {
      */
     static void shutdown(AbstractRedisClient client, ClientResources resources) {
         long ms = SHUTDOWN_TIMEOUT.toMillis();
+        if (client instanceof RedisClusterClient cluster) {
+            // A periodic topology refresh still fetching partitions when the threads below end
+            // makes netty log an error with its stack (Lettuce issue 2904): schedule no more of
+            // them. One already running is silenced in the CLI's logging configuration.
+            // The client is closing: its other options no longer matter.
+            cluster.setOptions(ClusterClientOptions.builder()
+                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder().build()).build());
+        }
         try {
             client.shutdownAsync(0, ms, TimeUnit.MILLISECONDS).get(ms, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {

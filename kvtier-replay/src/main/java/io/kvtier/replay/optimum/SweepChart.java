@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import org.knowm.xchart.AnnotationText;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
@@ -44,7 +45,13 @@ public final class SweepChart {
      * @throws IOException              when the file cannot be written
      */
     public static void write(Path png, String title, Map<String, double[][]> series) throws IOException {
+        write(png, title, "capacity (tokens, log scale)", series);
+    }
+
+    /** {@link #write(Path, String, Map)} with the x axis titled {@code xTitle}. */
+    public static void write(Path png, String title, String xTitle, Map<String, double[][]> series) throws IOException {
         XYChart chart = chart(title, series);
+        chart.setXAxisTitle(xTitle);
         Path parent = png.toAbsolutePath().getParent();
         if (parent != null) {
             Files.createDirectories(parent);
@@ -80,6 +87,14 @@ public final class SweepChart {
                 .setYAxisDecimalPattern("0.00")
                 .setLegendPosition(Styler.LegendPosition.InsideNW)
                 .setChartBackgroundColor(java.awt.Color.WHITE);
+        // The log axis labels only powers of ten: each capacity of the first series gets its own
+        // label just above the axis, so a sweep of 250k and 1M says where 250k is.
+        double[] caps = series.values().iterator().next()[0];
+        double labelY = chart.getStyler().getYAxisMax() * 0.02;
+        for (double cap : caps) {
+            AnnotationText label = new AnnotationText(compact(cap), cap, labelY, false);
+            chart.addAnnotation(label);
+        }
         int i = 0;
         for (Map.Entry<String, double[][]> e : series.entrySet()) {
             XYSeries s = chart.addSeries(e.getKey(), e.getValue()[0], e.getValue()[1]);
@@ -88,6 +103,19 @@ public final class SweepChart {
             i++;
         }
         return chart;
+    }
+
+    /** A capacity as a short label: 250k, 1M, 1.5M, 900. */
+    static String compact(double tokens) {
+        if (tokens >= 1_000_000) {
+            return new java.text.DecimalFormat("0.##", java.text.DecimalFormatSymbols.getInstance(java.util.Locale.ROOT))
+                    .format(tokens / 1_000_000) + "M";
+        }
+        if (tokens >= 1_000) {
+            return new java.text.DecimalFormat("0.##", java.text.DecimalFormatSymbols.getInstance(java.util.Locale.ROOT))
+                    .format(tokens / 1_000) + "k";
+        }
+        return String.valueOf(Math.round(tokens));
     }
 
     /** Validates one series and returns its largest ratio. */

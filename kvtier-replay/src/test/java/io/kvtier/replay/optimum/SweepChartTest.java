@@ -62,6 +62,15 @@ class SweepChartTest {
         assertThat(png).doesNotExist();
     }
 
+    /** The labels each swept capacity gets above the axis (the log axis labels powers of ten only). */
+    @Test
+    void capacityLabelsAreShort() {
+        assertThat(SweepChart.compact(250_000)).isEqualTo("250k");
+        assertThat(SweepChart.compact(1 << 20)).isEqualTo("1.05M");
+        assertThat(SweepChart.compact(3_000_000)).isEqualTo("3M");
+        assertThat(SweepChart.compact(900)).isEqualTo("900");
+    }
+
     /** Coinciding lines (a policy on the optimum) must still show: distinct markers, all but the first line broken. */
     @Test
     void seriesHaveDistinctMarkersAndLaterOnesAreDashed() {
