@@ -132,4 +132,57 @@ class Int8DotTest {
             }
         }
     }
+
+    /**
+     * The four-row kernel ({@link Int8Dot#q8_0Rows4}, used on rows narrower than
+     * {@link QuantMatmul#ROWS4_BELOW_COLS}) gives each row exactly the single-row kernel's bits,
+     * on random rows (random scales, an unaligned start) of 1 to 25 blocks and two activation
+     * rows; and the decode product through {@link QuantMatmul} equals the single-row kernel
+     * over ranges that cut the groups of four anywhere.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 9, 24, 25})
+    void fourRowKernelEqualsSingleRowBitForBit(int blocks) {
+        int n = 32 * blocks;
+        Random rnd = new Random(4000 + blocks);
+        int rows = 9;
+        ByteBuffer w = BlockPacker.le(7 + 34 * rows * blocks);
+        w.position(7);
+        for (int b = 0; b < rows * blocks; b++) {
+            int[] q = new int[32];
+            for (int j = 0; j < 32; j++) q[j] = b % 5 == 0 ? (j % 2 == 0 ? -128 : 127) : rnd.nextInt(256) - 128;
+            BlockPacker.q8_0(w, (float) rnd.nextGaussian(), q);
+        }
+        MemorySegment s = seg(w);
+        long rowBytes = 34L * blocks;
+        float[] x = new float[2 * n];
+        for (int i = 0; i < x.length; i++) x[i] = (float) rnd.nextGaussian();
+        Q8Activations xa = new Q8Activations();
+        xa.quantize(x, 2, n);
+        for (int i = 0; i < 2; i++) {
+            float[] y = new float[6];
+            Arrays.fill(y, -7f);
+            Int8Dot.q8_0Rows4(s, 7 + rowBytes, rowBytes, xa.q, xa.d, i * n, n, y, 1);
+            assertThat(y[0]).isEqualTo(-7f);
+            assertThat(y[5]).isEqualTo(-7f);
+            for (int k = 0; k < 4; k++) {
+                float want = Int8Dot.dot(TensorType.Q8_0, s, 7 + (1 + k) * rowBytes, xa, i, n);
+                assertThat(Float.floatToRawIntBits(y[1 + k])).as("row %d x %d: %s vs %s", k, i, y[1 + k], want)
+                        .isEqualTo(Float.floatToRawIntBits(want));
+            }
+        }
+        Weight wt = new Weight(TensorType.Q8_0, s.asSlice(7), rows, n);
+        for (int[] range : new int[][] {{0, 9}, {1, 8}, {3, 6}, {4, 8}}) {
+            float[] y = new float[2 * rows];
+            Arrays.fill(y, -7f);
+            QuantMatmul.matmul(wt, xa, 2, y, range[0], range[1]);
+            for (int i = 0; i < 2; i++) {
+                for (int r = 0; r < rows; r++) {
+                    float want = r >= range[0] && r < range[1] ? Int8Dot.dot(TensorType.Q8_0, s, 7 + r * rowBytes, xa, i, n) : -7f;
+                    assertThat(Float.floatToRawIntBits(y[i * rows + r])).as("range %s row %d x %d", Arrays.toString(range), r, i)
+                            .isEqualTo(Float.floatToRawIntBits(want));
+                }
+            }
+        }
+    }
 }
