@@ -81,8 +81,8 @@ public final class Int8Dot {
 
     /**
      * Four Q8_0 rows at once: {@code y[yOff + k] = } {@link #q8_0}{@code (w, off + k * rowBytes, xq, xd, xo, n)}
-     * for {@code k < 4}, bit for bit (each row keeps the single-row kernel's two alternating
-     * accumulators and its order of operations); the quantized activations are loaded once for
+     * for {@code k < 4}: each row keeps the single-row kernel's two alternating accumulators and
+     * its order of operations (compiled, the same bits); the quantized activations are loaded once for
      * the four rows. Used on short rows only ({@link QuantMatmul#ROWS4_BELOW_COLS}).
      */
     static void q8_0Rows4(MemorySegment w, long off, long rowBytes, short[] xq, float[] xd, int xo, int n, float[] y, int yOff) {

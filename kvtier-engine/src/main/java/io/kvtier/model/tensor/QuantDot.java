@@ -213,8 +213,8 @@ public final class QuantDot {
 
     /**
      * Four Q4_0 rows at once: {@code y[yOff + k] = } {@link #q4_0}{@code (w, off + k * rowBytes, x, xOff, n)}
-     * for {@code k < 4}, bit for bit (each row keeps the single-row kernel's two alternating
-     * accumulators and its order of operations); the activation vectors are loaded once for the
+     * for {@code k < 4}: each row keeps the single-row kernel's two alternating accumulators and
+     * its order of operations (compiled, the same bits); the activation vectors are loaded once for the
      * four rows and the four rows' loops become one. Faster on short rows, where the per-row
      * work outside the block loop weighs most ({@link QuantMatmul#ROWS4_BELOW_COLS}).
      */

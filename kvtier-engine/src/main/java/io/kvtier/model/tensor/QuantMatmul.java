@@ -23,8 +23,8 @@ public final class QuantMatmul {
     static final int TILE_ROWS = 4;
     /**
      * Row width (values) below which decode takes Q4_0 and int8 Q8_0 weights four rows per pass
-     * ({@link QuantDot#q4_0Rows4}, {@link Int8Dot#q8_0Rows4}; each bit for bit its single-row
-     * kernel, so the grouping never changes a value): on short rows the per-row work
+     * ({@link QuantDot#q4_0Rows4}, {@link Int8Dot#q8_0Rows4}; each the single-row kernel's
+     * operations in its order): on short rows the per-row work
      * outside the block loop (the accumulators' reduction, the loop's entry and exit) weighs most
      * and four rows share it; on long rows the single-row kernels were as fast or faster
      * (docs/design-notes.md). Property {@code kvtier.quant.rows4BelowCols}; 0 turns it off.
