@@ -79,6 +79,52 @@ public final class Int8Dot {
         return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
     }
 
+    /**
+     * Four Q8_0 rows at once: {@code y[yOff + k] = } {@link #q8_0}{@code (w, off + k * rowBytes, xq, xd, xo, n)}
+     * for {@code k < 4}: each row keeps the single-row kernel's two alternating accumulators and
+     * its order of operations (compiled, the same bits); the quantized activations are loaded once for
+     * the four rows. Used on short rows only ({@link QuantMatmul#ROWS4_BELOW_COLS}).
+     */
+    static void q8_0Rows4(MemorySegment w, long off, long rowBytes, short[] xq, float[] xd, int xo, int n, float[] y, int yOff) {
+        FloatVector a0 = FloatVector.zero(F), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0, b3 = a0;
+        long o1 = off + rowBytes, o2 = o1 + rowBytes, o3 = o2 + rowBytes;
+        for (int b = 0; b < n / 32; b++) {
+            long bo = 34L * b;
+            int xi = xo + 32 * b;
+            IntVector s0 = pairSums(w, off + bo + 2, xq, xi);
+            IntVector s1 = pairSums(w, o1 + bo + 2, xq, xi);
+            IntVector s2 = pairSums(w, o2 + bo + 2, xq, xi);
+            IntVector s3 = pairSums(w, o3 + bo + 2, xq, xi);
+            for (int j = 2 * L; j < 32; j += 2 * L) {   // no trips at 16 lanes
+                s0 = s0.add(pairSums(w, off + bo + 2 + j, xq, xi + j));
+                s1 = s1.add(pairSums(w, o1 + bo + 2 + j, xq, xi + j));
+                s2 = s2.add(pairSums(w, o2 + bo + 2 + j, xq, xi + j));
+                s3 = s3.add(pairSums(w, o3 + bo + 2 + j, xq, xi + j));
+            }
+            float dx = xd[xi >> 5];
+            FloatVector n0 = ((FloatVector) s0.convert(VectorOperators.I2F, 0))
+                    .fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(I16, off + bo)) * dx), b0);
+            FloatVector n1 = ((FloatVector) s1.convert(VectorOperators.I2F, 0))
+                    .fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(I16, o1 + bo)) * dx), b1);
+            FloatVector n2 = ((FloatVector) s2.convert(VectorOperators.I2F, 0))
+                    .fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(I16, o2 + bo)) * dx), b2);
+            FloatVector n3 = ((FloatVector) s3.convert(VectorOperators.I2F, 0))
+                    .fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(I16, o3 + bo)) * dx), b3);
+            b0 = a0;
+            a0 = n0;
+            b1 = a1;
+            a1 = n1;
+            b2 = a2;
+            a2 = n2;
+            b3 = a3;
+            a3 = n3;
+        }
+        y[yOff] = a0.add(b0).reduceLanes(VectorOperators.ADD);
+        y[yOff + 1] = a1.add(b1).reduceLanes(VectorOperators.ADD);
+        y[yOff + 2] = a2.add(b2).reduceLanes(VectorOperators.ADD);
+        y[yOff + 3] = a3.add(b3).reduceLanes(VectorOperators.ADD);
+    }
+
     /** {@code 2L} int8 weights at {@code at} times {@code xq[xi..]}: {@code L} ints, each the sum of a pair of products. */
     private static IntVector pairSums(MemorySegment w, long at, short[] xq, int xi) {
         IntVector p = ((ShortVector) ByteVector.fromMemorySegment(B2L, w, at, LE).convertShape(VectorOperators.B2S, S2L, 0))

@@ -21,6 +21,15 @@ public final class QuantMatmul {
     public static final int SCRATCH_FROM = 4;
     /** Weight rows decoded together; also the activation rows of the micro-tile. */
     static final int TILE_ROWS = 4;
+    /**
+     * Row width (values) below which decode takes Q4_0 and int8 Q8_0 weights four rows per pass
+     * ({@link QuantDot#q4_0Rows4}, {@link Int8Dot#q8_0Rows4}; each the single-row kernel's
+     * operations in its order): on short rows the per-row work
+     * outside the block loop (the accumulators' reduction, the loop's entry and exit) weighs most
+     * and four rows share it; on long rows the single-row kernels were as fast or faster
+     * (docs/design-notes.md). Property {@code kvtier.quant.rows4BelowCols}; 0 turns it off.
+     */
+    public static final int ROWS4_BELOW_COLS = Integer.getInteger("kvtier.quant.rows4BelowCols", 512);
 
     private QuantMatmul() {
     }
@@ -33,7 +42,15 @@ public final class QuantMatmul {
         int cols = w.cols();
         int rows = w.rows();
         if (n < SCRATCH_FROM) {
-            for (int r = rowFrom; r < rowTo; r++) {
+            int r = rowFrom;
+            if (w.type() == TensorType.Q4_0 && cols < ROWS4_BELOW_COLS) {
+                for (; r + 4 <= rowTo; r += 4) {
+                    for (int i = 0; i < n; i++) {
+                        QuantDot.q4_0Rows4(w.data(), w.rowOffset(r), w.rowBytes(), x, i * cols, cols, y, i * rows + r);
+                    }
+                }
+            }
+            for (; r < rowTo; r++) {
                 long off = w.rowOffset(r);
                 for (int i = 0; i < n; i++) {
                     y[i * rows + r] = QuantDot.dot(w.type(), w.data(), off, x, i * cols, cols);
@@ -70,7 +87,15 @@ public final class QuantMatmul {
     public static void matmul(Weight w, Q8Activations x, int n, float[] y, int rowFrom, int rowTo) {
         int cols = w.cols();
         int rows = w.rows();
-        for (int r = rowFrom; r < rowTo; r++) {
+        int r = rowFrom;
+        if (w.type() == TensorType.Q8_0 && cols < ROWS4_BELOW_COLS) {
+            for (; r + 4 <= rowTo; r += 4) {
+                for (int i = 0; i < n; i++) {
+                    Int8Dot.q8_0Rows4(w.data(), w.rowOffset(r), w.rowBytes(), x.q, x.d, i * cols, cols, y, i * rows + r);
+                }
+            }
+        }
+        for (; r < rowTo; r++) {
             long off = w.rowOffset(r);
             for (int i = 0; i < n; i++) {
                 y[i * rows + r] = Int8Dot.dot(w.type(), w.data(), off, x, i, cols);

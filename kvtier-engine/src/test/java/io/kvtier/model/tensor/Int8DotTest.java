@@ -113,23 +113,86 @@ class Int8DotTest {
         xa.quantize(x, xRows, n);
         for (int r = 0; r < rows; r++) {
             for (int i = 0; i < xRows; i++) {
-                double ref = 0, mag = 0;
-                for (int b = 0; b < n / 32; b++) {
-                    long p = 7 + 34L * (r * n / 32 + b);
-                    long isum = 0, iabs = 0;
-                    for (int j = 0; j < 32; j++) {
-                        long prod = (long) s.get(java.lang.foreign.ValueLayout.JAVA_BYTE, p + 2 + j) * xa.quant(i, 32 * b + j);
-                        isum += prod;
-                        iabs += Math.abs(prod);
-                    }
-                    float d = Float.float16ToFloat(s.get(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), p))
-                            * xa.scale(i, b);
-                    ref += (double) d * isum;
-                    mag += Math.abs((double) d) * iabs;
-                }
+                double[] rm = reference(s, 7 + 34L * r * n / 32, xa, i, n);
                 float got = Int8Dot.dot(TensorType.Q8_0, s, 7 + 34L * r * n / 32, xa, i, n);
-                assertThat((double) got).as("row %d x %d", r, i).isCloseTo(ref, org.assertj.core.data.Offset.offset(2e-6 * mag + 1e-30));
+                assertThat((double) got).as("row %d x %d", r, i).isCloseTo(rm[0], org.assertj.core.data.Offset.offset(2e-6 * rm[1] + 1e-30));
             }
         }
+    }
+
+    /**
+     * The four-row kernel ({@link Int8Dot#q8_0Rows4}, used on rows narrower than
+     * {@link QuantMatmul#ROWS4_BELOW_COLS}) on random rows (random scales, extreme quants in every
+     * fifth block, an unaligned start) of 1 to 25 blocks and two activation rows, directly and
+     * through {@link QuantMatmul} over ranges that cut the groups of four anywhere: every row
+     * within the tolerance of the scalar reference, nothing written outside. (Its bits equal the
+     * single-row kernel's once both are compiled: {@link Rows4KernelComparison}.)
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 9, 24, 25})
+    void fourRowKernelMatchesTheScalarReference(int blocks) {
+        int n = 32 * blocks;
+        Random rnd = new Random(4000 + blocks);
+        int rows = 9;
+        ByteBuffer w = BlockPacker.le(7 + 34 * rows * blocks);
+        w.position(7);
+        for (int b = 0; b < rows * blocks; b++) {
+            int[] q = new int[32];
+            for (int j = 0; j < 32; j++) q[j] = b % 5 == 0 ? (j % 2 == 0 ? -128 : 127) : rnd.nextInt(256) - 128;
+            BlockPacker.q8_0(w, (float) rnd.nextGaussian(), q);
+        }
+        MemorySegment s = seg(w);
+        long rowBytes = 34L * blocks;
+        float[] x = new float[2 * n];
+        for (int i = 0; i < x.length; i++) x[i] = (float) rnd.nextGaussian();
+        Q8Activations xa = new Q8Activations();
+        xa.quantize(x, 2, n);
+        for (int i = 0; i < 2; i++) {
+            float[] y = new float[6];
+            Arrays.fill(y, -7f);
+            Int8Dot.q8_0Rows4(s, 7 + rowBytes, rowBytes, xa.q, xa.d, i * n, n, y, 1);
+            assertThat(y[0]).isEqualTo(-7f);
+            assertThat(y[5]).isEqualTo(-7f);
+            for (int k = 0; k < 4; k++) {
+                double[] rm = reference(s, 7 + (1 + k) * rowBytes, xa, i, n);
+                assertThat((double) y[1 + k]).as("row %d x %d", k, i).isCloseTo(rm[0], org.assertj.core.data.Offset.offset(2e-6 * rm[1] + 1e-30));
+            }
+        }
+        Weight wt = new Weight(TensorType.Q8_0, s.asSlice(7), rows, n);
+        for (int[] range : new int[][] {{0, 9}, {1, 8}, {3, 6}, {4, 8}}) {
+            float[] y = new float[2 * rows];
+            Arrays.fill(y, -7f);
+            QuantMatmul.matmul(wt, xa, 2, y, range[0], range[1]);
+            for (int i = 0; i < 2; i++) {
+                for (int r = 0; r < rows; r++) {
+                    if (r < range[0] || r >= range[1]) {
+                        assertThat(y[i * rows + r]).as("range %s row %d x %d", Arrays.toString(range), r, i).isEqualTo(-7f);
+                        continue;
+                    }
+                    double[] rm = reference(s, 7 + r * rowBytes, xa, i, n);
+                    assertThat((double) y[i * rows + r]).as("range %s row %d x %d", Arrays.toString(range), r, i)
+                            .isCloseTo(rm[0], org.assertj.core.data.Offset.offset(2e-6 * rm[1] + 1e-30));
+                }
+            }
+        }
+    }
+
+    /** {@code {sum_b d_w d_x sum_j q_w q_x, sum_b |d_w d_x| sum_j |q_w q_x|}} for the row at {@code off} against activation row {@code i}. */
+    private static double[] reference(MemorySegment s, long off, Q8Activations xa, int i, int n) {
+        double ref = 0, mag = 0;
+        for (int b = 0; b < n / 32; b++) {
+            long p = off + 34L * b;
+            long isum = 0, iabs = 0;
+            for (int j = 0; j < 32; j++) {
+                long prod = (long) s.get(java.lang.foreign.ValueLayout.JAVA_BYTE, p + 2 + j) * xa.quant(i, 32 * b + j);
+                isum += prod;
+                iabs += Math.abs(prod);
+            }
+            float d = Float.float16ToFloat(s.get(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), p))
+                    * xa.scale(i, b);
+            ref += (double) d * isum;
+            mag += Math.abs((double) d) * iabs;
+        }
+        return new double[] {ref, mag};
     }
 }

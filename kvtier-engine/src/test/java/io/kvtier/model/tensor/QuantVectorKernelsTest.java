@@ -217,6 +217,104 @@ class QuantVectorKernelsTest {
         }
     }
 
+    /**
+     * The four-row Q4_0 kernel ({@link QuantDot#q4_0Rows4}) on four rows of the hand-built
+     * extreme blocks (nibbles 0 and 15, scales of both signs) rotated so every row has its own
+     * block order, and on seeded random rows of 1 to 25 blocks at odd byte and activation
+     * offsets: each row within the dot tolerance of the double-precision reference, nothing
+     * written beside the four outputs. (Its bits equal the single-row kernel's once both are
+     * compiled: {@link Rows4KernelComparison} counts the rows that differ.)
+     */
+    @ParameterizedTest(name = "blocks={0}")
+    @MethodSource("q4Rows4BlockCounts")
+    void q4_0FourRowKernelMatchesReference(int blocks) {
+        long seed = 4040L + blocks;
+        Random rnd = new Random(seed);
+        int n = 32 * blocks;
+        long rowBytes = TensorType.Q4_0.rowBytes(n);
+        byte[] raw = new byte[(int) (4 * rowBytes) + 3];
+        rnd.nextBytes(raw);
+        MemorySegment w = MemorySegment.ofArray(raw);
+        if (blocks == 4) {   // the hand-built blocks, rotated by one block per row
+            MemorySegment hand = (MemorySegment) handBuilt().skip(1).findFirst().orElseThrow().get()[1];
+            for (int r = 0; r < 4; r++) {
+                for (int b = 0; b < 4; b++) {
+                    MemorySegment.copy(hand, 18L * ((b + r) % 4), w, 3 + r * rowBytes + 18L * b, 18);
+                }
+            }
+        } else {
+            for (int r = 0; r < 4; r++) {
+                QuantKernelsTest.fixHalves(TensorType.Q4_0, w, 3 + r * rowBytes, n, rnd);
+            }
+        }
+        float[] x = gaussians(rnd, n + 5);
+        float[] y = new float[6];
+        Arrays.fill(y, -7f);
+        QuantDot.q4_0Rows4(w, 3, rowBytes, x, 5, n, y, 1);
+        assertThat(y[0]).isEqualTo(-7f);
+        assertThat(y[5]).isEqualTo(-7f);
+        float[] ref = new float[n];
+        for (int r = 0; r < 4; r++) {
+            long off = 3 + r * rowBytes;
+            ScalarDequant.dequantize(TensorType.Q4_0, w, off, ref, 0, n);
+            double[] ea = exactAndAbs(ref, 0, x, 5, n);
+            assertThat(Math.abs(y[1 + r] - ea[0])).as("seed %d: row %d vs reference %s", seed, r, ea[0])
+                    .isLessThanOrEqualTo(2e-6 * ea[1] + 1e-30);
+        }
+    }
+
+    static Stream<Integer> q4Rows4BlockCounts() {
+        return Stream.of(1, 2, 3, 4, 5, 9, 24, 25);
+    }
+
+    /**
+     * Decode products of Q4_0 rows narrower than {@link QuantMatmul#ROWS4_BELOW_COLS} (four rows
+     * per pass) over ranges whose ends cut the groups of four anywhere, for 1 to 3 activation
+     * rows: every row within the dot tolerance of the double-precision reference, the rows
+     * outside the range untouched. (Bit equality with the single-row kernel holds between
+     * compiled kernels, {@link Rows4KernelComparison}; early in a JVM one kernel may still run
+     * the Vector API's Java fallback, which differed once by one ulp, so it is not asserted.)
+     */
+    @Test
+    void q4_0DecodeProductOverRangesCuttingTheGroupsOfFour() {
+        assertThat(QuantMatmul.ROWS4_BELOW_COLS).as("the 288-wide rows below take the four-row path").isGreaterThan(288);
+        Random rnd = new Random(288);
+        int rows = 13;
+        int cols = 288;
+        long rowBytes = TensorType.Q4_0.rowBytes(cols);
+        byte[] raw = new byte[(int) rowBytes * rows];
+        rnd.nextBytes(raw);
+        MemorySegment seg = MemorySegment.ofArray(raw);
+        for (int r = 0; r < rows; r++) {
+            QuantKernelsTest.fixHalves(TensorType.Q4_0, seg, r * rowBytes, cols, rnd);
+        }
+        Weight w = new Weight(TensorType.Q4_0, seg, rows, cols);
+        float[][] deq = new float[rows][cols];
+        for (int r = 0; r < rows; r++) {
+            ScalarDequant.dequantize(TensorType.Q4_0, seg, r * rowBytes, deq[r], 0, cols);
+        }
+        for (int n = 1; n <= 3; n++) {
+            float[] x = gaussians(rnd, n * cols);
+            for (int[] range : new int[][] {{0, 13}, {1, 10}, {3, 8}, {5, 6}, {4, 12}}) {
+                float[] y = new float[n * rows];
+                Arrays.fill(y, -7f);
+                QuantMatmul.matmul(w, x, n, y, range[0], range[1]);
+                for (int i = 0; i < n; i++) {
+                    for (int r = 0; r < rows; r++) {
+                        String what = String.format("n=%d range %s row %d token %d", n, Arrays.toString(range), r, i);
+                        if (r < range[0] || r >= range[1]) {
+                            assertThat(y[i * rows + r]).as(what).isEqualTo(-7f);
+                            continue;
+                        }
+                        double[] ea = exactAndAbs(deq[r], 0, x, i * cols, cols);
+                        assertThat(Math.abs(y[i * rows + r] - ea[0])).as("%s: %s vs %s", what, y[i * rows + r], ea[0])
+                                .isLessThanOrEqualTo(2e-6 * ea[1] + 1e-30);
+                    }
+                }
+            }
+        }
+    }
+
     static Stream<Integer> q8BlockCounts() {
         return Stream.of(1, 2, 3, 4, 5, 8, 9);
     }
