@@ -56,7 +56,7 @@ final class Warmup {
     /** Tokens the warm-up generates: enough for C2 to compile the step's code (measured in the README). */
     static final int TOKENS = 512;
     /** Tokens per warm-up request: positions as far as a default {@code --max-tokens 256} run reaches. */
-    private static final int TOKENS_PER_REQUEST = 256;
+    static final int TOKENS_PER_REQUEST = 256;
     /** Longest wait of {@code generate} for the warm-up to finish. */
     static final long MAX_WAIT_MILLIS = 2_000;
     /**
@@ -72,6 +72,7 @@ final class Warmup {
     private final long startNanos = System.nanoTime();
     private volatile long endNanos;
     private volatile int generated;
+    private volatile int engines;
     private volatile Path dir;
 
     private Warmup() {
@@ -141,6 +142,11 @@ final class Warmup {
         thread.join();
     }
 
+    /** Engines the warm-up has started (tests: one per request). */
+    int engines() {
+        return engines;
+    }
+
     /** The temporary directory of the warm-up's model (deleted when it ends), or null before it exists. */
     Path directory() {
         return dir;
@@ -195,6 +201,7 @@ final class Warmup {
         PrintStream discard = new PrintStream(OutputStream.nullOutputStream(), false, StandardCharsets.UTF_8);
         ResultPrinter printer = new ResultPrinter(discard, ResultPrinter.Format.TEXT_STREAMED, tok, List.of(""), true);
         try (Engine engine = LlamaRunner.engine(Models.load(modelFile), config, Kernels.best(), 0, host)) {
+            engines++;
             engine.submit(r);
             printer.submitted(r);
             while (engine.hasWork() && !stop) {
