@@ -24,7 +24,13 @@ import java.util.Map;
  */
 final class ResultPrinter {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * Created on the first JSON line only: building an ObjectMapper initialises Jackson (tens of
+     * milliseconds in a fresh JVM, inside the generation time a text run reports).
+     */
+    private static final class Json {
+        static final ObjectMapper MAPPER = new ObjectMapper();
+    }
 
     enum Format { TEXT, TEXT_STREAMED, JSONL }
 
@@ -165,7 +171,7 @@ final class ResultPrinter {
         o.put("device_hit_tokens", r.deviceHitTokens());
         o.put("external_hit_tokens", r.externalHitTokens());
         try {
-            return JSON.writeValueAsString(o);
+            return Json.MAPPER.writeValueAsString(o);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("cannot write a result as JSON", e);
         }

@@ -13,10 +13,16 @@ import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.model.Models;
 import io.kvtier.offload.OffloadConfig;
+import io.kvtier.model.TextTokenizer;
+import io.kvtier.model.Tokenizer;
 import io.kvtier.tier.disk.FileTrees;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.SplittableRandom;
 
 /**
@@ -28,11 +34,14 @@ import java.util.SplittableRandom;
  * against 16,000 once C2 has compiled the kernels. {@link #start} (from {@code main}, before the
  * command line is parsed) runs a background thread that drives a real engine through the same
  * entry points as {@code generate} (the Llama runner with its compute pool, the vector kernels,
- * paged attention, greedy sampling, the host tier's store path) on a random model of
- * stories260K's shape written to a temporary file, for {@link #TOKENS} generated tokens; its work
- * makes C2 compile those methods while the main thread parses flags and loads the user's model.
- * Its outputs are discarded; it shares no state with the user's engine (own pool, own tier, own
- * compute threads).
+ * paged attention, greedy sampling, the host tier's store path, the streamed text's printer and
+ * detokenizer) on a random model of stories260K's shape and a generated tokenizer written to a
+ * temporary directory, for {@link #TOKENS} generated tokens, a new engine for each request of
+ * {@code TOKENS_PER_REQUEST} (as every {@code generate} starts with a new one: the code that runs
+ * once per engine is then compiled from profiles that saw it, and the user's first step does not
+ * deoptimize it); its work makes C2 compile those methods while the main thread parses flags and
+ * loads the user's model. Its outputs are discarded; it shares no state with the user's engine
+ * (own pool, own tier, own compute threads).
  *
  * <p>{@code generate} calls {@link #awaitCurrent} just before its first step, so that the
  * generation time it reports is compiled code's (the wait is part of "ready after", counted from
@@ -47,7 +56,7 @@ final class Warmup {
     /** Tokens the warm-up generates: enough for C2 to compile the step's code (measured in the README). */
     static final int TOKENS = 512;
     /** Tokens per warm-up request: positions as far as a default {@code --max-tokens 256} run reaches. */
-    private static final int TOKENS_PER_REQUEST = 256;
+    static final int TOKENS_PER_REQUEST = 256;
     /** Longest wait of {@code generate} for the warm-up to finish. */
     static final long MAX_WAIT_MILLIS = 2_000;
     /**
@@ -63,6 +72,7 @@ final class Warmup {
     private final long startNanos = System.nanoTime();
     private volatile long endNanos;
     private volatile int generated;
+    private volatile int engines;
     private volatile Path dir;
 
     private Warmup() {
@@ -132,6 +142,11 @@ final class Warmup {
         thread.join();
     }
 
+    /** Engines the warm-up has started (tests: one per request). */
+    int engines() {
+        return engines;
+    }
+
     /** The temporary directory of the warm-up's model (deleted when it ends), or null before it exists. */
     Path directory() {
         return dir;
@@ -145,37 +160,19 @@ final class Warmup {
             file.toFile().deleteOnExit();
             ModelConfig shape = AotTrainingCommand.SHAPE;
             CheckpointWriter.writeRandom(file, shape, 1);
+            Path tokFile = dir.resolve("tok.bin");
+            tokFile.toFile().deleteOnExit();
+            Files.write(tokFile, AotTrainingCommand.tokenizer(shape.vocabSize()));
             if (stop) {
                 return; // a small job needs no warm-up: each stage checks, so none runs on for long
             }
-            Model model = Models.load(file); // read into memory: the file can go
-            Files.delete(file);
-            if (stop) {
-                model.close();
-                return;
-            }
-            int blocks = (TOKENS_PER_REQUEST + 16 + EngineConfig.DEFAULT_BLOCK_SIZE - 1) / EngineConfig.DEFAULT_BLOCK_SIZE;
-            EngineConfig config = EngineConfig.of(EngineConfig.DEFAULT_BLOCK_SIZE, blocks).withStopTokens();
-            OffloadSetup host = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT);
+            TextTokenizer tok = Tokenizer.load(tokFile, shape.vocabSize());
             SplittableRandom random = new SplittableRandom(7);
-            try (Engine engine = LlamaRunner.engine(model, config, Kernels.best(), 0, host)) {
-                for (int id = 0; generated < TOKENS && !stop; id++) {
-                    int[] prompt = random.ints(5, 3, shape.vocabSize()).toArray();
-                    prompt[0] = 1; // BOS, as a tokenized prompt starts
-                    engine.submit(new Request(id, prompt, Math.min(TOKENS_PER_REQUEST, TOKENS - generated),
-                            SamplingParams.GREEDY, ExtraKeys.NONE));
-                    while (engine.hasWork() && !stop) {
-                        engine.advance();
-                        generated = (int) engine.stats().generatedTokens();
-                    }
-                    if (stop) {
-                        engine.abort(id);
-                        while (engine.hasWork()) {
-                            engine.advance();
-                        }
-                    }
-                }
-                engine.drainTransfers();
+            for (int id = 0; generated < TOKENS && !stop; id++) {
+                int[] prompt = random.ints(5, 3, shape.vocabSize()).toArray();
+                prompt[0] = 1; // BOS, as a tokenized prompt starts
+                generateOne(file, tok, new Request(id, prompt, Math.min(TOKENS_PER_REQUEST, TOKENS - generated),
+                        SamplingParams.GREEDY, ExtraKeys.NONE));
             }
         } catch (IOException | RuntimeException e) {
             // Only the warm-up is lost (the run compiles its code itself, as without one).
@@ -187,6 +184,39 @@ final class Warmup {
             if (dir != null) {
                 FileTrees.deleteQuietly(dir); // a temporary directory left behind is harmless
             }
+        }
+    }
+
+    /**
+     * One request on a new engine (and model), its text streamed to nowhere, as {@code generate}
+     * runs its job: what a run does once, at its start (buffers sized, the prompt's prefill, the
+     * printer's first piece), is then also done by code compiled from a profile that saw it, not
+     * only in the interpreter; so the user's first steps do not fall back out of compiled code.
+     */
+    private void generateOne(Path modelFile, TextTokenizer tok, Request r) {
+        int before = generated;
+        int blocks = (TOKENS_PER_REQUEST + 16 + EngineConfig.DEFAULT_BLOCK_SIZE - 1) / EngineConfig.DEFAULT_BLOCK_SIZE;
+        EngineConfig config = EngineConfig.of(EngineConfig.DEFAULT_BLOCK_SIZE, blocks).withStopTokens();
+        OffloadSetup host = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT);
+        PrintStream discard = new PrintStream(OutputStream.nullOutputStream(), false, StandardCharsets.UTF_8);
+        ResultPrinter printer = new ResultPrinter(discard, ResultPrinter.Format.TEXT_STREAMED, tok, List.of(""), true);
+        try (Engine engine = LlamaRunner.engine(Models.load(modelFile), config, Kernels.best(), 0, host)) {
+            engines++;
+            engine.submit(r);
+            printer.submitted(r);
+            while (engine.hasWork() && !stop) {
+                List<Request> done = engine.advance();
+                printer.stepped();
+                done.forEach(printer::finished);
+                generated = before + (int) engine.stats().generatedTokens();
+            }
+            if (stop) {
+                engine.abort(r.id());
+                while (engine.hasWork()) {
+                    engine.advance();
+                }
+            }
+            engine.drainTransfers();
         }
     }
 }

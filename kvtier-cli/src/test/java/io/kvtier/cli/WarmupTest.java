@@ -13,6 +13,8 @@ class WarmupTest {
         int generated = w.finish(Warmup.MIN_TOKENS_TO_WAIT, Long.MAX_VALUE);
 
         assertThat(generated).isEqualTo(Warmup.TOKENS);
+        // A new engine per request, as each generate has one: 512 tokens, two requests of 256.
+        assertThat(w.engines()).isEqualTo(Warmup.TOKENS / Warmup.TOKENS_PER_REQUEST).isEqualTo(2);
         assertThat(w.directory()).isNotNull();
         assertThat(Files.exists(w.directory())).as("temporary model directory %s deleted", w.directory()).isFalse();
     }
