@@ -235,23 +235,39 @@ public final class KvCacheManager {
      * @throws IllegalStateException when a hit block is not cached in a group that reads it
      */
     public int blocksShort(List<BlockKey> keys, int hitBlocks, int positions) {
-        int total = Math.max(hitBlocks, blocksFor(positions));
         int shortest = 0;
         for (KvGroup g : groups) {
-            BlockPool pool = pools[g.index()];
-            int hitFree = 0;
-            for (int i = g.firstReadBlock(hitBlocks * blockSize, blockSize); i < hitBlocks; i++) {
-                int b = cachedBlock(g.index(), keys.get(i));
-                if (b < 0) {
-                    throw new IllegalStateException("hit block " + i + " is not cached in " + g);
-                }
-                if (pool.refCount(b) == 0) {
-                    hitFree++;
-                }
-            }
-            shortest = Math.max(shortest, (total - hitBlocks) - (pool.freeCount() - hitFree));
+            shortest = Math.max(shortest, blocksTaken(g, keys, hitBlocks, positions) - pools[g.index()].freeCount());
         }
         return shortest;
+    }
+
+    /**
+     * Free blocks an admission of positions {@code [0, positions)} with {@code hitBlocks} cached
+     * would take, in the group where it takes the most: its new blocks and its cached hit blocks
+     * that are free (reference count 0, in the free queue).
+     */
+    public int blocksTaken(List<BlockKey> keys, int hitBlocks, int positions) {
+        int most = 0;
+        for (KvGroup g : groups) {
+            most = Math.max(most, blocksTaken(g, keys, hitBlocks, positions));
+        }
+        return most;
+    }
+
+    private int blocksTaken(KvGroup g, List<BlockKey> keys, int hitBlocks, int positions) {
+        BlockPool pool = pools[g.index()];
+        int hitFree = 0;
+        for (int i = g.firstReadBlock(hitBlocks * blockSize, blockSize); i < hitBlocks; i++) {
+            int b = cachedBlock(g.index(), keys.get(i));
+            if (b < 0) {
+                throw new IllegalStateException("hit block " + i + " is not cached in " + g);
+            }
+            if (pool.refCount(b) == 0) {
+                hitFree++;
+            }
+        }
+        return (Math.max(hitBlocks, blocksFor(positions)) - hitBlocks) + hitFree;
     }
 
     /**

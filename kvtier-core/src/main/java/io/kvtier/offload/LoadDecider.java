@@ -81,6 +81,19 @@ final class LoadDecider {
         return w;
     }
 
+    /**
+     * Whether request {@code r}'s wait (answered {@link BlockWait#WAIT} by {@link #whenBlocksShort})
+     * would still be the answer with {@code missing} blocks short: a request behind it may pass only
+     * with blocks the waiting one can spare, so the stores in flight still free its blocks sooner than
+     * recomputing would cost. Counts nothing. False with other policies.
+     */
+    boolean waitStillPays(int deviceHitBlocks, Lookup.Hit hit, int missing, long waitedNanos, Contention c) {
+        return config.loadPolicy() == LoadPolicy.FASTER
+                && costs.whenBlocksShort(hit.blocks(), (long) deviceHitBlocks * blockSize, blockSize,
+                        jobs.storesUntilFree(pool, missing), transfers.nanoTime(), waitedNanos, jobs.queuedBlocks(chunk()), c)
+                        == BlockWait.WAIT;
+    }
+
     /** A forward pass of shape {@code shape} took {@code nanos} of the transfer clock: the recompute cost estimate. */
     void onForward(StepShape shape, long nanos) {
         costs.onForward(shape, nanos);

@@ -277,6 +277,11 @@ public final class OffloadScheduler implements AutoCloseable {
         return decider.whenBlocksShort(r, deviceHitBlocks, hit, missing, waitedNanos, c);
     }
 
+    /** Whether a waiting hit would still wait with {@code missing} blocks short ({@link LoadDecider#waitStillPays}); counts nothing. */
+    public boolean waitStillPays(int deviceHitBlocks, Lookup.Hit hit, int missing, long waitedNanos, Contention c) {
+        return decider.waitStillPays(deviceHitBlocks, hit, missing, waitedNanos, c);
+    }
+
     /** The clock of transfer times, ns (the transfer engine's: virtual in a replay). */
     public long clockNanos() {
         return transfers.nanoTime();

@@ -23,7 +23,8 @@ import java.util.Map;
  * Admission stops at the first request that does not fit, except (with {@code --load-policy
  * faster}) a hit whose load lacks device blocks that stores in flight will free soon: it waits
  * and those behind it pass, for at most as long as recomputing its hit would cost, then it is
- * recomputed ({@link OffloadScheduler#whenBlocksShort}).
+ * recomputed ({@link OffloadScheduler#whenBlocksShort}); a request passes only with the blocks the
+ * waiting one can spare ({@link BlockReservations}).
  *
  * <p>With {@link EngineConfig#prefillPriority()} and offloading on, a request's first token does
  * not wait for others' decodes to end: when the first waiting request that has no token yet
@@ -47,8 +48,8 @@ public final class Scheduler {
     private final Deque<Request> waiting = new ArrayDeque<>();
     private final List<Request> running = new ArrayList<>();
     private final Map<Long, Request> loading = new LinkedHashMap<>();
-    /** Requests passed by those behind while their load waits for device blocks: since when (offload clock, ns). */
-    private final Map<Long, Long> blockWaitSince = new java.util.HashMap<>();
+    /** Requests passed by those behind while their load waits for device blocks, and what they are owed; null without offloading. */
+    private final BlockReservations reservations;
     private long arrivals;
     private long preemptedForPrefill;
 
@@ -57,6 +58,7 @@ public final class Scheduler {
         this.config = config;
         this.kv = kv;
         this.offload = offload;
+        this.reservations = offload == null ? null : new BlockReservations(kv, offload);
     }
 
     public void add(Request r) {
@@ -242,6 +244,9 @@ public final class Scheduler {
         for (Request q : running) {
             prefilling += q.numComputed() < q.promptLength() ? 1 : 0;
         }
+        if (reservations != null) {
+            reservations.startPass();
+        }
         for (Iterator<Request> it = admissionOrder().iterator(); it.hasNext() && budget > 0
                 && running.size() + loading.size() < config.maxRunning(); ) {
             Request r = it.next();
@@ -260,12 +265,19 @@ public final class Scheduler {
                 continue;
             }
             int start = hitBlocks * config.blockSize();
+            int take = 0; // blocks a request passing a waiting one is charged (BlockReservations)
             if (ext instanceof OffloadScheduler.Lookup.Hit hit) {
                 int end = (hitBlocks + hit.blocks()) * config.blockSize();
+                take = reservations.mayPass(r, hitBlocks);
+                if (take < 0) {
+                    break; // it would take blocks a waiting request is owed
+                }
                 if (!kv.admit(r.id(), r.blockKeys(), hitBlocks, end)) {
-                    BlockWait w = blockWait(r, hitBlocks, hit, kv.blocksShort(r.blockKeys(), hitBlocks, end), contention);
+                    int missing = kv.blocksShort(r.blockKeys(), hitBlocks, end) + reservations.owedToPassers(r.id());
+                    BlockWait w = offload.whenBlocksShort(r, hitBlocks, hit, missing, reservations.waitedNanos(r.id()), contention);
                     if (w == BlockWait.WAIT) {
-                        continue; // neither load nor recompute yet: those behind it pass
+                        reservations.hold(r, hitBlocks, hit, missing, contention);
+                        continue; // neither load nor recompute yet: those behind it pass, with the blocks it can spare
                     }
                     if (w == BlockWait.STALL) {
                         break;
@@ -274,8 +286,9 @@ public final class Scheduler {
                 }
             }
             if (ext instanceof OffloadScheduler.Lookup.Hit hit) {
+                reservations.passed(r, take);
                 waiting.remove(r);
-                blockWaitSince.remove(r.id());
+                reservations.forget(r.id());
                 r.noteAdmission();
                 prefilling++;
                 noteHit(r, start);
@@ -289,11 +302,20 @@ public final class Scheduler {
                 continue;
             }
             int n = Math.min(r.numTokens() - start, budget);
+            take = reservations == null ? 0 : reservations.mayPass(r, hitBlocks);
+            if (take < 0) {
+                break; // it would take blocks a waiting request is owed
+            }
             if (!kv.admit(r.id(), r.blockKeys(), hitBlocks, start + n)) {
                 break;
             }
+            if (reservations != null) {
+                reservations.passed(r, take);
+            }
             waiting.remove(r);
-            blockWaitSince.remove(r.id());
+            if (reservations != null) {
+                reservations.forget(r.id());
+            }
             r.noteAdmission();
             prefilling++;
             noteHit(r, start);
@@ -304,20 +326,6 @@ public final class Scheduler {
             budget -= n;
         }
         return budget;
-    }
-
-    /**
-     * Load or recompute for a hit whose load cannot be admitted ({@link OffloadScheduler#whenBlocksShort}):
-     * how long the request has been passed is measured from its first wait on the offload clock.
-     */
-    private BlockWait blockWait(Request r, int hitBlocks, OffloadScheduler.Lookup.Hit hit, int missing, Contention c) {
-        long now = offload.clockNanos();
-        long since = blockWaitSince.getOrDefault(r.id(), now);
-        BlockWait w = offload.whenBlocksShort(r, hitBlocks, hit, missing, now - since, c);
-        if (w == BlockWait.WAIT) {
-            blockWaitSince.putIfAbsent(r.id(), now);
-        }
-        return w;
     }
 
     /** A request reports the device hit of its first admission (a recompute after preemption hits its own blocks). */
@@ -364,7 +372,9 @@ public final class Scheduler {
 
     /** Removes a finished or aborted request and releases its blocks (jobs keep their own). */
     void remove(Request r) {
-        blockWaitSince.remove(r.id());
+        if (reservations != null) {
+            reservations.forget(r.id());
+        }
         running.remove(r);
         waiting.remove(r);
         loading.remove(r.id());
