@@ -109,12 +109,10 @@ public final class Transformer implements AutoCloseable {
     }
 
     /**
-     * From now on {@link #forward} returns logit arrays this transformer keeps, one per row of
-     * chunks that want logits, overwritten by the next {@code forward}: for a caller that uses a
-     * step's logits before the next step (the engine samples them at once). Otherwise every step
-     * allocated and copied {@code [vocab]} floats per sequence (128 KB at a 32,000-token
-     * vocabulary: 4 MB a step at 32 sequences) and a single sequence's logits are written straight
-     * into the returned array. The values are the same either way.
+     * From now on {@link #forward} returns logit arrays it keeps and overwrites at the next step
+     * (for a caller that samples them at once, as the engine), one sequence's written straight by
+     * the classifier, instead of a fresh {@code [vocab]} copy per sequence and step (128 KB each
+     * at a 32,000-token vocabulary). The values are the same.
      */
     public void reuseLogitArrays() {
         reuseLogits = true;
@@ -518,13 +516,9 @@ public final class Transformer implements AutoCloseable {
         r = 0;
         for (int i = 0; i < chunks.size(); i++) {
             if (chunks.get(i).wantLogits()) {
-                if (direct) {
-                    out[i] = y;
-                } else if (reuseLogits) {
-                    out[i] = a.logitArray(r);
+                out[i] = direct ? y : reuseLogits ? a.logitArray(r) : new float[vocab];
+                if (!direct) {
                     System.arraycopy(y, r * vocab, out[i], 0, vocab);
-                } else {
-                    out[i] = java.util.Arrays.copyOfRange(y, r * vocab, (r + 1) * vocab);
                 }
                 r++;
             }
