@@ -18,8 +18,11 @@ import jdk.incubator.vector.VectorSpecies;
  * every vector crossing it was boxed (~10x slower, depending on which model ran first);
  * (2) hot methods stay small: a larger {@code matvec} made C1 fail ("out of virtual registers"),
  * which left it in boxed tier-2 code for good; (3) loads from segments are never masked: tails
- * use the 8- and 4-float species and scalars (a masked segment load cost ~6x a narrow one).
- * Array-only elementwise kernels keep masked tails.
+ * use the 8- and 4-float species and scalars (a masked segment load cost ~6x a narrow one);
+ * (4) inside a loop, a vector carried from trip to trip (an accumulator) is an argument, never the
+ * receiver ({@code acc = load.fma(x, acc)}, {@code mv = load.max(mv)}): C2 types such a vector by
+ * its declared class, so a call on it stays virtual unless profiled, and was left boxed in
+ * softmax. Array-only elementwise kernels keep masked tails.
  *
  * <p>Matrix products keep several independent accumulators so that FMA latency is hidden. The
  * batched product of a vector of activation rows or more is {@link PackedMatmul} (vectorised across
