@@ -46,6 +46,7 @@ public final class LlamaRunner implements ModelRunner {
         this.kv = kv;
         this.compute = ComputePool.create(threads);
         this.transformer = new Transformer(checkpoint, kernels, compute);
+        this.transformer.reuseLogitArrays();   // the engine samples a step's logits before the next step (ModelRunner#forward)
     }
 
     /**

@@ -13,7 +13,8 @@ public interface ModelRunner extends AutoCloseable {
     /**
      * @param chunks one entry per scheduled sequence
      * @return one entry per chunk: logits [vocabSize] of the chunk's last token if
-     *         {@link ScheduledChunk#wantLogits()}, else null
+     *         {@link ScheduledChunk#wantLogits()}, else null; the arrays may be reused, so they are
+     *         valid only until the next call (the engine samples them at once)
      */
     float[][] forward(List<ScheduledChunk> chunks);
 

@@ -26,6 +26,8 @@ final class Activations {
     private final float[][] att;
     /** Final-normed last tokens of chunks that want logits [C][dim], and their logits [C][vocab]. */
     float[] xLast = new float[0], logits = new float[0];
+    /** The logits returned per chunk when the transformer reuses them ({@link Transformer#reuseLogitArrays}): [C][vocab]. */
+    private float[][] logitArrays = new float[0][];
     /** The input of the current matrix product in the kernels' packed layout ({@link Kernels#packRows}). */
     private float[] packed = new float[0];
     /** The input of the current product with encoded weights in {@link PackedMatmul#pack}'s layout. */
@@ -88,6 +90,17 @@ final class Activations {
             packedForDecoded = new float[length];
         }
         return packedForDecoded;
+    }
+
+    /** Row {@code r}'s reused logits [vocab], allocated on first use and kept (overwritten by every later step). */
+    float[] logitArray(int r) {
+        if (r >= logitArrays.length) {
+            logitArrays = java.util.Arrays.copyOf(logitArrays, Math.max(r + 1, 2 * logitArrays.length));
+        }
+        if (logitArrays[r] == null) {
+            logitArrays[r] = new float[c.vocabSize()];
+        }
+        return logitArrays[r];
     }
 
     void ensureLogitRows(int rows) {

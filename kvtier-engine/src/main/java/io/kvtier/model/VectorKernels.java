@@ -18,8 +18,11 @@ import jdk.incubator.vector.VectorSpecies;
  * every vector crossing it was boxed (~10x slower, depending on which model ran first);
  * (2) hot methods stay small: a larger {@code matvec} made C1 fail ("out of virtual registers"),
  * which left it in boxed tier-2 code for good; (3) loads from segments are never masked: tails
- * use the 8- and 4-float species and scalars (a masked segment load cost ~6x a narrow one).
- * Array-only elementwise kernels keep masked tails.
+ * use the 8- and 4-float species and scalars (a masked segment load cost ~6x a narrow one);
+ * (4) inside a loop, a vector carried from trip to trip (an accumulator) is an argument, never the
+ * receiver ({@code acc = load.fma(x, acc)}, {@code mv = load.max(mv)}): C2 types such a vector by
+ * its declared class, so a call on it stays virtual unless profiled, and was left boxed in
+ * softmax. Array-only elementwise kernels keep masked tails.
  *
  * <p>Matrix products keep several independent accumulators so that FMA latency is hidden. The
  * batched product of a vector of activation rows or more is {@link PackedMatmul} (vectorised across
@@ -488,7 +491,11 @@ final class VectorKernels implements Kernels {
         FloatVector mv = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
         int i = 0;
         for (; i + L <= n; i += L) {
-            mv = mv.max(FloatVector.fromArray(S, x, off + i));
+            // The fresh load is the receiver, never the loop's accumulator: C2 parses the loop with
+            // the accumulator typed FloatVector, so a call on it is virtual unless profiled; in a
+            // 15M bench run max stayed a virtual call and ran boxed (softmax allocated 609 MB of
+            // boxed vectors, ~10% of the CPU samples). max is symmetric, bit for bit.
+            mv = FloatVector.fromArray(S, x, off + i).max(mv);
         }
         float max = mv.reduceLanes(VectorOperators.MAX);
         for (; i < n; i++) {
@@ -499,7 +506,7 @@ final class VectorKernels implements Kernels {
         for (; i + L <= n; i += L) {
             FloatVector e = FloatVector.fromArray(S, x, off + i).sub(max).lanewise(VectorOperators.EXP);
             e.intoArray(x, off + i);
-            sv = sv.add(e);
+            sv = e.add(sv);   // the fresh vector the receiver, as above (addition is commutative, bit for bit)
         }
         float sum = sv.reduceLanes(VectorOperators.ADD);
         for (; i < n; i++) {

@@ -188,6 +188,50 @@ class TransformerTest {
         }
     }
 
+    /**
+     * With {@link Transformer#reuseLogitArrays} a step returns the logits of a fresh transformer,
+     * bit for bit, for one sequence (the classifier writes straight into the returned array) and
+     * for two (copied into kept arrays), and the next steps return the same array objects, so a
+     * step allocates no {@code [vocab]} arrays.
+     */
+    @Test
+    void reusedLogitArraysHoldTheSameValuesAndAreKeptAcrossSteps() {
+        try (Transformer copying = new Transformer(checkpoint, Kernels.best(), pool);
+             Transformer reusing = new Transformer(checkpoint, Kernels.best(), pool);
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            reusing.reuseLogitArrays();
+            var layout = checkpoint.config().kvLayout(16);
+            var slab = arena.allocate(layout.bytesPerBlock() * 4);
+            List<List<SequenceChunk>> steps = List.of(
+                    List.of(new SequenceChunk(new int[] {1, 403}, 0, new int[] {0}, true)),
+                    List.of(new SequenceChunk(new int[] {407}, 2, new int[] {0}, true)),
+                    List.of(new SequenceChunk(new int[] {1, 403, 407}, 0, new int[] {1}, true),
+                            new SequenceChunk(new int[] {261}, 3, new int[] {0}, false)),
+                    List.of(new SequenceChunk(new int[] {261}, 3, new int[] {1}, true),
+                            new SequenceChunk(new int[] {1, 365}, 4, new int[] {0}, true)),
+                    List.of(new SequenceChunk(new int[] {263}, 4, new int[] {1}, true),
+                            new SequenceChunk(new int[] {364}, 6, new int[] {0}, true)));
+            float[][] previous = null;
+            for (int i = 0; i < steps.size(); i++) {
+                float[][] want = copying.forward(steps.get(i), slab, layout);
+                float[][] got = reusing.forward(steps.get(i), slab, layout);
+                for (int c = 0; c < want.length; c++) {
+                    if (want[c] == null) {
+                        assertThat(got[c]).as("step %d chunk %d", i, c).isNull();
+                    } else {
+                        assertThat(got[c]).as("step %d chunk %d", i, c).hasSize(512).containsExactly(want[c]);
+                    }
+                }
+                for (int c = 0; previous != null && c < Math.min(got.length, previous.length); c++) {
+                    if (got[c] != null && previous[c] != null) {
+                        assertThat(got[c]).as("step %d chunk %d: the array of step %d", i, c, i - 1).isSameAs(previous[c]);
+                    }
+                }
+                previous = got;
+            }
+        }
+    }
+
     @Test
     void rejectsBlockTablesThatDoNotCoverTheChunkOrLeaveTheSlab() {
         try (Transformer model = new Transformer(checkpoint, Kernels.best(), pool);
