@@ -121,17 +121,21 @@ final class Checks {
     /**
      * A number as a user would have typed it, for a message: {@code 0} and {@code -1}, not
      * Java's {@code 0.0} and {@code -1.0}; {@code 0.1}, not {@code 0.10000000149011612} for a
-     * float; {@code Infinity} and {@code NaN} as such.
+     * float; {@code 1E+99} for {@code 1e99}; {@code Infinity} and {@code NaN} as such.
      */
     static String shown(double value) {
-        return Double.isFinite(value) ? new java.math.BigDecimal(Double.toString(value)).stripTrailingZeros().toPlainString()
-                : Double.toString(value);
+        return Double.isFinite(value) ? shown(new java.math.BigDecimal(Double.toString(value))) : Double.toString(value);
     }
 
     /** {@link #shown(double)} for a float flag (its shortest decimal, not its double's). */
     static String shown(float value) {
-        return Float.isFinite(value) ? new java.math.BigDecimal(Float.toString(value)).stripTrailingZeros().toPlainString()
-                : Float.toString(value);
+        return Float.isFinite(value) ? shown(new java.math.BigDecimal(Float.toString(value))) : Float.toString(value);
+    }
+
+    /** Plain digits up to 15 before the point ({@code 1000000000}), else with an exponent ({@code 1E+99}). */
+    private static String shown(java.math.BigDecimal d) {
+        java.math.BigDecimal s = d.stripTrailingZeros();
+        return s.precision() - s.scale() > 15 ? s.toString() : s.toPlainString();
     }
 
     /** An output file that can be created: a non-empty path whose parent directory exists and which is not a directory. */

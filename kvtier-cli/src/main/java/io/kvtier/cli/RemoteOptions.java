@@ -139,6 +139,7 @@ public final class RemoteOptions {
 
     private String password() {
         if (passwordFile != null) {
+            Checks.exists(passwordFile, "--remote-password-file"); // was "cannot read it (/path)", naming no cause
             try {
                 String p = Files.readString(passwordFile, StandardCharsets.UTF_8).strip();
                 if (p.isEmpty()) {

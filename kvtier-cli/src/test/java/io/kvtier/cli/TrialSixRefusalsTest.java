@@ -17,9 +17,7 @@ class TrialSixRefusalsTest {
     Path dir;
 
     private static void assertOneLineError(CliRun r, String expected) {
-        assertThat(r.code()).as(r.err()).isEqualTo(2);
-        assertThat(r.err()).isEqualTo("kvtier: " + expected + System.lineSeparator());
-        assertThat(r.out()).as("nothing printed before the refusal").isEmpty();
+        GgufCliErrorsTest.assertOneLineError(r, expected);
     }
 
     /**
@@ -71,11 +69,16 @@ class TrialSixRefusalsTest {
         assertThat(Checks.shown(-1.0)).isEqualTo("-1");
         assertThat(Checks.shown(0.1f)).isEqualTo("0.1");
         assertThat(Checks.shown(1e10)).isEqualTo("10000000000");
+        assertThat(Checks.shown(1e9f)).isEqualTo("1000000000");
+        assertThat(Checks.shown(1e99)).isEqualTo("1E+99");
         assertThat(Checks.shown(Double.NaN)).isEqualTo("NaN");
         assertThat(Checks.shown(Double.NEGATIVE_INFINITY)).isEqualTo("-Infinity");
     }
 
-    /** A missing tokenizer was "tokenizer file X: not found", a missing model "--model X: no such file". */
+    /**
+     * A missing tokenizer was "tokenizer file X: not found", a missing password file "cannot read it
+     * (X)", a missing model "--model X: no such file": now all in the model's words.
+     */
     @Test
     void aMissingTokenizerIsWordedAsAMissingModel() {
         Path none = dir.resolve("none.bin");
@@ -86,5 +89,7 @@ class TrialSixRefusalsTest {
                 "--tokenizer " + none + ": no such file");
         assertOneLineError(CliRun.of("generate", "--model", none.toString(), "--prompt", "hi"), "--model " + none + ": no such file");
         assertOneLineError(CliRun.of("replay", "--trace", none.toString()), "--trace " + none + ": no such file");
+        assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--host-cache-bytes", "1M", "--remote-url", "redis://127.0.0.1:1",
+                "--remote-password-file", none.toString()), "--remote-password-file " + none + ": no such file");
     }
 }
