@@ -15,7 +15,8 @@ class GgufCliErrorsTest {
     @TempDir
     Path dir;
 
-    private static void assertOneLineError(CliRun r, String expected) {
+    /** {@code r} failed with exit 2 and the one line {@code kvtier: <expected>}, printing nothing else. */
+    static void assertOneLineError(CliRun r, String expected) {
         assertThat(r.code()).as(r.err()).isEqualTo(2);
         assertThat(r.err()).isEqualTo("kvtier: " + expected + System.lineSeparator());
         assertThat(r.out()).isEmpty();
