@@ -73,6 +73,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     private volatile String lastConnectError = "not connected yet";
     private volatile long maxValueBytes;
     private volatile boolean closed;
+    private boolean announceConnection; // guarded by this
 
     private LettuceRemoteStore(RemoteSettings settings, Consumer<String> warn) {
         this.settings = settings;
@@ -144,12 +145,16 @@ public final class LettuceRemoteStore implements RemoteStore {
         LettuceRemoteStore s = new LettuceRemoteStore(settings, warn);
         Duration wait = openWait(settings.timeout());
         boolean answered = awaitAtMost(s.connect(), wait);
-        if (s.offReason == null && s.connection == null) {
-            // Not an error (the engine serves with the store down and probes it back), but a
-            // mistyped host or port must not pass unnoticed until someone reads the summary.
-            warn.accept("remote tier: cannot reach " + String.join(", ", settings.urls()) + " ("
-                    + (answered ? s.lastConnectError : "no answer within " + wait.toMillis() + " ms; still connecting")
-                    + "); every lookup misses until it answers");
+        synchronized (s) { // against the pending connection's announceIfAwaited
+            if (s.offReason == null && s.connection == null) {
+                // Not an error (the engine serves with the store down and probes it back), but a
+                // mistyped host or port must not pass unnoticed until someone reads the summary.
+                warn.accept("remote tier: cannot reach " + String.join(", ", settings.urls()) + " ("
+                        + (answered ? s.lastConnectError : "no answer within " + wait.toMillis() + " ms; still connecting")
+                        + "); every lookup misses until it answers");
+                // A slow first connection (a loaded machine) may well succeed a moment later: say so then.
+                s.announceConnection = !answered;
+            }
         }
         return s;
     }
@@ -209,11 +214,20 @@ public final class LettuceRemoteStore implements RemoteStore {
                 }
                 adopt(conn);
                 connectBreaker.success();
+                announceIfAwaited();
                 return null;
             } finally {
                 connecting = false;
             }
         });
+    }
+
+    /** After {@link #open} said "still connecting": the one line saying the store now answers. */
+    private synchronized void announceIfAwaited() {
+        if (announceConnection) {
+            announceConnection = false;
+            warn.accept("remote tier: " + String.join(", ", settings.urls()) + " answered; lookups use it from now");
+        }
     }
 
     @SuppressWarnings("unchecked")
