@@ -93,14 +93,19 @@ class GenerateRemoteFrozenAtStartTest {
         });
     }
 
-    /** Whether an established TCP connection to 127.0.0.1:{@code port} exists (a client's side, in {@code /proc/net/tcp}). */
+    /**
+     * Whether an established TCP connection to 127.0.0.1:{@code port} exists (a client's side, in
+     * {@code /proc/net/tcp}, or in {@code tcp6} as {@code ::ffff:127.0.0.1} from a dual-stack socket, Java's default).
+     */
     private static boolean connectedTo(int port) throws IOException {
         String remote = String.format(Locale.ROOT, "0100007F:%04X", port);
-        List<String> lines = Files.readAllLines(Path.of("/proc/net/tcp"));
-        for (String line : lines.subList(1, lines.size())) {
-            String[] f = line.trim().split("\\s+");
-            if (f[2].equals(remote) && f[3].equals("01")) {
-                return true;
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+            List<String> lines = Files.readAllLines(Path.of(table));
+            for (String line : lines.subList(1, lines.size())) {
+                String[] f = line.trim().split("\\s+");
+                if (f[2].endsWith(remote) && f[3].equals("01")) {
+                    return true;
+                }
             }
         }
         return false;

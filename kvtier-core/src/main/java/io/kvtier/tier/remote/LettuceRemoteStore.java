@@ -132,7 +132,7 @@ public final class LettuceRemoteStore implements RemoteStore {
 
     /**
      * Opens the store and starts its first connection, waiting for it at most {@link #openWait}
-     * (a few operation deadlines): a server that accepts TCP but never answers (frozen, or a
+     * (a few operation deadlines) once the TCP connection is up: a server that accepts TCP but never answers (frozen, or a
      * proxy in front of a dead one) would otherwise hold the caller for the whole handshake
      * deadline. A connection still pending then goes on in the background; until it succeeds the
      * store is unavailable (every operation refused as {@link RemoteFailure.Cause#UNAVAILABLE},
@@ -144,7 +144,20 @@ public final class LettuceRemoteStore implements RemoteStore {
     public static LettuceRemoteStore open(RemoteSettings settings, Consumer<String> warn) {
         LettuceRemoteStore s = new LettuceRemoteStore(settings, warn);
         Duration wait = openWait(settings.timeout());
-        boolean answered = awaitAtMost(s.connect(), wait);
+        // The wait counts from the TCP connection: before it the client loads its classes (seconds
+        // on a loaded machine) and a refused connection fails by itself, with its cause.
+        CompletableFuture<Object> tcpUp = new CompletableFuture<>();
+        var subscription = s.resources.eventBus().get()
+                .filter(e -> e instanceof io.lettuce.core.event.connection.ConnectedEvent)
+                .subscribe(tcpUp::complete);
+        CompletableFuture<Void> first = s.connect();
+        boolean answered;
+        try {
+            answered = awaitAtMost(CompletableFuture.anyOf(first, tcpUp), CONNECT_TIMEOUT)
+                    && (first.isDone() || awaitAtMost(first, wait));
+        } finally {
+            subscription.dispose();
+        }
         synchronized (s) { // against the pending connection's announceIfAwaited
             if (s.offReason == null && s.connection == null) {
                 // Not an error (the engine serves with the store down and probes it back), but a
@@ -171,7 +184,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     }
 
     /** Whether {@code f} completed within {@code wait} (false when interrupted: the caller is stopping). */
-    private static boolean awaitAtMost(CompletableFuture<Void> f, Duration wait) {
+    private static boolean awaitAtMost(CompletableFuture<?> f, Duration wait) {
         try {
             f.get(wait.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
             return true;
