@@ -46,7 +46,7 @@ class TrialSixRefusalsTest {
 
     /** A number is echoed as typed ({@code 0}, not Java's {@code 0.0}) by every flag that takes a fraction. */
     @Test
-    void aWrongNumberIsEchoedAsTyped() {
+    void aWrongNumberIsEchoedAsTyped() throws java.io.IOException {
         assertOneLineError(CliRun.of("bench", "offload", "--seconds-per-size", "0"),
                 "--seconds-per-size must be a positive number, got 0");
         assertOneLineError(CliRun.of("bench", "offload", "--seconds-per-size", "-2.50"),
@@ -59,7 +59,10 @@ class TrialSixRefusalsTest {
                 dir.resolve("kv").toString(), "--disk-scan-wait", "-1"), "--disk-scan-wait must be between 0 and 86400 seconds, got -1");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--host-cache-bytes", "1M", "--remote-url",
                 "redis://127.0.0.1:1", "--remote-ttl", "-1"), "--remote-ttl must be between 0 and 31536000 seconds, got -1");
-        assertOneLineError(CliRun.of("replay", "--trace", "x", "--mode", "timed", "--speedup", "0"), "--speedup must be a positive number, got 0");
+        Path trace = java.nio.file.Files.writeString(dir.resolve("t.jsonl"), "{\"timestamp\": 0, \"input_length\": 4, "
+                + "\"output_length\": 1, \"hash_ids\": [1]}\n");
+        assertOneLineError(CliRun.of("replay", "--trace", trace.toString(), "--mode", "timed", "--speedup", "0"),
+                "--speedup must be a positive number, got 0");
     }
 
     @Test
