@@ -171,6 +171,8 @@ final class BenchServeCommand implements Callable<Integer> {
                         + "model's context is " + seqLen + "; lower --turns, --system-tokens, --user-tokens or --max-tokens");
             }
             config = engine.config(served.model(), batch, -1).withStopTokens(served.stopTokenIds());
+            // Before the header: a budget too small is one line with nothing above it.
+            io.kvtier.engine.LlamaRunner.checkBudgets(served.model(), config.blockSize(), on);
         }
         header.run();
         int bs = config.blockSize();

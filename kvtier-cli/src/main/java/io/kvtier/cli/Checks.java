@@ -113,9 +113,29 @@ final class Checks {
 
     static double positive(double value, String flag) {
         if (!(value > 0) || Double.isInfinite(value)) {
-            throw new BadInputException(flag + " must be a positive number, got " + value);
+            throw new BadInputException(flag + " must be a positive number, got " + shown(value));
         }
         return value;
+    }
+
+    /**
+     * A number as a user would have typed it, for a message: {@code 0} and {@code -1}, not
+     * Java's {@code 0.0} and {@code -1.0}; {@code 0.1}, not {@code 0.10000000149011612} for a
+     * float; {@code 1E+99} for {@code 1e99}; {@code Infinity} and {@code NaN} as such.
+     */
+    static String shown(double value) {
+        return Double.isFinite(value) ? shown(new java.math.BigDecimal(Double.toString(value))) : Double.toString(value);
+    }
+
+    /** {@link #shown(double)} for a float flag (its shortest decimal, not its double's). */
+    static String shown(float value) {
+        return Float.isFinite(value) ? shown(new java.math.BigDecimal(Float.toString(value))) : Float.toString(value);
+    }
+
+    /** Plain digits up to 15 before the point ({@code 1000000000}), else with an exponent ({@code 1E+99}). */
+    private static String shown(java.math.BigDecimal d) {
+        java.math.BigDecimal s = d.stripTrailingZeros();
+        return s.precision() - s.scale() > 15 ? s.toString() : s.toPlainString();
     }
 
     /** An output file that can be created: a non-empty path whose parent directory exists and which is not a directory. */
@@ -152,11 +172,21 @@ final class Checks {
         if (file.toString().isEmpty()) {
             throw new BadInputException(flag + ": empty path");
         }
-        if (!Files.exists(file)) {
-            throw new BadInputException(flag + " " + file + ": no such file");
-        }
+        exists(file, flag);
         if (Files.isDirectory(file)) {
             throw new BadInputException(flag + " " + file + ": is a directory, expected a file");
+        }
+        return file;
+    }
+
+    /**
+     * The one line for a file to read that is not there, whatever the flag ({@code --model},
+     * {@code --tokenizer}, {@code --trace}, {@code --prompts}, ...): {@code <flag> <file>: no such
+     * file}. An empty path passes (each reader names it in its own words).
+     */
+    static Path exists(Path file, String flag) {
+        if (!file.toString().isEmpty() && !Files.exists(file)) {
+            throw new BadInputException(flag + " " + file + ": no such file");
         }
         return file;
     }

@@ -61,7 +61,7 @@ public final class DiskOptions {
     /** How long to wait for the restart scan (zero: not at all). */
     public Duration scanWait() {
         if (!(scanWait >= 0) || scanWait > 86_400) {
-            throw new BadInputException("--disk-scan-wait must be between 0 and 86400 seconds, got " + scanWait);
+            throw new BadInputException("--disk-scan-wait must be between 0 and 86400 seconds, got " + Checks.shown(scanWait));
         }
         return Duration.ofMillis((long) (scanWait * 1000));
     }

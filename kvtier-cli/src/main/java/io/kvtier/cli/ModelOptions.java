@@ -3,7 +3,6 @@ package io.kvtier.cli;
 import io.kvtier.model.Model;
 import io.kvtier.model.ModelFormatException;
 import io.kvtier.model.Models;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
@@ -31,9 +30,7 @@ public final class ModelOptions {
      * @throws BadInputException one line naming {@code flag} and the file: missing, unreadable, or of neither format
      */
     static Model load(Path file, String flag) {
-        if (!Files.exists(file)) {
-            throw new BadInputException(flag + " " + file + ": no such file");
-        }
+        Checks.exists(file, flag);
         try {
             return Models.load(file);
         } catch (ModelFormatException e) {

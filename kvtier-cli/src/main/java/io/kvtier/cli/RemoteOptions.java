@@ -104,7 +104,7 @@ public final class RemoteOptions {
         Checks.atLeast(timeoutMillis, 1, "--remote-timeout");
         Checks.atLeast(breakerOpenMillis, 0, "--remote-breaker-open");
         if (!(ttl >= 0) || ttl > 365 * 86_400.0) {
-            throw new BadInputException("--remote-ttl must be between 0 and 31536000 seconds, got " + ttl);
+            throw new BadInputException("--remote-ttl must be between 0 and 31536000 seconds, got " + Checks.shown(ttl));
         }
         DiskWritePolicy policy;
         try {
@@ -139,6 +139,7 @@ public final class RemoteOptions {
 
     private String password() {
         if (passwordFile != null) {
+            Checks.exists(passwordFile, "--remote-password-file"); // was "cannot read it (/path)", naming no cause
             try {
                 String p = Files.readString(passwordFile, StandardCharsets.UTF_8).strip();
                 if (p.isEmpty()) {

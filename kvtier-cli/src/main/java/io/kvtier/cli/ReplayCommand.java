@@ -315,7 +315,7 @@ final class ReplayCommand implements Callable<Integer> {
 
     private static void nonNegative(Double v, String flag) {
         if (v != null && !(v >= 0 && !v.isInfinite())) {
-            throw new BadInputException(flag + " must be a number >= 0, got " + v);
+            throw new BadInputException(flag + " must be a number >= 0, got " + Checks.shown(v));
         }
     }
 

@@ -64,7 +64,7 @@ public final class ServeOptions {
         Checks.atLeast(maxWaiting, 0, "--max-waiting");
         long body = Checks.atLeast(Sizes.parseBytes(maxBodyBytes, "--max-body-bytes"), 1, "--max-body-bytes");
         if (!(shutdownGrace >= 0) || shutdownGrace > 86_400) {
-            throw new BadInputException("--shutdown-grace must be in 0..86400 seconds, got " + shutdownGrace);
+            throw new BadInputException("--shutdown-grace must be in 0..86400 seconds, got " + Checks.shown(shutdownGrace));
         }
         return new ServerConfig(host, port, key(), body, Duration.ofMillis((long) (shutdownGrace * 1000)), null);
     }

@@ -1,6 +1,7 @@
 package io.kvtier.cli;
 
 import io.kvtier.model.Model;
+import io.kvtier.model.ModelFormatException;
 import io.kvtier.model.TextTokenizer;
 import io.kvtier.model.Tokenizer;
 import io.kvtier.model.gguf.GgufModel;
@@ -51,6 +52,11 @@ public final class TokenizerOptions {
             }
             return t;
         }
-        return Tokenizer.load(tokenizer(), m.config().vocabSize());
+        Path file = Checks.exists(tokenizer(), "--tokenizer");
+        try {
+            return Tokenizer.load(file, m.config().vocabSize());
+        } catch (ModelFormatException e) {
+            throw new BadInputException("--tokenizer: " + e.getMessage()); // as ModelOptions.load names --model
+        }
     }
 }

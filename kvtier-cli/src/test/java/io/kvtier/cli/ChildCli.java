@@ -32,6 +32,23 @@ final class ChildCli {
         return new ProcessBuilder(cmd).redirectError(errFile.toFile()).redirectInput(ProcessBuilder.Redirect.PIPE).start();
     }
 
+    /**
+     * Sends {@code p} a SIGTERM and waits at most {@code boundSeconds} for it to exit; a child
+     * still running then is killed (SIGKILL), so that a failing test leaves no process behind.
+     *
+     * @return whether it exited within the bound
+     */
+    static boolean terminateWithin(Process p, int boundSeconds) throws IOException, InterruptedException {
+        if (new ProcessBuilder("kill", "-TERM", String.valueOf(p.pid())).inheritIO().start().waitFor() != 0) {
+            throw new IOException("kill -TERM " + p.pid() + " failed");
+        }
+        boolean exited = p.waitFor(boundSeconds, java.util.concurrent.TimeUnit.SECONDS);
+        if (!exited) {
+            p.destroyForcibly().waitFor();
+        }
+        return exited;
+    }
+
     /** What the child wrote on standard error, less the JVM's warning about the incubating Vector API. */
     static String stderr(Path errFile) throws IOException {
         return java.nio.file.Files.readString(errFile).replace("WARNING: Using incubator modules: jdk.incubator.vector\n", "");

@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -63,11 +62,7 @@ class GenerateRemoteStopTest {
                         // the child is gone
                     }
                 });
-                assertThat(new ProcessBuilder("kill", "-TERM", String.valueOf(p.pid())).inheritIO().start().waitFor()).isZero();
-                boolean exited = p.waitFor(BOUND_SECONDS, TimeUnit.SECONDS);
-                if (!exited) {
-                    p.destroyForcibly().waitFor();
-                }
+                boolean exited = ChildCli.terminateWithin(p, BOUND_SECONDS);
                 String stderr = ChildCli.stderr(err);
                 assertThat(exited).as("exited within %d s of SIGTERM; stderr: %s", BOUND_SECONDS, stderr).isTrue();
                 drain.join();

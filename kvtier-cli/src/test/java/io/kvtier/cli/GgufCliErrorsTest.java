@@ -15,7 +15,8 @@ class GgufCliErrorsTest {
     @TempDir
     Path dir;
 
-    private static void assertOneLineError(CliRun r, String expected) {
+    /** {@code r} failed with exit 2 and the one line {@code kvtier: <expected>}, printing nothing else. */
+    static void assertOneLineError(CliRun r, String expected) {
         assertThat(r.code()).as(r.err()).isEqualTo(2);
         assertThat(r.err()).isEqualTo("kvtier: " + expected + System.lineSeparator());
         assertThat(r.out()).isEmpty();
@@ -47,9 +48,9 @@ class GgufCliErrorsTest {
         assertOneLineError(CliRun.of("generate", "--model", "", "--tokenizer", tok, "--prompt", "hi"), "--model: model file: empty path");
         assertOneLineError(CliRun.of("replay", "--trace", ""), "--trace: empty path");
         String model = ReferenceRecords.model().toString();
-        assertOneLineError(CliRun.of("generate", "--model", model, "--tokenizer", "", "--prompt", "hi"), "tokenizer file: empty path");
+        assertOneLineError(CliRun.of("generate", "--model", model, "--tokenizer", "", "--prompt", "hi"), "--tokenizer: tokenizer file: empty path");
         assertOneLineError(CliRun.of("generate", "--model", model, "--tokenizer", dir.toString(), "--prompt", "hi"),
-                "tokenizer file " + dir + ": is a directory, expected a llama2.c tokenizer file");
+                "--tokenizer: tokenizer file " + dir + ": is a directory, expected a llama2.c tokenizer file");
     }
 
     /**
@@ -87,7 +88,7 @@ class GgufCliErrorsTest {
         Path empty = Files.createFile(dir.resolve("empty-tokenizer.bin"));
         assertOneLineError(CliRun.of("generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
                 empty.toString(), "--prompt", "hi"),
-                "tokenizer file " + empty + ": is empty (0 bytes), expected a llama2.c tokenizer file");
+                "--tokenizer: tokenizer file " + empty + ": is empty (0 bytes), expected a llama2.c tokenizer file");
     }
 
     @Test

@@ -30,7 +30,7 @@ class ServeKvEventsFlagsTest {
             CliRun r = CliRun.of("serve", "--port", "0", "--host-cache-bytes", "1M", "--kv-events-endpoint", endpoint);
             assertThat(r.code()).isEqualTo(2);
             // JeroMQ's own message is "Errno 48" (its BSD numbering), which names nothing to act on.
-            assertThat(r.err()).contains("KV event endpoint " + endpoint + ": cannot bind: address already in use")
+            assertThat(r.err()).contains("kvtier: --kv-events-endpoint " + endpoint + ": cannot bind: address already in use")
                     .doesNotContain("Errno");
             assertThat(r.err().strip().lines()).hasSize(1);
         }
@@ -43,7 +43,7 @@ class ServeKvEventsFlagsTest {
             CliRun r = CliRun.of("serve", "--port", "0", "--host-cache-bytes", "1M", "--kv-events-endpoint", "tcp://127.0.0.1:*",
                     "--kv-events-replay-endpoint", replay);
             assertThat(r.code()).isEqualTo(2);
-            assertThat(r.err()).contains("KV event replay endpoint " + replay + ": cannot bind: address already in use")
+            assertThat(r.err()).contains("kvtier: --kv-events-replay-endpoint " + replay + ": cannot bind: address already in use")
                     .doesNotContain("Errno");
             assertThat(r.err().strip().lines()).hasSize(1);
         }

@@ -81,8 +81,7 @@ public final class LlamaRunner implements ModelRunner {
         List<BlockPool> pools = new ArrayList<>(groups.size());
         try {
             for (KvGroup g : groups) {
-                pools.add(new BlockPool(config.deviceBlocks(),
-                        new KvLayout(g.layers().length, all.kvHeads(), all.headDim(), all.blockSize())));
+                pools.add(new BlockPool(config.deviceBlocks(), layoutOf(g, all)));
             }
             Namespace ns = Namespace.of(checkpoint.modelId(), all, offload.config().blocksPerChunk());
             OffloadScheduler scheduler = offload.build(pools, groups, ns, events == null ? KvEvents.discarding() : events);
@@ -96,6 +95,23 @@ public final class LlamaRunner implements ModelRunner {
             checkpoint.close();
             throw e;
         }
+    }
+
+    /**
+     * Refuses {@code offload}'s host and disk byte budgets for {@code checkpoint}'s KV groups with
+     * blocks of {@code blockSize} tokens ({@link TierBudgets#check}) without building anything: for
+     * a command that prints before it builds its engine.
+     *
+     * @throws IllegalArgumentException one line naming the flag and the least budget
+     */
+    public static void checkBudgets(Model checkpoint, int blockSize, OffloadSetup offload) {
+        KvLayout all = checkpoint.config().kvLayout(blockSize);
+        TierBudgets.check(offload, groupsOf(checkpoint).stream().map(g -> layoutOf(g, all)).toList());
+    }
+
+    /** The layout of group {@code g}'s blocks: its layers of the model's layout {@code all}. */
+    private static KvLayout layoutOf(KvGroup g, KvLayout all) {
+        return new KvLayout(g.layers().length, all.kvHeads(), all.headDim(), all.blockSize());
     }
 
     /** The model's KV groups: one per attention kind of its layers (one for a model without sliding-window layers). */

@@ -151,11 +151,11 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
             // Checked before anything is built: no tier or transfer thread to clean up.
             throw new IllegalArgumentException(LAZY_WITH_GROUPS);
         }
+        TierBudgets.check(this, pools.stream().map(BlockPool::layout).toList());
         long total = 0;
         for (BlockPool p : pools) {
             total += p.layout().bytesPerBlock();
         }
-        checkEveryGroupFits(pools, total);
         java.util.List<OffloadScheduler> parts = new java.util.ArrayList<>();
         try {
             OffloadScheduler full = share(pools.getFirst(), total).build(pools.getFirst(), namespace, events, null);
@@ -181,49 +181,9 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
                 config, d, remote);
     }
 
-    /** {@code pool}'s part of {@code budget}: in proportion to its bytes per block, at least 1. */
+    /** {@code pool}'s part of {@code budget} ({@link TierBudgets#share}). */
     private static long share(long budget, BlockPool pool, long totalBytesPerBlock) {
-        return Math.max(1, (long) (budget * ((double) pool.layout().bytesPerBlock() / totalBytesPerBlock)));
-    }
-
-    /**
-     * Refuses byte budgets too small for every KV group's share to hold one chunk, naming the flag and
-     * the smallest budget that does: the groups split a budget by bytes per block, so a budget that
-     * holds one chunk of the largest group may still give a group none (the engine would otherwise
-     * fail naming a share the user never gave).
-     */
-    private void checkEveryGroupFits(java.util.List<BlockPool> pools, long total) {
-        if (hostChunks == 0) {
-            long min = smallestBudget(pools, total, (payload, tokens) -> io.kvtier.tier.HostSlab.slotBytesFor(payload, (int) tokens));
-            if (hostBytes < min) {
-                throw new IllegalArgumentException("--host-cache-bytes " + hostBytes + " cannot hold one chunk of each of the model's "
-                        + pools.size() + " KV groups (they share it by bytes per block): give at least " + min);
-            }
-        }
-        if (disk != null) {
-            long min = smallestBudget(pools, total, (payload, tokens) -> DiskCapacity.allocatedBytes(payload, (int) tokens,
-                    DiskCapacity.DEFAULT_ALLOCATION_UNIT));
-            if (disk.bytes() < min) {
-                throw new IllegalArgumentException("--disk-cache-bytes " + disk.bytes() + " cannot hold one chunk of each of the "
-                        + "model's " + pools.size() + " KV groups (they share it by bytes per block): give at least " + min);
-            }
-        }
-    }
-
-    /** The smallest budget whose {@link #share} holds one chunk of every pool's ({@code chunkBytes(payload, tokens)}). */
-    private long smallestBudget(java.util.List<BlockPool> pools, long total,
-                                java.util.function.LongBinaryOperator chunkBytes) {
-        long min = 0;
-        for (BlockPool pool : pools) {
-            long chunk = chunkBytes.applyAsLong((long) config.blocksPerChunk() * pool.layout().bytesPerBlock(),
-                    config.blocksPerChunk() * pool.layout().blockSize());
-            long b = Math.ceilDiv(Math.multiplyExact(chunk, total), pool.layout().bytesPerBlock());
-            while (share(b, pool, total) < chunk) {
-                b++; // the share's floating-point cut may round one byte under
-            }
-            min = Math.max(min, b);
-        }
-        return min;
+        return TierBudgets.share(budget, pool.layout().bytesPerBlock(), totalBytesPerBlock);
     }
 
     /**
@@ -233,6 +193,7 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
      * @throws IllegalArgumentException if the host tier cannot hold a single chunk
      */
     public OffloadScheduler build(BlockPool pool, Namespace namespace, KvEvents events) {
+        TierBudgets.check(this, java.util.List.of(pool.layout()));
         return build(pool, namespace, events, null);
     }
 
@@ -277,8 +238,8 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         try {
             chunks = DiskCapacity.chunksFor(disk.bytes(), payload, tokens); // refuses more chunks than an int holds
             if (chunks == 0) {
-                throw new IllegalArgumentException("disk cache of " + disk.bytes() + " bytes cannot hold one chunk of "
-                        + DiskCapacity.fileBytes(payload, tokens) + " bytes");
+                throw TierBudgets.tooSmall("--disk-cache-bytes", disk.bytes(), 1,
+                        DiskCapacity.allocatedBytes(payload, tokens, DiskCapacity.DEFAULT_ALLOCATION_UNIT));
             }
         } catch (IllegalArgumentException e) {
             if (remoteStore != null) {

@@ -114,10 +114,10 @@ public final class KvEventPublisher implements AutoCloseable {
         this.topic = config.topic().getBytes(StandardCharsets.UTF_8);
         this.queue = new ArrayBlockingQueue<>(config.queueBatches());
         try {
-            pub = bind(SocketType.PUB, config.endpoint(), "KV event endpoint");
+            pub = bind(SocketType.PUB, config.endpoint(), "--kv-events-endpoint");
             pub.setSndHWM(100_000);
             replay = config.replayEndpoint() == null ? null
-                    : bind(SocketType.ROUTER, config.replayEndpoint(), "KV event replay endpoint");
+                    : bind(SocketType.ROUTER, config.replayEndpoint(), "--kv-events-replay-endpoint");
         } catch (RuntimeException e) {
             context.close();
             throw e;

@@ -55,9 +55,12 @@ public final class LettuceRemoteStore implements RemoteStore {
     /**
      * Deadline of a connection attempt (socket and handshake). The first connection of a process
      * loads the client's classes, which on a loaded machine takes seconds; a server that is down
-     * refuses at once, so only a server that accepts but never answers costs this much, once.
+     * refuses at once, so only a server that accepts but never answers takes this long, in the
+     * background ({@link #open} waits at most {@link #openWait}).
      */
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    /** Least wait of {@link #open} for the first connection (see {@link #openWait}). */
+    private static final Duration OPEN_WAIT_FLOOR = Duration.ofSeconds(3);
 
     private final RemoteSettings settings;
     private final Consumer<String> warn;
@@ -76,6 +79,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     private volatile String lastConnectError = "not connected yet";
     private volatile long maxValueBytes;
     private volatile boolean closed;
+    private boolean announceConnection; // guarded by this
 
     private LettuceRemoteStore(RemoteSettings settings, Consumer<String> warn) {
         this.settings = settings;
@@ -133,22 +137,71 @@ public final class LettuceRemoteStore implements RemoteStore {
     }
 
     /**
-     * Opens the store and tries to connect once (within the timeout). A server that does not
-     * answer leaves the store unavailable (every operation a miss) until a later reconnection.
+     * Opens the store and starts its first connection, waiting for it at most {@link #openWait}
+     * (a few operation deadlines) once the TCP connection is up: a server that accepts TCP but never answers (frozen, or a
+     * proxy in front of a dead one) would otherwise hold the caller for the whole handshake
+     * deadline. A connection still pending then goes on in the background; until it succeeds the
+     * store is unavailable (every operation refused as {@link RemoteFailure.Cause#UNAVAILABLE},
+     * breaker state {@code open}), and once it does the store serves.
      *
      * @param warn where the one line goes when the tier turns itself off (bad credentials, ACL)
-     *             or the server cannot be reached at start
+     *             or the server cannot be reached (or has not answered) at start
      */
     public static LettuceRemoteStore open(RemoteSettings settings, Consumer<String> warn) {
         LettuceRemoteStore s = new LettuceRemoteStore(settings, warn);
-        s.connect().join();
-        if (s.offReason == null && s.connection == null) {
-            // Not an error (the engine serves with the store down and probes it back), but a
-            // mistyped host or port must not pass unnoticed until someone reads the summary.
-            warn.accept("remote tier: cannot reach " + String.join(", ", settings.urls()) + " (" + s.lastConnectError
-                    + "); every lookup misses until it answers");
+        Duration wait = openWait(settings.timeout());
+        // The wait counts from the TCP connection: before it the client loads its classes (seconds
+        // on a loaded machine) and a refused connection fails by itself, with its cause.
+        CompletableFuture<Object> tcpUp = new CompletableFuture<>();
+        var subscription = s.resources.eventBus().get()
+                .filter(e -> e instanceof io.lettuce.core.event.connection.ConnectedEvent)
+                .subscribe(tcpUp::complete);
+        CompletableFuture<Void> first = s.connect();
+        boolean answered;
+        try {
+            answered = awaitAtMost(CompletableFuture.anyOf(first, tcpUp), CONNECT_TIMEOUT)
+                    && (first.isDone() || awaitAtMost(first, wait));
+        } finally {
+            subscription.dispose();
+        }
+        synchronized (s) { // against the pending connection's announceIfAwaited
+            if (s.offReason == null && s.connection == null) {
+                // Not an error (the engine serves with the store down and probes it back), but a
+                // mistyped host or port must not pass unnoticed until someone reads the summary.
+                warn.accept("remote tier: cannot reach " + String.join(", ", settings.urls()) + " ("
+                        + (answered ? s.lastConnectError : "no answer within " + wait.toMillis() + " ms; still connecting")
+                        + "); every lookup misses until it answers");
+                // A slow first connection (a loaded machine) may well succeed a moment later: say so then.
+                s.announceConnection = !answered;
+            }
         }
         return s;
+    }
+
+    /**
+     * How long {@link #open} waits for the first connection: 4 x the operation deadline, at least
+     * {@link #OPEN_WAIT_FLOOR} (the first connection of a process also loads the client's classes,
+     * which takes a second or more on a loaded machine), at most {@link #CONNECT_TIMEOUT}.
+     */
+    static Duration openWait(Duration timeout) {
+        Duration w = timeout.multipliedBy(4);
+        w = w.compareTo(OPEN_WAIT_FLOOR) < 0 ? OPEN_WAIT_FLOOR : w;
+        return w.compareTo(CONNECT_TIMEOUT) > 0 ? CONNECT_TIMEOUT : w;
+    }
+
+    /** Whether {@code f} completed within {@code wait} (false when interrupted: the caller is stopping). */
+    private static boolean awaitAtMost(CompletableFuture<?> f, Duration wait) {
+        try {
+            f.get(wait.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return true; // connect() records its failures itself
+        }
     }
 
     private CompletableFuture<Void> connect() {
@@ -180,11 +233,20 @@ public final class LettuceRemoteStore implements RemoteStore {
                 }
                 adopt(conn);
                 connectBreaker.success();
+                announceIfAwaited();
                 return null;
             } finally {
                 connecting = false;
             }
         });
+    }
+
+    /** After {@link #open} said "still connecting": the one line saying the store now answers. */
+    private synchronized void announceIfAwaited() {
+        if (announceConnection) {
+            announceConnection = false;
+            warn.accept("remote tier: " + String.join(", ", settings.urls()) + " answered; lookups use it from now");
+        }
     }
 
     @SuppressWarnings("unchecked")
