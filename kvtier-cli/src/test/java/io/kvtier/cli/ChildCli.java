@@ -21,7 +21,10 @@ final class ChildCli {
 
     /** As {@link #start}, with the child's {@code java.io.tmpdir} at {@code tmpDir} (null: the default). */
     static Process startIn(Path tmpDir, Path errFile, String... args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        // As the launcher does: a child of a runner started in the background (SIGINT ignored, which
+        // children inherit) still gets Ctrl-C's default handling, so the signal tests test kvtier.
+        List<String> cmd = new ArrayList<>(List.of("env", "--default-signal=INT",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED",
                 "-XX:+DisplayVMOutputToStderr"));
         if (tmpDir != null) {
