@@ -57,6 +57,11 @@ final class BlockReservations {
         this(kv, offload::clockNanos, offload::waitStillPays);
     }
 
+    /** Without offloading: no hit ever waits, so every request passes uncharged. */
+    static BlockReservations none(KvCacheManager kv) {
+        return new BlockReservations(kv, () -> 0, (deviceHitBlocks, hit, missing, waitedNanos, c) -> false);
+    }
+
     /**
      * @param clock the clock waits are measured on, ns
      * @param query whether a wait still pays with more blocks short

@@ -48,7 +48,7 @@ public final class Scheduler {
     private final Deque<Request> waiting = new ArrayDeque<>();
     private final List<Request> running = new ArrayList<>();
     private final Map<Long, Request> loading = new LinkedHashMap<>();
-    /** Requests passed by those behind while their load waits for device blocks, and what they are owed; null without offloading. */
+    /** Requests passed by those behind while their load waits for device blocks, and what they are owed (none wait without offloading). */
     private final BlockReservations reservations;
     private long arrivals;
     private long preemptedForPrefill;
@@ -58,7 +58,7 @@ public final class Scheduler {
         this.config = config;
         this.kv = kv;
         this.offload = offload;
-        this.reservations = offload == null ? null : new BlockReservations(kv, offload);
+        this.reservations = offload == null ? BlockReservations.none(kv) : new BlockReservations(kv, offload);
     }
 
     public void add(Request r) {
@@ -244,9 +244,7 @@ public final class Scheduler {
         for (Request q : running) {
             prefilling += q.numComputed() < q.promptLength() ? 1 : 0;
         }
-        if (reservations != null) {
-            reservations.startPass();
-        }
+        reservations.startPass();
         for (Iterator<Request> it = admissionOrder().iterator(); it.hasNext() && budget > 0
                 && running.size() + loading.size() < config.maxRunning(); ) {
             Request r = it.next();
@@ -302,20 +300,16 @@ public final class Scheduler {
                 continue;
             }
             int n = Math.min(r.numTokens() - start, budget);
-            take = reservations == null ? 0 : reservations.mayPass(r, hitBlocks);
+            take = reservations.mayPass(r, hitBlocks);
             if (take < 0) {
                 break; // it would take blocks a waiting request is owed
             }
             if (!kv.admit(r.id(), r.blockKeys(), hitBlocks, start + n)) {
                 break;
             }
-            if (reservations != null) {
-                reservations.passed(r, take);
-            }
+            reservations.passed(r, take);
             waiting.remove(r);
-            if (reservations != null) {
-                reservations.forget(r.id());
-            }
+            reservations.forget(r.id());
             r.noteAdmission();
             prefilling++;
             noteHit(r, start);
@@ -372,9 +366,7 @@ public final class Scheduler {
 
     /** Removes a finished or aborted request and releases its blocks (jobs keep their own). */
     void remove(Request r) {
-        if (reservations != null) {
-            reservations.forget(r.id());
-        }
+        reservations.forget(r.id());
         running.remove(r);
         waiting.remove(r);
         loading.remove(r.id());
