@@ -159,8 +159,9 @@ public final class LettuceRemoteStore implements RemoteStore {
         CompletableFuture<Void> first = s.connect();
         boolean answered;
         try {
-            answered = awaitAtMost(CompletableFuture.anyOf(first, tcpUp), CONNECT_TIMEOUT)
-                    && (first.isDone() || awaitAtMost(first, wait));
+            // A failed connect completes too: connect() records its failures itself.
+            answered = LettuceResources.awaitAtMost(CompletableFuture.anyOf(first, tcpUp), CONNECT_TIMEOUT.toMillis())
+                    && (first.isDone() || LettuceResources.awaitAtMost(first, wait.toMillis()));
         } finally {
             subscription.dispose();
         }
@@ -187,21 +188,6 @@ public final class LettuceRemoteStore implements RemoteStore {
         Duration w = timeout.multipliedBy(4);
         w = w.compareTo(OPEN_WAIT_FLOOR) < 0 ? OPEN_WAIT_FLOOR : w;
         return w.compareTo(CONNECT_TIMEOUT) > 0 ? CONNECT_TIMEOUT : w;
-    }
-
-    /** Whether {@code f} completed within {@code wait} (false when interrupted: the caller is stopping). */
-    private static boolean awaitAtMost(CompletableFuture<?> f, Duration wait) {
-        try {
-            f.get(wait.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-            return true;
-        } catch (java.util.concurrent.TimeoutException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } catch (java.util.concurrent.ExecutionException e) {
-            return true; // connect() records its failures itself
-        }
     }
 
     private CompletableFuture<Void> connect() {

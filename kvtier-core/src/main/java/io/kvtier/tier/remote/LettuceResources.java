@@ -9,7 +9,11 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.netty.resolver.DefaultAddressResolverGroup;
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The Lettuce client's threads and helpers, trimmed to what one store of a process needs, and
@@ -74,19 +78,27 @@ final class LettuceResources {
             cluster.setOptions(ClusterClientOptions.builder()
                     .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder().build()).build());
         }
+        // Connections still closing are dropped with the threads; threads that do not end in time
+        // are daemons: the process is closing the tier.
+        awaitAtMost(client.shutdownAsync(0, ms, TimeUnit.MILLISECONDS), ms);
+        awaitAtMost(resources.shutdown(0, ms, TimeUnit.MILLISECONDS), ms);
+    }
+
+    /**
+     * Whether {@code f} completed (normally or not) within {@code ms} milliseconds; false when
+     * interrupted (the caller is stopping; the interrupt is kept). Never throws.
+     */
+    static boolean awaitAtMost(Future<?> f, long ms) {
         try {
-            client.shutdownAsync(0, ms, TimeUnit.MILLISECONDS).get(ms, TimeUnit.MILLISECONDS);
+            f.get(ms, TimeUnit.MILLISECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            return false;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            // connections still closing are dropped with the threads below
-        }
-        try {
-            resources.shutdown(0, ms, TimeUnit.MILLISECONDS).get(ms, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            // threads that do not end in time are daemons: the process is closing the tier
+            return false;
+        } catch (ExecutionException | CancellationException e) {
+            return true;
         }
     }
 }
