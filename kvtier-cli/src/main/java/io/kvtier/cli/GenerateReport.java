@@ -6,6 +6,7 @@ import io.kvtier.offload.GroupStats;
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.offload.OffloadStats;
 import io.kvtier.offload.RemoteStats;
+import io.kvtier.text.Plural;
 import io.kvtier.tier.TierIndex;
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -154,20 +155,33 @@ final class GenerateReport {
             }
             if (s.get("remote") instanceof Map<?, ?> r) {
                 err.printf("kvtier: remote: %s chunks stored, %s loaded, %s probes, %s stores dropped %s, load failures %s, "
-                                + "store failures %s, breaker %s (opened %s times)%n",
+                                + "store failures %s, %s%n",
                         r.get("chunks_stored"), r.get("chunks_loaded"), r.get("probes"), r.get("stores_dropped"),
-                        r.get("stores_dropped_by"), r.get("load_failures"), r.get("store_failures"), r.get("breaker_state"), r.get("breaker_opens"));
+                        r.get("stores_dropped_by"), r.get("load_failures"), r.get("store_failures"),
+                        breaker((String) r.get("breaker_state"), ((Number) r.get("breaker_opens")).longValue()));
             }
         }
-        err.printf("kvtier: %s requests, %s prompt tokens (%s hit on device), %s generated in %.2f s (%.0f tokens/s), "
+        err.printf("kvtier: %s, %s prompt tokens (%s hit on device), %s generated in %.2f s (%.0f tokens/s), "
                         + "%s steps, %s preemptions, device blocks %s free + %s cached of %s%n",
-                s.get("requests"), s.get("prompt_tokens"), s.get("device_hit_tokens"), s.get("generated_tokens"),
+                Plural.count(((Number) s.get("requests")).longValue(), "request"), s.get("prompt_tokens"), s.get("device_hit_tokens"), s.get("generated_tokens"),
                 times.wall(), (double) s.get("decode_tokens_per_second"), s.get("steps"), s.get("preemptions"),
                 s.get("device_blocks_free_at_end"), s.get("device_blocks_cached_at_end"), s.get("device_blocks_total"));
         err.printf("kvtier: %.2f s from process start: ready after %.2f s (tokenizing %.2f s), first token at %s%n",
                 times.total(), times.startup(), times.tokenize(),
                 times.firstToken() > 0 ? String.format("%.2f s", times.firstToken()) : "none");
         err.println("kvtier: " + memory.line());
+    }
+
+    /**
+     * The breaker's part of the remote line: its state and how often it opened. A breaker open
+     * without ever having opened is a store that has not answered since start (it opens closed
+     * only once the first connection succeeds), which "opened 0 times" did not say.
+     */
+    static String breaker(String state, long opens) {
+        if (opens == 0) {
+            return "open".equals(state) ? "breaker open (no answer from the store since start)" : "breaker " + state;
+        }
+        return "breaker " + state + " (opened " + Plural.count(opens, "time") + ")";
     }
 
     private static double round(double v) {

@@ -11,6 +11,7 @@ import io.kvtier.model.Kernels;
 import io.kvtier.model.Model;
 import io.kvtier.model.Models;
 import io.kvtier.offload.OffloadConfig;
+import io.kvtier.text.Plural;
 import java.nio.file.Path;
 import java.util.Arrays;
 
@@ -172,10 +173,10 @@ final class OffloadDecodeBench {
             ratios[i] = on[i] / off[i]; // a pair run back to back: the load they met is about the same
             coldRatios[i] = cold[i] / off[i];
         }
-        System.out.printf("%2d sequences: off %,.0f tokens/s, on %,.0f tokens/s (medians of %d); on/off of each pair: "
+        System.out.printf("%s: off %,.0f tokens/s, on %,.0f tokens/s (medians of %d); on/off of each pair: "
                         + "median %.3f, range %.3f-%.3f; process CPU per token off/on: median %.3f, range %.3f-%.3f;"
                         + " on with a fresh tier (new engine, untouched pages)/off: median %.3f%n",
-                batch, median(off), median(on), repeats, median(ratios), min(ratios), max(ratios),
+                Plural.count(batch, "sequence"), median(off), median(on), repeats, median(ratios), min(ratios), max(ratios),
                 median(cpuRatios), min(cpuRatios), max(cpuRatios), median(coldRatios));
     }
 

@@ -3,6 +3,7 @@ package io.kvtier.server;
 import io.kvtier.engine.Engine;
 import io.kvtier.engine.Request;
 import io.kvtier.kv.ExtraKeys;
+import io.kvtier.text.Plural;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -168,7 +169,7 @@ public final class EngineLoop implements AutoCloseable {
             if (inFlight.get() >= maxInFlight) {
                 throw new Rejected(Rejected.Reason.QUEUE_FULL, maxWaiting == 0
                         ? "all " + maxInFlight + " running places are taken and there is no waiting queue; retry later"
-                        : "the waiting queue is full (" + maxWaiting + " requests waiting beyond "
+                        : "the waiting queue is full (" + Plural.count(maxWaiting, "request") + " waiting beyond "
                                 + (maxInFlight - maxWaiting) + " running); retry later");
             }
             inFlight.incrementAndGet();

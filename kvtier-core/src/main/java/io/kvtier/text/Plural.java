@@ -1,0 +1,16 @@
+package io.kvtier.text;
+
+/** English counts for messages users read: "1 request", "2 requests", "0 requests". */
+public final class Plural {
+    private Plural() {
+    }
+
+    /**
+     * @param n the count (any sign)
+     * @param singular the noun in the singular; the plural adds "s" (every noun kvtier counts does)
+     * @return {@code n} and the noun, e.g. {@code count(1, "request")} = "1 request"
+     */
+    public static String count(long n, String singular) {
+        return n + " " + (n == 1 ? singular : singular + "s");
+    }
+}
