@@ -11,8 +11,10 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.ToDoubleFunction;
@@ -245,8 +247,28 @@ public final class ServeMetrics {
     }
 
     private static void transfers(EngineSnapshot.Offload o, BiConsumer<String, OffloadStats.Transfers> out) {
-        o.stores().forEach((tier, t) -> out.accept(tier.equals("host") ? "GPU_to_CPU" : "CPU_to_" + Media.of(tier), t));
-        o.loads().forEach((tier, t) -> out.accept(tier.equals("host") ? "CPU_to_GPU" : Media.of(tier) + "_to_CPU", t));
+        for (String tier : tierNames(o)) {
+            out.accept(tier.equals("host") ? "GPU_to_CPU" : "CPU_to_" + Media.of(tier), o.stores().getOrDefault(tier, NO_TRANSFERS));
+            out.accept(tier.equals("host") ? "CPU_to_GPU" : Media.of(tier) + "_to_CPU", o.loads().getOrDefault(tier, NO_TRANSFERS));
+        }
+    }
+
+    private static final OffloadStats.Transfers NO_TRANSFERS = new OffloadStats.Transfers(0, 0, 0);
+
+    /**
+     * Every tier the engine has, whether or not it has moved anything yet: each labelled series
+     * exists from the first scrape at 0, so a dashboard's rate() and a client's before/after
+     * difference see 0 rather than an absent series (Prometheus' advice for known label values).
+     */
+    private static Set<String> tierNames(EngineSnapshot.Offload o) {
+        Set<String> names = new LinkedHashSet<>();
+        o.tiers().forEach(u -> names.add(u.tier()));
+        if (o.remote() != null) {
+            names.add("remote");
+        }
+        names.addAll(o.stores().keySet());
+        names.addAll(o.loads().keySet());
+        return names;
     }
 
     private static void tiers(EngineSnapshot s, Consumer<EngineSnapshot.TierUsage> out) {
@@ -258,7 +280,12 @@ public final class ServeMetrics {
     private static void perTier(EngineSnapshot s, java.util.function.Function<EngineSnapshot.Offload, Map<String, Long>> m,
                                 BiConsumer<String, Double> out) {
         if (s.offload() != null) {
-            m.apply(s.offload()).forEach((tier, n) -> out.accept(tier, n.doubleValue()));
+            Map<String, Long> values = m.apply(s.offload());
+            Set<String> names = tierNames(s.offload());
+            names.addAll(values.keySet());
+            for (String tier : names) {
+                out.accept(tier, values.getOrDefault(tier, 0L).doubleValue());
+            }
         }
     }
 

@@ -60,7 +60,9 @@ class ServeMetricsTest {
             assertThat(p.value("vllm:kv_offload_total_time_total", "model_name", M, "transfer_type", "GPU_to_CPU"))
                     .isEqualTo(stored.nanos() / 1e9);
             assertThat(p.value("kvtier:transfer_jobs_total", "model_name", M, "transfer_type", "GPU_to_CPU")).isEqualTo(stored.jobs());
-            assertThat(p.matching("vllm:kv_offload_total_bytes_total", "transfer_type", "CPU_to_GPU")).isEmpty();
+            assertThat(p.value("vllm:kv_offload_total_bytes_total", "model_name", M, "transfer_type", "CPU_to_GPU"))
+                    .as("a tier's series exists at 0 before its first load").isZero();
+            assertThat(p.value("kvtier:blocks_loaded_total", "model_name", M, "tier", "host")).isZero();
             int used = e.offload().host().capacity() - e.offload().host().index().freeSlots();
             assertThat(used).isPositive();
             assertThat(p.value("kvtier:tier_chunks_used", "model_name", M, "tier", "host")).isEqualTo(used);
