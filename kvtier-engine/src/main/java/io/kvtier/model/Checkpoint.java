@@ -40,10 +40,12 @@ public final class Checkpoint implements Model {
     private final MemorySegment[] rmsAtt, rmsFfn;
     private final MemorySegment rmsFinal;
     private final Weight classifier;
+    private final DigestCache digests;
     private String modelId;
 
-    private Checkpoint(Path path, ModelConfig config, Arena arena, MemorySegment file) {
+    private Checkpoint(Path path, ModelConfig config, Arena arena, MemorySegment file, DigestCache digests) {
         this.path = path;
+        this.digests = digests;
         this.config = config;
         this.arena = arena;
         this.file = file;
@@ -73,6 +75,15 @@ public final class Checkpoint implements Model {
      *         the size the header implies (truncated, trailing bytes, or a foreign file)
      */
     public static Checkpoint load(Path path) {
+        return load(path, DigestCache.none());
+    }
+
+    /**
+     * The same, with the file's SHA-256 ({@link #modelId()}) remembered in {@code digests}: a
+     * 440 MB checkpoint is hashed once, not at every start (nor twice when the launcher's
+     * warm-up loads it too).
+     */
+    public static Checkpoint load(Path path, DigestCache digests) {
         String name = "model file " + path;
         return OffHeapFiles.read(path, name, "a llama2.c checkpoint", (arena, file) -> {
             long size = file.byteSize();
@@ -82,7 +93,7 @@ public final class Checkpoint implements Model {
             }
             ModelConfig config = readHeader(name, file);
             checkSize(name, config, size);
-            return new Checkpoint(path, config, arena, file);
+            return new Checkpoint(path, config, arena, file, digests);
         });
     }
 
@@ -166,7 +177,7 @@ public final class Checkpoint implements Model {
     @Override
     public synchronized String modelId() {
         if (modelId == null) {
-            modelId = Sha256.of(file);
+            modelId = digests.sha256(path, file);
         }
         return modelId;
     }

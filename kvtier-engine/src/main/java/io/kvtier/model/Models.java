@@ -1,6 +1,5 @@
 package io.kvtier.model;
 
-import io.kvtier.model.gguf.DigestCache;
 import io.kvtier.model.gguf.GgufFile;
 import io.kvtier.model.gguf.GgufModel;
 import java.nio.file.Path;
@@ -14,8 +13,8 @@ public final class Models {
     }
 
     /**
-     * A GGUF model when the file starts with {@code GGUF}, else a llama2.c checkpoint; GGUF
-     * digests are cached in {@link DigestCache#defaultCache()}.
+     * A GGUF model when the file starts with {@code GGUF}, else a llama2.c checkpoint; the
+     * model's digest is cached in {@link DigestCache#defaultCache()}.
      *
      * @throws ModelFormatException (one line naming the file) when it is neither, or malformed
      */
@@ -23,14 +22,14 @@ public final class Models {
         return load(path, DigestCache.defaultCache());
     }
 
-    /** The same with GGUF digests cached in {@code digests}. */
+    /** The same with the model's digest cached in {@code digests}. */
     public static Model load(Path path, DigestCache digests) {
         // Format-neutral messages for what is neither format's fault ("" would resolve to the working directory).
         if (path.toString().isEmpty()) {
             throw new ModelFormatException("model file: empty path");
         }
         OffHeapFiles.requireNotDirectoryOrEmpty(path, "model file " + path, EITHER);
-        return GgufFile.isGguf(path) ? GgufModel.load(path, digests) : Checkpoint.load(path);
+        return GgufFile.isGguf(path) ? GgufModel.load(path, digests) : Checkpoint.load(path, digests);
     }
 
     /** Bytes of a GGUF file's start read by {@link #kvGroupCountFromHeader}: more than any known metadata (a 256K vocabulary ~10 MB). */

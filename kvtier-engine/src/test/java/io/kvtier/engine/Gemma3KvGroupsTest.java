@@ -7,7 +7,7 @@ import io.kvtier.kv.ExtraKeys;
 import io.kvtier.kv.KvCacheManager;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.Models;
-import io.kvtier.model.gguf.DigestCache;
+import io.kvtier.model.DigestCache;
 import io.kvtier.model.gguf.LlamaCppReference;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvtier.kv.ExtraKeys;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.Models;
-import io.kvtier.model.gguf.DigestCache;
+import io.kvtier.model.DigestCache;
 import io.kvtier.model.gguf.LlamaCppReference;
 import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.OffloadConfig;

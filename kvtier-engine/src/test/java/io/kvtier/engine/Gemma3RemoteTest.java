@@ -7,7 +7,7 @@ import io.kvtier.kv.ExtraKeys;
 import io.kvtier.kv.KvGroup;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.Models;
-import io.kvtier.model.gguf.DigestCache;
+import io.kvtier.model.DigestCache;
 import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.offload.OffloadScheduler;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.model.Kernels;
 import io.kvtier.model.Models;
-import io.kvtier.model.gguf.DigestCache;
+import io.kvtier.model.DigestCache;
 import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.GroupStats;
 import io.kvtier.offload.OffloadConfig;

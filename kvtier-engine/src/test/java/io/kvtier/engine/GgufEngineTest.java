@@ -8,7 +8,7 @@ import io.kvtier.kv.Namespace;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.Model;
 import io.kvtier.model.Models;
-import io.kvtier.model.gguf.DigestCache;
+import io.kvtier.model.DigestCache;
 import io.kvtier.model.gguf.LlamaCppReference;
 import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.OffloadConfig;

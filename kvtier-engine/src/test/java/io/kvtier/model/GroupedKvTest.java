@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvtier.kv.KvGroup;
 import io.kvtier.kv.KvGroups;
 import io.kvtier.kv.KvLayout;
-import io.kvtier.model.gguf.DigestCache;
 import io.kvtier.model.gguf.LlamaCppReference;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

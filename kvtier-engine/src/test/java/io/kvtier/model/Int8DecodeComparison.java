@@ -1,6 +1,5 @@
 package io.kvtier.model;
 
-import io.kvtier.model.gguf.DigestCache;
 import io.kvtier.model.gguf.GgufModel;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;

@@ -3,7 +3,6 @@ package io.kvtier.model;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.kv.KvLayout;
-import io.kvtier.model.gguf.DigestCache;
 import io.kvtier.model.gguf.LlamaCppReference;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -13,7 +13,7 @@ import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.Models;
-import io.kvtier.model.gguf.DigestCache;
+import io.kvtier.model.DigestCache;
 import io.kvtier.model.gguf.LlamaCppReference;
 import io.kvtier.offload.OffloadConfig;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,7 @@
 package io.kvtier.model.gguf;
 
 import io.kvtier.model.ArchSpec;
+import io.kvtier.model.DigestCache;
 import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.model.ModelFormatException;

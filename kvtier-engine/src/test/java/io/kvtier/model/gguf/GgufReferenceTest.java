@@ -2,6 +2,7 @@ package io.kvtier.model.gguf;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.model.DigestCache;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.LogitsDriver;
 import io.kvtier.model.QuantActivations;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.model.Checkpoint;
 import io.kvtier.model.CheckpointWriter;
+import io.kvtier.model.DigestCache;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.LogitsDriver;
 import io.kvtier.model.Model;

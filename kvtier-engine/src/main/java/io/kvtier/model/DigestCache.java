@@ -1,6 +1,5 @@
-package io.kvtier.model.gguf;
+package io.kvtier.model;
 
-import io.kvtier.model.Sha256;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
@@ -23,9 +22,14 @@ public final class DigestCache {
     private final Path dir;
     private final AtomicInteger computed = new AtomicInteger();
 
-    /** A cache in {@code dir} (created when first written). */
+    /** A cache in {@code dir} (created when first written); null remembers nothing ({@link #none()}). */
     public DigestCache(Path dir) {
         this.dir = dir;
+    }
+
+    /** A cache that remembers nothing: every call hashes (tests, and callers with no place to keep entries). */
+    public static DigestCache none() {
+        return new DigestCache(null);
     }
 
     /**
@@ -52,6 +56,9 @@ public final class DigestCache {
      * the cached value when the file's path, size and mtime match an entry, else computed and stored.
      */
     public String sha256(Path file, MemorySegment data) {
+        if (dir == null) {
+            return compute(data);
+        }
         Path real;
         BasicFileAttributes attrs;
         try {
