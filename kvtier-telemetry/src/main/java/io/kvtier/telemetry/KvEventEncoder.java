@@ -91,6 +91,7 @@ public final class KvEventEncoder {
      * @param events       in emission order
      */
     public byte[] encode(double epochSeconds, List<KvEvent> events) {
+        events = withoutRepeatedClears(events);
         try (MessageBufferPacker p = MsgPack.packer()) {
             p.packArrayHeader(3);
             p.packDouble(epochSeconds);
@@ -110,6 +111,22 @@ public final class KvEventEncoder {
         } catch (IOException e) {
             throw new UncheckedIOException("msgpack into memory failed", e); // a buffer packer does not do I/O
         }
+    }
+
+    /**
+     * The events with each run of adjacent {@code AllCleared} cut to its first: one reset clears
+     * every tier (one event per tier inside kvtier), but {@code AllBlocksCleared} names no medium,
+     * so a second one in a row would say nothing a subscriber can use.
+     */
+    static List<KvEvent> withoutRepeatedClears(List<KvEvent> events) {
+        List<KvEvent> out = new java.util.ArrayList<>(events.size());
+        for (KvEvent e : events) {
+            if (e instanceof KvEvent.AllCleared && !out.isEmpty() && out.getLast() instanceof KvEvent.AllCleared) {
+                continue;
+            }
+            out.add(e);
+        }
+        return out;
     }
 
     private void stored(MessageBufferPacker p, KvEvent.BlockStored s) throws IOException {

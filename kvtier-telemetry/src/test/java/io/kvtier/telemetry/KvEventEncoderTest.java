@@ -64,6 +64,20 @@ class KvEventEncoderTest {
         assertThat(events.get(3)).containsExactly(Map.entry("type", "AllBlocksCleared"));
     }
 
+    /** A reset clears the host and disk tiers (an event each inside kvtier); the wire's event names no medium, so it is sent once. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void adjacentClearsOfSeveralTiersAreSentAsOneEvent() {
+        KvEventEncoder enc = new KvEventEncoder(SEED, 16, 32, KvEventEncoder.HashFormat.INT, 0);
+        List<Object> batch = (List<Object>) EventWire.decode(enc.encode(1.0, List.of(
+                new KvEvent.AllCleared(1, "host"), new KvEvent.AllCleared(2, "disk"),
+                new KvEvent.BlockStored(3, List.of(A), SEED, "host"),
+                new KvEvent.AllCleared(4, "host"))));
+        List<Map<String, Object>> events = (List<Map<String, Object>>) batch.get(1);
+        assertThat(events).extracting(e -> e.get("type"))
+                .containsExactly("AllBlocksCleared", "BlockStored", "AllBlocksCleared");
+    }
+
     @Test
     @SuppressWarnings("unchecked")
     void bytesFormatSendsTheWhole32ByteKey() {
