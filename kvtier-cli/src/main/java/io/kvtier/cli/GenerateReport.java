@@ -161,15 +161,20 @@ final class GenerateReport {
                         breaker((String) r.get("breaker_state"), ((Number) r.get("breaker_opens")).longValue()));
             }
         }
-        err.printf("kvtier: %s, %s prompt tokens (%s hit on device), %s generated in %.2f s (%.0f tokens/s), "
+        err.printf("kvtier: %s, %s prompt tokens (%s hit on device), %s generated in %.2f s (%s tokens/s), "
                         + "%s steps, %s preemptions, device blocks %s free + %s cached of %s%n",
                 Plural.count(((Number) s.get("requests")).longValue(), "request"), s.get("prompt_tokens"), s.get("device_hit_tokens"), s.get("generated_tokens"),
-                times.wall(), (double) s.get("decode_tokens_per_second"), s.get("steps"), s.get("preemptions"),
+                times.wall(), rate((double) s.get("decode_tokens_per_second")), s.get("steps"), s.get("preemptions"),
                 s.get("device_blocks_free_at_end"), s.get("device_blocks_cached_at_end"), s.get("device_blocks_total"));
         err.printf("kvtier: %.2f s from process start: ready after %.2f s (tokenizing %.2f s), first token at %s%n",
                 times.total(), times.startup(), times.tokenize(),
                 times.firstToken() > 0 ? String.format("%.2f s", times.firstToken()) : "none");
         err.println("kvtier: " + memory.line());
+    }
+
+    /** A rate for the summary: whole units, with one decimal below 10 so a slow run never reads "0 tokens/s". */
+    static String rate(double perSecond) {
+        return String.format(java.util.Locale.ROOT, perSecond < 10 ? "%.1f" : "%.0f", perSecond);
     }
 
     /**

@@ -16,4 +16,13 @@ class GenerateReportWordingTest {
         assertThat(GenerateReport.breaker("closed", 1)).isEqualTo("breaker closed (opened 1 time)");
         assertThat(GenerateReport.breaker("partial", 3)).isEqualTo("breaker partial (opened 3 times)");
     }
+
+    @Test
+    void aSlowRateKeepsADecimalSoItNeverReadsZero() {
+        assertThat(GenerateReport.rate(4 / 9.58)).isEqualTo("0.4");
+        assertThat(GenerateReport.rate(1.04)).isEqualTo("1.0");
+        assertThat(GenerateReport.rate(9.94)).isEqualTo("9.9");
+        assertThat(GenerateReport.rate(76.4)).isEqualTo("76");
+        assertThat(GenerateReport.rate(20807.6)).isEqualTo("20808");
+    }
 }
