@@ -128,8 +128,8 @@ public final class ColdDiskBandwidth {
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%10s %7s %12s %12s %7s%n", "chunk", "files",
                 "store read", "plain read", "ratio"));
         for (Row r : rows) {
-            sb.append(String.format(Locale.ROOT, "%10s %7d %7.2f GB/s %7.2f GB/s %6.0f%%%n", DiskBandwidth.size(r.chunkBytes()),
-                    r.files(), r.storeReadGBps(), r.plainReadGBps(), 100 * r.readRatio()));
+            sb.append(String.format(Locale.ROOT, "%10s %7d %7s GB/s %7s GB/s %6.0f%%%n", DiskBandwidth.size(r.chunkBytes()),
+                    r.files(), Gbps.of(r.storeReadGBps()), Gbps.of(r.plainReadGBps()), 100 * r.readRatio()));
         }
         return sb.toString();
     }

@@ -190,9 +190,9 @@ public final class CopyBandwidth {
         StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%8s %10s %10s %10s %8s %8s %12s %12s%n",
                 "chunk", "copy GB/s", "store GB/s", "load GB/s", "store %", "load %", "engine store", "engine load"));
         for (Point p : points) {
-            sb.append(String.format(Locale.ROOT, "%8s %10.2f %10.2f %10.2f %7.0f%% %7.0f%% %12.2f %12.2f%n",
-                    size(p.chunkBytes()), p.copyGBps(), p.storeGBps(), p.loadGBps(), 100 * p.storeRatio(),
-                    100 * p.loadRatio(), p.engineStoreGBps(), p.engineLoadGBps()));
+            sb.append(String.format(Locale.ROOT, "%8s %10s %10s %10s %7.0f%% %7.0f%% %12s %12s%n",
+                    size(p.chunkBytes()), Gbps.of(p.copyGBps()), Gbps.of(p.storeGBps()), Gbps.of(p.loadGBps()), 100 * p.storeRatio(),
+                    100 * p.loadRatio(), Gbps.of(p.engineStoreGBps()), Gbps.of(p.engineLoadGBps())));
         }
         return sb.toString();
     }
@@ -206,7 +206,7 @@ public final class CopyBandwidth {
         long ws = args.length > 0 ? Long.parseLong(args[0]) << 20 : 128L << 20;
         Duration per = Duration.ofMillis((long) (1000 * (args.length > 1 ? Double.parseDouble(args[1]) : 1)));
         System.out.print(table(measure(DEFAULT_CHUNK_BYTES, ws, per)));
-        System.out.println("CRC32C of 1 MiB in place: " + String.format(Locale.ROOT, "%.2f GB/s", crcGBps(1 << 20)));
+        System.out.println("CRC32C of 1 MiB in place: " + Gbps.of(crcGBps(1 << 20)) + " GB/s");
     }
 
     /** CRC32C speed over an in-cache buffer, for reference. */

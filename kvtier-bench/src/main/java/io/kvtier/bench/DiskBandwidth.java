@@ -252,9 +252,9 @@ public final class DiskBandwidth {
                 "%10s %7s %12s %12s %7s %12s %12s %7s%n", "chunk", "files", "store write", "plain write", "ratio",
                 "store read", "plain read", "ratio"));
         for (Row r : rows) {
-            sb.append(String.format(Locale.ROOT, "%10s %7d %9.2f GB/s %7.2f GB/s %6.0f%% %7.2f GB/s %7.2f GB/s %6.0f%%%n",
-                    size(r.chunkBytes()), r.files(), r.storeWriteGBps(), r.plainWriteGBps(), 100 * r.writeRatio(),
-                    r.storeReadGBps(), r.plainReadGBps(), 100 * r.readRatio()));
+            sb.append(String.format(Locale.ROOT, "%10s %7d %9s GB/s %7s GB/s %6.0f%% %7s GB/s %7s GB/s %6.0f%%%n",
+                    size(r.chunkBytes()), r.files(), Gbps.of(r.storeWriteGBps()), Gbps.of(r.plainWriteGBps()), 100 * r.writeRatio(),
+                    Gbps.of(r.storeReadGBps()), Gbps.of(r.plainReadGBps()), 100 * r.readRatio()));
         }
         return sb.toString();
     }

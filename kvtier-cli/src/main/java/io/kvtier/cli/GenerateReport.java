@@ -141,7 +141,7 @@ final class GenerateReport {
                     engine.offload().diskIndex() == null ? "" : ", disk chunks " + s.get("disk_chunks_used") + " used of "
                             + s.get("disk_chunks_total"));
             if (!((Map<?, ?>) s.get("blocks_not_stored")).isEmpty()) {
-                err.printf("kvtier: offload: blocks not stored in the host tier, by reason: %s%n", s.get("blocks_not_stored"));
+                err.printf("kvtier: offload: blocks not stored, by reason: %s%n", s.get("blocks_not_stored"));
             }
             if (s.get("groups") instanceof List<?> groups) {
                 for (Object o : groups) {

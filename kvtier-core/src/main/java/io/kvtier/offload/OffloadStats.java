@@ -158,8 +158,8 @@ public final class OffloadStats {
     }
 
     /**
-     * Device blocks that could have been stored in (or promoted to) the host tier but were not,
-     * by reason: {@value #LONGER_THAN_HOST} (the chain is longer than the host tier: its prefix
+     * Device blocks that could have been stored in (or promoted to) the host tier, or written on
+     * to the disk tier ({@value #DISK_WRITE_FAILED}), but were not, by reason: {@value #LONGER_THAN_HOST} (the chain is longer than the host tier: its prefix
      * that fits is stored, the rest never), {@value #NOT_ADMITTED} (admission threshold not
      * reached), {@value #DISK_WRITE_FAILED} (blocks of host chunks that did not reach the disk tier:
      * their write failed or came while disk writes were paused), {@value #EVICTED_BEFORE_STORE} / {@value #PARENT_NOT_STORED} (lazy stores: the chunk

@@ -239,10 +239,11 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
 
     /**
      * This config with the simulated model's KV groups {@code layout} (null: one group): the cost
-     * model's KV bytes per token become the layout's over all layers.
+     * model's KV bytes per token become the layout's over all layers, its compute times stay (and
+     * its name says both).
      */
     public ReplayConfig withKvGroups(KvGroupLayout layout) {
-        CostModel c = layout == null ? cost : cost.withKvBytesPerToken(layout.bytesPerToken());
+        CostModel c = layout == null ? cost : cost.withKvOf(layout.name(), layout.bytesPerToken());
         return new ReplayConfig(mode, policy, device, host, disk, blockSize, speedup,
                 c, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy, layout);
     }

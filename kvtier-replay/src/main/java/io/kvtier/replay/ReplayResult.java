@@ -32,7 +32,7 @@ import java.util.Map;
  * @param diskChunksWritten  chunks written into the disk tier
  * @param traceRequests      requests in the whole trace file ({@code requests} were replayed: the first ones)
  * @param remote             the remote tier's figures, or null without one
- * @param blocksNotStored    blocks not stored in the host tier, by reason ({@link io.kvtier.offload.OffloadStats#blocksNotStored()})
+ * @param blocksNotStored    blocks not stored in the host tier (disk-write-failed: in the disk tier), by reason ({@link io.kvtier.offload.OffloadStats#blocksNotStored()})
  * @param loadDecisions      load-or-recompute decisions and their inputs, or null without offloading
  * @param kvTraffic          per KV group traffic and TTFT with {@code --kv-groups}, or null without
  */

@@ -133,6 +133,9 @@ class KvGroupReplayTest {
         assertThat(g.bytesPerToken()).isEqualTo(62L * 16 * 128 * 2 * 2).isEqualTo(507_904L);
         assertThat(g.bytesPerToken(g.groups().get(0))).isEqualTo(81_920L);
         assertThat(KvGroupLayout.named("gemma3-27b-all-full")).isEqualTo(g.allFull());
+        ReplayConfig c = instant(Capacity.INF, Policy.LRU);
+        assertThat(c.withKvGroups(g).cost().describe()).as("the report names whose compute and whose KV")
+                .startsWith(c.cost().name() + " compute with gemma3-27b KV: KV 507,904 B/token");
         assertThat(g.allFull().hybrid()).isFalse();
         assertThatThrownBy(() -> KvGroupLayout.named("gemma4")).hasMessageContaining("gemma3-27b, gemma3-27b-all-full");
     }

@@ -424,9 +424,18 @@ public final class LettuceRemoteStore implements RemoteStore {
         if (connection == null) {
             return "open";
         }
-        long now = System.nanoTime();
-        long open = breakers.values().stream().filter(b -> !b.allows(now)).count();
-        return open == 0 ? "closed" : open == breakers.size() ? "open" : "partial";
+        return stateOf(breakers.values(), System.nanoTime());
+    }
+
+    /**
+     * The tier's breaker state from its nodes' breakers: {@code closed} when every node's is
+     * closed, {@code open} when none is, else {@code partial}. A half-open breaker (its open
+     * period over, no operation has succeeded since) counts as open: a dead store must not show
+     * as healthy on a dashboard between two failed trials.
+     */
+    static String stateOf(java.util.Collection<CircuitBreaker> nodes, long now) {
+        long open = nodes.stream().filter(b -> b.state(now) != CircuitBreaker.State.CLOSED).count();
+        return open == 0 ? "closed" : open == nodes.size() ? "open" : "partial";
     }
 
     @Override

@@ -90,6 +90,18 @@ public record CostModel(String name, long kvBytesPerToken, double linearNanosPer
 
     /** This cost model with {@code bytes} KV bytes per token (the transfers' sizes; the times per token are unchanged). */
     public CostModel withKvBytesPerToken(long bytes) {
+        return withKv(name, bytes);
+    }
+
+    /**
+     * This cost model's compute times with another model's KV: {@code kvName}'s {@code bytes} per
+     * token, named so a report says whose costs and whose KV it simulates.
+     */
+    public CostModel withKvOf(String kvName, long bytes) {
+        return withKv(name + " compute with " + kvName + " KV", bytes);
+    }
+
+    private CostModel withKv(String name, long bytes) {
         return new CostModel(name, bytes, linearNanosPerToken, attentionNanosPerPair, weightReadNanos, kvReadNanosPerToken,
                 stepOverheadNanos, hostBytesPerSecond, hostLatencyNanos, contextTokens);
     }

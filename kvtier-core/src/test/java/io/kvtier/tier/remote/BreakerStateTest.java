@@ -1,0 +1,35 @@
+package io.kvtier.tier.remote;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The tier's breaker state as stats and metrics report it, from its nodes' breakers. */
+class BreakerStateTest {
+
+    private static final long PERIOD = 1_000;
+
+    private static CircuitBreaker openedAt(long t) {
+        CircuitBreaker b = new CircuitBreaker(1, PERIOD);
+        b.failure(t);
+        return b;
+    }
+
+    @Test
+    void aHalfOpenBreakerIsNotReportedClosed() {
+        CircuitBreaker b = openedAt(0);
+        assertThat(LettuceRemoteStore.stateOf(List.of(b), 10)).isEqualTo("open");
+        assertThat(b.allows(PERIOD + 1)).as("half-open: a trial may go").isTrue();
+        assertThat(LettuceRemoteStore.stateOf(List.of(b), PERIOD + 1)).as("no success since it opened").isEqualTo("open");
+        b.success();
+        assertThat(LettuceRemoteStore.stateOf(List.of(b), PERIOD + 2)).isEqualTo("closed");
+    }
+
+    @Test
+    void someNodesOpenIsPartial() {
+        CircuitBreaker closed = new CircuitBreaker(1, PERIOD);
+        assertThat(LettuceRemoteStore.stateOf(List.of(closed, openedAt(0)), 5 * PERIOD)).isEqualTo("partial");
+        assertThat(LettuceRemoteStore.stateOf(List.of(closed, new CircuitBreaker(3, PERIOD)), 0)).isEqualTo("closed");
+    }
+}
