@@ -278,7 +278,7 @@ class RemoteSoakTest {
             int aborted = FingerprintEngines.assertMatchReferences(all);
             RemoteStats rs = f.offload.remoteStats();
             String summary = faults + " remote[loaded=" + rs.chunksLoaded() + " stored=" + rs.chunksStored() + " loadFailures="
-                    + rs.loadFailures() + " storeFailures=" + rs.storeFailures() + " dropped=" + rs.storesDropped()
+                    + rs.loadFailures() + " storeFailures=" + rs.storeFailures() + " dropped=" + rs.storesDroppedBy()
                     + " breakerOpens=" + rs.breakerOpens() + "] aborted=" + aborted + " steps=" + steps;
             System.out.println("remote soak seed " + seed + ": " + summary);
             // The run must really exercise what it claims to: remote hits, and each fault met by the right counter.
