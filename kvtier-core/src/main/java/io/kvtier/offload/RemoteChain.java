@@ -179,7 +179,8 @@ final class RemoteChain extends TierBehindHost {
             return 0;
         }
         long id = jobs.newId();
-        long deadline = transfers.nanoTime() + deadlineNanos;
+        // The values of a long hit arrive one window after another: the deadline grows with them.
+        long deadline = RemoteCopier.readDeadline(transfers.nanoTime(), deadlineNanos / 2, r.count() * valueBytes);
         jobs.add(new OffloadJob.RemotePromote(id, List.copyOf(keys.subList(0, r.count())), epoch, deadline));
         transfers.submit(new RemoteJob(id, RemoteJob.Kind.READ, r.copies(), deadline));
         return r.count();

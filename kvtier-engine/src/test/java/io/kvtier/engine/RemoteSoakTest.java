@@ -6,18 +6,9 @@ import io.kvtier.offload.OffloadConfig;
 import io.kvtier.offload.RemoteStats;
 import io.kvtier.tier.remote.OwnRedis;
 import io.kvtier.tier.remote.RemoteSettings;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisException;
-import io.lettuce.core.RedisURI;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.codec.RedisCodec;
-import io.lettuce.core.codec.StringCodec;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,13 +23,14 @@ import org.junit.jupiter.params.provider.CsvSource;
  * bytes; keys deleted between probe and read (nil reads); the server frozen ({@code SIGSTOP}:
  * timeouts) and killed then restarted empty (store down and up). Every invariant holds after
  * every step, every output equals the request run alone without any cache, nothing leaks after
- * the drain, and the counters show each fault kind was met. Size: {@code
+ * the drain, and the counters show each fault kind was met. After an outage no new fault comes
+ * until the tier has served again ({@link SoakStoreFaults}: on an idle machine the whole run is
+ * shorter than one way back from an outage). Size: {@code
  * -Dkvtier.soak.remote.requests=N} per seed (default 120, two seeds).
  */
 class RemoteSoakTest {
 
     private static final int REQUESTS = Integer.getInteger("kvtier.soak.remote.requests", 120);
-    private static final RedisCodec<String, byte[]> CODEC = RedisCodec.of(StringCodec.UTF8, ByteArrayCodec.INSTANCE);
 
     @TempDir
     Path dir;
@@ -53,164 +45,13 @@ class RemoteSoakTest {
         }
     }
 
-    /** The store's faults, injected from the test's own connection. */
-    private static final class StoreFaults implements AutoCloseable {
-        final OwnRedis redis;
-        final SplittableRandom rnd;
-        final String pattern;
-        final RedisClient client;
-        StatefulRedisConnection<String, byte[]> conn;
-        int frozenSteps;
-        int downSteps;
-        int corrupted;
-        int truncated;
-        int swapped;
-        int deleted;
-        int freezes;
-        int kills;
-
-        StoreFaults(OwnRedis redis, SplittableRandom rnd, String keyPrefix) {
-            this.redis = redis;
-            this.rnd = rnd;
-            this.pattern = keyPrefix + "*";
-            this.client = RedisClient.create(RedisURI.builder().withHost("127.0.0.1").withPort(redis.port())
-                    .withTimeout(Duration.ofSeconds(5)).build());
-        }
-
-        private RedisCommands<String, byte[]> cmd() {
-            if (conn == null) {
-                conn = client.connect(CODEC);
-            }
-            return conn.sync();
-        }
-
-        /** Maybe injects one fault; ends a freeze or an outage whose time is up. */
-        void step() throws Exception {
-            if (frozenSteps > 0 && --frozenSteps == 0) {
-                redis.thaw();
-            }
-            if (downSteps > 0 && --downSteps == 0) {
-                redis.restart();
-                conn = null; // a new server: a new connection
-            }
-            if (frozenSteps > 0 || downSteps > 0) {
-                return;
-            }
-            int dice = rnd.nextInt(200);
-            if (dice < 4) {
-                redis.freeze();
-                freezes++;
-                frozenSteps = 2 + rnd.nextInt(6);
-            } else if (dice < 6) {
-                redis.kill();
-                kills++;
-                downSteps = 2 + rnd.nextInt(6);
-                if (conn != null) {
-                    conn.close();
-                    conn = null;
-                }
-            } else if (dice < 30) {
-                damageOneValue();
-            }
-        }
-
-        private void damageOneValue() {
-            try {
-                List<String> keys = new ArrayList<>(cmd().keys(pattern));
-                if (keys.isEmpty()) {
-                    return;
-                }
-                keys.sort(null); // the seed picks the same key for the same set of keys
-                String key = keys.get(rnd.nextInt(keys.size()));
-                byte[] value = cmd().get(key);
-                if (value == null || value.length < 2) {
-                    return;
-                }
-                switch (rnd.nextInt(4)) {
-                    case 0 -> {
-                        int at = rnd.nextInt(value.length);
-                        cmd().setrange(key, at, new byte[] {(byte) ~value[at]});
-                        corrupted++;
-                    }
-                    case 1 -> {
-                        cmd().set(key, Arrays.copyOf(value, rnd.nextInt(value.length)));
-                        truncated++;
-                    }
-                    case 2 -> {
-                        String other = keys.get(rnd.nextInt(keys.size()));
-                        byte[] bytes = cmd().get(other);
-                        if (!other.equals(key) && bytes != null) {
-                            cmd().set(key, bytes);
-                            swapped++;
-                        }
-                    }
-                    default -> {
-                        cmd().del(key);
-                        deleted++;
-                    }
-                }
-            } catch (RedisException e) {
-                conn = null; // the server is restarting: skip this fault
-            }
-        }
-
-        /** Whether the store holds {@code key} now. */
-        boolean holds(String key) {
-            try {
-                return cmd().exists(key) == 1;
-            } catch (RedisException e) {
-                conn = null;
-                return false;
-            }
-        }
-
-        /** Deletes {@code key} (a nil read for its next reader). */
-        void delete(String key) {
-            cmd().del(key);
-            deleted++;
-        }
-
-        /** Flips the last byte of {@code key}'s value (a bad payload for its next reader). */
-        void corrupt(String key) {
-            byte[] value = cmd().get(key);
-            cmd().setrange(key, value.length - 1, new byte[] {(byte) ~value[value.length - 1]});
-            corrupted++;
-        }
-
-        /** Ends every fault: the server runs and answers. */
-        void heal() throws Exception {
-            if (frozenSteps > 0) {
-                redis.thaw();
-                frozenSteps = 0;
-            }
-            if (downSteps > 0) {
-                redis.restart();
-                downSteps = 0;
-            }
-        }
-
-        @Override
-        public void close() {
-            if (conn != null) {
-                conn.close();
-            }
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        }
-
-        @Override
-        public String toString() {
-            return "faults[corrupted=" + corrupted + " truncated=" + truncated + " swapped=" + swapped + " deleted=" + deleted
-                    + " freezes=" + freezes + " kills=" + kills + "]";
-        }
-    }
-
     /**
      * Runs a request over {@code prefix} until its first chunk is in the store (the breaker may
      * still be open after the last outage), damages that chunk there, drops it from the host tier
      * and the device prefix cache, and runs the request again while the write's hint still says
      * the store holds it: the read finds the damage, and the request recomputes from that chunk.
      */
-    private static List<Request> coda(OffloadFixture f, StoreFaults faults, int[] prefix, SplittableRandom rnd,
+    private static List<Request> coda(OffloadFixture f, SoakStoreFaults faults, int[] prefix, SplittableRandom rnd,
                                       java.util.function.Consumer<String> damage) throws InterruptedException {
         int[] prompt = FingerprintEngines.concat(prefix, FingerprintEngines.randomTokens(rnd, 2 * 4 * f.blocksPerChunk));
         List<Request> out = new ArrayList<>();
@@ -247,11 +88,13 @@ class RemoteSoakTest {
         RemoteSettings settings = RemoteSettings.of(List.of(redis.url()), false, "soak" + seed, null)
                 .withTimeout(Duration.ofMillis(250)).withBreakerOpen(Duration.ofMillis(100));
         try (OffloadFixture f = OffloadFixture.withRemote(ec, hostChunks, oc, policy, settings, 1L << 20);
-             StoreFaults faults = new StoreFaults(redis, rnd.split(), f.remoteKeys.prefix())) {
+             SoakStoreFaults faults = new SoakStoreFaults(redis, rnd.split(), f.remoteKeys.prefix(),
+                     () -> f.offload.remoteStats().chunksStored() + f.offload.remoteStats().chunksLoaded())) {
             f.bytesCheckEvery = 1;
             SoakRequests requests = new SoakRequests(rnd, prefixes, REQUESTS);
             List<Request> all = requests.all();
             int steps = 0;
+            long start = System.nanoTime();
             while (!requests.allSubmitted() || f.engine.hasWork()) {
                 requests.arrive(f);
                 if (rnd.nextInt(8) == 0) {
@@ -268,6 +111,7 @@ class RemoteSoakTest {
                 }
                 assertThat(++steps).as("steps").isLessThan(100 * REQUESTS);
             }
+            long runMillis = (System.nanoTime() - start) / 1_000_000;
             faults.heal();
             f.engine.drainTransfers();
             // A fixed coda: a deleted and a corrupted key the engine believes the store holds.
@@ -278,8 +122,8 @@ class RemoteSoakTest {
             int aborted = FingerprintEngines.assertMatchReferences(all);
             RemoteStats rs = f.offload.remoteStats();
             String summary = faults + " remote[loaded=" + rs.chunksLoaded() + " stored=" + rs.chunksStored() + " loadFailures="
-                    + rs.loadFailures() + " storeFailures=" + rs.storeFailures() + " dropped=" + rs.storesDropped()
-                    + " breakerOpens=" + rs.breakerOpens() + "] aborted=" + aborted + " steps=" + steps;
+                    + rs.loadFailures() + " storeFailures=" + rs.storeFailures() + " dropped=" + rs.storesDroppedBy()
+                    + " breakerOpens=" + rs.breakerOpens() + "] aborted=" + aborted + " steps=" + steps + " in " + runMillis + " ms";
             System.out.println("remote soak seed " + seed + ": " + summary);
             // The run must really exercise what it claims to: remote hits, and each fault met by the right counter.
             assertThat(rs.chunksLoaded()).as("chunks loaded from the store; %s", summary).isPositive();

@@ -429,10 +429,25 @@ public final class AsyncTransferEngine implements TransferEngine {
             public void exit() {
                 t.state.set(IDLE);
             }
+
+            @Override
+            public boolean ended() {
+                int s = t.state.get();
+                return s == EXPIRED || s == DONE || System.nanoTime() - job.deadlineNanos() >= 0;
+            }
         });
-        if (r != null && t.state.compareAndSet(IDLE, DONE)) {
-            results.add(r);
-        } // else expired: the engine thread reported it at its deadline
+        // A read's values are copied on the store's I/O thread: one of a GET still in flight (the
+        // window after a failed chunk) may hold the claim for its copy now; once DONE, none can.
+        while (r != null) {
+            if (t.state.compareAndSet(IDLE, DONE)) {
+                results.add(r);
+                return;
+            }
+            if (t.state.get() == EXPIRED) {
+                return; // the engine thread reported it at its deadline
+            }
+            Thread.onSpinWait();
+        }
     }
 
     @Override

@@ -6,6 +6,7 @@ import io.kvtier.tier.remote.RemoteFailure;
 import io.kvtier.tier.remote.RemoteKeys;
 import io.kvtier.tier.remote.RemoteStore;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -16,9 +17,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * The data path between the host tier's slots and the remote store: runs one {@link RemoteJob}
  * on a transfer thread. A value is the chunk's {@link ChunkHeader} followed by its payload. The
- * answer of a read lands in a buffer owned by this copier and is verified there; it is copied
- * into the destination slot only under the job's claim, so a read that outlived its deadline
- * never writes a slot the scheduler has already given back.
+ * answer of a read is verified where the store's client received it (no array per value) and
+ * copied into the destination slot only under the job's claim, so a read that outlived its
+ * deadline never writes a slot the scheduler has already given back.
  */
 public final class RemoteCopier {
 
@@ -35,18 +36,40 @@ public final class RemoteCopier {
 
         /** Releases the claim taken by {@link #enter()}. */
         void exit();
+
+        /** Whether the job expired or ended: {@link #enter()} will not succeed again (touch nothing). */
+        boolean ended();
     }
+
+    /** Answer of a read whose job ended before its value came: nothing was written. */
+    private static final String ENDED = "ended";
+
+    /**
+     * Bytes of values a read job has asked for and not yet taken, at most (one value at least).
+     * The store's timeout of a command starts when it is sent, and the values on one connection
+     * arrive one after another: with every GET of a long hit sent at once, the last ones waited
+     * for all the bytes ahead of them and expired on a loaded machine. With the window, a GET is
+     * sent when an earlier answer is taken, so its timeout covers at most this many bytes ahead.
+     */
+    public static final long READ_WINDOW_BYTES = 32L << 20;
 
     private final HostSlab slab;
     private final RemoteStore store;
     private final RemoteKeys keys;
     private final long bytesPerBlock;
+    private final long readWindowBytes;
 
     public RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock) {
+        this(slab, store, keys, bytesPerBlock, READ_WINDOW_BYTES);
+    }
+
+    /** For tests: a read keeps {@code readWindowBytes} of values asked for (one value at least). */
+    RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock, long readWindowBytes) {
         this.slab = slab;
         this.store = store;
         this.keys = keys;
         this.bytesPerBlock = bytesPerBlock;
+        this.readWindowBytes = readWindowBytes;
     }
 
     public RemoteStore store() {
@@ -65,12 +88,13 @@ public final class RemoteCopier {
         List<ChunkCopy> chunks = job.chunks();
         List<CompletableFuture<?>> answers = new ArrayList<>(chunks.size());
         long bytes = 0;
-        for (int i = 0; i < chunks.size(); i++) {
+        int sent = job.kind() == RemoteJob.Kind.READ && !chunks.isEmpty() ? Math.min(chunks.size(), readWindow(chunks)) : chunks.size();
+        for (int i = 0; i < sent; i++) {
             ChunkCopy c = chunks.get(i);
             String key = keys.of(c.key());
             switch (job.kind()) {
                 case PROBE -> answers.add(store.touch(key));
-                case READ -> answers.add(store.get(key));
+                case READ -> answers.add(read(c, claim));
                 case WRITE -> {
                     long size = ChunkHeader.encodedSize(c.tokensShared().length) + payloadBytes(c);
                     if (size > store.maxValueBytes()) {
@@ -109,6 +133,9 @@ public final class RemoteCopier {
                 Thread.currentThread().interrupt();
                 return failed(job, bytes, start, i, "error: interrupted");
             }
+            if (sent < chunks.size()) {
+                answers.add(read(chunks.get(sent++), claim)); // the window moves on
+            }
             switch (job.kind()) {
                 case PROBE -> {
                     if (!Boolean.TRUE.equals(answer)) {
@@ -116,18 +143,11 @@ public final class RemoteCopier {
                     }
                 }
                 case READ -> {
-                    String problem = answer == null ? MISS + ": chunk " + c.key().shortHex() + " is not in the store"
-                            : verified((byte[]) answer, c);
-                    if (problem != null) {
-                        return failed(job, bytes, start, i, problem);
-                    }
-                    if (!claim.enter()) {
+                    if (ENDED.equals(answer)) {
                         return null;
                     }
-                    try {
-                        copyIntoSlot((byte[]) answer, c);
-                    } finally {
-                        claim.exit();
+                    if (answer != null) {
+                        return failed(job, bytes, start, i, (String) answer);
                     }
                     bytes += payloadBytes(c);
                 }
@@ -135,6 +155,21 @@ public final class RemoteCopier {
             }
         }
         return TransferResult.ok(job.jobId(), bytes, System.nanoTime() - start);
+    }
+
+    /** GETs a read job keeps in flight: {@link #READ_WINDOW_BYTES} of its values, at least one. */
+    private int readWindow(List<ChunkCopy> chunks) {
+        long value = ChunkHeader.encodedSize(chunks.getFirst().tokensShared().length) + payloadBytes(chunks.getFirst());
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, readWindowBytes / value));
+    }
+
+    /**
+     * Deadline of a read job of {@code valueBytes} in all: twice the store's timeout per window of
+     * {@link #READ_WINDOW_BYTES} (the windows arrive one after another), from {@code now}.
+     */
+    public static long readDeadline(long now, long timeoutNanos, long valueBytes) {
+        long windows = Math.max(1, (valueBytes + READ_WINDOW_BYTES - 1) / READ_WINDOW_BYTES);
+        return now + 2 * timeoutNanos * windows;
     }
 
     /** Runs a job outside a transfer engine, with nothing else touching its slots (benchmarks). */
@@ -147,6 +182,11 @@ public final class RemoteCopier {
 
             @Override
             public void exit() {
+            }
+
+            @Override
+            public boolean ended() {
+                return false;
             }
         });
     }
@@ -171,30 +211,49 @@ public final class RemoteCopier {
         return value;
     }
 
-    /** Null if {@code value} is the expected chunk; else why not (and the bad value is deleted). */
-    private String verified(byte[] value, ChunkCopy c) {
+    /** A GET of chunk {@code c} whose value is checked and copied into the chunk's slot where it arrives: null when done, else why not. */
+    private CompletableFuture<String> read(ChunkCopy c, Claim claim) {
+        return store.read(keys.of(c.key()), value -> intoSlot(value, c, claim));
+    }
+
+    /**
+     * Verifies {@code value} (null: absent) as chunk {@code c} where it is (the store's receive
+     * buffer) and only then copies it, header and payload, into the chunk's host slot under the
+     * job's claim: null when done, else why not ({@link #ENDED}: the job expired, nothing was
+     * written). A bad value is deleted. May run on the store's I/O thread, for several values of
+     * one job at once on a cluster (one thread per node): a claim held by another waits for it.
+     */
+    private String intoSlot(ByteBuffer value, ChunkCopy c, Claim claim) {
+        if (value == null) {
+            return MISS + ": chunk " + c.key().shortHex() + " is not in the store";
+        }
         long header = ChunkHeader.encodedSize(c.tokensShared().length);
         long expected = header + payloadBytes(c);
+        MemorySegment v = MemorySegment.ofBuffer(value);
         String problem;
-        if (value.length != expected) {
-            problem = "value of " + value.length + " bytes, expected " + expected + " (truncated or foreign)";
+        if (v.byteSize() != expected) {
+            problem = "value of " + v.byteSize() + " bytes, expected " + expected + " (truncated or foreign)";
         } else {
-            MemorySegment v = MemorySegment.ofArray(value);
             ChunkHeader.Verification check = ChunkHeader.verifyAt(v, 0, c.namespace(), c.key(), c.parent(),
                     c.tokensShared(), v.asSlice(header));
             problem = check instanceof ChunkHeader.Verification.Corrupt bad ? bad.reason() : null;
         }
-        if (problem == null) {
-            return null;
+        if (problem != null) {
+            store.delete(keys.of(c.key()));
+            return VERIFY + ": chunk " + c.key().shortHex() + " in the store is bad: " + problem;
         }
-        store.delete(keys.of(c.key()));
-        return VERIFY + ": chunk " + c.key().shortHex() + " in the store is bad: " + problem;
-    }
-
-    private void copyIntoSlot(byte[] value, ChunkCopy c) {
-        long header = ChunkHeader.encodedSize(c.tokensShared().length);
-        MemorySegment v = MemorySegment.ofArray(value);
-        MemorySegment.copy(v, 0, slab.headerOf(c.slot()), 0, header);
-        MemorySegment.copy(v, header, slab.payloadOf(c.slot(), payloadBytes(c)), 0, payloadBytes(c));
+        while (!claim.enter()) {
+            if (claim.ended()) {
+                return ENDED;
+            }
+            Thread.onSpinWait(); // another value of this job is being copied (a claim is held for one copy)
+        }
+        try {
+            MemorySegment.copy(v, 0, slab.headerOf(c.slot()), 0, header);
+            MemorySegment.copy(v, header, slab.payloadOf(c.slot(), payloadBytes(c)), 0, payloadBytes(c));
+        } finally {
+            claim.exit();
+        }
+        return null;
     }
 }

@@ -6,7 +6,8 @@ import java.util.List;
  * Host tier <-> remote tier (Redis / Valkey), on the transfer engine's remote threads. Each chunk
  * names a host slot and the chunk's identity; its {@link ChunkCopy#deviceBlocks()} are all -1 and
  * only give the chunk's size in blocks. The commands of one job are pipelined: all are sent,
- * then their answers are taken in chunk order.
+ * then their answers are taken in chunk order; a read keeps {@link RemoteCopier#READ_WINDOW_BYTES}
+ * of values asked for and sends the next GET as each answer is taken.
  *
  * <ul>
  *   <li>{@link Kind#PROBE}: asks whether each chunk's key exists (refreshing its recency); the

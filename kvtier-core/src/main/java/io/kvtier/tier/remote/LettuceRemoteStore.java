@@ -19,6 +19,11 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.api.async.BaseRedisAsyncCommands;
+import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +32,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * {@link RemoteStore} on Redis or Valkey through Lettuce, standalone or Cluster. Every command
@@ -386,9 +392,61 @@ public final class LettuceRemoteStore implements RemoteStore {
         });
     }
 
+    /** The async commands of {@link #strings} (standalone or cluster: both dispatch any command, routed by its key). */
+    @SuppressWarnings("unchecked")
+    private BaseRedisAsyncCommands<String, byte[]> dispatcher() {
+        return (BaseRedisAsyncCommands<String, byte[]>) strings;
+    }
+
     @Override
     public CompletableFuture<byte[]> get(String key) {
         return guarded(key, () -> strings.get(key));
+    }
+
+    /**
+     * GET whose reply goes to {@code sink} from Lettuce's receive buffer on the I/O thread (no
+     * array per value); {@code dispatch} routes it by its key on a cluster like {@code get}.
+     */
+    @Override
+    public <T> CompletableFuture<T> read(String key, Function<ByteBuffer, T> sink) {
+        return guarded(key, () -> {
+            CommandArgs<String, byte[]> args = new CommandArgs<>(CODEC).addKey(key);
+            return dispatcher().dispatch(CommandType.GET, new SinkOutput<>(sink), args);
+        });
+    }
+
+    /** The reply of a GET handed to a sink as it is decoded; null (the key is absent) if no bulk string came. */
+    private static final class SinkOutput<T> extends CommandOutput<String, byte[], T> {
+        private final Function<ByteBuffer, T> sink;
+        private boolean set;
+
+        SinkOutput(Function<ByteBuffer, T> sink) {
+            super(CODEC, null);
+            this.sink = sink;
+        }
+
+        @Override
+        public void set(ByteBuffer bytes) {
+            set = true;
+            apply(bytes);
+        }
+
+        @Override
+        public void complete(int depth) {
+            if (!set && !hasError()) {
+                set = true;
+                apply(null);
+            }
+        }
+
+        /** A sink that throws fails its command, never the connection's decoding. */
+        private void apply(ByteBuffer bytes) {
+            try {
+                output = sink.apply(bytes);
+            } catch (RuntimeException e) {
+                setError("ERR the value's sink failed: " + e);
+            }
+        }
     }
 
     @Override

@@ -12,6 +12,16 @@ public interface RemoteStore extends AutoCloseable {
     /** The value of {@code key}, or null if absent. */
     CompletableFuture<byte[]> get(String key);
 
+    /**
+     * Reads {@code key} and hands its value to {@code sink} where it arrives, without a copy on
+     * the heap when the store allows: {@code sink} gets a buffer (null if the key is absent) that
+     * is valid only during the call, may run on the client's I/O thread (quick, no blocking), and
+     * its answer completes the future. This default copies through {@link #get}.
+     */
+    default <T> CompletableFuture<T> read(String key, java.util.function.Function<java.nio.ByteBuffer, T> sink) {
+        return get(key).thenApply(v -> sink.apply(v == null ? null : java.nio.ByteBuffer.wrap(v)));
+    }
+
     /** Sets {@code key} to {@code value} (with the store's TTL, if any). */
     CompletableFuture<Void> set(String key, byte[] value);
 

@@ -44,6 +44,11 @@ class RemoteCopierTest {
         @Override
         public void exit() {
         }
+
+        @Override
+        public boolean ended() {
+            return false;
+        }
     };
 
     private final HostSlab slab = new HostSlab(16, BLOCKS * BYTES_PER_BLOCK, TOKENS);
@@ -222,6 +227,80 @@ class RemoteCopierTest {
             assertThat(r.error()).startsWith("unavailable: ");
             assertThat(run(c, RemoteJob.Kind.WRITE, chain).error()).startsWith("unavailable: ");
         }
+    }
+
+    /**
+     * A read keeps only its window of GETs in flight (3 values here) and sends the next as each
+     * answer is taken, so no GET's timeout covers more than the window's bytes ahead of it; the
+     * chunks still land byte for byte.
+     */
+    @Test
+    void aReadKeepsItsWindowOfGetsInFlight() throws Exception {
+        FakeHeldStore fake = new FakeHeldStore();
+        long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 3 * value + value / 2);
+        List<ChunkCopy> chain = new ArrayList<>();
+        List<ChunkCopy> reads = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            chain.add(fill(i, i));
+            reads.add(copy(8 + i, i));
+        }
+        assertThat(run(c, RemoteJob.Kind.WRITE, chain).success()).isTrue();
+        TransferResult[] result = new TransferResult[1];
+        Thread reader = Thread.ofPlatform().start(() -> result[0] = run(c, RemoteJob.Kind.READ, reads));
+        assertThat(fake.awaitGets(3)).isTrue();
+        Thread.sleep(50); // time for a copier that sends more than its window to do so
+        assertThat(fake.getsSent()).as("GETs sent before any answer").isEqualTo(3);
+        for (int answered = 1; answered <= 8; answered++) {
+            fake.answerNext();
+            int expected = Math.min(8, answered + 3);
+            assertThat(fake.awaitGets(expected)).isTrue();
+            assertThat(fake.getsSent()).as("GETs sent after %d answers", answered).isEqualTo(expected);
+        }
+        reader.join(10_000);
+        assertThat(result[0].success()).as("read: %s", result[0].error()).isTrue();
+        for (int i = 0; i < 8; i++) {
+            assertThat(payload(8 + i)).as("chunk %d", i).isEqualTo(payload(i));
+        }
+    }
+
+    /**
+     * A value that arrives after its job expired is not written into the slot (the scheduler may
+     * have given it to another chunk): the sink's claim is refused, the job reports nothing.
+     */
+    @Test
+    void aValueArrivingAfterItsJobExpiredNeverWritesTheSlot() throws Exception {
+        FakeHeldStore fake = new FakeHeldStore();
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK);
+        assertThat(run(c, RemoteJob.Kind.WRITE, List.of(fill(0, 0))).success()).isTrue();
+        MemorySegment.copy(MemorySegment.ofArray(new byte[(int) (BLOCKS * BYTES_PER_BLOCK)]), 0,
+                slab.payloadOf(8, BLOCKS * BYTES_PER_BLOCK), 0, BLOCKS * BYTES_PER_BLOCK);
+        java.util.concurrent.atomic.AtomicBoolean expired = new java.util.concurrent.atomic.AtomicBoolean();
+        RemoteCopier.Claim claim = new RemoteCopier.Claim() {
+            @Override
+            public boolean enter() {
+                return !expired.get();
+            }
+
+            @Override
+            public void exit() {
+            }
+
+            @Override
+            public boolean ended() {
+                return expired.get();
+            }
+        };
+        TransferResult[] result = {TransferResult.ok(0, 0, 0)};
+        Thread reader = Thread.ofPlatform().start(() ->
+                result[0] = c.run(new RemoteJob(nextJob++, RemoteJob.Kind.READ, List.of(copy(8, 0)),
+                        System.nanoTime() + 5_000_000_000L), claim));
+        assertThat(fake.awaitGets(1)).isTrue();
+        expired.set(true); // the engine thread gave up on the job; the value comes after
+        fake.answerNext();
+        reader.join(10_000);
+        assertThat(result[0]).as("an expired job reports nothing").isNull();
+        assertThat(payload(8)).as("the slot was not written").containsOnly((byte) 0);
     }
 
     @Test

@@ -1,0 +1,95 @@
+package io.kvtier.offload.transfer;
+
+import io.kvtier.tier.remote.RemoteStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A fake {@link RemoteStore} in memory whose GETs are answered only when the test says so
+ * ({@link #answerNext()}, in the order they were sent): a test sees how many reads a job has
+ * sent before any answer came back. SET, TOUCH and DEL answer at once.
+ */
+final class FakeHeldStore implements RemoteStore {
+
+    private final Map<String, byte[]> values = new ConcurrentHashMap<>();
+    private final List<String> gets = new ArrayList<>();
+    private final List<CompletableFuture<byte[]>> held = new ArrayList<>();
+    private int answered;
+
+    @Override
+    public synchronized CompletableFuture<byte[]> get(String key) {
+        CompletableFuture<byte[]> f = new CompletableFuture<>();
+        gets.add(key);
+        held.add(f);
+        notifyAll();
+        return f;
+    }
+
+    /** GETs sent so far. */
+    synchronized int getsSent() {
+        return gets.size();
+    }
+
+    /** Waits (up to 10 s) until {@code n} GETs were sent; false if they were not. */
+    synchronized boolean awaitGets(int n) throws InterruptedException {
+        long end = System.nanoTime() + 10_000_000_000L;
+        while (gets.size() < n && end - System.nanoTime() > 0) {
+            wait(10);
+        }
+        return gets.size() >= n;
+    }
+
+    /** Answers the oldest unanswered GET with the value it asked for. */
+    synchronized void answerNext() {
+        held.get(answered).complete(values.get(gets.get(answered)));
+        answered++;
+    }
+
+    @Override
+    public CompletableFuture<Void> set(String key, byte[] value) {
+        values.put(key, value.clone());
+        return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> touch(String key) {
+        return CompletableFuture.completedFuture(values.containsKey(key));
+    }
+
+    @Override
+    public void delete(String key) {
+        values.remove(key);
+    }
+
+    @Override
+    public boolean allows(String key) {
+        return true;
+    }
+
+    @Override
+    public long maxValueBytes() {
+        return Long.MAX_VALUE;
+    }
+
+    @Override
+    public String breakerState() {
+        return "closed";
+    }
+
+    @Override
+    public long breakerOpens() {
+        return 0;
+    }
+
+    @Override
+    public String offReason() {
+        return null;
+    }
+
+    @Override
+    public void close() {
+    }
+}
