@@ -35,6 +35,15 @@ final class OffloadDecodeBench {
     /** Warm-up of each engine before timing, at least: C2 must compile the kernels first. */
     private static final long WARM_NANOS = 1_000_000_000L;
 
+    /**
+     * Chunk stores run before any figure, so that the JIT has compiled the store path (the tier's
+     * bookkeeping, the copy and its checksum, the completion): C2 compiles a method after about
+     * 5,000 calls, and at 1 sequence a store comes once every 16 tokens, so within the figures'
+     * own warm-up the path still ran interpreted or in C1's profiling code, at 10-40 times its
+     * compiled cost (an offloading server pays that once, in its first ~80,000 tokens).
+     */
+    static final long STORE_PATH_WARM_CHUNKS = 10_000;
+
     /** Distinct first and second prompt tokens: 400 x 400 prompts before one repeats. */
     private static final int PROMPT_SPAN = 400;
 
@@ -114,17 +123,46 @@ final class OffloadDecodeBench {
         return (batch + 1) * cp.config().kvLayout(16).blocksFor(cp.config().seqLen());
     }
 
+    /** Chunks of the "on" engine's host tier for waves of {@code batch}: twice its device pool. */
+    private int tierChunks(int batch) {
+        try (Model cp = Models.load(model)) {
+            return 2 * deviceBlocks(cp, batch);
+        }
+    }
+
     void run() {
         System.out.println("== decode with offloading (decode blocks stored too) vs without, " + model.getFileName()
-                + " (one engine per side, warmed alike, pairs in alternating order; on: host tier full, slots reused) ==");
+                + " (one engine per side, warmed alike, pairs in alternating order; on: host tier full, slots reused;"
+                + " the store path JIT-compiled first: " + STORE_PATH_WARM_CHUNKS + " chunk stores) ==");
+        warmStorePath();
         for (int batch : new int[] {1, 32}) {
             compare(batch);
         }
     }
 
+    /**
+     * {@link #STORE_PATH_WARM_CHUNKS} chunk stores in waves of 32 requests (32 stores every 16
+     * steps) on an engine of their own, so that no figure measures the JIT's warm-up of the store
+     * path, which every side of every figure shares.
+     */
+    private void warmStorePath() {
+        int batch = 32;
+        OffloadSetup setup = new OffloadSetup(0, tierChunks(batch), "lru", OffloadConfig.DEFAULT.withOffloadPromptOnly(false));
+        try (Side s = new Side(batch, setup)) {
+            while (s.chunksStored() < STORE_PATH_WARM_CHUNKS) {
+                long stored = s.chunksStored();
+                s.tokensPerSecond(0);
+                if (s.chunksStored() == stored) {
+                    throw new IllegalStateException("bench offload: the engine with offloading stored no chunk in a wave of "
+                            + batch + " requests while warming the store path (" + stored + " stored)");
+                }
+            }
+        }
+    }
+
     private void compare(int batch) {
         OffloadConfig decodeToo = OffloadConfig.DEFAULT.withOffloadPromptOnly(false);
-        int tierChunks = 2 * deviceBlocks(Models.load(model), batch);
+        int tierChunks = tierChunks(batch);
         OffloadSetup warm = new OffloadSetup(0, tierChunks, "lru", decodeToo);
         OffloadSetup fresh = new OffloadSetup(256L << 20, 0, "lru", decodeToo);
         double[] on = new double[repeats];
