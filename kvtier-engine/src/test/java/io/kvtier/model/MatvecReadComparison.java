@@ -19,7 +19,11 @@ import jdk.incubator.vector.VectorSpecies;
  * step of a model shape in forward order (per layer q, k, v, o, gate, up, down; then the
  * classifier), random floats; a pass of the kernel multiplies each by a vector, a read pass sums
  * the same buffer as rows of {@code dim} floats. Prints per round the kernel's CPU time over the
- * read pass's, and the medians.
+ * read pass's, and the medians. Beside the kernel ({@code VectorKernels.matvec}, one call per
+ * matrix): the same kernel called once per group of 4 rows (how it was called before the loop over
+ * the groups moved into it), two other orders of the same product (8 rows with one vector each a
+ * trip; one row at a time, in file order) and two other read passes (8 rows; one linear stream),
+ * each also against the read pass measured just before it.
  *
  * <pre>
  * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
@@ -76,20 +80,14 @@ public final class MatvecReadComparison {
                 o += (long) shapes[i][0] * shapes[i][1] * Float.BYTES;
             }
             int readRows = (int) (bytes / ((long) dim * Float.BYTES));
-            Runnable kernel = () -> {
-                for (int i = 0; i < shapes.length; i++) {
-                    MemorySegment m = w.asSlice(offsets[i], (long) shapes[i][0] * shapes[i][1] * Float.BYTES);
-                    VectorKernels.INSTANCE.matvec(m, shapes[i][1], x, 0, y, 0, 0, shapes[i][0]);
-                }
-                sink += y[0];
-            };
-            String[] names = {"VectorKernels.matvec", "before: a call per 4 rows", "rows8", "rows4 copy, one loop", "rows1x4 (file order)"};
-            Mv[] mvs = {null, MatvecReadComparison::rows4EachCalled, MatvecReadComparison::rows8, MatvecReadComparison::rows4t, MatvecReadComparison::rows1x4};
-            Runnable[] kernels0 = new Runnable[mvs.length];
-            kernels0[0] = kernel;
-            for (int v = 1; v < mvs.length; v++) {
+            String[] names = {"VectorKernels.matvec", "matvec per 4 rows (before)", "rows8", "rows1x4 (file order)",
+                    "read rows8", "read linear"};
+            Mv[] mvs = {(m, in, xv, yv, rows) -> VectorKernels.INSTANCE.matvec(m, in, xv, 0, yv, 0, 0, rows),
+                    MatvecReadComparison::matvecPerGroup, MatvecReadComparison::rows8, MatvecReadComparison::rows1x4};
+            Runnable[] kernels = new Runnable[names.length];
+            for (int v = 0; v < mvs.length; v++) {
                 Mv mv = mvs[v];
-                kernels0[v] = () -> {
+                kernels[v] = () -> {
                     for (int i = 0; i < shapes.length; i++) {
                         MemorySegment m = w.asSlice(offsets[i], (long) shapes[i][0] * shapes[i][1] * Float.BYTES);
                         mv.run(m, shapes[i][1], x, y, shapes[i][0]);
@@ -97,14 +95,9 @@ public final class MatvecReadComparison {
                     sink += y[0];
                 };
             }
-            Runnable[] kernels = kernels0;
-            names = Arrays.copyOf(names, names.length + 2);
-            kernels = Arrays.copyOf(kernels, kernels.length + 2);
-            names[names.length - 2] = "read rows8";
-            kernels[kernels.length - 2] = () -> sink += read8(w, dim, readRows);
-            names[names.length - 1] = "read linear";
             long total = bytes;
-            kernels[kernels.length - 1] = () -> sink += readLinear(w, total);
+            kernels[mvs.length] = () -> sink += read8(w, dim, readRows);
+            kernels[mvs.length + 1] = () -> sink += readLinear(w, total);
             Runnable read = () -> sink += VectorKernels.sumRows(w, (long) dim * Float.BYTES, dim, 0, readRows);
             long warmEnd = System.nanoTime() + 3_000_000_000L;
             while (System.nanoTime() < warmEnd) {
@@ -172,139 +165,11 @@ public final class MatvecReadComparison {
         }
     }
 
-    /** The kernel as it was before (a call per group of 4 rows), for comparison. */
-    static void rows4EachCalled(MemorySegment w, int in, float[] x, float[] y, int rows) {
-        long rowBytes = (long) in * 4;
+    /** The kernel called as before this change: once per group of 4 rows. */
+    static void matvecPerGroup(MemorySegment w, int in, float[] x, float[] y, int rows) {
         for (int r = 0; r + 4 <= rows; r += 4) {
-            group4(w, r * rowBytes, rowBytes, in, x, 0, y, r);
+            VectorKernels.INSTANCE.matvec(w, in, x, 0, y, 0, r, r + 4);
         }
-    }
-
-    private static void group4(MemorySegment w, long wOff, long rowBytes, int in, float[] x, int xOff, float[] y, int yAt) {
-        long o0 = wOff, o1 = o0 + rowBytes, o2 = o1 + rowBytes, o3 = o2 + rowBytes;
-        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
-        int k = 0;
-        for (; k + 2 * L <= in; k += 2 * L) {
-            FloatVector xv = FloatVector.fromArray(S, x, xOff + k);
-            FloatVector xw = FloatVector.fromArray(S, x, xOff + k + L);
-            long kb = (long) k * Float.BYTES, kc = kb + L * 4L;
-            s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).fma(xv, s0);
-            s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).fma(xv, s1);
-            s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).fma(xv, s2);
-            s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).fma(xv, s3);
-            t0 = FloatVector.fromMemorySegment(S, w, o0 + kc, LE).fma(xw, t0);
-            t1 = FloatVector.fromMemorySegment(S, w, o1 + kc, LE).fma(xw, t1);
-            t2 = FloatVector.fromMemorySegment(S, w, o2 + kc, LE).fma(xw, t2);
-            t3 = FloatVector.fromMemorySegment(S, w, o3 + kc, LE).fma(xw, t3);
-        }
-        if (k + L <= in) {
-            FloatVector xv = FloatVector.fromArray(S, x, xOff + k);
-            long kb = (long) k * Float.BYTES;
-            s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).fma(xv, s0);
-            s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).fma(xv, s1);
-            s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).fma(xv, s2);
-            s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).fma(xv, s3);
-            k += L;
-        }
-        s0 = s0.add(t0);
-        s1 = s1.add(t1);
-        s2 = s2.add(t2);
-        s3 = s3.add(t3);
-        y[yAt] = s0.reduceLanes(VectorOperators.ADD);
-        y[yAt + 1] = s1.reduceLanes(VectorOperators.ADD);
-        y[yAt + 2] = s2.reduceLanes(VectorOperators.ADD);
-        y[yAt + 3] = s3.reduceLanes(VectorOperators.ADD);
-    }
-
-    /** 2 rows, four vectors a row per trip (in a multiple of 4L) else two. */
-    static void rows2x4(MemorySegment w, int in, float[] x, float[] y, int rows) {
-        long rb = (long) in * 4;
-        for (int r = 0; r + 2 <= rows; r += 2) {
-            long o0 = r * rb, o1 = o0 + rb;
-            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-            int k = 0;
-            for (; k + 4 * L <= in; k += 4 * L) {
-                FloatVector x0 = FloatVector.fromArray(S, x, k);
-                FloatVector x1 = FloatVector.fromArray(S, x, k + L);
-                FloatVector x2 = FloatVector.fromArray(S, x, k + 2 * L);
-                FloatVector x3 = FloatVector.fromArray(S, x, k + 3 * L);
-                long kb = (long) k * 4;
-                a0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).fma(x0, a0);
-                a1 = FloatVector.fromMemorySegment(S, w, o0 + kb + 4 * L, LE).fma(x1, a1);
-                a2 = FloatVector.fromMemorySegment(S, w, o0 + kb + 8 * L, LE).fma(x2, a2);
-                a3 = FloatVector.fromMemorySegment(S, w, o0 + kb + 12 * L, LE).fma(x3, a3);
-                b0 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).fma(x0, b0);
-                b1 = FloatVector.fromMemorySegment(S, w, o1 + kb + 4 * L, LE).fma(x1, b1);
-                b2 = FloatVector.fromMemorySegment(S, w, o1 + kb + 8 * L, LE).fma(x2, b2);
-                b3 = FloatVector.fromMemorySegment(S, w, o1 + kb + 12 * L, LE).fma(x3, b3);
-            }
-            for (; k + L <= in; k += L) {
-                FloatVector x0 = FloatVector.fromArray(S, x, k);
-                long kb = (long) k * 4;
-                a0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).fma(x0, a0);
-                b0 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).fma(x0, b0);
-            }
-            y[r] = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
-            y[r + 1] = b0.add(b1).add(b2.add(b3)).reduceLanes(VectorOperators.ADD);
-        }
-    }
-
-    /** 4 rows, two vectors a row per trip, the four sums combined by a transpose (one reduction tree for 4 rows). */
-    static void rows4t(MemorySegment w, int in, float[] x, float[] y, int rows) {
-        long rb = (long) in * 4;
-        for (int r = 0; r + 4 <= rows; r += 4) {
-            long o0 = r * rb, o1 = o0 + rb, o2 = o1 + rb, o3 = o2 + rb;
-            FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
-            int k = 0;
-            for (; k + 2 * L <= in; k += 2 * L) {
-                FloatVector xv = FloatVector.fromArray(S, x, k);
-                FloatVector xw = FloatVector.fromArray(S, x, k + L);
-                long kb = (long) k * 4, kc = kb + L * 4L;
-                s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).fma(xv, s0);
-                s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).fma(xv, s1);
-                s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).fma(xv, s2);
-                s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).fma(xv, s3);
-                t0 = FloatVector.fromMemorySegment(S, w, o0 + kc, LE).fma(xw, t0);
-                t1 = FloatVector.fromMemorySegment(S, w, o1 + kc, LE).fma(xw, t1);
-                t2 = FloatVector.fromMemorySegment(S, w, o2 + kc, LE).fma(xw, t2);
-                t3 = FloatVector.fromMemorySegment(S, w, o3 + kc, LE).fma(xw, t3);
-            }
-            s0 = s0.add(t0);
-            s1 = s1.add(t1);
-            s2 = s2.add(t2);
-            s3 = s3.add(t3);
-            y[r] = s0.reduceLanes(VectorOperators.ADD);
-            y[r + 1] = s1.reduceLanes(VectorOperators.ADD);
-            y[r + 2] = s2.reduceLanes(VectorOperators.ADD);
-            y[r + 3] = s3.reduceLanes(VectorOperators.ADD);
-        }
-    }
-
-    /** Read pass: 2 rows, four vectors a row per trip. */
-    static float read2x4(MemorySegment w, int in, int rows) {
-        long rb = (long) in * 4;
-        FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-        for (int r = 0; r + 2 <= rows; r += 2) {
-            long o0 = r * rb, o1 = o0 + rb;
-            int k = 0;
-            for (; k + 4 * L <= in; k += 4 * L) {
-                long kb = (long) k * 4;
-                a0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).add(a0);
-                a1 = FloatVector.fromMemorySegment(S, w, o0 + kb + 4 * L, LE).add(a1);
-                a2 = FloatVector.fromMemorySegment(S, w, o0 + kb + 8 * L, LE).add(a2);
-                a3 = FloatVector.fromMemorySegment(S, w, o0 + kb + 12 * L, LE).add(a3);
-                b0 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).add(b0);
-                b1 = FloatVector.fromMemorySegment(S, w, o1 + kb + 4 * L, LE).add(b1);
-                b2 = FloatVector.fromMemorySegment(S, w, o1 + kb + 8 * L, LE).add(b2);
-                b3 = FloatVector.fromMemorySegment(S, w, o1 + kb + 12 * L, LE).add(b3);
-            }
-            for (; k + L <= in; k += L) {
-                long kb = (long) k * 4;
-                a0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).add(a0);
-                b0 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).add(b0);
-            }
-        }
-        return a0.add(a1).add(a2.add(a3)).add(b0.add(b1).add(b2.add(b3))).reduceLanes(VectorOperators.ADD);
     }
 
     /** 1 row at a time (weights read in file order), four vectors per trip. */
