@@ -191,6 +191,55 @@ class KernelsDifferentialTest {
         }
     }
 
+    /**
+     * The matrix-vector kernel over row ranges as the pool cuts them (starts at multiples of 4,
+     * the last range with a remainder of 1-3 rows), with offsets into x and y: every row within
+     * the dot tolerance of the scalar reference, and no y outside a range written. (Not bit for
+     * bit against one call: a lane reduction may sum in another order before and after C2
+     * compiles it.)
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {21, 22})
+    void matvecRowRangesGiveTheRowsOfOneCall(long seed) {
+        Random r = new Random(seed);
+        for (int in : new int[] {7, 31, 64, 96, 288, 1000}) {
+            int out = 4 * (3 + r.nextInt(8)) + 1 + r.nextInt(3);   // a remainder of 1-3 rows
+            float[] w = random(r, out * in);
+            MemorySegment ws = segment(w);
+            float[] x = random(r, in + 5);
+            float[] whole = new float[out + 2];
+            VECTOR.matvec(ws, in, x, 5, whole, 2, 0, out);
+            float[] ref = new float[out];
+            SCALAR.matvec(ws, in, x, 5, ref, 0, 0, out);
+            float[] parts = new float[out + 2];
+            java.util.Arrays.fill(parts, Float.NaN);
+            int a = 4 * (1 + r.nextInt(2)), b = a + 4 * (1 + r.nextInt(2));
+            int[] cuts = {0, a, b, out};
+            for (int c = 0; c + 1 < cuts.length; c++) {
+                VECTOR.matvec(ws, in, x, 5, parts, 2, cuts[c], cuts[c + 1]);
+            }
+            String what = String.format("seed %d, in %d, out %d, cuts %d %d", seed, in, out, a, b);
+            assertThat(parts[0]).as(what).isNaN();
+            assertThat(parts[1]).as(what).isNaN();
+            for (int o = 0; o < out; o++) {
+                double tol = tolerance(w, o * in, x, 5, in);
+                assertThat((double) parts[2 + o]).as("%s, row %d in parts", what, o).isCloseTo(ref[o], within(tol));
+                assertThat((double) whole[2 + o]).as("%s, row %d in one call", what, o).isCloseTo(ref[o], within(tol));
+            }
+            float[] middle = new float[out + 2];
+            java.util.Arrays.fill(middle, Float.NaN);
+            VECTOR.matvec(ws, in, x, 5, middle, 2, a, b);
+            for (int o = 0; o < out; o++) {
+                if (o < a || o >= b) {
+                    assertThat(middle[2 + o]).as("%s, row %d outside %d..%d", what, o, a, b - 1).isNaN();
+                } else {
+                    assertThat((double) middle[2 + o]).as("%s, row %d of %d..%d", what, o, a, b - 1)
+                            .isCloseTo(ref[o], within(tolerance(w, o * in, x, 5, in)));
+                }
+            }
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(longs = {8, 9})
     void rmsnormAgrees(long seed) {
