@@ -168,10 +168,17 @@ final class GenerateCommand implements Callable<Integer> {
             ResultPrinter.Format format = output == OutputFormat.jsonl ? ResultPrinter.Format.JSONL
                     : sequential || ids.size() == 1 ? ResultPrinter.Format.TEXT_STREAMED : ResultPrinter.Format.TEXT;
             Warmup.awaitCurrent(requests.stream().mapToLong(r -> r.promptIds().length + (long) r.maxTokens()).sum());
+            boolean debug = Boolean.getBoolean("kvtier.warmup.debug");
+            if (debug) {
+                System.err.println(ThreadCpu.line("run start"));
+            }
             long t0 = System.nanoTime();
             outcome = new GenerateRun(engine, new ResultPrinter(out, format, tok, texts, !chat), signals, sequential,
                     clearDeviceCacheBetween).run(requests);
             long t1 = System.nanoTime();
+            if (debug) {
+                System.err.println(ThreadCpu.line("run end"));
+            }
             RunTimes times = new RunTimes(ProcessClock.at(t0), tokenizeNanos / 1e9,
                     outcome.firstTokenNanos() == 0 ? 0 : ProcessClock.at(outcome.firstTokenNanos()), ProcessClock.at(t1),
                     (t1 - t0) / 1e9);
