@@ -50,7 +50,7 @@ record PreparedInput(float[] x, int n, float[] f32, float[] decoded, Q8Activatio
             kernels.matmulPacked(wt.data(), wt.cols(), wt.rows(), f32, n, y, from, to);
         } else if (q8 != null && QuantMatmul.int8(wt)) {
             QuantMatmul.matmul(wt, q8, n, y, from, to);
-        } else if (decoded != null) {
+        } else if (decoded != null && !wt.interleaved()) {   // interleaved: its own tiles, lanes = rows
             PackedMatmul.matmul(wt, decoded, n, y, from, to);
         } else {
             QuantMatmul.matmul(wt, x, n, y, from, to);

@@ -4,6 +4,7 @@ import io.kvtier.model.ArchSpec;
 import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.model.ModelFormatException;
+import io.kvtier.model.QuantActivations;
 import io.kvtier.model.tensor.Q4Interleaved;
 import io.kvtier.model.tensor.TensorType;
 import io.kvtier.model.tensor.Weight;
@@ -29,7 +30,8 @@ import java.util.List;
  *
  * <p>Q4_0 matrices whose rows come in whole {@link Q4Interleaved#GROUP}s are repacked at load, in
  * place in the file's memory (no second copy), into {@link Q4Interleaved}'s layout for the decode
- * kernel on Q8_0 activations, unless {@code -Dkvtier.quant.interleave=false}; {@link #modelId()} is
+ * kernel on Q8_0 activations, unless {@code -Dkvtier.quant.interleave=false} or
+ * {@code -Dkvtier.quant.activations=f32} (whose decode would not use it); {@link #modelId()} is
  * then computed first, from the file's bytes as read.
  */
 public final class GgufModel implements Model {
@@ -143,7 +145,8 @@ public final class GgufModel implements Model {
             throw new ModelFormatException(name + ": tensor " + t.name() + " is " + t.type()
                     + ", which kvtier does not compute with (supported: " + java.util.Arrays.toString(TensorType.values()) + ")");
         }
-        if (type == TensorType.Q4_0 && Q4Interleaved.ENABLED && Q4Interleaved.fits(rows, cols)) {
+        if (type == TensorType.Q4_0 && Q4Interleaved.ENABLED && Q4Interleaved.fits(rows, cols)
+                && QuantActivations.fromSystemProperty() == QuantActivations.Q8_0) {
             // The digest names the file's bytes: taken before the first tensor is rewritten.
             modelId();
             MemorySegment data = file.repackable(t);

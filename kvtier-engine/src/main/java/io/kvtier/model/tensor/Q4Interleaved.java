@@ -163,6 +163,76 @@ public final class Q4Interleaved {
     }
 
     /**
+     * As {@link #matmul(MemorySegment, int, int, Q8Activations, int, float[], int, int)} with
+     * float32 activations {@code x[n][cols]} and the exactly decoded weights (prefill, batches,
+     * {@code kvtier.quant.activations=f32}): each group is decoded once into {@code tile}
+     * ({@code [cols][GROUP]}, lanes = rows: no transposition) by {@link #decodeGroup}, then each
+     * activation row meets it in one FMA per value and row group (a broadcast activation times 16
+     * rows). Results are the dot products of {@link ScalarDequant}'s values in column order.
+     *
+     * @param tile scratch of at least {@code cols * GROUP} floats
+     */
+    public static void matmul(MemorySegment w, int rows, int cols, float[] x, int n, float[] y, int rowFrom, int rowTo,
+                              float[] tile) {
+        int nb = cols / 32;
+        float[] part = null;
+        for (int g = rowFrom / GROUP; g * GROUP < rowTo; g++) {
+            int r0 = g * GROUP;
+            decodeGroup(w, (long) g * nb * BLOCK_BYTES, nb, tile);
+            boolean whole = r0 >= rowFrom && r0 + GROUP <= rowTo;
+            for (int i = 0; i < n; i++) {
+                FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
+                int xo = i * cols;
+                for (int c = 0; c < cols; c += 2) {
+                    acc0 = FloatVector.fromArray(F, tile, c * GROUP).fma(FloatVector.broadcast(F, x[xo + c]), acc0);
+                    acc1 = FloatVector.fromArray(F, tile, (c + 1) * GROUP).fma(FloatVector.broadcast(F, x[xo + c + 1]), acc1);
+                }
+                FloatVector sum = acc0.add(acc1);
+                if (whole) {
+                    sum.intoArray(y, i * rows + r0);
+                } else {
+                    if (part == null) {
+                        part = new float[GROUP];
+                    }
+                    sum.intoArray(part, 0);
+                    int lo = Math.max(rowFrom, r0);
+                    int hi = Math.min(rowTo, r0 + GROUP);
+                    System.arraycopy(part, lo - r0, y, i * rows + lo, hi - lo);
+                }
+            }
+        }
+    }
+
+    /**
+     * Decodes the group at byte {@code base} ({@code nb} blocks) into {@code tile[c * GROUP + r]}
+     * = value {@code c} of the group's row {@code r}: per short vector the shorts widened to ints
+     * once, each nibble masked, offset by 8, converted and scaled by its row's {@code d}.
+     */
+    static void decodeGroup(MemorySegment w, long base, int nb, float[] tile) {
+        for (int b = 0; b < nb; b++) {
+            long p = base + b * BLOCK_BYTES;
+            IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, p, LE).convertShape(VectorOperators.S2I, I, 0);
+            IntVector bits = h.lanewise(VectorOperators.LSHL, 13).and(0x8FFFE000);
+            VectorMask<Integer> special = h.and(0x7C00).compare(VectorOperators.EQ, 0x7C00);
+            FloatVector d = bits.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts()
+                    .blend(bits.or(0x7F800000), special).reinterpretAsFloats();
+            int o = 32 * b * GROUP;
+            for (int k = 0; k < 8; k++) {
+                IntVector v = (IntVector) ShortVector.fromMemorySegment(S, w, p + 2L * GROUP * (k + 1), LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0);
+                int at = o + 4 * k * GROUP;
+                ((FloatVector) v.and(0xF).sub(8).convert(VectorOperators.I2F, 0)).mul(d).intoArray(tile, at);
+                ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).and(0xF).sub(8).convert(VectorOperators.I2F, 0))
+                        .mul(d).intoArray(tile, at + GROUP);
+                ((FloatVector) v.lanewise(VectorOperators.LSHR, 8).and(0xF).sub(8).convert(VectorOperators.I2F, 0))
+                        .mul(d).intoArray(tile, at + 2 * GROUP);
+                ((FloatVector) v.lanewise(VectorOperators.LSHR, 12).sub(8).convert(VectorOperators.I2F, 0))
+                        .mul(d).intoArray(tile, at + 3 * GROUP);
+            }
+        }
+    }
+
+    /**
      * One group against activation row starting at {@code xo} of {@code xq}: {@code GROUP} dot
      * products into {@code out[outOff..]}. Per block: 8 short loads, each split into 4 nibble
      * vectors multiplied by a broadcast activation quant and summed in shorts (two halves of 16

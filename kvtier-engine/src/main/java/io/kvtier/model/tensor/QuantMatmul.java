@@ -41,7 +41,11 @@ public final class QuantMatmul {
     public static void matmul(Weight w, float[] x, int n, float[] y, int rowFrom, int rowTo) {
         int cols = w.cols();
         int rows = w.rows();
-        if (n < SCRATCH_FROM && !w.interleaved()) {   // interleaved rows are decoded into the tile
+        if (w.interleaved()) {
+            Q4Interleaved.matmul(w.data(), rows, cols, x, n, y, rowFrom, rowTo, new float[cols * Q4Interleaved.GROUP]);
+            return;
+        }
+        if (n < SCRATCH_FROM) {
             int r = rowFrom;
             if (w.type() == TensorType.Q4_0 && cols < ROWS4_BELOW_COLS) {
                 for (; r + 4 <= rowTo; r += 4) {

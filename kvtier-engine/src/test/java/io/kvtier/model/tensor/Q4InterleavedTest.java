@@ -127,6 +127,59 @@ class Q4InterleavedTest {
     }
 
     /**
+     * The float32-activation product (prefill, batches, {@code kvtier.quant.activations=f32}):
+     * the decoded group tile equals {@link ScalarDequant}'s values bit for bit, and every product
+     * over ranges that cut the groups is within {@code 2e-6 * sum |w x|} of the double-precision
+     * dot product, nothing written outside the range, for 1 to 17 activation rows.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 3, 9, 24})
+    void floatActivationProductMatchesTheDequantizedDotProduct(int blocks) {
+        int cols = 32 * blocks;
+        int rows = 3 * G;
+        Random rnd = new Random(9000 + blocks);
+        MemorySegment w = randomQ4(rnd, rows, cols);
+        float[] deq = dequantized(w, rows, cols);
+        MemorySegment packed = MemorySegment.ofArray(w.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        Q4Interleaved.repackInPlace(packed, rows, cols);
+        float[] tile = new float[cols * G];
+        Q4Interleaved.decodeGroup(packed, (long) 18 * G * blocks, blocks, tile);   // group 1
+        for (int c = 0; c < cols; c++) {
+            for (int r = 0; r < G; r++) {
+                assertThat(Float.floatToRawIntBits(tile[c * G + r])).as("col %d row %d", c, G + r)
+                        .isEqualTo(Float.floatToRawIntBits(deq[(G + r) * cols + c]));
+            }
+        }
+        Weight wt = new Weight(TensorType.Q4_0, packed, rows, cols, true);
+        for (int n : new int[] {1, 2, 5, 17}) {
+            float[] x = new float[n * cols];
+            for (int k = 0; k < x.length; k++) x[k] = (float) rnd.nextGaussian();
+            for (int[] range : new int[][] {{0, rows}, {3, G + 5}, {G, 2 * G}, {rows - 1, rows}}) {
+                float[] y = new float[n * rows];
+                Arrays.fill(y, Float.NaN);
+                QuantMatmul.matmul(wt, x, n, y, range[0], range[1]);
+                for (int i = 0; i < n; i++) {
+                    for (int r = 0; r < rows; r++) {
+                        String at = "n " + n + " range " + Arrays.toString(range) + " x " + i + " row " + r;
+                        if (r < range[0] || r >= range[1]) {
+                            assertThat(y[i * rows + r]).as(at + " (outside the range)").isNaN();
+                            continue;
+                        }
+                        double dot = 0;
+                        double mag = 0;
+                        for (int c = 0; c < cols; c++) {
+                            dot += (double) deq[r * cols + c] * x[i * cols + c];
+                            mag += Math.abs((double) deq[r * cols + c] * x[i * cols + c]);
+                        }
+                        assertThat((double) y[i * rows + r]).as(at)
+                                .isCloseTo(dot, org.assertj.core.data.Offset.offset(2e-6 * mag + 1e-30));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
      * Unit scales and activations of +-127 (scale 1): the short half-block sums reach their bound
      * (16 x 15 x 127 = 30480) and the result is the exact integer {@code sum (q - 8) x}.
      */
