@@ -166,9 +166,11 @@ public final class Q4Interleaved {
      * As {@link #matmul(MemorySegment, int, int, Q8Activations, int, float[], int, int)} with
      * float32 activations {@code x[n][cols]} and the exactly decoded weights (prefill, batches,
      * {@code kvtier.quant.activations=f32}): each group is decoded once into {@code tile}
-     * ({@code [cols][GROUP]}, lanes = rows: no transposition) by {@link #decodeGroup}, then each
-     * activation row meets it in one FMA per value and row group (a broadcast activation times 16
-     * rows). Results are the dot products of {@link ScalarDequant}'s values in column order.
+     * ({@code [cols][GROUP]}, lanes = rows: no transposition) by {@link #decodeGroup}, then the
+     * activation rows meet it four at a time (each tile vector loaded feeds four FMAs, a broadcast
+     * activation times 16 rows), the rest one at a time. Results are the dot products of
+     * {@link ScalarDequant}'s values, summed in column order; a group cut by the range is computed
+     * whole into scratch the same way, so a row's bits do not depend on the range.
      *
      * @param tile scratch of at least {@code cols * GROUP} floats
      */
@@ -180,24 +182,43 @@ public final class Q4Interleaved {
             int r0 = g * GROUP;
             decodeGroup(w, (long) g * nb * BLOCK_BYTES, nb, tile);
             boolean whole = r0 >= rowFrom && r0 + GROUP <= rowTo;
-            for (int i = 0; i < n; i++) {
+            if (!whole && part == null) {
+                part = new float[n * GROUP];
+            }
+            // a cut group is computed whole into part ([n][GROUP]), the same way, then its rows copied
+            float[] out = whole ? y : part;
+            int stride = whole ? rows : GROUP;
+            int off = whole ? r0 : 0;
+            int i = 0;
+            for (; i + 4 <= n; i += 4) {   // four activation rows per pass: each tile vector loaded feeds four FMAs
+                FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+                int x0 = i * cols, x1 = x0 + cols, x2 = x1 + cols, x3 = x2 + cols;
+                for (int c = 0; c < cols; c++) {
+                    FloatVector t = FloatVector.fromArray(F, tile, c * GROUP);
+                    a0 = t.fma(FloatVector.broadcast(F, x[x0 + c]), a0);
+                    a1 = t.fma(FloatVector.broadcast(F, x[x1 + c]), a1);
+                    a2 = t.fma(FloatVector.broadcast(F, x[x2 + c]), a2);
+                    a3 = t.fma(FloatVector.broadcast(F, x[x3 + c]), a3);
+                }
+                a0.intoArray(out, i * stride + off);
+                a1.intoArray(out, (i + 1) * stride + off);
+                a2.intoArray(out, (i + 2) * stride + off);
+                a3.intoArray(out, (i + 3) * stride + off);
+            }
+            for (; i < n; i++) {
                 FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
                 int xo = i * cols;
                 for (int c = 0; c < cols; c += 2) {
                     acc0 = FloatVector.fromArray(F, tile, c * GROUP).fma(FloatVector.broadcast(F, x[xo + c]), acc0);
                     acc1 = FloatVector.fromArray(F, tile, (c + 1) * GROUP).fma(FloatVector.broadcast(F, x[xo + c + 1]), acc1);
                 }
-                FloatVector sum = acc0.add(acc1);
-                if (whole) {
-                    sum.intoArray(y, i * rows + r0);
-                } else {
-                    if (part == null) {
-                        part = new float[GROUP];
-                    }
-                    sum.intoArray(part, 0);
-                    int lo = Math.max(rowFrom, r0);
-                    int hi = Math.min(rowTo, r0 + GROUP);
-                    System.arraycopy(part, lo - r0, y, i * rows + lo, hi - lo);
+                acc0.add(acc1).intoArray(out, i * stride + off);
+            }
+            if (!whole) {
+                int lo = Math.max(rowFrom, r0);
+                int hi = Math.min(rowTo, r0 + GROUP);
+                for (int k = 0; k < n; k++) {
+                    System.arraycopy(part, k * GROUP + lo - r0, y, k * rows + lo, hi - lo);
                 }
             }
         }
