@@ -1,6 +1,5 @@
 package io.kvtier.model;
 
-import io.kvtier.model.tensor.Int8Dot;
 import io.kvtier.model.tensor.Q8Activations;
 import io.kvtier.model.tensor.QuantMatmul;
 import io.kvtier.model.tensor.TensorType;
@@ -10,7 +9,7 @@ import io.kvtier.model.tensor.Weight;
  * The input {@code x[n][cols]} of one or several products {@code y = x W^T}, prepared once for
  * every part of the pool that computes their rows: for F32 weights packed in the kernels' layout
  * ({@code f32}), for encoded ones in {@link PackedMatmul}'s ({@code decoded}, null below a
- * vector of rows), and quantized to Q8_0 blocks for {@link Int8Dot}'s types ({@code q8}, null
+ * vector of rows), and quantized to Q8_0 blocks for the weights {@link QuantMatmul#int8} accepts ({@code q8}, null
  * unless a decode step meets such weights with {@link QuantActivations#Q8_0}). The arrays are
  * the scratch of an {@link Activations}: valid until the next preparation.
  */
@@ -24,7 +23,7 @@ record PreparedInput(float[] x, int n, float[] f32, float[] decoded, Q8Activatio
         for (Weight wt : ws) {
             f32 |= wt.type() == TensorType.F32;
             encoded |= wt.type() != TensorType.F32;
-            int8 |= Int8Dot.supports(wt.type());
+            int8 |= QuantMatmul.int8(wt);
         }
         int in = ws[0].cols();
         float[] packed = f32 ? a.packed(kernels.packedLength(n, in)) : x;
@@ -36,7 +35,7 @@ record PreparedInput(float[] x, int n, float[] f32, float[] decoded, Q8Activatio
             packedDecoded = a.packedForDecoded(PackedMatmul.packedLength(n, in));
             PackedMatmul.pack(x, n, in, packedDecoded);
         }
-        // Decode products with Q8_0 weights: x quantized once here, as llama.cpp does.
+        // Decode products with Q8_0 (or interleaved Q4_0) weights: x quantized once here, as llama.cpp does.
         Q8Activations q8 = null;
         if (int8 && activations == QuantActivations.Q8_0 && n < QuantMatmul.SCRATCH_FROM) {
             q8 = a.q8;
@@ -49,9 +48,9 @@ record PreparedInput(float[] x, int n, float[] f32, float[] decoded, Q8Activatio
     void rows(Weight wt, Kernels kernels, float[] y, int from, int to) {
         if (wt.type() == TensorType.F32) {
             kernels.matmulPacked(wt.data(), wt.cols(), wt.rows(), f32, n, y, from, to);
-        } else if (q8 != null && Int8Dot.supports(wt.type())) {
+        } else if (q8 != null && QuantMatmul.int8(wt)) {
             QuantMatmul.matmul(wt, q8, n, y, from, to);
-        } else if (decoded != null) {
+        } else if (decoded != null && !wt.interleaved()) {   // interleaved: its own tiles, lanes = rows
             PackedMatmul.matmul(wt, decoded, n, y, from, to);
         } else {
             QuantMatmul.matmul(wt, x, n, y, from, to);

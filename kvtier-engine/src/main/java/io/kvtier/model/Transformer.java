@@ -539,7 +539,7 @@ public final class Transformer implements AutoCloseable {
 
     /**
      * {@code ys[i][n][rows] = x[n][cols] ws[i]^T} for matrices of the same row count, then
-     * {@code done} on the rows: each part computes rows {@code from..to-1} (a multiple of 4) of
+     * {@code done} on the rows: each part computes rows {@code from..to-1} (a multiple of {@link #rowUnit}) of
      * every matrix and at once applies {@code done} to them, inside the one hand-off (unless
      * {@link #fused} is off: then the caller applies it to all rows after the range).
      */
@@ -553,9 +553,10 @@ public final class Transformer implements AutoCloseable {
             work += (long) wt.rows() * wt.cols() * n;
         }
         PreparedInput p = PreparedInput.of(x, n, ws, kernels, a, quantActivations);
-        parallel.forRange((rows + 3) / 4, 1, work, (worker, from, to) -> {
-            int lo = from * 4;
-            int hi = Math.min(rows, to * 4);
+        int unit = rowUnit(ws);
+        parallel.forRange((rows + unit - 1) / unit, 1, work, (worker, from, to) -> {
+            int lo = from * unit;
+            int hi = Math.min(rows, to * unit);
             for (int i = 0; i < ws.length; i++) {
                 p.rows(ws[i], kernels, ys[i], lo, hi);
             }
@@ -571,14 +572,15 @@ public final class Transformer implements AutoCloseable {
     /**
      * {@code ys[i][n][rows_i] = x[n][cols] ws[i]^T} for matrices that read the same input (q, k, v;
      * gate, up), in one hand-off to the pool: the rows of all of them are one range, cut into
-     * parts at multiples of 4 rows of each matrix (so that every row is computed the same way
+     * parts at multiples of {@link #rowUnit} rows of each matrix (so that every row is computed the same way
      * whatever the thread count; the kernels treat groups of 4 rows and a remainder differently).
      */
     private void matmuls(float[] x, int n, Weight[] ws, float[][] ys) {
-        int[] start = new int[ws.length + 1];   // first group of 4 rows of each matrix
+        int unit = rowUnit(ws);
+        int[] start = new int[ws.length + 1];   // first group of unit rows of each matrix
         long work = 0;
         for (int i = 0; i < ws.length; i++) {
-            start[i + 1] = start[i] + (ws[i].rows() + 3) / 4;
+            start[i + 1] = start[i] + (ws[i].rows() + unit - 1) / unit;
             work += (long) ws[i].rows() * ws[i].cols() * n;
         }
         PreparedInput p = PreparedInput.of(x, n, ws, kernels, a, quantActivations);
@@ -587,10 +589,23 @@ public final class Transformer implements AutoCloseable {
                 int lo = Math.max(from, start[i]) - start[i];
                 int hi = Math.min(to, start[i + 1]) - start[i];
                 if (lo < hi) {
-                    p.rows(ws[i], kernels, ys[i], lo * 4, Math.min(ws[i].rows(), hi * 4));
+                    p.rows(ws[i], kernels, ys[i], lo * unit, Math.min(ws[i].rows(), hi * unit));
                 }
             }
         });
+    }
+
+    /**
+     * Rows a part of a product's range starts at a multiple of: 4 (the kernels treat groups of 4
+     * rows and a remainder differently), or an interleaved weight's {@link Weight#rowGroup} (16
+     * at 512-bit vectors), so that no part computes a cut group.
+     */
+    private static int rowUnit(Weight[] ws) {
+        int unit = 4;
+        for (Weight w : ws) {
+            unit = Math.max(unit, w.rowGroup());
+        }
+        return unit;
     }
 
     /** Releases the scratch buffers; the model and the pool are not owned and stay open. */

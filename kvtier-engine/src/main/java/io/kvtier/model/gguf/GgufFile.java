@@ -35,7 +35,8 @@ import java.util.Map;
  * {@code general.alignment}, a misaligned tensor, tensors that overlap. A file with no tensors
  * (a vocab-only file) may end right after its header, before the padded data offset.
  *
- * <p>Thread safety: immutable after {@link #open}; readers may share it. {@link #close()} must not
+ * <p>Thread safety: immutable after {@link #open} (but for the in-place repacking of Q4_0 tensors
+ * that {@link GgufModel} does while it loads, before any reader sees them); readers may share it. {@link #close()} must not
  * race with readers.
  */
 public final class GgufFile implements AutoCloseable {
@@ -49,6 +50,8 @@ public final class GgufFile implements AutoCloseable {
     private final Path path;
     private final Arena arena;
     private final MemorySegment file;
+    /** The same bytes, writable: only {@link GgufModel} repacks tensors in them ({@link #repackable}). */
+    private final MemorySegment writable;
     private final int version;
     private final GgufMetadata metadata;
     private final List<GgufTensor> tensors;
@@ -56,11 +59,12 @@ public final class GgufFile implements AutoCloseable {
     private final long alignment;
     private final long dataOffset;
 
-    private GgufFile(Path path, Arena arena, MemorySegment file, int version, GgufMetadata metadata,
-                     List<GgufTensor> tensors, long alignment, long dataOffset) {
+    private GgufFile(Path path, Arena arena, MemorySegment file, MemorySegment writable, int version,
+                     GgufMetadata metadata, List<GgufTensor> tensors, long alignment, long dataOffset) {
         this.path = path;
         this.arena = arena;
         this.file = file;
+        this.writable = writable;
         this.version = version;
         this.metadata = metadata;
         this.tensors = Collections.unmodifiableList(tensors);
@@ -92,7 +96,7 @@ public final class GgufFile implements AutoCloseable {
      */
     public static GgufFile open(Path path) {
         String name = "GGUF file " + path;
-        return OffHeapFiles.read(path, name, "a GGUF file", (arena, seg) -> parse(path, name, arena, seg.asReadOnly()));
+        return OffHeapFiles.read(path, name, "a GGUF file", (arena, seg) -> parse(path, name, arena, seg));
     }
 
     /**
@@ -117,7 +121,9 @@ public final class GgufFile implements AutoCloseable {
         }
     }
 
-    private static GgufFile parse(Path path, String name, Arena arena, MemorySegment seg) {
+    /** Parses {@code writable} (the file's bytes), handing out only read-only views of it but {@link #repackable}. */
+    private static GgufFile parse(Path path, String name, Arena arena, MemorySegment writable) {
+        MemorySegment seg = writable.asReadOnly();
         GgufReader in = new GgufReader(name, seg);
         Header header = parseHeader(in, name, seg.byteSize());
         GgufMetadata metadata = header.metadata();
@@ -140,7 +146,7 @@ public final class GgufFile implements AutoCloseable {
         }
         long dataOffset = pad(in.position(), alignment);
         checkData(in, tensors, dataOffset, seg.byteSize());
-        return new GgufFile(path, arena, seg, (int) header.version(), metadata, tensors, alignment, dataOffset);
+        return new GgufFile(path, arena, seg, writable, (int) header.version(), metadata, tensors, alignment, dataOffset);
     }
 
     /** A file's header up to the end of its metadata. */
@@ -402,6 +408,14 @@ public final class GgufFile implements AutoCloseable {
     /** The bytes of {@code t}'s data, exactly {@code t.byteSize()} long (a slice of the file's bytes). */
     public MemorySegment data(GgufTensor t) {
         return file.asSlice(dataOffset + t.offset(), t.byteSize());
+    }
+
+    /**
+     * The bytes of {@code t}'s data, writable: for {@link GgufModel} to repack a tensor in place
+     * (after which {@link #data} and {@link #segment} no longer show the file's bytes there).
+     */
+    MemorySegment repackable(GgufTensor t) {
+        return writable.asSlice(dataOffset + t.offset(), t.byteSize());
     }
 
     /** Unmaps the file; every segment handed out becomes invalid. Closing again does nothing. */

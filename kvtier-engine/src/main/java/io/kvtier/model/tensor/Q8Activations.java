@@ -15,6 +15,8 @@ public final class Q8Activations {
     short[] q = new short[0];
     /** Half-rounded block scales as floats, {@code [rows][cols / 32]}. */
     float[] d = new float[0];
+    /** Sum of each block's quants, {@code [rows][cols / 32]} ({@link Q4Interleaved}'s {@code - 8}). */
+    int[] s = new int[0];
     private int cols;
 
     /**
@@ -30,6 +32,7 @@ public final class Q8Activations {
         if (q.length < n) {
             q = new short[n];
             d = new float[n / 32];
+            s = new int[n / 32];
         }
         this.cols = cols;
         for (int b = 0; b < n / 32; b++) {
@@ -40,9 +43,12 @@ public final class Q8Activations {
             }
             d[b] = Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
             float id = amax != 0 ? 127f / amax : 0f;
+            int sum = 0;
             for (int j = 0; j < 32; j++) {
                 q[o + j] = (short) Math.rint(x[o + j] * id);
+                sum += q[o + j];
             }
+            s[b] = sum;
         }
     }
 

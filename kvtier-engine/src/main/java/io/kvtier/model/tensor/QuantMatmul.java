@@ -41,6 +41,10 @@ public final class QuantMatmul {
     public static void matmul(Weight w, float[] x, int n, float[] y, int rowFrom, int rowTo) {
         int cols = w.cols();
         int rows = w.rows();
+        if (w.interleaved()) {
+            Q4Interleaved.matmul(w.data(), rows, cols, x, n, y, rowFrom, rowTo, new float[cols * Q4Interleaved.GROUP]);
+            return;
+        }
         if (n < SCRATCH_FROM) {
             int r = rowFrom;
             if (w.type() == TensorType.Q4_0 && cols < ROWS4_BELOW_COLS) {
@@ -62,7 +66,7 @@ public final class QuantMatmul {
         for (int r0 = rowFrom; r0 < rowTo; r0 += TILE_ROWS) {
             int tr = Math.min(TILE_ROWS, rowTo - r0);
             for (int k = 0; k < tr; k++) {
-                VectorDequant.row(w.type(), w.data(), w.rowOffset(r0 + k), tile, k * cols, cols);
+                row(w, r0 + k, tile, k * cols);
             }
             int i = 0;
             if (tr == TILE_ROWS && cols % L == 0) {
@@ -79,14 +83,28 @@ public final class QuantMatmul {
     }
 
     /**
+     * Whether {@code w} has a kernel on Q8_0-quantized activations
+     * ({@link #matmul(Weight, Q8Activations, int, float[], int, int)}): a type
+     * {@link Int8Dot#supports}, or an interleaved Q4_0 weight ({@link Q4Interleaved}).
+     */
+    public static boolean int8(Weight w) {
+        return w.interleaved() || Int8Dot.supports(w.type());
+    }
+
+    /**
      * As {@link #matmul(Weight, float[], int, float[], int, int)} for fewer than
      * {@link #SCRATCH_FROM} rows of activations quantized to Q8_0 ({@code x}, quantized from the
-     * {@code [n][cols]} input), for a type {@link Int8Dot#supports}: each weight row is streamed
-     * once per activation row through {@link Int8Dot}.
+     * {@code [n][cols]} input), for a weight {@link #int8} accepts: each weight row is streamed
+     * once per activation row through {@link Int8Dot}, or each group of interleaved rows through
+     * {@link Q4Interleaved}.
      */
     public static void matmul(Weight w, Q8Activations x, int n, float[] y, int rowFrom, int rowTo) {
         int cols = w.cols();
         int rows = w.rows();
+        if (w.interleaved()) {
+            Q4Interleaved.matmul(w.data(), rows, cols, x, n, y, rowFrom, rowTo);
+            return;
+        }
         int r = rowFrom;
         if (w.type() == TensorType.Q8_0 && cols < ROWS4_BELOW_COLS) {
             for (; r + 4 <= rowTo; r += 4) {
@@ -173,6 +191,10 @@ public final class QuantMatmul {
 
     /** Decodes row {@code r} of {@code w} into {@code dst[dstOff..dstOff+cols-1]} (embedding lookup). */
     public static void row(Weight w, int r, float[] dst, int dstOff) {
+        if (w.interleaved()) {
+            Q4Interleaved.decodeRow(w.data(), w.cols(), r, dst, dstOff);
+            return;
+        }
         VectorDequant.row(w.type(), w.data(), w.rowOffset(r), dst, dstOff, w.cols());
     }
 }

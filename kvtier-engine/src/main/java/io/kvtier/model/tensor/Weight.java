@@ -6,15 +6,24 @@ import java.util.Objects;
 /**
  * A weight matrix {@code [rows][cols]} in its file encoding: row {@code r} is the
  * {@code type.rowBytes(cols)} bytes at {@code r * rowBytes()} of {@code data} (a slice of the
- * model file's bytes; never copied again).
+ * model file's bytes; never copied again), unless {@code interleaved}: then {@code data} (the
+ * same bytes, the same size) holds a Q4_0 matrix repacked in place by {@link Q4Interleaved}, whose
+ * rows are read only through {@link QuantMatmul}.
  *
  * @param type encoding of every row
  * @param data the matrix bytes, exactly {@code rows * rowBytes()} long
  * @param rows output dimension (ggml {@code ne[1]})
  * @param cols input dimension (ggml {@code ne[0]}), a multiple of the type's block size
- * @throws IllegalArgumentException when the sizes disagree
+ * @param interleaved whether {@code data} is in {@link Q4Interleaved}'s layout (Q4_0 only)
+ * @throws IllegalArgumentException when the sizes disagree, or an interleaved weight is not a
+ *         Q4_0 matrix {@link Q4Interleaved#fits} accepts
  */
-public record Weight(TensorType type, MemorySegment data, int rows, int cols) {
+public record Weight(TensorType type, MemorySegment data, int rows, int cols, boolean interleaved) {
+
+    /** A weight in its file's row-major encoding. */
+    public Weight(TensorType type, MemorySegment data, int rows, int cols) {
+        this(type, data, rows, cols, false);
+    }
 
     public Weight {
         Objects.requireNonNull(type, "type");
@@ -27,6 +36,17 @@ public record Weight(TensorType type, MemorySegment data, int rows, int cols) {
             throw new IllegalArgumentException(type + " weight [" + rows + "][" + cols + "] needs " + expected
                     + " bytes, got " + data.byteSize());
         }
+        if (interleaved && (type != TensorType.Q4_0 || !Q4Interleaved.fits(rows, cols))) {
+            throw new IllegalArgumentException("cannot interleave a " + type + " weight [" + rows + "][" + cols + "]");
+        }
+    }
+
+    /**
+     * Rows that a thread split should keep together: {@link Q4Interleaved#GROUP} for an
+     * interleaved weight (a cut group is computed whole for each side), else 1.
+     */
+    public int rowGroup() {
+        return interleaved ? Q4Interleaved.GROUP : 1;
     }
 
     /** Bytes of one row. */
@@ -34,8 +54,15 @@ public record Weight(TensorType type, MemorySegment data, int rows, int cols) {
         return type.rowBytes(cols);
     }
 
-    /** Byte offset of row {@code r} in {@link #data()}. */
+    /**
+     * Byte offset of row {@code r} in {@link #data()}.
+     *
+     * @throws IllegalStateException for an interleaved weight, whose rows are not contiguous
+     */
     public long rowOffset(int r) {
+        if (interleaved) {
+            throw new IllegalStateException("an interleaved weight has no row offsets");
+        }
         return r * rowBytes();
     }
 }

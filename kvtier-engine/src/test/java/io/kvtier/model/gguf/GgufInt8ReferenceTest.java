@@ -19,9 +19,11 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The Q8_0 files of {@code models/gguf-ref/} decoded with activations quantized to Q8_0
+ * The Q8_0 files of {@code models/gguf-ref/}, and the Q4_0 one (its weights repacked at load,
+ * {@code Q4Interleaved}), decoded with activations quantized to Q8_0
  * ({@link QuantActivations#Q8_0}, kvtier's default) against llama.cpp's plain references, which
- * were computed the same way. The prompt and then llama.cpp's own 32 greedy tokens are fed one
+ * were computed the same way (for Q4_0 the deviation is 0 at most positions: llama.cpp's repacked
+ * {@code ggml_gemv_q4_0_8x8_q8_0} also adds each row's block sums in block order). The prompt and then llama.cpp's own 32 greedy tokens are fed one
  * token per step (the folder README's §6.4: a token that flips on float noise cannot make every
  * later step incomparable), and at every position the 8 top logits are compared, relative to
  * that position's logit RMS: equal up to float noise for at least the first
@@ -65,7 +67,7 @@ class GgufInt8ReferenceTest {
 
     static Stream<Arguments> cases() {
         Stream.Builder<Arguments> s = Stream.builder();
-        for (String f : new String[] {"llama-spm512-q8_0", "llama3-bpe-q8_0", "qwen2-bpe-q8_0"}) {
+        for (String f : new String[] {"llama-spm512-q8_0", "llama-spm512-q4_0", "llama3-bpe-q8_0", "qwen2-bpe-q8_0"}) {
             for (LlamaCppReference r : LlamaCppReference.load(LlamaCppReference.folder().resolve(f + ".ref.jsonl"))) {
                 s.add(Arguments.of(f, r.promptKind(), r));
             }

@@ -1,0 +1,323 @@
+package io.kvtier.model.tensor;
+
+import static io.kvtier.model.tensor.QuantSpecies.F;
+import static io.kvtier.model.tensor.QuantSpecies.I;
+import static io.kvtier.model.tensor.QuantSpecies.L;
+import static io.kvtier.model.tensor.QuantSpecies.S;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
+import jdk.incubator.vector.VectorOperators;
+
+/**
+ * Q4_0 weights repacked {@value #NAME}: {@link #GROUP} rows interleaved so that one short vector
+ * of {@code GROUP} lanes (lane = row) holds four consecutive values of every row of the group, and
+ * the decode kernel {@link #matmul} multiplies them with Q8_0-quantized activations in 16-bit
+ * integers, as llama.cpp's {@code ggml_vec_dot_q4_0_q8_0} computes (its plain references): per
+ * block of 32 an exact integer sum {@code sum_j (q_j - 8) * x_j}, converted to float once and
+ * added as {@code fma(sum, d_w * d_x, acc)}; only the float additions of the blocks' sums are in
+ * a different order from llama.cpp (here per row, block after block). The layout follows the idea
+ * of llama.cpp's {@code block_q4_0x4}/{@code x8} repacking (rows interleaved, nibbles
+ * pre-arranged) in a form the Vector API can use: it has no int8 dot product, but 16-bit
+ * multiplies and adds of 16 rows at once need no widening or float conversion per value.
+ *
+ * <p>Layout: rows {@code g*GROUP .. g*GROUP+GROUP-1} ("group g") and block {@code b} (values
+ * {@code 32b .. 32b+31}) take {@value #BLOCK_BYTES_PER_ROW}{@code * GROUP} bytes at
+ * {@code (g * cols/32 + b) * 18 * GROUP}: first the {@code GROUP} half-precision scales (lane r =
+ * row {@code g*GROUP+r}), then 8 vectors of {@code GROUP} little-endian shorts, vector {@code k}
+ * lane {@code r} = the unsigned 4-bit quants of values {@code 4k, 4k+1, 4k+2, 4k+3} of that row's
+ * block in bits 0-3, 4-7, 8-11, 12-15. A group occupies exactly the bytes its rows occupied in
+ * the file's row-major order, so {@link #repackInPlace} needs only one group of scratch.
+ *
+ * <p>Overflow: a quant (0..15) times an activation quant (-127..127) is at most 1905 in
+ * magnitude; 16 of them (half a block) fit a short (30480), so each half block is summed in shorts
+ * and widened to ints once; the {@code - 8} is applied per block as {@code - 8 * sum_j x_j}
+ * ({@link Q8Activations} keeps the sums).
+ */
+public final class Q4Interleaved {
+
+    /** The layout's name in reports. */
+    public static final String NAME = "q4_0 interleaved";
+    /** Rows interleaved: the short (and float) lane count of the kernels. */
+    public static final int GROUP = L;
+    /** Bytes per row per block, as in Q4_0. */
+    static final int BLOCK_BYTES_PER_ROW = 18;
+    private static final long BLOCK_BYTES = (long) BLOCK_BYTES_PER_ROW * GROUP;
+    /** System property turning the repacking off ({@code false}), for A/B runs. */
+    public static final String PROPERTY = "kvtier.quant.interleave";
+    /** Whether models repack their Q4_0 weights at load ({@link #PROPERTY}, default true). */
+    public static final boolean ENABLED = !"false".equalsIgnoreCase(System.getProperty(PROPERTY, "true").strip());
+
+    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
+    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+
+    private Q4Interleaved() {
+    }
+
+    /** Whether a Q4_0 matrix {@code [rows][cols]} can be repacked: whole groups of rows. */
+    public static boolean fits(int rows, int cols) {
+        return rows % GROUP == 0 && cols % 32 == 0;
+    }
+
+    /**
+     * Rewrites the row-major Q4_0 matrix {@code [rows][cols]} in {@code seg} into this layout, in
+     * place, one group at a time.
+     *
+     * @throws IllegalArgumentException when {@link #fits} refuses the shape or the size is wrong
+     */
+    public static void repackInPlace(MemorySegment seg, int rows, int cols) {
+        long rowBytes = TensorType.Q4_0.rowBytes(cols);
+        if (!fits(rows, cols) || seg.byteSize() != rowBytes * rows) {
+            throw new IllegalArgumentException("cannot interleave a Q4_0 [" + rows + "][" + cols + "] of "
+                    + seg.byteSize() + " bytes");
+        }
+        int nb = cols / 32;
+        byte[] src = new byte[(int) (rowBytes * GROUP)];
+        byte[] dst = new byte[src.length];
+        for (int g = 0; g < rows / GROUP; g++) {
+            long base = g * (long) src.length;
+            MemorySegment.copy(seg, ValueLayout.JAVA_BYTE, base, src, 0, src.length);
+            for (int r = 0; r < GROUP; r++) {
+                for (int b = 0; b < nb; b++) {
+                    int s = (int) (r * rowBytes) + 18 * b;
+                    int d = (int) (b * BLOCK_BYTES);
+                    dst[d + 2 * r] = src[s];
+                    dst[d + 2 * r + 1] = src[s + 1];
+                    for (int k = 0; k < 8; k++) {
+                        int v = 0;
+                        for (int t = 0; t < 4; t++) {
+                            v |= nibble(src, s + 2, 4 * k + t) << (4 * t);
+                        }
+                        int at = d + 2 * GROUP * (k + 1) + 2 * r;
+                        dst[at] = (byte) v;
+                        dst[at + 1] = (byte) (v >> 8);
+                    }
+                }
+            }
+            MemorySegment.copy(dst, 0, seg, ValueLayout.JAVA_BYTE, base, dst.length);
+        }
+    }
+
+    /** The unsigned quant of value {@code j} (0..31) of the Q4_0 block whose 16 quant bytes start at {@code qs}. */
+    private static int nibble(byte[] a, int qs, int j) {
+        int q = a[qs + (j & 15)] & 0xFF;
+        return j < 16 ? q & 0xF : q >> 4;
+    }
+
+    /**
+     * Decodes row {@code r} of the repacked {@code [rows][cols]} matrix {@code w} into
+     * {@code dst[dstOff..dstOff+cols-1]}: the exact values {@code (q - 8) * d} of
+     * {@link ScalarDequant} (prefill tiles, embedding lookups, float32 activations).
+     */
+    public static void decodeRow(MemorySegment w, int cols, int r, float[] dst, int dstOff) {
+        int nb = cols / 32;
+        int lane = r % GROUP;
+        long base = (long) (r / GROUP) * nb * BLOCK_BYTES + 2L * lane;
+        for (int b = 0; b < nb; b++) {
+            long p = base + b * BLOCK_BYTES;
+            float d = Float.float16ToFloat(w.get(I16, p));
+            int o = dstOff + 32 * b;
+            for (int k = 0; k < 8; k++) {
+                int v = w.get(I16, p + 2L * GROUP * (k + 1));
+                dst[o + 4 * k] = ((v & 0xF) - 8) * d;
+                dst[o + 4 * k + 1] = (((v >> 4) & 0xF) - 8) * d;
+                dst[o + 4 * k + 2] = (((v >> 8) & 0xF) - 8) * d;
+                dst[o + 4 * k + 3] = (((v >> 12) & 0xF) - 8) * d;
+            }
+        }
+    }
+
+    /**
+     * For output rows {@code rowFrom..rowTo-1} of the repacked {@code [rows][cols]} matrix
+     * {@code w}: {@code y[i*rows + r] = sum_b d_w(r,b) d_x(i,b) sum_j (q_w(r,b,j) - 8) q_x(i,b,j)},
+     * {@code i < n}, {@code x} quantized from {@code [n][cols]}. Whole groups are computed in
+     * vectors; a group cut by the range is computed whole into scratch and only its rows in the
+     * range are stored, so every row gets the same bits whatever the range.
+     */
+    public static void matmul(MemorySegment w, int rows, int cols, Q8Activations x, int n, float[] y, int rowFrom, int rowTo) {
+        int nb = cols / 32;
+        float[] part = null;
+        for (int g = rowFrom / GROUP; g * GROUP < rowTo; g++) {
+            int r0 = g * GROUP;
+            long base = (long) g * nb * BLOCK_BYTES;
+            boolean whole = r0 >= rowFrom && r0 + GROUP <= rowTo;
+            for (int i = 0; i < n; i++) {
+                if (whole) {
+                    group(w, base, nb, x.q, x.d, x.s, i * cols, y, i * rows + r0);
+                } else {
+                    if (part == null) {
+                        part = new float[GROUP];
+                    }
+                    group(w, base, nb, x.q, x.d, x.s, i * cols, part, 0);
+                    int lo = Math.max(rowFrom, r0);
+                    int hi = Math.min(rowTo, r0 + GROUP);
+                    System.arraycopy(part, lo - r0, y, i * rows + lo, hi - lo);
+                }
+            }
+        }
+    }
+
+    /**
+     * As {@link #matmul(MemorySegment, int, int, Q8Activations, int, float[], int, int)} with
+     * float32 activations {@code x[n][cols]} and the exactly decoded weights (prefill, batches,
+     * {@code kvtier.quant.activations=f32}): each group is decoded once into {@code tile}
+     * ({@code [cols][GROUP]}, lanes = rows: no transposition) by {@link #decodeGroup}, then the
+     * activation rows meet it four at a time (each tile vector loaded feeds four FMAs, a broadcast
+     * activation times 16 rows), the rest one at a time. Results are the dot products of
+     * {@link ScalarDequant}'s values, summed in column order; a group cut by the range is computed
+     * whole into scratch the same way, so a row's bits do not depend on the range.
+     *
+     * @param tile scratch of at least {@code cols * GROUP} floats
+     */
+    public static void matmul(MemorySegment w, int rows, int cols, float[] x, int n, float[] y, int rowFrom, int rowTo,
+                              float[] tile) {
+        int nb = cols / 32;
+        float[] part = null;
+        for (int g = rowFrom / GROUP; g * GROUP < rowTo; g++) {
+            int r0 = g * GROUP;
+            decodeGroup(w, (long) g * nb * BLOCK_BYTES, nb, tile);
+            boolean whole = r0 >= rowFrom && r0 + GROUP <= rowTo;
+            if (!whole && part == null) {
+                part = new float[n * GROUP];
+            }
+            // a cut group is computed whole into part ([n][GROUP]), the same way, then its rows copied
+            float[] out = whole ? y : part;
+            int stride = whole ? rows : GROUP;
+            int off = whole ? r0 : 0;
+            int i = 0;
+            for (; i + 4 <= n; i += 4) {   // four activation rows per pass: each tile vector loaded feeds four FMAs
+                FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
+                int x0 = i * cols, x1 = x0 + cols, x2 = x1 + cols, x3 = x2 + cols;
+                for (int c = 0; c < cols; c++) {
+                    FloatVector t = FloatVector.fromArray(F, tile, c * GROUP);
+                    a0 = t.fma(FloatVector.broadcast(F, x[x0 + c]), a0);
+                    a1 = t.fma(FloatVector.broadcast(F, x[x1 + c]), a1);
+                    a2 = t.fma(FloatVector.broadcast(F, x[x2 + c]), a2);
+                    a3 = t.fma(FloatVector.broadcast(F, x[x3 + c]), a3);
+                }
+                a0.intoArray(out, i * stride + off);
+                a1.intoArray(out, (i + 1) * stride + off);
+                a2.intoArray(out, (i + 2) * stride + off);
+                a3.intoArray(out, (i + 3) * stride + off);
+            }
+            for (; i < n; i++) {
+                FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
+                int xo = i * cols;
+                for (int c = 0; c < cols; c += 2) {
+                    acc0 = FloatVector.fromArray(F, tile, c * GROUP).fma(FloatVector.broadcast(F, x[xo + c]), acc0);
+                    acc1 = FloatVector.fromArray(F, tile, (c + 1) * GROUP).fma(FloatVector.broadcast(F, x[xo + c + 1]), acc1);
+                }
+                acc0.add(acc1).intoArray(out, i * stride + off);
+            }
+            if (!whole) {
+                int lo = Math.max(rowFrom, r0);
+                int hi = Math.min(rowTo, r0 + GROUP);
+                for (int k = 0; k < n; k++) {
+                    System.arraycopy(part, k * GROUP + lo - r0, y, k * rows + lo, hi - lo);
+                }
+            }
+        }
+    }
+
+    /**
+     * Decodes the group at byte {@code base} ({@code nb} blocks) into {@code tile[c * GROUP + r]}
+     * = value {@code c} of the group's row {@code r}: per short vector the shorts widened to ints
+     * once, each nibble masked, offset by 8, converted and scaled by its row's {@code d}.
+     */
+    static void decodeGroup(MemorySegment w, long base, int nb, float[] tile) {
+        for (int b = 0; b < nb; b++) {
+            long p = base + b * BLOCK_BYTES;
+            IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, p, LE).convertShape(VectorOperators.S2I, I, 0);
+            IntVector bits = h.lanewise(VectorOperators.LSHL, 13).and(0x8FFFE000);
+            VectorMask<Integer> special = h.and(0x7C00).compare(VectorOperators.EQ, 0x7C00);
+            FloatVector d = bits.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts()
+                    .blend(bits.or(0x7F800000), special).reinterpretAsFloats();
+            int o = 32 * b * GROUP;
+            for (int k = 0; k < 8; k++) {
+                IntVector v = (IntVector) ShortVector.fromMemorySegment(S, w, p + 2L * GROUP * (k + 1), LE)
+                        .convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0);
+                int at = o + 4 * k * GROUP;
+                ((FloatVector) v.and(0xF).sub(8).convert(VectorOperators.I2F, 0)).mul(d).intoArray(tile, at);
+                ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).and(0xF).sub(8).convert(VectorOperators.I2F, 0))
+                        .mul(d).intoArray(tile, at + GROUP);
+                ((FloatVector) v.lanewise(VectorOperators.LSHR, 8).and(0xF).sub(8).convert(VectorOperators.I2F, 0))
+                        .mul(d).intoArray(tile, at + 2 * GROUP);
+                ((FloatVector) v.lanewise(VectorOperators.LSHR, 12).sub(8).convert(VectorOperators.I2F, 0))
+                        .mul(d).intoArray(tile, at + 3 * GROUP);
+            }
+        }
+    }
+
+    /**
+     * One group against activation row starting at {@code xo} of {@code xq}: {@code GROUP} dot
+     * products into {@code out[outOff..]}. Per block: 8 short loads, each split into 4 nibble
+     * vectors multiplied by a broadcast activation quant and summed in shorts (two halves of 16
+     * values), the halves widened and added as ints, {@code 8 * sum x} subtracted, one convert, the
+     * 16 scales made floats from their half bits (as {@link QuantDot#f16}), one FMA.
+     */
+    private static void group(MemorySegment w, long base, int nb, short[] xq, float[] xd, int[] xs, int xo,
+                              float[] out, int outOff) {
+        FloatVector acc = FloatVector.zero(F);
+        for (int b = 0; b < nb; b++) {
+            long p = base + b * BLOCK_BYTES + 2L * GROUP;
+            int xi = xo + 32 * b;
+            ShortVector v = ShortVector.fromMemorySegment(S, w, p, LE);
+            ShortVector lo = v.and((short) 0xF).mul(xq[xi])
+                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 1]))
+                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 2]))
+                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 3]));
+            v = ShortVector.fromMemorySegment(S, w, p + 2L * GROUP, LE);
+            lo = lo.add(v.and((short) 0xF).mul(xq[xi + 4]))
+                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 5]))
+                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 6]))
+                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 7]));
+            v = ShortVector.fromMemorySegment(S, w, p + 4L * GROUP, LE);
+            lo = lo.add(v.and((short) 0xF).mul(xq[xi + 8]))
+                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 9]))
+                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 10]))
+                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 11]));
+            v = ShortVector.fromMemorySegment(S, w, p + 6L * GROUP, LE);
+            lo = lo.add(v.and((short) 0xF).mul(xq[xi + 12]))
+                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 13]))
+                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 14]))
+                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 15]));
+            v = ShortVector.fromMemorySegment(S, w, p + 8L * GROUP, LE);
+            ShortVector hi = v.and((short) 0xF).mul(xq[xi + 16])
+                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 17]))
+                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 18]))
+                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 19]));
+            v = ShortVector.fromMemorySegment(S, w, p + 10L * GROUP, LE);
+            hi = hi.add(v.and((short) 0xF).mul(xq[xi + 20]))
+                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 21]))
+                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 22]))
+                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 23]));
+            v = ShortVector.fromMemorySegment(S, w, p + 12L * GROUP, LE);
+            hi = hi.add(v.and((short) 0xF).mul(xq[xi + 24]))
+                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 25]))
+                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 26]))
+                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 27]));
+            v = ShortVector.fromMemorySegment(S, w, p + 14L * GROUP, LE);
+            hi = hi.add(v.and((short) 0xF).mul(xq[xi + 28]))
+                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 29]))
+                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 30]))
+                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 31]));
+            int blk = xi >> 5;
+            IntVector sum = ((IntVector) lo.convertShape(VectorOperators.S2I, I, 0))
+                    .add((IntVector) hi.convertShape(VectorOperators.S2I, I, 0))
+                    .sub(8 * xs[blk]);
+            IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, p - 2L * GROUP, LE)
+                    .convertShape(VectorOperators.S2I, I, 0);
+            IntVector bits = h.lanewise(VectorOperators.LSHL, 13).and(0x8FFFE000);
+            VectorMask<Integer> special = h.and(0x7C00).compare(VectorOperators.EQ, 0x7C00);
+            FloatVector d = bits.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts()
+                    .blend(bits.or(0x7F800000), special).reinterpretAsFloats();
+            acc = ((FloatVector) sum.convert(VectorOperators.I2F, 0)).fma(d.mul(xd[blk]), acc);
+        }
+        acc.intoArray(out, outOff);
+    }
+}

@@ -1,0 +1,231 @@
+package io.kvtier.model.tensor;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@link Q4Interleaved}: the in-place repacking (every row decoded from the new layout equals
+ * {@link ScalarDequant}'s row of the original, bit for bit) and the decode kernel against a scalar
+ * reference of the same arithmetic (llama.cpp's {@code ggml_vec_dot_q4_0_q8_0}: per block the
+ * exact integer {@code sum (q_w - 8) q_x}, then {@code fma(sum, d_w * d_x, acc)} block after
+ * block): equal bits, for 1 to 3 activation rows, over ranges that cut the groups anywhere, with
+ * nothing written outside the range. Runs at the CPU's width and at 256 bits (surefire execution
+ * {@code kernels-256}: groups of 8 rows instead of 16).
+ */
+class Q4InterleavedTest {
+
+    private static final int G = Q4Interleaved.GROUP;
+
+    /** A random row-major Q4_0 matrix: random scales (some tiny, some zero), extreme quants in every fifth block. */
+    private static MemorySegment randomQ4(Random rnd, int rows, int cols) {
+        ByteBuffer w = BlockPacker.le(18 * rows * cols / 32);
+        for (int b = 0; b < rows * cols / 32; b++) {
+            int[] q = new int[32];
+            for (int j = 0; j < 32; j++) {
+                q[j] = b % 5 == 4 ? (j % 2 == 0 ? 15 : 0) : rnd.nextInt(16);
+            }
+            float d = switch (b % 7) {
+                case 3 -> 0f;
+                case 5 -> 1e-6f;   // a half subnormal
+                default -> (float) rnd.nextGaussian();
+            };
+            BlockPacker.q4_0(w, d, q);
+        }
+        return MemorySegment.ofArray(Arrays.copyOf(w.array(), w.position()));
+    }
+
+    private static float[] dequantized(MemorySegment rowMajor, int rows, int cols) {
+        float[] out = new float[rows * cols];
+        ScalarDequant.dequantize(TensorType.Q4_0, rowMajor, 0, out, 0, rows * cols);
+        return out;
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {32, 96, 288, 768})
+    void repackedRowsDecodeToTheOriginalValues(int cols) {
+        int rows = 3 * G;
+        MemorySegment w = randomQ4(new Random(cols), rows, cols);
+        float[] want = dequantized(w, rows, cols);
+        MemorySegment packed = MemorySegment.ofArray(w.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        Q4Interleaved.repackInPlace(packed, rows, cols);
+        assertThat(packed.mismatch(w)).as("the layout changed the bytes").isGreaterThanOrEqualTo(0);
+        Weight wt = new Weight(TensorType.Q4_0, packed, rows, cols, true);
+        float[] got = new float[rows * cols];
+        for (int r = 0; r < rows; r++) {
+            QuantMatmul.row(wt, r, got, r * cols);
+        }
+        for (int i = 0; i < want.length; i++) {
+            assertThat(Float.floatToRawIntBits(got[i])).as("value %d", i).isEqualTo(Float.floatToRawIntBits(want[i]));
+        }
+    }
+
+    /** The scalar reference: per block the exact integer sum, then one fma with {@code d_w * d_x}. */
+    private static float reference(MemorySegment rowMajor, int r, int cols, Q8Activations x, int i) {
+        long rowBytes = 18L * cols / 32;
+        float acc = 0f;
+        for (int b = 0; b < cols / 32; b++) {
+            long p = r * rowBytes + 18L * b;
+            int sum = 0;
+            for (int j = 0; j < 32; j++) {
+                int q = rowMajor.get(java.lang.foreign.ValueLayout.JAVA_BYTE, p + 2 + (j & 15)) & 0xFF;
+                sum += ((j < 16 ? q & 0xF : q >> 4) - 8) * x.quant(i, 32 * b + j);
+            }
+            float dw = ScalarDequant.f16(rowMajor, p);
+            acc = Math.fma((float) sum, dw * x.scale(i, b), acc);
+        }
+        return acc;
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 9, 24, 64})
+    void kernelEqualsTheScalarReferenceOnEveryRange(int blocks) {
+        int cols = 32 * blocks;
+        int rows = 4 * G;
+        Random rnd = new Random(7000 + blocks);
+        MemorySegment w = randomQ4(rnd, rows, cols);
+        int n = 3;
+        float[] x = new float[n * cols];
+        for (int k = 0; k < x.length; k++) x[k] = (float) (rnd.nextGaussian() * (k % 96 < 32 ? 1 : 1e-3));
+        Q8Activations xa = new Q8Activations();
+        xa.quantize(x, n, cols);
+        float[] want = new float[n * rows];
+        for (int i = 0; i < n; i++) {
+            for (int r = 0; r < rows; r++) {
+                want[i * rows + r] = reference(w, r, cols, xa, i);
+            }
+        }
+        MemorySegment packed = MemorySegment.ofArray(w.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        Q4Interleaved.repackInPlace(packed, rows, cols);
+        Weight wt = new Weight(TensorType.Q4_0, packed, rows, cols, true);
+        int[][] ranges = {{0, rows}, {0, G}, {G, 3 * G}, {3, G + 5}, {G - 1, G + 1}, {5, 6}, {rows - 3, rows}};
+        for (int nx = 1; nx <= n; nx++) {
+            for (int[] range : ranges) {
+                float[] y = new float[nx * rows];
+                Arrays.fill(y, Float.NaN);
+                QuantMatmul.matmul(wt, xa, nx, y, range[0], range[1]);
+                for (int i = 0; i < nx; i++) {
+                    for (int r = 0; r < rows; r++) {
+                        String at = "n " + nx + " range " + Arrays.toString(range) + " x " + i + " row " + r;
+                        if (r >= range[0] && r < range[1]) {
+                            assertThat(Float.floatToRawIntBits(y[i * rows + r])).as(at)
+                                    .isEqualTo(Float.floatToRawIntBits(want[i * rows + r]));
+                        } else {
+                            assertThat(y[i * rows + r]).as(at + " (outside the range)").isNaN();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * The float32-activation product (prefill, batches, {@code kvtier.quant.activations=f32}):
+     * the decoded group tile equals {@link ScalarDequant}'s values bit for bit, and every product
+     * over ranges that cut the groups is within {@code 2e-6 * sum |w x|} of the double-precision
+     * dot product, nothing written outside the range, for 1 to 17 activation rows.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 3, 9, 24})
+    void floatActivationProductMatchesTheDequantizedDotProduct(int blocks) {
+        int cols = 32 * blocks;
+        int rows = 3 * G;
+        Random rnd = new Random(9000 + blocks);
+        MemorySegment w = randomQ4(rnd, rows, cols);
+        float[] deq = dequantized(w, rows, cols);
+        MemorySegment packed = MemorySegment.ofArray(w.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        Q4Interleaved.repackInPlace(packed, rows, cols);
+        float[] tile = new float[cols * G];
+        Q4Interleaved.decodeGroup(packed, (long) 18 * G * blocks, blocks, tile);   // group 1
+        for (int c = 0; c < cols; c++) {
+            for (int r = 0; r < G; r++) {
+                assertThat(Float.floatToRawIntBits(tile[c * G + r])).as("col %d row %d", c, G + r)
+                        .isEqualTo(Float.floatToRawIntBits(deq[(G + r) * cols + c]));
+            }
+        }
+        Weight wt = new Weight(TensorType.Q4_0, packed, rows, cols, true);
+        for (int n : new int[] {1, 2, 5, 17}) {
+            float[] x = new float[n * cols];
+            for (int k = 0; k < x.length; k++) x[k] = (float) rnd.nextGaussian();
+            for (int[] range : new int[][] {{0, rows}, {3, G + 5}, {G, 2 * G}, {rows - 1, rows}}) {
+                float[] y = new float[n * rows];
+                Arrays.fill(y, Float.NaN);
+                QuantMatmul.matmul(wt, x, n, y, range[0], range[1]);
+                for (int i = 0; i < n; i++) {
+                    for (int r = 0; r < rows; r++) {
+                        String at = "n " + n + " range " + Arrays.toString(range) + " x " + i + " row " + r;
+                        if (r < range[0] || r >= range[1]) {
+                            assertThat(y[i * rows + r]).as(at + " (outside the range)").isNaN();
+                            continue;
+                        }
+                        double dot = 0;
+                        double mag = 0;
+                        for (int c = 0; c < cols; c++) {
+                            dot += (double) deq[r * cols + c] * x[i * cols + c];
+                            mag += Math.abs((double) deq[r * cols + c] * x[i * cols + c]);
+                        }
+                        assertThat((double) y[i * rows + r]).as(at)
+                                .isCloseTo(dot, org.assertj.core.data.Offset.offset(2e-6 * mag + 1e-30));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Unit scales and activations of +-127 (scale 1): the short half-block sums reach their bound
+     * (16 x 15 x 127 = 30480) and the result is the exact integer {@code sum (q - 8) x}.
+     */
+    @Test
+    void extremeBlocksGiveTheExactIntegerSum() {
+        int cols = 96;
+        int rows = G;
+        ByteBuffer w = BlockPacker.le(18 * rows * cols / 32);
+        float[] x = new float[cols];
+        for (int j = 0; j < cols; j++) x[j] = j < 64 ? 127f : (j % 2 == 0 ? -127f : 127f);
+        long[] want = new long[rows];
+        for (int r = 0; r < rows; r++) {
+            for (int b = 0; b < cols / 32; b++) {
+                int[] q = new int[32];
+                for (int j = 0; j < 32; j++) {
+                    q[j] = r % 2 == 0 ? 15 : (b == 1 ? 0 : (j + r) % 16);
+                    want[r] += (long) (q[j] - 8) * (long) x[32 * b + j];
+                }
+                BlockPacker.q4_0(w, 1f, q);
+            }
+        }
+        MemorySegment s = MemorySegment.ofArray(Arrays.copyOf(w.array(), w.position()));
+        Q4Interleaved.repackInPlace(s, rows, cols);
+        Q8Activations xa = new Q8Activations();
+        xa.quantize(x, 1, cols);
+        float[] y = new float[rows];
+        QuantMatmul.matmul(new Weight(TensorType.Q4_0, s, rows, cols, true), xa, 1, y, 0, rows);
+        for (int r = 0; r < rows; r++) {
+            assertThat(y[r]).as("row %d", r).isEqualTo((float) want[r]);
+        }
+        assertThat(want[0]).isEqualTo(7L * 127 * 64);   // 64 values of 15 - 8 = 7 against 127; the third block cancels
+    }
+
+    @Test
+    void onlyWholeGroupsOfQ4_0RowsAreInterleaved() {
+        assertThat(Q4Interleaved.fits(2 * G, 64)).isTrue();
+        assertThat(Q4Interleaved.fits(2 * G + 4, 64)).isFalse();
+        MemorySegment q8 = MemorySegment.ofArray(new byte[34 * G]);
+        assertThatThrownBy(() -> new Weight(TensorType.Q8_0, q8, G, 32, true))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cannot interleave a Q8_0");
+        MemorySegment q4 = MemorySegment.ofArray(new byte[18 * (G + 4)]);
+        assertThatThrownBy(() -> Q4Interleaved.repackInPlace(q4, G + 4, 32)).isInstanceOf(IllegalArgumentException.class);
+        Weight wt = new Weight(TensorType.Q4_0, MemorySegment.ofArray(new byte[18 * G]), G, 32, true);
+        assertThat(wt.rowGroup()).isEqualTo(G);
+        assertThat(new Weight(TensorType.Q4_0, MemorySegment.ofArray(new byte[18 * G]), G, 32).rowGroup()).isEqualTo(1);
+        assertThatThrownBy(() -> wt.rowOffset(1)).isInstanceOf(IllegalStateException.class);
+        assertThat(QuantMatmul.int8(wt)).isTrue();
+    }
+}
