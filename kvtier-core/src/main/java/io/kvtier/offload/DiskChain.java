@@ -61,6 +61,11 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
         this.stats = stats;
         this.blocksPerChunk = blocksPerChunk;
         this.deadlineNanos = deadlineNanos;
+        // A host chunk the disk can serve is no loss to the hierarchy when the host evicts it: the
+        // dueling policy's shadows score only the others (docs/cache-policy.md).
+        if (host.index().policy() instanceof io.kvtier.tier.DuelingPolicy duel) {
+            duel.scoreOnlyWhereAbsent(index::readable);
+        }
     }
 
     TierIndex index() {

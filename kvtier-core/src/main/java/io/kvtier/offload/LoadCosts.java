@@ -30,8 +30,12 @@ import java.util.TreeMap;
  * ({@link Contention#waitingForFirstToken()}), so its time counts {@code 1 + waiting} times; a load
  * delays only its own request. Loading the first {@code k} chunks and recomputing the rest costs
  * {@code [k > 0] (queue + latency + step wait) + sum_{i<k} load_i + (1 + waiting) sum_{i>=k}
- * recompute_i}; the decision takes the {@code k} that minimises it (ties: more loading). Before a
- * tier or the step time has a measurement, the hit is loaded (that load is the first measurement).
+ * recompute_i}; the decision takes the {@code k} that minimises it (ties: more loading).
+ *
+ * <p><b>Before the first load</b>: the host tier's load is priced per block from the store lane's
+ * measured time per block (the same link, device to host) until a load was measured; before either,
+ * or before the step time or a lower tier has a measurement, the hit is loaded (that load is the
+ * first measurement).
  */
 final class LoadCosts {
 
@@ -141,6 +145,16 @@ final class LoadCosts {
     }
 
     /**
+     * Nanoseconds per block of a host load: measured loads once there is one, else the store lane's
+     * measured time per block (a slow link is slow both ways, so the first hit is not loaded blind);
+     * NaN before either.
+     */
+    private double hostPerBlock() {
+        double load = perBlock(HostTier.NAME);
+        return Double.isNaN(load) ? storeNanosPerBlock : load;
+    }
+
+    /**
      * How many leading chunks of a hit to load.
      *
      * @param tiers        tier of each chunk of the hit, head first ({@code host}, {@code disk}, {@code remote})
@@ -155,9 +169,9 @@ final class LoadCosts {
         if (Double.isNaN(nanosPerToken)) {
             return tiers.length;
         }
-        double hostBlock = perBlock(HostTier.NAME);
+        double hostBlock = hostPerBlock();
         if (Double.isNaN(hostBlock)) {
-            return tiers.length; // never measured: load, and measure it
+            return tiers.length; // neither lane measured: load, and measure it
         }
         double waitStep = c.engineBusy() && !Double.isNaN(stepNanos) ? stepNanos / 2 : 0;
         double fixed = latency(HostTier.NAME) + queued.getOrDefault(HostTier.NAME, 0L) * hostBlock + waitStep;
@@ -221,7 +235,7 @@ final class LoadCosts {
      */
     BlockWait whenBlocksShort(int blocks, long startToken, int blockSize, JobRegistry.StoresAhead stores, long nowNanos,
                               long waitedNanos, Map<String, Long> queued, Contention c) {
-        double hostBlock = perBlock(HostTier.NAME);
+        double hostBlock = hostPerBlock();
         if (stores == null || Double.isNaN(hostBlock) || Double.isNaN(nanosPerToken)) {
             return BlockWait.STALL;
         }

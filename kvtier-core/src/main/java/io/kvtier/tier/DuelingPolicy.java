@@ -21,14 +21,22 @@ import java.util.function.Predicate;
  *
  * <p>The members are ordered twice, by a real LRU and a real hit density policy over exactly the
  * tier's members (both see every call); {@link #victims} returns the order of the policy followed.
- * LRU is followed until hit density's score exceeds LRU's by more than {@code margin} (a relative
- * lead, {@link #DEFAULT_MARGIN} by default); hit density is then followed until its score is no
- * longer above LRU's (hysteresis). With no evidence it is LRU. The margin is there because the
- * shadows approximate: they know nothing of pinned or in-store entries or of all-or-nothing
- * stores, and count hits per chunk, not per longest prefix, so a small lead of hit density's
- * shadow is no evidence that the tier would hit more by it (the synthetic trace at 2M tokens:
- * following the slightest lead ended 0.0046 of hit ratio below LRU, docs/cache-policy.md), and
- * each switch evicts by an order the tier's contents were not shaped by.
+ * <b>Which one</b>: each access call is a paired sample {@code d} = hit density's shadow hits minus
+ * LRU's on the same keys. LRU is followed until the decayed sum of {@code d} exceeds {@code z}
+ * standard errors of that sum ({@link #DEFAULT_Z} by default; the variance of {@code d} from the
+ * decayed sums of {@code d} and {@code d^2}, the effective number of samples from the decayed
+ * weights); hit density is then followed while the sum stays above 0 (hysteresis). With no
+ * evidence it is LRU. A test of the lead's significance rather than any lead, because the shadows
+ * approximate: they know nothing of pinned or in-store entries or of all-or-nothing stores, and count
+ * hits per chunk, not per longest prefix, so a lead within its noise is no evidence that the tier
+ * would hit more by it, and each switch evicts by an order the tier's contents were not shaped by
+ * (docs/cache-policy.md: following the slightest lead ended 0.0046 of hit ratio below LRU on the
+ * synthetic trace at 2M tokens).
+ *
+ * <p><b>A tier behind</b> ({@link #scoreOnlyWhereAbsent}): with a disk tier written through behind
+ * this one, a hit on a chunk the disk also holds is not lost by evicting it here (the hierarchy still
+ * hits); the shadows then score only the keys the tier behind lacks, so hit density is followed only
+ * where it keeps what the hierarchy would otherwise lose.
  *
  * <p>Costs about two hit density policies (one ordering, one shadow) plus two LRU lists.
  */
@@ -36,19 +44,25 @@ public final class DuelingPolicy implements CachePolicy {
 
     /** Access calls the scores remember (the decay's time constant) by default. */
     public static final int DEFAULT_WINDOW = 4096;
-    /** Relative lead of hit density's score over LRU's before it is followed, by default. */
-    public static final double DEFAULT_MARGIN = 0.1;
+    /**
+     * Standard errors by which hit density's decayed lead must exceed 0 before it is followed, by
+     * default: chosen on the conversation trace's first half at 3M host tokens (z = 1, 2, 3 measured;
+     * docs/cache-policy.md).
+     */
+    public static final double DEFAULT_Z = 2.0;
 
     private final int capacity;
     private final double keep;
-    private final double margin;
+    private final double z;
     private final LruPolicy lru = new LruPolicy();
     private final HitDensityPolicy lhd;
     private final LruPolicy shadowLru = new LruPolicy();
     private final HitDensityPolicy shadowLhd;
     private double lruScore;
     private double lhdScore;
+    private final PairedLead lead;
     private boolean followLhd;
+    private Predicate<BlockKey> behind = k -> false;
 
     /** For a tier of {@code capacity} chunks (> 0), with {@link #DEFAULT_WINDOW}. */
     public DuelingPolicy(int capacity) {
@@ -60,26 +74,27 @@ public final class DuelingPolicy implements CachePolicy {
      * @param window   access calls the scores remember (> 0)
      */
     public DuelingPolicy(int capacity, int window) {
-        this(capacity, window, DEFAULT_MARGIN, HitDensityPolicy::new);
+        this(capacity, window, DEFAULT_Z, HitDensityPolicy::new);
     }
 
-    /** With {@link #DEFAULT_MARGIN} and hit density policies made by {@code lhd} from the capacity. */
+    /** With {@link #DEFAULT_Z} and hit density policies made by {@code lhd} from the capacity. */
     DuelingPolicy(int capacity, int window, java.util.function.IntFunction<HitDensityPolicy> lhd) {
-        this(capacity, window, DEFAULT_MARGIN, lhd);
+        this(capacity, window, DEFAULT_Z, lhd);
     }
 
     /**
-     * @param margin relative lead (>= 0) hit density's score needs over LRU's to be followed
-     * @param lhd    makes the hit density policies from the capacity (tests: parameters that learn within a few ticks)
+     * @param z   standard errors (>= 0) by which hit density's decayed lead must exceed 0 to be followed
+     * @param lhd makes the hit density policies from the capacity (tests: parameters that learn within a few ticks)
      */
-    DuelingPolicy(int capacity, int window, double margin, java.util.function.IntFunction<HitDensityPolicy> lhd) {
-        if (capacity <= 0 || window <= 0 || !(margin >= 0)) {
-            throw new IllegalArgumentException("dueling policy needs capacity and window > 0 and margin >= 0, got " + capacity + ", "
-                    + window + ", " + margin);
+    DuelingPolicy(int capacity, int window, double z, java.util.function.IntFunction<HitDensityPolicy> lhd) {
+        if (capacity <= 0 || window <= 0 || !(z >= 0)) {
+            throw new IllegalArgumentException("dueling policy needs capacity and window > 0 and z >= 0, got " + capacity + ", "
+                    + window + ", " + z);
         }
         this.capacity = capacity;
         this.keep = 1.0 - 1.0 / window;
-        this.margin = margin;
+        this.z = z;
+        this.lead = new PairedLead(keep);
         this.lhd = lhd.apply(capacity);
         this.shadowLhd = lhd.apply(capacity);
     }
@@ -87,6 +102,16 @@ public final class DuelingPolicy implements CachePolicy {
     @Override
     public String name() {
         return "duel";
+    }
+
+    /**
+     * From now on the shadows score only the keys {@code held} does not hold: the chunks a tier
+     * behind this one (a disk tier written through) lacks, whose hits the hierarchy would lose. The
+     * predicate is asked at each access, before the tier behind changes by it. Until called, every key
+     * is scored.
+     */
+    public void scoreOnlyWhereAbsent(Predicate<BlockKey> held) {
+        this.behind = java.util.Objects.requireNonNull(held, "held");
     }
 
     @Override
@@ -108,17 +133,25 @@ public final class DuelingPolicy implements CachePolicy {
         if (keys.isEmpty()) {
             return;
         }
-        lruScore = lruScore * keep + hits(shadowLru, keys);
-        lhdScore = lhdScore * keep + hits(shadowLhd, keys);
+        int lruHits = hits(shadowLru, keys);
+        int lhdHits = hits(shadowLhd, keys);
+        lruScore = lruScore * keep + lruHits;
+        lhdScore = lhdScore * keep + lhdHits;
+        lead.add(lhdHits - lruHits);
         access(shadowLru, keys);
         access(shadowLhd, keys);
-        followLhd = lhdScore > lruScore * (followLhd ? 1 : 1 + margin);
+        followLhd = followLhd ? lead.lead() > 0 : lead.exceeds(z);
     }
 
-    private static int hits(CachePolicy shadow, List<BlockKey> keys) {
+    /** Standard error of hit density's decayed lead over LRU ({@link PairedLead}). */
+    double leadStandardError() {
+        return lead.standardError();
+    }
+
+    private int hits(CachePolicy shadow, List<BlockKey> keys) {
         int n = 0;
         for (BlockKey k : keys) {
-            n += shadow.contains(k) ? 1 : 0;
+            n += shadow.contains(k) && !behind.test(k) ? 1 : 0;
         }
         return n;
     }
@@ -144,8 +177,8 @@ public final class DuelingPolicy implements CachePolicy {
     }
 
     /**
-     * Whether hit density is followed: its score came above LRU's by more than the margin and has
-     * not fallen back to LRU's since.
+     * Whether hit density is followed: its decayed lead over LRU came above {@code z} standard
+     * errors and has not fallen back to 0 since.
      */
     public boolean lhdLeads() {
         return followLhd;
@@ -176,6 +209,7 @@ public final class DuelingPolicy implements CachePolicy {
         shadowLhd.clear();
         lruScore = 0;
         lhdScore = 0;
+        lead.clear();
         followLhd = false;
     }
 

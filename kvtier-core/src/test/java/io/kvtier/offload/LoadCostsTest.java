@@ -127,6 +127,25 @@ class LoadCostsTest {
         assertThat(stats.loadDecisions().tokensRecomputed()).isEqualTo(3L * BLOCK);
     }
 
+    @Test
+    void beforeAnyLoadTheHostTierIsPricedFromTheStoreLane() {
+        LoadCosts costs = fittedOnSteps(9);
+        // No load and no store measured: the first hit is loaded blind (it is the first measurement).
+        assertThat(decide(costs, 2, 0, Contention.idle(STEP_TOKENS))).isEqualTo(2);
+        // A slow store lane: 40 ms a block device to host against a recompute of about 17 ms a block.
+        costs.onStore(3, 120_000_000);
+        assertThat(decide(costs, 2, 0, Contention.idle(STEP_TOKENS))).as("slow store lane").isZero();
+        // With 3 requests waiting, recomputing 2 blocks costs 4 x ~34 ms, more than 80 ms of loading.
+        assertThat(decide(costs, 2, 0, new Contention(3, false, STEP_TOKENS))).as("3 waiting").isEqualTo(2);
+        // A fast store lane (5 ms a block): loaded.
+        LoadCosts fast = fittedOnSteps(9);
+        fast.onStore(2, 10_000_000);
+        assertThat(decide(fast, 2, 0, Contention.idle(STEP_TOKENS))).as("fast store lane").isEqualTo(2);
+        // Once a load is measured it prices the lane, not the stores: 5 ms a load block against the slow stores.
+        loads(costs, 5e6);
+        assertThat(decide(costs, 2, 0, Contention.idle(STEP_TOKENS))).as("loads measured").isEqualTo(2);
+    }
+
     /** 4 blocks from position 0 with {@code waiting} requests waiting; the stores ahead end by 10 s from now at the latest. */
     private static BlockWait shortBy(LoadCosts costs, long storeBlocksAhead, long waitedNanos, int waiting) {
         JobRegistry.StoresAhead ahead = storeBlocksAhead < 0 ? null : new JobRegistry.StoresAhead(storeBlocksAhead, 10_000_000_000L);

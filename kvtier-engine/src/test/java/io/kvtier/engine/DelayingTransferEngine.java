@@ -1,6 +1,7 @@
 package io.kvtier.engine;
 
 import io.kvtier.offload.transfer.LoadJob;
+import io.kvtier.offload.transfer.StoreJob;
 import io.kvtier.offload.transfer.TransferClock;
 import io.kvtier.offload.transfer.TransferEngine;
 import io.kvtier.offload.transfer.TransferJob;
@@ -17,10 +18,11 @@ import java.util.Set;
 
 /**
  * A test fake: a {@link TransferEngine} on a virtual clock ({@link TransferClock.Manual}), whose
- * load jobs take exactly {@code loadTime} of it. It runs every job on the wrapped engine (the
- * bytes really move), but hands out a load job's result only once the virtual clock has reached
- * its submission plus {@code loadTime}, with {@code loadTime} as the job's duration; waiting for
- * a result moves the clock to the earliest such time, so nothing sleeps. Other jobs pass through.
+ * load and store jobs take exactly {@code loadTime} of it (one link, as slow both ways). It runs
+ * every job on the wrapped engine (the bytes really move), but hands out a load or store job's
+ * result only once the virtual clock has reached its submission plus {@code loadTime}, with
+ * {@code loadTime} as the job's duration; waiting for a result moves the clock to the earliest
+ * such time, so nothing sleeps. Other jobs pass through.
  * Whatever else reads {@link #nanoTime()} (the engine times its forward passes with it) sees the
  * same virtual time, so the load-or-recompute estimates come from injected costs, not from the
  * machine's speed. Engine thread only.
@@ -35,7 +37,7 @@ final class DelayingTransferEngine implements TransferEngine {
 
     /**
      * @param clock    the virtual clock; tests advance it for other costs (a forward pass's)
-     * @param loadTime virtual duration of every load job, positive
+     * @param loadTime virtual duration of every load and store job, positive
      */
     DelayingTransferEngine(TransferEngine inner, TransferClock.Manual clock, Duration loadTime) {
         if (!loadTime.isPositive()) {
@@ -48,7 +50,7 @@ final class DelayingTransferEngine implements TransferEngine {
 
     @Override
     public void submit(TransferJob job) {
-        if (job instanceof LoadJob) {
+        if (job instanceof LoadJob || job instanceof StoreJob) {
             loadDue.put(job.jobId(), nanoTime() + loadNanos);
         }
         inner.submit(job);
@@ -102,7 +104,7 @@ final class DelayingTransferEngine implements TransferEngine {
         return min;
     }
 
-    /** Results whose load time has passed; loads report {@code loadTime} as their duration. */
+    /** Results whose time has passed; loads and stores report {@code loadTime} as their duration. */
     private List<TransferResult> due() {
         List<TransferResult> out = new ArrayList<>();
         long now = nanoTime();
