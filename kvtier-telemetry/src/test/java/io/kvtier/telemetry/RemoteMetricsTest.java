@@ -72,7 +72,8 @@ class RemoteMetricsTest {
             assertThat(p.value("kvtier:remote_breaker_state", "model_name", M, "state", "open")).isZero();
             assertThat(p.value("kvtier:remote_bytes_in_flight", "model_name", M)).isZero();
             assertThat(p.value("kvtier:remote_write_latency_seconds", "model_name", M)).isPositive();
-            assertThat(p.matching("vllm:kv_offload_total_bytes_total", "transfer_type", "REMOTE_to_CPU")).isEmpty();
+            assertThat(p.value("vllm:kv_offload_total_bytes_total", "model_name", M, "transfer_type", "REMOTE_to_CPU"))
+                    .as("the remote tier's load series exists at 0 before its first load").isZero();
         }
         try (Engine b = engine(64L << 20)) {
             List<Request> done = TestEngines.runRecords(b, 100);
