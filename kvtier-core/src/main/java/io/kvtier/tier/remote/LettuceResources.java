@@ -7,6 +7,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.metrics.CommandLatencyRecorder;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import io.netty.resolver.DefaultAddressResolverGroup;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
@@ -56,11 +57,25 @@ final class LettuceResources {
      */
     static ClientResources create() {
         return DefaultClientResources.builder()
+                .reconnectDelay(reconnectDelay())
                 .ioThreadPoolSize(2)
                 .computationThreadPoolSize(2)
                 .addressResolverGroup(DefaultAddressResolverGroup.INSTANCE)
                 .commandLatencyRecorder(CommandLatencyRecorder.disabled())
                 .build();
+    }
+
+    /** The longest wait between two reconnection attempts to a store that went away. */
+    static final Duration RECONNECT_CAP = Duration.ofSeconds(1);
+
+    /**
+     * Lettuce's exponential back-off (1 ms, 2 ms, 4 ms, ...) capped at {@link #RECONNECT_CAP}
+     * instead of its default 30 s: after a long outage the store must serve again within about a
+     * second of coming back (the breakers already keep a dead store from costing the engine
+     * anything), and one connection attempt a second is nothing to a server.
+     */
+    static Delay reconnectDelay() {
+        return Delay.exponential(Duration.ofMillis(1), RECONNECT_CAP, 2, TimeUnit.MILLISECONDS);
     }
 
     /**
