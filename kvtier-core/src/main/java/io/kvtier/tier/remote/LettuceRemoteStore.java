@@ -173,7 +173,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         // The wait counts from the last sign of life: before the first TCP connection the client
         // loads its classes (seconds on a loaded machine) and a refused connection fails by
         // itself, with its cause; after it, a cluster answers in rounds (the seeds' handshakes and
-        // topology, then a connection to every master), each of which may take seconds under
+        // topology, then the cluster connection's own), each of which may take seconds under
         // load, so a store still answering is waited for while a frozen one is not.
         CompletableFuture<Object> tcpUp = new CompletableFuture<>();
         java.util.concurrent.atomic.AtomicLong lastSign = new java.util.concurrent.atomic.AtomicLong();
@@ -241,7 +241,11 @@ public final class LettuceRemoteStore implements RemoteStore {
         connecting = true;
         CompletionStage<? extends StatefulConnection<String, byte[]>> stage = settings.cluster()
                 ? clusterClient.refreshPartitionsAsync().thenCompose(v -> clusterClient.connectAsync(CODEC))
-                        .thenCompose(this::withMasterConnections)
+                        .whenComplete((c, err) -> {
+                            if (err == null) {
+                                clusterClient.setOptions(connectedClusterOptions); // connected: refreshes ask every node
+                            }
+                        })
                 : client.connectAsync(CODEC, uris.get(0));
         return stage.toCompletableFuture().handle((conn, err) -> {
             try {
@@ -273,29 +277,6 @@ public final class LettuceRemoteStore implements RemoteStore {
                 connecting = false;
             }
         });
-    }
-
-    /**
-     * {@code c} once its connection to every master is open, or {@link #openWait} has passed (a
-     * master that does not answer is its breaker's business, not every node's). A cluster
-     * connection opens its node connections lazily, at a node's first command: under load that
-     * handshake alone can outlast the operation deadline, so the first probes and stores after
-     * the store "answered" timed out and opened the breakers. Opened here, they are ready when
-     * the store is adopted. Then refreshes ask every known node ({@link #clusterOptions}).
-     */
-    private CompletionStage<StatefulRedisClusterConnection<String, byte[]>> withMasterConnections(
-            StatefulRedisClusterConnection<String, byte[]> c) {
-        clusterClient.setOptions(connectedClusterOptions);
-        List<CompletableFuture<?>> nodes = new ArrayList<>();
-        for (RedisClusterNode n : c.getPartitions()) {
-            if (n.is(RedisClusterNode.NodeFlag.UPSTREAM) && !n.getSlots().isEmpty()) {
-                // By host and port: the connection keyed commands are routed to (by node id is another one).
-                nodes.add(c.getConnectionAsync(n.getUri().getHost(), n.getUri().getPort()).toCompletableFuture());
-            }
-        }
-        return CompletableFuture.allOf(nodes.toArray(CompletableFuture[]::new))
-                .completeOnTimeout(null, openWait(settings.timeout()).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
-                .handle((v, err) -> c);
     }
 
     /** After {@link #open} said "still connecting": the one line saying the store now answers. */
