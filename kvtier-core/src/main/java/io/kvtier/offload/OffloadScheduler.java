@@ -365,6 +365,18 @@ public final class OffloadScheduler implements AutoCloseable {
         stores.onCommit(r, kvWritten, blockTables, epoch);
     }
 
+    /**
+     * Starts the step's store job: the chunks every {@link #onCommit} of the step accepted, as one
+     * transfer job for all the step's requests (in every KV group). Called by the engine once its
+     * commits are done; the other calls that look at jobs start a pending one first.
+     */
+    public void submitStores() {
+        stores.submitStep(epoch);
+        for (OffloadScheduler p : windowParts()) {
+            p.submitStores();
+        }
+    }
+
     /** A request's block table in one KV group: {@code KvCacheManager::blockTable}. */
     @FunctionalInterface
     public interface GroupTables {
@@ -395,6 +407,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** {@link #poll} of this scheduler's group only. */
     List<LoadDone> pollOwn() {
+        stores.submitStep(epoch);
         stores.scan(epoch); // lazy stores: first, so the free queue is the one the step's allocations will see
         if (disk != null) {
             disk.drainScan(epoch);
@@ -415,6 +428,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** {@link #awaitAny} of this scheduler's group only. */
     List<LoadDone> awaitAnyOwn(Duration timeout) {
+        stores.submitStep(epoch);
         List<Long> ids = jobs.ids();
         if (ids.isEmpty()) {
             return List.of();
@@ -432,11 +446,13 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** Whether the request has jobs in flight (a preempted request is not re-admitted until they end, §3.6). */
     public boolean hasJobs(long requestId) {
+        submitStores();
         return jobs.hasJobs(requestId) || windows != null && windows.hasJobs(requestId);
     }
 
     /** Device blocks of group 0 that become free when pending stores complete. */
     public int blocksFreedByStores() {
+        stores.submitStep(epoch);
         return jobs.blocksFreedByStores(pool);
     }
 
@@ -447,6 +463,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** Whether any job is in flight (in any group). */
     public boolean busy() {
+        submitStores();
         return !jobs.isEmpty() || windows != null && windows.busy();
     }
 
@@ -472,6 +489,7 @@ public final class OffloadScheduler implements AutoCloseable {
      */
     public List<LoadDone> resetCache() {
         // Loads group 0 ended while a window group's still ran: abandoned too.
+        submitStores(); // the step's chunks become a job like any other: orphaned below
         List<LoadDone> waiting = windows == null ? new ArrayList<>() : windows.resetCache();
         epoch++;
         waiting.addAll(loads.abandonAll());
@@ -517,6 +535,7 @@ public final class OffloadScheduler implements AutoCloseable {
     @Override
     public void close() {
         try {
+            submitStores();
             flushToDisk();
         } finally {
             try {
@@ -600,6 +619,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** Jobs holding resources (live and orphaned). */
     public int jobsInFlight() {
+        stores.submitStep(epoch);
         return jobs.liveCount() + jobs.orphanCount();
     }
 }
