@@ -349,7 +349,8 @@ public final class OffloadScheduler implements AutoCloseable {
     /**
      * Called at commit for every request scheduled in the step (finishing ones included), with
      * {@code kvWritten} = positions whose KV now exists. Every full chunk below it not yet handled
-     * becomes part of one store job, created now (§3.1): the longest prefix of them that the host
+     * joins the step's store job now (§3.1; started by {@link #submitStores}, or by the next call
+     * that looks at jobs, for every request of the step at once): the longest prefix of them that the host
      * tier can take, evicting by its policy but never the request's own earlier chunks (a hole
      * would make the rest unreachable). Chunks a host tier of this capacity can never hold with
      * their parents (chunk index >= capacity) are counted in {@link OffloadStats#blocksNotStored()}
