@@ -75,6 +75,33 @@ public interface Kernels {
     }
 
     /**
+     * {@link #scoresRow} over {@code count} consecutive KV slots, slot {@code i}'s row at byte
+     * {@code rowByteOff + i * slotBytes} (the slots of one block): for each head {@code h} and
+     * {@code i < count}, {@code scores[sOff + (h - hFrom) * sStride + i] = scale * k_i[h / group] . q[h]}.
+     * By default {@link #scoresRow} slot by slot; the vector kernels add the lanes of several slots
+     * together instead of reducing each ({@link VectorAttention}), so their sums are in another order.
+     */
+    default void scoresBlock(MemorySegment k, long rowByteOff, long slotBytes, int count, int hFrom, int hTo, int group,
+                             int n, float[] q, int qOff, float scale, float[] scores, int sOff, int sStride) {
+        for (int i = 0; i < count; i++) {
+            scoresRow(k, rowByteOff + i * slotBytes, hFrom, hTo, group, n, q, qOff, scale, scores, sOff + i, sStride);
+        }
+    }
+
+    /**
+     * {@link #weightedSumRow} over {@code count} consecutive KV slots (rows {@code slotBytes} apart
+     * from byte {@code rowByteOff}), in slot order: for each head {@code h},
+     * {@code y[yOff + h * n + j] += sum_i w[wOff + (h - hFrom) * wStride + i] * v_i[h / group][j]}.
+     * Every implementation gives bit for bit what its {@link #weightedSumRow} gives slot by slot.
+     */
+    default void weightedSumBlock(MemorySegment v, long rowByteOff, long slotBytes, int count, int hFrom, int hTo,
+                                  int group, int n, float[] w, int wOff, int wStride, float[] y, int yOff) {
+        for (int i = 0; i < count; i++) {
+            weightedSumRow(v, rowByteOff + i * slotBytes, hFrom, hTo, group, n, w, wOff + i, wStride, y, yOff);
+        }
+    }
+
+    /**
      * Matrix-vector product for output rows {@code rowFrom..rowTo-1}:
      * {@code y[yOff+r] = sum_k W[r][k] * x[xOff+k]}, W {@code [out][in]} in {@code w}.
      */

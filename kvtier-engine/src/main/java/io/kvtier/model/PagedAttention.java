@@ -64,9 +64,12 @@ final class PagedAttention {
      * layout; {@code group} selects the chunk's block table. {@code att} is a score buffer of at
      * least {@code (hTo - hFrom) * (p+1)} floats.
      *
-     * <p>The slab is read slot by slot, every head of the range within a slot
-     * ({@link Kernels#scoresRow}, {@link Kernels#weightedSumRow}): a slot's K (and V) of all kv heads
-     * is one contiguous row of {@code kvDim} floats, so a token's context is one sequential stream.
+     * <p>The slab is read block by block, every head of the range over the block's slots
+     * ({@link Kernels#scoresBlock}, {@link Kernels#weightedSumBlock}): a slot's K (and V) of all kv heads
+     * is one contiguous row of {@code kvDim} floats and a block's slots are consecutive rows, so a
+     * token's context is one sequential stream and one call covers up to a block of positions (the
+     * vector kernels then add the lanes of many slots' scores together instead of reducing each, and
+     * keep the weighted sums in registers across the slots: {@link VectorAttention}).
      * Head by head (a head's {@code headDim} floats out of every row, then the next head) strided
      * through memory: on the 15M shape, 32 sequences at positions 128-135, a step's attention took
      * 10.3-11.5 ms of CPU on one thread against 7.7 ms now (A/B in separate runs at load ~20-30);
@@ -93,9 +96,7 @@ final class PagedAttention {
             int slot = s % bs;
             int count = Math.min(bs - slot, p + 1 - s);
             long row = table[s / bs] * bytesPerBlock + kOff + slot * slotBytes;
-            for (int i = 0; i < count; i++, row += slotBytes) {
-                kernels.scoresRow(slab, row, hFrom, hTo, kvGroup, hd, a.q, qOff, scale, att, s - first + i, n);
-            }
+            kernels.scoresBlock(slab, row, slotBytes, count, hFrom, hTo, kvGroup, hd, a.q, qOff, scale, att, s - first, n);
             s += count;
         }
         for (int h = hFrom; h < hTo; h++) {
@@ -107,9 +108,7 @@ final class PagedAttention {
             int slot = s % bs;
             int count = Math.min(bs - slot, p + 1 - s);
             long row = table[s / bs] * bytesPerBlock + vOff + slot * slotBytes;
-            for (int i = 0; i < count; i++, row += slotBytes) {
-                kernels.weightedSumRow(slab, row, hFrom, hTo, kvGroup, hd, att, s - first + i, n, a.xb2, qOff);
-            }
+            kernels.weightedSumBlock(slab, row, slotBytes, count, hFrom, hTo, kvGroup, hd, att, s - first, n, a.xb2, qOff);
             s += count;
         }
     }

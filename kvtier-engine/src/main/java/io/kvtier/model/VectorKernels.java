@@ -226,6 +226,26 @@ final class VectorKernels implements Kernels {
     }
 
     @Override
+    public void scoresBlock(MemorySegment k, long rowByteOff, long slotBytes, int count, int hFrom, int hTo, int group,
+                            int n, float[] q, int qOff, float scale, float[] scores, int sOff, int sStride) {
+        if (VectorAttention.fits(n)) {
+            VectorAttention.scoresBlock(k, rowByteOff, slotBytes, count, hFrom, hTo, group, n, q, qOff, scale, scores, sOff, sStride);
+        } else {
+            Kernels.super.scoresBlock(k, rowByteOff, slotBytes, count, hFrom, hTo, group, n, q, qOff, scale, scores, sOff, sStride);
+        }
+    }
+
+    @Override
+    public void weightedSumBlock(MemorySegment v, long rowByteOff, long slotBytes, int count, int hFrom, int hTo,
+                                 int group, int n, float[] w, int wOff, int wStride, float[] y, int yOff) {
+        if (VectorAttention.fits(n)) {
+            VectorAttention.weightedSumBlock(v, rowByteOff, slotBytes, count, hFrom, hTo, group, n, w, wOff, wStride, y, yOff);
+        } else {
+            Kernels.super.weightedSumBlock(v, rowByteOff, slotBytes, count, hFrom, hTo, group, n, w, wOff, wStride, y, yOff);
+        }
+    }
+
+    @Override
     public void matvec(MemorySegment w, int in, float[] x, int xOff, float[] y, int yOff, int rowFrom, int rowTo) {
         long rowBytes = (long) in * Float.BYTES;
         int r = rowFrom + (rowTo - rowFrom) / 4 * 4;

@@ -153,6 +153,70 @@ class KernelsDifferentialTest {
         }
     }
 
+    /**
+     * The block kernels of attention (every head over a run of consecutive KV slots) against the
+     * scalar reference: scores within the dot tolerance (the vector kernels add the lanes of L
+     * slots in a tree), weighted sums bit for bit what the slot-row kernel gives slot by slot (and
+     * close to the scalar ones). Runs of 1 slot to more than two vectors of slots (the tree's
+     * groups and the per-slot rest), rows padded apart, head sizes whole vectors or not, grouped
+     * query heads, a sub-range of heads; nothing outside the outputs is written.
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {26, 27, 28})
+    void slotBlockScoresAndWeightedSumsAgree(long seed) {
+        Random r = new Random(seed);
+        for (int count : new int[] {1, 3, 4, 7, 8, 15, 16, 17, 33, 37}) {
+            int n = new int[] {4, 7, 8, 16, 48, 64, 65, 128}[r.nextInt(8)];
+            int group = 1 + r.nextInt(3);
+            int kvHeads = 1 + r.nextInt(4);
+            int heads = kvHeads * group;
+            int hFrom = r.nextInt(heads);
+            int hTo = hFrom + 1 + r.nextInt(heads - hFrom);
+            int rowFloats = kvHeads * n + r.nextInt(3);          // a slot's row, padded
+            int stride = count + 2;                               // scores/weights of consecutive heads this far apart
+            String what = String.format("seed %d, %d slots, n %d, heads %d, group %d, heads %d..%d", seed, count, n, heads,
+                    group, hFrom, hTo - 1);
+            float[] rows = random(r, count * rowFloats + 3);
+            MemorySegment seg = segment(rows);
+            long slotBytes = (long) rowFloats * Float.BYTES;
+            float[] q = random(r, heads * n + 2);
+            float[] ref = new float[heads * stride + 1], got = new float[heads * stride + 1];
+            SCALAR.scoresBlock(seg, 12, slotBytes, count, hFrom, hTo, group, n, q, 2, 0.125f, ref, 1, stride);
+            VECTOR.scoresBlock(seg, 12, slotBytes, count, hFrom, hTo, group, n, q, 2, 0.125f, got, 1, stride);
+            for (int h = hFrom; h < hTo; h++) {
+                for (int i = 0; i < count; i++) {
+                    int si = 1 + (h - hFrom) * stride + i;
+                    double tol = 0.125 * tolerance(rows, 3 + i * rowFloats + (h / group) * n, q, 2 + h * n, n);
+                    assertThat((double) got[si]).as("%s, head %d, slot %d", what, h, i).isCloseTo(ref[si], within(tol));
+                    assertThat(ref[si]).as("%s, head %d, slot %d is set", what, h, i).isNotZero();
+                }
+            }
+            for (int j = 0; j < got.length; j++) {
+                int rel = j - 1;
+                boolean written = rel >= 0 && rel < (hTo - hFrom) * stride && rel % stride < count;
+                if (!written) {
+                    assertThat(got[j]).as("%s, score %d outside the run is untouched", what, j).isZero();
+                }
+            }
+            float[] w = random(r, heads * stride + 1);
+            float[] y0 = random(r, heads * n + 5), y1 = y0.clone(), y2 = y0.clone(), y3 = y0.clone();
+            SCALAR.weightedSumBlock(seg, 12, slotBytes, count, hFrom, hTo, group, n, w, 1, stride, y1, 5);
+            VECTOR.weightedSumBlock(seg, 12, slotBytes, count, hFrom, hTo, group, n, w, 1, stride, y2, 5);
+            for (int i = 0; i < count; i++) {
+                VECTOR.weightedSumRow(seg, 12 + i * slotBytes, hFrom, hTo, group, n, w, 1 + i, stride, y3, 5);
+            }
+            for (int j = 0; j < y0.length; j++) {
+                int h = (j - 5) / n;
+                boolean inRange = j >= 5 && h >= hFrom && h < hTo;
+                assertThat(y2[j]).as("%s, y[%d] against the slot-row kernel", what, j).isEqualTo(y3[j]);
+                if (!inRange) {
+                    assertThat(y2[j]).as("%s, y[%d] outside the heads is untouched", what, j).isEqualTo(y0[j]);
+                }
+                assertThat((double) y2[j]).as("%s, y[%d]", what, j).isCloseTo(y1[j], within(1e-5 * count + 1e-6));
+            }
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(longs = {6, 7})
     void matvecAndMatmulAgreeForEveryBatchSize(long seed) {
