@@ -57,8 +57,11 @@ final class HostLoads {
                 return new Lookup.Wait("a chunk of the prefix is being loaded for another request");
             }
         }
-        if (t.disk() != null && ready < keys.size()) {
-            List<BlockKey> rest = keys.subList(ready, keys.size());
+        // What a tier behind the host may bring in ends where the host holds a chunk again: a
+        // promotion of a run that includes a host chunk is refused (HostPromotion takes exactly the
+        // run or nothing), so a hit on a later host chunk used to cost the whole promotion.
+        List<BlockKey> rest = keys.subList(ready, ready + absentFromHost(keys.subList(ready, keys.size())));
+        if (t.disk() != null && !rest.isEmpty()) {
             int onDisk = t.disk().lookup(rest);
             for (int i = 0; i < onDisk; i++) {
                 if (t.jobs().loadingJob(rest.get(i)) >= 0) {
@@ -69,8 +72,7 @@ final class HostLoads {
                 return new Lookup.Promote(ready, onDisk);
             }
         }
-        if (t.remote() != null && ready < keys.size()) {
-            List<BlockKey> rest = keys.subList(ready, keys.size());
+        if (t.remote() != null && !rest.isEmpty()) {
             int inStore = t.remote().lookup(rest, epoch);
             if (inStore == RemoteChain.PROBING) {
                 return new Lookup.Wait("probing the remote tier");
@@ -86,6 +88,15 @@ final class HostLoads {
         }
         int end = (firstChunk + ready) * chunk();
         return end > deviceHitBlocks ? new Lookup.Hit(HostTier.NAME, end - deviceHitBlocks) : new Lookup.Miss();
+    }
+
+    /** Leading keys of {@code keys} of which the host tier holds nothing (in no state). */
+    private int absentFromHost(List<BlockKey> keys) {
+        int n = 0;
+        while (n < keys.size() && t.host().index().state(keys.get(n)) == TierIndex.EntryState.ABSENT) {
+            n++;
+        }
+        return n;
     }
 
     /** {@link OffloadScheduler#promote}; {@code p} with no disk or remote chunks starts nothing. */
