@@ -60,12 +60,14 @@ final class Completions {
             }
             boolean inbound = c.job() instanceof OffloadJob.Load || c.job() instanceof OffloadJob.Promote
                     || c.job() instanceof OffloadJob.RemotePromote;
+            // A load through the remote store took the remote lane's time, not the host's.
+            String lane = c.job() instanceof OffloadJob.Load l ? l.lane() : c.job().tier();
             if (!(c.job() instanceof OffloadJob.RemoteProbe)) { // a probe moves no chunk
-                OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, c.job().tier(), res.bytes(), res.nanos());
+                OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, lane, res.bytes(), res.nanos());
             }
             if (res.success() && inbound) {
                 long blocks = c.job() instanceof OffloadJob.Load l ? l.blocks() : (long) c.job().chunkKeys().size() * chunk();
-                costs.onLoad(c.job().tier(), blocks, res.bytes(), res.nanos());
+                costs.onLoad(lane, blocks, res.bytes(), res.nanos());
             } else if (res.success() && c.job() instanceof OffloadJob.Store s) {
                 costs.onStore(s.deviceBlocks().length, res.nanos()); // how fast the blocks stores pin come free
             }

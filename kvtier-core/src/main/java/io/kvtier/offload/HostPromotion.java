@@ -38,8 +38,7 @@ final class HostPromotion {
     static Reserved reserve(HostTier host, List<BlockKey> hostKeys, List<BlockKey> keys, List<BlockKey> parents,
                             List<int[]> tokens, BlockKey namespace, int blocksPerChunk) {
         HashSet<BlockKey> keep = new HashSet<>(hostKeys);
-        int n = Math.min(keys.size(), Math.max(0, host.capacity() - hostKeys.size()));
-        n = host.index().fittingPrefix(keys.subList(0, n), keep);
+        int n = fitting(host, keep, keys);
         if (n == 0) {
             return null;
         }
@@ -57,6 +56,13 @@ final class HostPromotion {
             copies.add(new ChunkCopy(noDevice(blocksPerChunk), a.slot(i), namespace, head.get(i), parents.get(i), tokens.get(i)));
         }
         return new Reserved(n, copies);
+    }
+
+    /** How many of {@code keys} {@link #reserve} would reserve now beside {@code hostKeys}; no side effects. */
+    static int fitting(HostTier host, java.util.Collection<BlockKey> hostKeys, List<BlockKey> keys) {
+        int n = Math.min(keys.size(), Math.max(0, host.capacity() - hostKeys.size()));
+        return host.index().fittingPrefix(keys.subList(0, n), hostKeys instanceof java.util.Set<BlockKey> s ? s
+                : new HashSet<>(hostKeys));
     }
 
     /** A chunk copy's device blocks when it touches no device block (host slot to/from a tier behind it). */

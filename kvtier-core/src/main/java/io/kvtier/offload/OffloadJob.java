@@ -32,10 +32,28 @@ public sealed interface OffloadJob {
      * Load of blocks [firstBlock, firstBlock + blocks) of a request. {@code chunkBlocks[i]} is how
      * many of chunk i's blocks are loaded (the first chunk may be partly on the device already);
      * {@code chunkTiers[i]} is the tier the hit is counted for ({@code disk} for a promoted chunk).
+     * A chunk marked in {@code fromStore} is read from the remote store into a host slot reserved
+     * for it (being stored) and copied on into the device by the same job ({@code
+     * RemoteJob.Kind.LOAD}); the others are pinned in the host tier.
      */
     record Load(long id, long requestId, String tier, int firstBlock, int blocks, int[] deviceBlocks,
-                List<BlockKey> chunkKeys, int[] chunkBlocks, String[] chunkTiers, long epoch, long deadlineNanos)
-            implements OffloadJob {
+                List<BlockKey> chunkKeys, int[] chunkBlocks, String[] chunkTiers, long epoch, long deadlineNanos,
+                boolean[] fromStore) implements OffloadJob {
+
+        /** Whether a chunk is read from the remote store on the way. */
+        boolean throughStore() {
+            for (boolean s : fromStore) {
+                if (s) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** The lane whose time the job took: the remote tier's for a load through the store, else {@link #tier}. */
+        String lane() {
+            return throughStore() ? "remote" : tier;
+        }
     }
 
     /**

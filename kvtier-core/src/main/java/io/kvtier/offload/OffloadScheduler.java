@@ -158,7 +158,8 @@ public final class OffloadScheduler implements AutoCloseable {
         this.stores = new HostStores(config, chain, pool, host, transfers, jobs, stats, disk, remote,
                 group == null ? 0 : group.window());
         LoadCosts costs = new LoadCosts(config.blocksPerChunk() * blockSize);
-        this.loads = new HostLoads(new GroupTier(config, chain, pool, host, transfers, jobs, stats, disk, remote), stores);
+        this.loads = new HostLoads(new GroupTier(config, chain, pool, host, transfers, jobs, stats, disk, remote), stores,
+                group == null);
         this.completions = new Completions(jobs, stats, costs, loads, stores, disk, remote, pool, config.blocksPerChunk());
         this.decider = new LoadDecider(config, costs, jobs, pool, transfers, stats);
     }
@@ -182,6 +183,9 @@ public final class OffloadScheduler implements AutoCloseable {
             }
         }
         full.windows = windowParts.isEmpty() ? null : new WindowParts(full, windowParts);
+        if (full.windows != null) {
+            full.loads.promoteRemoteHitsFirst(); // the groups' loads start together, after every group's promotion
+        }
         return full;
     }
 

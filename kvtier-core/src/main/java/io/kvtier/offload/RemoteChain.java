@@ -197,20 +197,48 @@ final class RemoteChain extends TierBehindHost {
         if (res.timedOut()) {
             ok = 0; // the engine gave up on the job: the slots were never written after that
         }
+        applyRead(keys, ok, res.success() ? null : res, current);
+        if (current) {
+            promoted.addAll(keys.subList(0, ok));
+        }
+        if (ok < keys.size()) {
+            stats.loadFailures++;
+        }
+    }
+
+    /** Whether a remote hit may be loaded straight through its host slots into the device (one job, {@link RemoteJob.Kind#LOAD}). */
+    boolean loadsThrough() {
+        return transfers.loadsFromRemote();
+    }
+
+    /** Deadline of a job reading {@code chunks} values from the store, from now (they arrive one window after another). */
+    long readDeadline(int chunks) {
+        return RemoteCopier.readDeadline(transfers.nanoTime(), deadlineNanos / 2, chunks * valueBytes);
+    }
+
+    /**
+     * A read of {@code keys} from the store into host slots reserved for them ended (a promotion,
+     * or the store part of a load through it): the first {@code ok} are whole in their slots and
+     * become readable, the rest are dropped.
+     *
+     * @param failure the failed job's result if the read failed at {@code keys[ok]} (its cause is
+     *                counted, and the key is a miss until the hint expires); null if it did not fail there
+     */
+    void applyRead(List<BlockKey> keys, int ok, TransferResult failure, boolean current) {
         if (ok > 0) {
             host.index().completeStore(keys.subList(0, ok), true);
             remoteStats.chunksLoaded += ok;
             if (current) {
-                promoted.addAll(keys.subList(0, ok));
                 OffloadStats.add(stats.blocksLoaded, "remote", (long) ok * blocksPerChunk);
                 stats.bytesLoaded += ok * bytesPerChunk;
             }
         }
         if (ok < keys.size()) {
             host.index().completeStore(keys.subList(ok, keys.size()), false);
-            stats.loadFailures++;
-            RemoteStats.add(remoteStats.loadFailures, causeOf(res, RemoteStats.LOAD_FAILURE_CAUSES), 1);
-            hints.put(keys.get(ok), new Hint(false, transfers.nanoTime() + hintNanos));
+            if (failure != null) {
+                RemoteStats.add(remoteStats.loadFailures, causeOf(failure, RemoteStats.LOAD_FAILURE_CAUSES), 1);
+                hints.put(keys.get(ok), new Hint(false, transfers.nanoTime() + hintNanos));
+            }
         }
     }
 

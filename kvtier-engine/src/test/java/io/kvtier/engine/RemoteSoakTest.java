@@ -60,7 +60,8 @@ class RemoteSoakTest {
      * Runs a request over {@code prefix} until its first chunk is in the store (the breaker may
      * still be open after the last outage), damages that chunk there, drops it from the host tier
      * and the device prefix cache, and runs the request again while the write's hint still says
-     * the store holds it: the read finds the damage, and the request recomputes from that chunk.
+     * the store holds it: the read finds the damage, and the request recomputes from that chunk
+     * (with no damage, the chunk loads from the store).
      */
     private static List<Request> coda(OffloadFixture f, SoakStoreFaults faults, int[] prefix, SplittableRandom rnd,
                                       java.util.function.Consumer<String> damage) throws InterruptedException {
@@ -153,6 +154,11 @@ class RemoteSoakTest {
             // A fixed coda: a deleted and a corrupted key the engine believes the store holds.
             all.addAll(coda(f, faults, prefixes.get(0), rnd, faults::delete));
             all.addAll(coda(f, faults, prefixes.get(1), rnd, faults::corrupt));
+            // And an intact one (nothing damaged): it must load from the store (RemoteIntactChunkTest counts it exactly).
+            List<Request> intact = coda(f, faults, prefixes.get(2), rnd, key -> { });
+            all.addAll(intact);
+            assertThat(intact.getLast().externalHitTokens().getOrDefault("remote", 0))
+                    .as("the intact coda's first chunk, loaded from the store").isPositive();
             f.checkInvariants();
             f.assertDrained();
             int aborted = FingerprintEngines.assertMatchReferences(all);

@@ -158,6 +158,12 @@ public final class AsyncTransferEngine implements TransferEngine {
                 : Thread.ofPlatform().name("kvtier-transfer-remote-write").daemon().start(() -> work(remoteWrites));
     }
 
+    /** With a remote tier: its reads go straight through to the device ({@link RemoteCopier}). */
+    @Override
+    public boolean loadsFromRemote() {
+        return remote != null;
+    }
+
     @Override
     public long nanoTime() {
         return System.nanoTime();
@@ -437,7 +443,7 @@ public final class AsyncTransferEngine implements TransferEngine {
                 int s = t.state.get();
                 return s == EXPIRED || s == DONE || System.nanoTime() - job.deadlineNanos() >= 0;
             }
-        });
+        }, copier);
         // A read's values are copied on the store's I/O thread: one of a GET still in flight (the
         // window after a failed chunk) may hold the claim for its copy now; once DONE, none can.
         while (r != null) {

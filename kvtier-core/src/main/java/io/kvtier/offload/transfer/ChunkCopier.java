@@ -87,8 +87,9 @@ public final class ChunkCopier {
             return "slot " + c.slot() + " out of 0.." + (slab.slots() - 1);
         }
         for (int b = 0; b < c.blockCount(); b++) {
-            if ((job instanceof DiskJob || job instanceof RemoteJob) && c.deviceBlock(b) != -1) {
-                return "a disk or remote job touches no device block, block #" + b + " is " + c.deviceBlock(b);
+            if ((job instanceof DiskJob || job instanceof RemoteJob r && !r.toDevice()) && c.deviceBlock(b) != -1) {
+                return "a disk or remote job (other than a load) touches no device block, block #" + b + " is "
+                        + c.deviceBlock(b);
             }
             if (c.deviceBlock(b) == -1 && job instanceof StoreJob) {
                 return "a store needs every device block, block #" + b + " is -1";
@@ -134,6 +135,21 @@ public final class ChunkCopier {
     }
 
     /**
+     * Copies a chunk's payload, already verified by the caller (e.g. where a remote value
+     * arrived), into its device blocks, except blocks marked -1.
+     *
+     * @param payload the chunk's blocks concatenated ({@link #payloadBytes} bytes)
+     */
+    public void toDevice(ChunkCopy c, MemorySegment payload) {
+        for (int i = 0; i < c.blockCount(); i++) {
+            int b = c.deviceBlock(i);
+            if (b >= 0) {
+                MemorySegment.copy(payload, i * bytesPerBlock, device, b * bytesPerBlock, bytesPerBlock);
+            }
+        }
+    }
+
+    /**
      * Verifies the chunk in its slot against the expected fields and checksum, and only if it
      * matches copies the payload into the device blocks (except blocks marked -1).
      *
@@ -144,12 +160,7 @@ public final class ChunkCopier {
         ChunkHeader.Verification v = ChunkHeader.verifyAt(slab.headerOf(c.slot()), 0, c.namespace(), c.key(),
                 c.parent(), c.tokensShared(), payload);
         if (v.ok()) {
-            for (int i = 0; i < c.blockCount(); i++) {
-                int b = c.deviceBlock(i);
-                if (b >= 0) {
-                    MemorySegment.copy(payload, i * bytesPerBlock, device, b * bytesPerBlock, bytesPerBlock);
-                }
-            }
+            toDevice(c, payload);
         }
         return v;
     }

@@ -80,21 +80,32 @@ public final class RemoteCopier {
         return c.blockCount() * bytesPerBlock;
     }
 
+    /** {@link #run(RemoteJob, Claim, ChunkCopier)} of a job that touches no device block. */
+    TransferResult run(RemoteJob job, Claim claim) {
+        return run(job, claim, null);
+    }
+
     /**
      * Runs the job; null if it expired meanwhile (the engine thread reports it).
+     *
+     * @param device the device side of a {@link RemoteJob.Kind#LOAD} (null for the other kinds)
      */
-    TransferResult run(RemoteJob job, Claim claim) {
+    TransferResult run(RemoteJob job, Claim claim, ChunkCopier device) {
         long start = System.nanoTime();
         List<ChunkCopy> chunks = job.chunks();
         List<CompletableFuture<?>> answers = new ArrayList<>(chunks.size());
         long bytes = 0;
-        int sent = job.kind() == RemoteJob.Kind.READ && !chunks.isEmpty() ? Math.min(chunks.size(), readWindow(chunks)) : chunks.size();
+        boolean reads = job.kind() == RemoteJob.Kind.READ || job.kind() == RemoteJob.Kind.LOAD;
+        ChunkCopier toDevice = job.toDevice() ? java.util.Objects.requireNonNull(device, "device") : null;
+        int sent = reads && !chunks.isEmpty() ? Math.min(chunks.size(), readWindow(chunks)) : chunks.size();
         for (int i = 0; i < sent; i++) {
             ChunkCopy c = chunks.get(i);
             String key = keys.of(c.key());
             switch (job.kind()) {
                 case PROBE -> answers.add(store.touch(key));
-                case READ -> answers.add(read(c, claim));
+                case READ -> answers.add(read(c, claim, null));
+                // A chunk already in the host is copied below, while the GETs sent here are on their way.
+                case LOAD -> answers.add(job.inHost(i) ? CompletableFuture.completedFuture(null) : read(c, claim, toDevice));
                 case WRITE -> {
                     long size = ChunkHeader.encodedSize(c.tokensShared().length) + payloadBytes(c);
                     if (size > store.maxValueBytes()) {
@@ -133,8 +144,12 @@ public final class RemoteCopier {
                 Thread.currentThread().interrupt();
                 return failed(job, bytes, start, i, "error: interrupted");
             }
-            if (sent < chunks.size()) {
-                answers.add(read(chunks.get(sent++), claim)); // the window moves on
+            if (sent < chunks.size()) { // the window moves on
+                answers.add(job.inHost(sent) ? CompletableFuture.completedFuture(null) : read(chunks.get(sent), claim, toDevice));
+                sent++;
+            }
+            if (job.inHost(i)) {
+                answer = fromHost(c, claim, toDevice);
             }
             switch (job.kind()) {
                 case PROBE -> {
@@ -142,7 +157,7 @@ public final class RemoteCopier {
                         return failed(job, bytes, start, i, MISS + ": chunk " + c.key().shortHex() + " is not in the store");
                     }
                 }
-                case READ -> {
+                case READ, LOAD -> {
                     if (ENDED.equals(answer)) {
                         return null;
                     }
@@ -172,7 +187,7 @@ public final class RemoteCopier {
         return now + 2 * timeoutNanos * windows;
     }
 
-    /** Runs a job outside a transfer engine, with nothing else touching its slots (benchmarks). */
+    /** Runs a job (not a {@link RemoteJob.Kind#LOAD}) outside a transfer engine, with nothing else touching its slots (benchmarks). */
     public TransferResult runForBench(RemoteJob job) {
         return run(job, new Claim() {
             @Override
@@ -188,7 +203,7 @@ public final class RemoteCopier {
             public boolean ended() {
                 return false;
             }
-        });
+        }, null);
     }
 
     private static TransferResult failed(RemoteJob job, long bytes, long start, int chunk, String error) {
@@ -211,19 +226,50 @@ public final class RemoteCopier {
         return value;
     }
 
-    /** A GET of chunk {@code c} whose value is checked and copied into the chunk's slot where it arrives: null when done, else why not. */
-    private CompletableFuture<String> read(ChunkCopy c, Claim claim) {
-        return store.read(keys.of(c.key()), value -> intoSlot(value, c, claim));
+    /**
+     * A GET of chunk {@code c} whose value is checked and copied into the chunk's slot (and with
+     * {@code device}, its device blocks) where it arrives: null when done, else why not.
+     */
+    private CompletableFuture<String> read(ChunkCopy c, Claim claim, ChunkCopier device) {
+        return store.read(keys.of(c.key()), value -> intoSlot(value, c, claim, device));
+    }
+
+    /** Takes the job's claim, waiting while another copy of the job holds it; false if the job ended (touch nothing). */
+    private static boolean enter(Claim claim) {
+        while (!claim.enter()) {
+            if (claim.ended()) {
+                return false;
+            }
+            Thread.onSpinWait(); // another chunk of this job is being copied (a claim is held for one copy)
+        }
+        return true;
+    }
+
+    /**
+     * A chunk of a load already whole in its host slot: verified there and copied into its device
+     * blocks under the job's claim ({@link ChunkCopier#load}); null when done, else why not.
+     */
+    private static String fromHost(ChunkCopy c, Claim claim, ChunkCopier device) {
+        if (!enter(claim)) {
+            return ENDED;
+        }
+        try {
+            return device.load(c) instanceof ChunkHeader.Verification.Corrupt bad
+                    ? VERIFY + ": chunk " + c.key().shortHex() + " in the host tier is bad: " + bad.reason() : null;
+        } finally {
+            claim.exit();
+        }
     }
 
     /**
      * Verifies {@code value} (null: absent) as chunk {@code c} where it is (the store's receive
      * buffer) and only then copies it, header and payload, into the chunk's host slot under the
-     * job's claim: null when done, else why not ({@link #ENDED}: the job expired, nothing was
-     * written). A bad value is deleted. May run on the store's I/O thread, for several values of
-     * one job at once on a cluster (one thread per node): a claim held by another waits for it.
+     * job's claim, and with {@code device} into the chunk's device blocks too: null when done,
+     * else why not ({@link #ENDED}: the job expired, nothing was written). A bad value is
+     * deleted. May run on the store's I/O thread, for several values of one job at once on a
+     * cluster (one thread per node): a claim held by another waits for it.
      */
-    private String intoSlot(ByteBuffer value, ChunkCopy c, Claim claim) {
+    private String intoSlot(ByteBuffer value, ChunkCopy c, Claim claim, ChunkCopier device) {
         if (value == null) {
             return MISS + ": chunk " + c.key().shortHex() + " is not in the store";
         }
@@ -242,15 +288,15 @@ public final class RemoteCopier {
             store.delete(keys.of(c.key()));
             return VERIFY + ": chunk " + c.key().shortHex() + " in the store is bad: " + problem;
         }
-        while (!claim.enter()) {
-            if (claim.ended()) {
-                return ENDED;
-            }
-            Thread.onSpinWait(); // another value of this job is being copied (a claim is held for one copy)
+        if (!enter(claim)) {
+            return ENDED;
         }
         try {
             MemorySegment.copy(v, 0, slab.headerOf(c.slot()), 0, header);
             MemorySegment.copy(v, header, slab.payloadOf(c.slot(), payloadBytes(c)), 0, payloadBytes(c));
+            if (device != null) {
+                device.toDevice(c, v.asSlice(header)); // from where it arrived, while it is still in the cache
+            }
         } finally {
             claim.exit();
         }

@@ -42,6 +42,15 @@ public interface TransferEngine extends AutoCloseable {
      */
     List<TransferResult> awaitAny(Collection<Long> jobIds, Duration timeout);
 
+    /**
+     * Whether the engine runs {@link RemoteJob.Kind#LOAD} (a remote hit read straight through its
+     * host slots into the device). Without it the scheduler promotes a remote hit into the host
+     * tier first and loads it from there, two jobs one after the other.
+     */
+    default boolean loadsFromRemote() {
+        return false;
+    }
+
     /** The clock that {@link TransferJob#deadlineNanos()} refers to, in nanoseconds. */
     long nanoTime();
 
