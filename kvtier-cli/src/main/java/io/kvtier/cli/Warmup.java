@@ -141,7 +141,8 @@ final class Warmup {
             Thread.currentThread().interrupt();
         }
         if (Boolean.getBoolean("kvtier.warmup.debug")) {
-            System.err.printf("kvtier: warm-up: %d tokens in %.3f s (files ready after %.3f s, first token after %.3f s), ended %.3f s from process start%n",
+            System.err.printf("kvtier: warm-up: %d tokens in %.3f s (files ready after %.3f s, first token after %.3f s), "
+                    + "ended %.3f s from process start%n",
                     generated, (endNanos - startNanos) / 1e9, (readyNanos - startNanos) / 1e9,
                     (firstTokenNanos - startNanos) / 1e9, ProcessClock.at(endNanos));
         }

@@ -61,7 +61,8 @@ final class WarmupFiles {
     boolean ensure() throws IOException {
         ModelConfig shape = AotTrainingCommand.SHAPE;
         boolean modelKept = writeUnlessThere(model(), tmp -> CheckpointWriter.writeRandom(tmp, shape, 1));
-        boolean tokenizerKept = writeUnlessThere(tokenizer(), tmp -> Files.write(tmp, AotTrainingCommand.tokenizer(shape.vocabSize())));
+        boolean tokenizerKept = writeUnlessThere(tokenizer(),
+                tmp -> Files.write(tmp, AotTrainingCommand.tokenizer(shape.vocabSize())));
         return modelKept && tokenizerKept;
     }
 
