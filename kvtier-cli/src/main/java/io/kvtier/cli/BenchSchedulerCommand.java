@@ -60,8 +60,8 @@ final class BenchSchedulerCommand implements Callable<Integer> {
         System.out.printf("scheduler: %d running requests, %d-token prompts, block %d, offloading to a host tier (LRU)%n",
                 running, promptTokens, blockSize);
         System.out.printf("  engine time per step outside the forward pass: %,.1f us best, %,.1f us mean of %d "
-                + "(%.0f ns per running request, %.0f tokens per step)%n", r.nanosPerStep() / 1e3,
-                r.nanosPerStepMean() / 1e3, repeats, r.nanosPerStep() / running, r.tokensPerStep());
+                + "(%,.2f us per running request, %,.0f tokens per step)%n", r.nanosPerStep() / 1e3,
+                r.nanosPerStepMean() / 1e3, repeats, r.nanosPerStep() / running / 1e3, r.tokensPerStep());
         return 0;
     }
 }

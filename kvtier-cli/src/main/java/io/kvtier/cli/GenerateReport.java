@@ -162,9 +162,11 @@ final class GenerateReport {
             }
         }
         err.printf("kvtier: %s, %s prompt tokens (%s hit on device), %s generated in %.2f s (%s tokens/s), "
-                        + "%s steps, %s preemptions, device blocks %s free + %s cached of %s%n",
+                        + "%s, %s, device blocks %s free + %s cached of %s%n",
                 Plural.count(((Number) s.get("requests")).longValue(), "request"), s.get("prompt_tokens"), s.get("device_hit_tokens"), s.get("generated_tokens"),
-                times.wall(), rate((double) s.get("decode_tokens_per_second")), s.get("steps"), s.get("preemptions"),
+                times.wall(), rate((double) s.get("decode_tokens_per_second")),
+                Plural.count(((Number) s.get("steps")).longValue(), "step"),
+                Plural.count(((Number) s.get("preemptions")).longValue(), "preemption"),
                 s.get("device_blocks_free_at_end"), s.get("device_blocks_cached_at_end"), s.get("device_blocks_total"));
         err.printf("kvtier: %.2f s from process start: ready after %.2f s (tokenizing %.2f s), first token at %s%n",
                 times.total(), times.startup(), times.tokenize(),
@@ -175,6 +177,11 @@ final class GenerateReport {
     /** A rate for the summary: whole units, with one decimal below 10 so a slow run never reads "0 tokens/s". */
     static String rate(double perSecond) {
         return String.format(java.util.Locale.ROOT, perSecond < 10 ? "%.1f" : "%.0f", perSecond);
+    }
+
+    /** {@link #rate} with thousands separators, for the bench tables ({@code 1,785}, {@code 2.5}). */
+    static String groupedRate(double perSecond) {
+        return String.format(java.util.Locale.ROOT, perSecond < 10 ? "%.1f" : "%,.0f", perSecond);
     }
 
     /**

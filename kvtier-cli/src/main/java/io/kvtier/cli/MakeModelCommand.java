@@ -101,7 +101,7 @@ final class MakeModelCommand implements Callable<Integer> {
         }
         if (bytes > free) {
             throw new BadInputException(String.format(java.util.Locale.ROOT,
-                    "make-model %s: the model needs %.1f GB and %s has %.1f GB free", out, bytes / 1e9, dir, free / 1e9));
+                    "make-model %s: the model needs %s and %s has %s free", out, size(bytes), dir, size(free)));
         }
     }
 
@@ -114,5 +114,13 @@ final class MakeModelCommand implements Callable<Integer> {
             case "q4_0" -> TensorType.Q4_0;
             default -> throw new BadInputException("--type must be f32, f16, bf16, q8_0 or q4_0, got '" + name + "'");
         };
+    }
+
+    /** Bytes with one decimal in GB, MB or kB, whichever is at least 1 ({@code 2.4 GB}, {@code 98.3 kB}), so a small figure never reads 0.0 GB. */
+    static String size(double bytes) {
+        double b = bytes;
+        return b >= 1e9 ? String.format(java.util.Locale.ROOT, "%.1f GB", b / 1e9)
+                : b >= 1e6 ? String.format(java.util.Locale.ROOT, "%.1f MB", b / 1e6)
+                : String.format(java.util.Locale.ROOT, "%.1f kB", b / 1e3);
     }
 }

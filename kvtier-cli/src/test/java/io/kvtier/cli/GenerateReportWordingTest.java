@@ -24,5 +24,7 @@ class GenerateReportWordingTest {
         assertThat(GenerateReport.rate(9.94)).isEqualTo("9.9");
         assertThat(GenerateReport.rate(76.4)).isEqualTo("76");
         assertThat(GenerateReport.rate(20807.6)).isEqualTo("20808");
+        assertThat(GenerateReport.groupedRate(2.47)).isEqualTo("2.5");
+        assertThat(GenerateReport.groupedRate(20807.6)).isEqualTo("20,808");
     }
 }

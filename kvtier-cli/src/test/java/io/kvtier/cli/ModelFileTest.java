@@ -94,13 +94,21 @@ class ModelFileTest {
         }
     }
 
+    /** A trial's full disk read "has 0.0 GB free": the unit follows the size. */
+    @Test
+    void freeSpaceIsPrintedInAUnitThatShowsIt() {
+        assertThat(MakeModelCommand.size(102_400)).isEqualTo("102.4 kB");
+        assertThat(MakeModelCommand.size(61_683_552)).isEqualTo("61.7 MB");
+        assertThat(MakeModelCommand.size(20_400_000_000L)).isEqualTo("20.4 GB");
+    }
+
     @Test
     void makeModelRefusesAModelLargerThanTheFreeSpaceBeforeWritingAByte() throws Exception {
         Path out = dir.resolve("huge.bin");
         CliRun r = CliRun.of("make-model", out.toString(), "--dim", "60000", "--hidden-dim", "200000", "--layers", "100");
         assertThat(r.code()).as(r.err()).isEqualTo(2);
         assertThat(r.err()).startsWith("kvtier: make-model " + out + ": the model needs 20")
-                .contains(" GB and " + dir.toAbsolutePath() + " has ").endsWith(" GB free\n");
+                .contains(" GB and " + dir.toAbsolutePath() + " has ").endsWith(" free\n");
         try (var files = Files.list(dir)) {
             assertThat(files.toList()).as("nothing written").isEmpty();
         }

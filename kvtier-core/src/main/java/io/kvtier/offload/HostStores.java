@@ -4,7 +4,6 @@ import io.kvtier.kv.BlockKey;
 import io.kvtier.kv.BlockPool;
 import io.kvtier.kv.LongObjectMap;
 import io.kvtier.offload.transfer.ChunkCopy;
-import io.kvtier.offload.transfer.StoreJob;
 import io.kvtier.offload.transfer.TransferEngine;
 import io.kvtier.offload.transfer.TransferResult;
 import io.kvtier.tier.AdmissionFilter;
@@ -40,6 +39,13 @@ final class HostStores {
      * that a store does not rebuild the set of every chunk before it (full-attention groups).
      */
     private final LongObjectMap<EarlierChunks> earlier = new LongObjectMap<>();
+    /** The step's store job, assembled by the step's commits and started by {@link #submitStep}. */
+    private final StoreBatch step;
+    /** Reused by every commit's store and {@link #add}: the chunk copies of one request. */
+    private final List<ChunkCopy> copies = new ArrayList<>();
+    /** Reused by every commit: the keys and parents of the chunks a store may take. */
+    private final List<BlockKey> commitKeys = new ArrayList<>();
+    private final List<BlockKey> commitParents = new ArrayList<>();
     /** Lazy stores' pending chunks; null when stores are eager. */
     private final LazyStores lazy;
     /** 0 for a full-attention group; else the sliding window (positions) of the group whose blocks this stores. */
@@ -58,6 +64,7 @@ final class HostStores {
         this.admission = new AdmissionFilter(config.hostAdmitAfter(), Math.max(1, host.capacity()));
         this.disk = disk;
         this.remote = remote;
+        this.step = new StoreBatch(pool, jobs, transfers, config.jobDeadline().toNanos());
         this.lazy = config.storePolicy().lazy() ? new LazyStores(config.storePolicy(), chain, pool, host, stats, this) : null;
     }
 
@@ -76,8 +83,11 @@ final class HostStores {
         // together with all its parents (and the disk is fed from the host tier). A window group's
         // hit needs only the chunks of its window, wherever they are.
         int fitChunk = window > 0 ? toChunk : Math.min(toChunk, host.capacity());
-        List<BlockKey> keys = new ArrayList<>();
-        List<BlockKey> parents = new ArrayList<>();
+        // Reused from commit to commit: every callee below reads them during the call only.
+        List<BlockKey> keys = commitKeys;
+        List<BlockKey> parents = commitParents;
+        keys.clear();
+        parents.clear();
         boolean admitted = true;
         for (int c = fromChunk; c < fitChunk; c++) {
             // Every chunk's use is recorded; the chain is cut at the first one not admitted
@@ -122,10 +132,14 @@ final class HostStores {
             return;
         }
         int[] table = blockTables.apply(r.id());
-        submit(r.id(), fromChunk, keys, parents, accepted, i -> {
-            int c = fromChunk + i;
-            return java.util.Arrays.copyOfRange(table, c * chunk(), (c + 1) * chunk());
-        }, i -> chain.tokens(r, fromChunk + i), epoch);
+        copies.clear();
+        for (int i = 0; i < accepted.toStore().size(); i++) {
+            int c = fromChunk + keys.indexOf(accepted.toStore().get(i));
+            copies.add(new ChunkCopy(java.util.Arrays.copyOfRange(table, c * chunk(), (c + 1) * chunk()), accepted.slot(i),
+                    chain.namespace(), chain.key(r, c), chain.parent(r, c), chain.tokens(r, c)));
+        }
+        step.add(r.id(), fromChunk, copies);
+        copies.clear();
     }
 
     /** The keys of a request's chunks {@code [0, chunks)}: a store must not evict them to make room. */
@@ -177,36 +191,39 @@ final class HostStores {
     }
 
     /**
-     * Starts one host store job for the chunks of {@code accepted} (a subset of {@code keys}, the
-     * chain's chunks {@code [firstChunk, firstChunk + keys.size())}). The job takes a reference on
-     * every device block it reads, so no block can be reallocated (and overwritten) while it is
-     * copied; the references are dropped when the job completes.
+     * Adds the chunks of {@code accepted} (a subset of {@code keys}, the chain's chunks
+     * {@code [firstChunk, firstChunk + keys.size())}) to the step's host store job, started by
+     * {@link #submitStep}. The job takes a reference on every device block it reads from now on,
+     * so no block can be reallocated (and overwritten) while it is copied; the references are
+     * dropped when the job completes.
      *
      * @param deviceBlocks chunk i of keys -> its device block ids
      * @param tokens       chunk i of keys -> its token ids
      */
+    void add(long requestId, int firstChunk, List<BlockKey> keys, List<BlockKey> parents,
+             TierIndex.StorePlan.Accepted accepted, java.util.function.IntFunction<int[]> deviceBlocks,
+             java.util.function.IntFunction<int[]> tokens) {
+        copies.clear();
+        for (int i = 0; i < accepted.toStore().size(); i++) {
+            int k = keys.indexOf(accepted.toStore().get(i));
+            copies.add(new ChunkCopy(deviceBlocks.apply(k), accepted.slot(i), chain.namespace(), keys.get(k), parents.get(k),
+                    tokens.apply(k)));
+        }
+        step.add(requestId, firstChunk, copies);
+        copies.clear();
+    }
+
+    /** {@link #add}, then starts the job at once (lazy stores, which store outside a step's commits). */
     void submit(long requestId, int firstChunk, List<BlockKey> keys, List<BlockKey> parents,
                 TierIndex.StorePlan.Accepted accepted, java.util.function.IntFunction<int[]> deviceBlocks,
                 java.util.function.IntFunction<int[]> tokens, long epoch) {
-        if (accepted.toStore().isEmpty()) {
-            return;
-        }
-        long id = jobs.newId();
-        List<ChunkCopy> copies = new ArrayList<>();
-        int[] sources = new int[accepted.toStore().size() * chunk()];
-        int s = 0;
-        for (int i = 0; i < accepted.toStore().size(); i++) {
-            int k = keys.indexOf(accepted.toStore().get(i));
-            int[] dev = deviceBlocks.apply(k);
-            for (int b : dev) {
-                pool.retain(b);
-                sources[s++] = b;
-            }
-            copies.add(new ChunkCopy(dev, accepted.slot(i), chain.namespace(), keys.get(k), parents.get(k), tokens.apply(k)));
-        }
-        long deadline = transfers.nanoTime() + config.jobDeadline().toNanos();
-        jobs.add(new OffloadJob.Store(id, requestId, HostTier.NAME, firstChunk, sources, accepted.toStore(), epoch, deadline));
-        transfers.submit(new StoreJob(id, copies, deadline));
+        add(requestId, firstChunk, keys, parents, accepted, deviceBlocks, tokens);
+        submitStep(epoch);
+    }
+
+    /** Starts the step's store job: every chunk {@link #add}ed since the last one, as one transfer job (none if nothing was added). */
+    void submitStep(long epoch) {
+        step.submit(HostTier.NAME, epoch);
     }
 
     /**
@@ -240,7 +257,7 @@ final class HostStores {
         return Math.min(fullBlocks, r.blockKeys().size()) / chunk();
     }
 
-    /** Ends a host store job: the chunks before the first failed one become readable. */
+    /** Ends a host store job: the chunks before the first failed one become readable (the job's, across its parts). */
     void apply(OffloadJob.Store store, TransferResult res, boolean current, long epoch) {
         int ok = res.success() ? store.chunkKeys().size() : Math.max(0, res.firstFailedChunk());
         if (ok > 0) {
@@ -259,8 +276,12 @@ final class HostStores {
         if (ok < store.chunkKeys().size()) {
             host.index().completeStore(store.chunkKeys().subList(ok, store.chunkKeys().size()), false);
             stats.storeFailures++;
-            // No hole in the stored chain: a live request retries from the first chunk not stored.
-            cutCursor(store.requestId(), (store.firstChunk() + ok) * chunk());
+            // No hole in the stored chain: each live request retries from its first chunk not stored.
+            for (OffloadJob.StorePart p : store.parts()) {
+                if (p.offset() + p.chunks() > ok) {
+                    cutCursor(p.requestId(), (p.firstChunk() + Math.max(0, ok - p.offset())) * chunk());
+                }
+            }
         }
     }
 

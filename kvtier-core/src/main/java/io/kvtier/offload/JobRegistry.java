@@ -18,7 +18,13 @@ final class JobRegistry {
 
     private final Map<Long, OffloadJob> live = new LinkedHashMap<>();
     private final Map<Long, OffloadJob> orphans = new HashMap<>();
+    /** Request -> its live loads and other request jobs (stores are counted in {@link #storesOf}). */
     private final Map<Long, Set<Long>> byRequest = new HashMap<>();
+    /**
+     * Request -> live store parts naming it: a store job serves every request that completed a
+     * chunk in its step, so a count per request (no boxing, no set per job) says which have stores.
+     */
+    private final LongIntMap storesOf = new LongIntMap();
     private final Map<BlockKey, Long> loadingKeys = new HashMap<>();
     private long nextId = 1;
 
@@ -50,8 +56,17 @@ final class JobRegistry {
                     throw new IllegalStateException("key " + k.shortHex() + " is already being loaded by job " + loadingKeys.get(k));
                 }
             }
-        } else if (hasLoad(job.requestId())) {
-            throw new IllegalStateException("request " + job.requestId() + " has a load in flight; no store may start");
+        } else if (job instanceof OffloadJob.Store store) {
+            for (OffloadJob.StorePart p : store.parts()) {
+                if (hasLoad(p.requestId())) {
+                    throw new IllegalStateException("request " + p.requestId() + " has a load in flight; no store may start");
+                }
+            }
+            for (OffloadJob.StorePart p : store.parts()) {
+                storesOf.put(p.requestId(), storesOf.get(p.requestId(), 0) + 1);
+            }
+            live.put(job.id(), job);
+            return;
         }
         live.put(job.id(), job);
         byRequest.computeIfAbsent(job.requestId(), r -> new HashSet<>()).add(job.id());
@@ -91,6 +106,17 @@ final class JobRegistry {
     }
 
     private void detach(OffloadJob j) {
+        if (j instanceof OffloadJob.Store store) {
+            for (OffloadJob.StorePart p : store.parts()) {
+                int n = storesOf.get(p.requestId(), 0) - 1;
+                if (n > 0) {
+                    storesOf.put(p.requestId(), n);
+                } else {
+                    storesOf.remove(p.requestId());
+                }
+            }
+            return;
+        }
         Set<Long> ids = byRequest.get(j.requestId());
         if (ids != null) {
             ids.remove(j.id());
@@ -106,7 +132,7 @@ final class JobRegistry {
     }
 
     boolean hasJobs(long requestId) {
-        return byRequest.containsKey(requestId);
+        return byRequest.containsKey(requestId) || storesOf.containsKey(requestId);
     }
 
     boolean hasLoad(long requestId) {
@@ -114,10 +140,13 @@ final class JobRegistry {
     }
 
     boolean hasStore(long requestId) {
-        return jobsOf(requestId, OffloadJob.Store.class);
+        return storesOf.containsKey(requestId);
     }
 
     private boolean jobsOf(long requestId, Class<? extends OffloadJob> kind) {
+        if (byRequest.isEmpty()) {
+            return false; // the common case with only stores in flight: no boxed lookup
+        }
         Set<Long> ids = byRequest.get(requestId);
         if (ids == null) {
             return false;
@@ -268,6 +297,23 @@ final class JobRegistry {
             if (hasLoad(r) && hasStore(r)) {
                 throw new IllegalStateException("request " + r + " has a load and a store in flight");
             }
+        }
+        Map<Long, Integer> parts = new HashMap<>();
+        for (OffloadJob j : live.values()) {
+            if (j instanceof OffloadJob.Store store) {
+                for (OffloadJob.StorePart p : store.parts()) {
+                    parts.merge(p.requestId(), 1, Integer::sum);
+                }
+            }
+        }
+        for (Map.Entry<Long, Integer> e : parts.entrySet()) {
+            if (storesOf.get(e.getKey(), 0) != e.getValue()) {
+                throw new IllegalStateException("request " + e.getKey() + " counts " + storesOf.get(e.getKey(), 0)
+                        + " store parts but live stores name it " + e.getValue() + " times");
+            }
+        }
+        if (storesOf.size() != parts.size()) {
+            throw new IllegalStateException(storesOf.size() + " requests counted with stores, but live stores name " + parts.size());
         }
         for (Map.Entry<BlockKey, Long> e : loadingKeys.entrySet()) {
             OffloadJob j = live.get(e.getValue());

@@ -38,9 +38,48 @@ public sealed interface OffloadJob {
             implements OffloadJob {
     }
 
-    /** Store of the request's chunks [firstChunk, firstChunk + chunkKeys.size()) that the tier accepted. */
-    record Store(long id, long requestId, String tier, int firstChunk, int[] deviceBlocks, List<BlockKey> chunkKeys,
-                 long epoch, long deadlineNanos) implements OffloadJob {
+    /**
+     * Store of the chunks the tier accepted, for every request that completed chunks in one engine
+     * step (one job per step, not one per request): {@code parts} say whose chunks {@code chunkKeys}
+     * are, in order, each part's keys following the previous part's.
+     */
+    record Store(long id, String tier, int[] deviceBlocks, List<BlockKey> chunkKeys, List<StorePart> parts, long epoch,
+                 long deadlineNanos) implements OffloadJob {
+
+        public Store {
+            parts = List.copyOf(parts);
+            int n = 0;
+            for (StorePart p : parts) {
+                if (p.offset() != n) {
+                    throw new IllegalArgumentException("store part of request " + p.requestId() + " starts at key " + p.offset()
+                            + ", expected " + n);
+                }
+                n += p.chunks();
+            }
+            if (n != chunkKeys.size()) {
+                throw new IllegalArgumentException("store parts cover " + n + " keys of " + chunkKeys.size());
+            }
+        }
+
+        /** One request's store of its chunks [firstChunk, firstChunk + chunkKeys.size()). */
+        public Store(long id, long requestId, String tier, int firstChunk, int[] deviceBlocks, List<BlockKey> chunkKeys,
+                     long epoch, long deadlineNanos) {
+            this(id, tier, deviceBlocks, chunkKeys, List.of(new StorePart(requestId, firstChunk, 0, chunkKeys.size())), epoch,
+                    deadlineNanos);
+        }
+
+        /** The request of a one-part store; {@link #TIER_JOB} for a store of several requests (see {@link #parts}). */
+        @Override
+        public long requestId() {
+            return parts.size() == 1 ? parts.get(0).requestId() : TIER_JOB;
+        }
+    }
+
+    /**
+     * One request's chunks in a {@link Store}: keys {@code [offset, offset + chunks)} of the job are
+     * the request's chunks from {@code firstChunk} on that the tier accepted.
+     */
+    record StorePart(long requestId, int firstChunk, int offset, int chunks) {
     }
 
     /** Request id of jobs that belong to a tier, not to a request (disk writes, promotions). */

@@ -349,7 +349,8 @@ public final class OffloadScheduler implements AutoCloseable {
     /**
      * Called at commit for every request scheduled in the step (finishing ones included), with
      * {@code kvWritten} = positions whose KV now exists. Every full chunk below it not yet handled
-     * becomes part of one store job, created now (§3.1): the longest prefix of them that the host
+     * joins the step's store job now (§3.1; started by {@link #submitStores}, or by the next call
+     * that looks at jobs, for every request of the step at once): the longest prefix of them that the host
      * tier can take, evicting by its policy but never the request's own earlier chunks (a hole
      * would make the rest unreachable). Chunks a host tier of this capacity can never hold with
      * their parents (chunk index >= capacity) are counted in {@link OffloadStats#blocksNotStored()}
@@ -363,6 +364,18 @@ public final class OffloadScheduler implements AutoCloseable {
             throw new IllegalStateException("a model with several KV groups commits with every group's tables");
         }
         stores.onCommit(r, kvWritten, blockTables, epoch);
+    }
+
+    /**
+     * Starts the step's store job: the chunks every {@link #onCommit} of the step accepted, as one
+     * transfer job for all the step's requests (in every KV group). Called by the engine once its
+     * commits are done; the other calls that look at jobs start a pending one first.
+     */
+    public void submitStores() {
+        stores.submitStep(epoch);
+        for (OffloadScheduler p : windowParts()) {
+            p.submitStores();
+        }
     }
 
     /** A request's block table in one KV group: {@code KvCacheManager::blockTable}. */
@@ -395,6 +408,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** {@link #poll} of this scheduler's group only. */
     List<LoadDone> pollOwn() {
+        stores.submitStep(epoch);
         stores.scan(epoch); // lazy stores: first, so the free queue is the one the step's allocations will see
         if (disk != null) {
             disk.drainScan(epoch);
@@ -415,6 +429,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** {@link #awaitAny} of this scheduler's group only. */
     List<LoadDone> awaitAnyOwn(Duration timeout) {
+        stores.submitStep(epoch);
         List<Long> ids = jobs.ids();
         if (ids.isEmpty()) {
             return List.of();
@@ -432,11 +447,13 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** Whether the request has jobs in flight (a preempted request is not re-admitted until they end, §3.6). */
     public boolean hasJobs(long requestId) {
+        submitStores();
         return jobs.hasJobs(requestId) || windows != null && windows.hasJobs(requestId);
     }
 
     /** Device blocks of group 0 that become free when pending stores complete. */
     public int blocksFreedByStores() {
+        stores.submitStep(epoch);
         return jobs.blocksFreedByStores(pool);
     }
 
@@ -447,6 +464,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** Whether any job is in flight (in any group). */
     public boolean busy() {
+        submitStores();
         return !jobs.isEmpty() || windows != null && windows.busy();
     }
 
@@ -472,6 +490,7 @@ public final class OffloadScheduler implements AutoCloseable {
      */
     public List<LoadDone> resetCache() {
         // Loads group 0 ended while a window group's still ran: abandoned too.
+        submitStores(); // the step's chunks become a job like any other: orphaned below
         List<LoadDone> waiting = windows == null ? new ArrayList<>() : windows.resetCache();
         epoch++;
         waiting.addAll(loads.abandonAll());
@@ -517,6 +536,7 @@ public final class OffloadScheduler implements AutoCloseable {
     @Override
     public void close() {
         try {
+            submitStores();
             flushToDisk();
         } finally {
             try {
@@ -600,6 +620,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     /** Jobs holding resources (live and orphaned). */
     public int jobsInFlight() {
+        stores.submitStep(epoch);
         return jobs.liveCount() + jobs.orphanCount();
     }
 }

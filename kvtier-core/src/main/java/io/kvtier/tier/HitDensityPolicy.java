@@ -82,6 +82,13 @@ public final class HitDensityPolicy implements CachePolicy {
     private final double[][] density = new double[CLASSES][];
     private long now;
     private boolean learned;
+    /**
+     * Every (class, bucket) cell as {@code cls * buckets + bucket}, in victim order (lowest density
+     * first, then older bucket, then lower class); null when the densities changed since it was sorted.
+     * The order depends only on the densities, which change only at {@link #recompute}, so {@link
+     * #victims} sorts once per period instead of once per call.
+     */
+    private int[] cellOrder;
 
     /** The default policy for a tier of {@code capacity} chunks (> 0). */
     public HitDensityPolicy(int capacity) {
@@ -181,6 +188,7 @@ public final class HitDensityPolicy implements CachePolicy {
 
     private void recompute() {
         learned = true;
+        cellOrder = null;
         for (int c = 0; c < CLASSES; c++) {
             double n = entered[c];
             if (n > 0) {
@@ -225,26 +233,51 @@ public final class HitDensityPolicy implements CachePolicy {
     private record Cell(int cls, int bucket, double density) {
     }
 
+    /** The cells in victim order, sorted when the densities changed ({@link #cellOrder}). */
+    private int[] cellOrder() {
+        if (cellOrder == null) {
+            List<Cell> cells = new ArrayList<>(CLASSES * buckets);
+            for (int c = 0; c < CLASSES; c++) {
+                for (int a = 0; a < buckets; a++) {
+                    cells.add(new Cell(c, a, density(c, a)));
+                }
+            }
+            // a total order (no two cells share class and bucket), so sorting every cell once and
+            // skipping the empty ones later gives the order that sorting only the non-empty ones would
+            cells.sort(Comparator.comparingDouble(Cell::density)
+                    .thenComparing(Comparator.comparingInt(Cell::bucket).reversed())
+                    .thenComparingInt(Cell::cls));
+            cellOrder = cells.stream().mapToInt(cell -> cell.cls * buckets + cell.bucket).toArray();
+        }
+        return cellOrder;
+    }
+
     @Override
     public List<BlockKey> victims(int n, Predicate<BlockKey> evictable) {
         List<BlockKey> out = new ArrayList<>(Math.max(0, n));
         if (n <= 0) {
             return out;
         }
-        List<Cell> cells = new ArrayList<>(CLASSES * buckets);
+        // per class, the buckets its members' ages span (youngest, oldest): cells outside hold no one
+        int[] youngest = new int[CLASSES];
+        int[] oldest = new int[CLASSES];
         for (int c = 0; c < CLASSES; c++) {
-            if (groups.get(c).isEmpty()) {
-                continue;
-            }
-            for (int a = 0; a < buckets; a++) {
-                cells.add(new Cell(c, a, density(c, a)));
+            TreeMap<Long, LinkedHashSet<BlockKey>> byLast = groups.get(c);
+            if (byLast.isEmpty()) {
+                youngest[c] = buckets; // no cell of this class is visited
+                oldest[c] = -1;
+            } else {
+                youngest[c] = bucket(now - byLast.lastKey());
+                oldest[c] = bucket(now - byLast.firstKey());
             }
         }
-        cells.sort(Comparator.comparingDouble(Cell::density)
-                .thenComparing(Comparator.comparingInt(Cell::bucket).reversed())
-                .thenComparingInt(Cell::cls));
-        for (Cell cell : cells) {
-            for (LinkedHashSet<BlockKey> g : lastRange(cell).values()) {
+        for (int cell : cellOrder()) {
+            int c = cell / buckets;
+            int a = cell % buckets;
+            if (a < youngest[c] || a > oldest[c]) {
+                continue;
+            }
+            for (LinkedHashSet<BlockKey> g : lastRange(c, a).values()) {
                 for (BlockKey k : g) {
                     if (evictable.test(k)) {
                         out.add(k);
@@ -258,14 +291,14 @@ public final class HitDensityPolicy implements CachePolicy {
         return out;
     }
 
-    /** Groups of the cell's class whose age falls in the cell's bucket, oldest first. */
-    private NavigableMap<Long, LinkedHashSet<BlockKey>> lastRange(Cell cell) {
-        TreeMap<Long, LinkedHashSet<BlockKey>> byLast = groups.get(cell.cls);
-        long newest = now - (long) cell.bucket * granularity; // age >= bucket * granularity
-        if (cell.bucket == buckets - 1) {
+    /** Groups of class {@code cls} whose age falls in bucket {@code bucket}, oldest first. */
+    private NavigableMap<Long, LinkedHashSet<BlockKey>> lastRange(int cls, int bucket) {
+        TreeMap<Long, LinkedHashSet<BlockKey>> byLast = groups.get(cls);
+        long newest = now - (long) bucket * granularity; // age >= bucket * granularity
+        if (bucket == buckets - 1) {
             return byLast.headMap(newest, true);
         }
-        long oldest = now - ((long) cell.bucket + 1) * granularity; // age < (bucket + 1) * granularity
+        long oldest = now - ((long) bucket + 1) * granularity; // age < (bucket + 1) * granularity
         return byLast.subMap(oldest, false, newest, true);
     }
 
@@ -304,6 +337,7 @@ public final class HitDensityPolicy implements CachePolicy {
         Arrays.fill(density, null);
         now = 0;
         learned = false;
+        cellOrder = null;
     }
 
     @Override

@@ -314,12 +314,24 @@ public final class TierIndex {
      * instead of nothing. No side effects.
      */
     public int fittingPrefix(List<BlockKey> keys, Set<BlockKey> keep) {
+        // First as if every kept key were evictable (room at its lowest): when all keys fit even
+        // so, the answer is exact without walking keep, which holds a request's every earlier
+        // chunk (walking it at each store made a long chain's stores quadratic).
+        int sure = fittingPrefix(keys, keep, freeSlots() + readyCount() - keep.size());
+        if (sure == keys.size()) {
+            return sure;
+        }
         int room = freeSlots() + readyCount();
         for (BlockKey k : keep) {
             if (evictable(k)) {
                 room--;
             }
         }
+        return fittingPrefix(keys, keep, room);
+    }
+
+    /** {@link #fittingPrefix(List, Set)} with {@code room} slots free or evictable outside {@code keep}. */
+    private int fittingPrefix(List<BlockKey> keys, Set<BlockKey> keep, int room) {
         int need = 0;
         for (int i = 0; i < keys.size(); i++) {
             Entry e = entries.get(keys.get(i));

@@ -15,7 +15,7 @@ class LongIntMapTest {
     @ValueSource(longs = {1, 2, 3, 42, 1234})
     void behavesAsAHashMap(long seed) {
         SplittableRandom rnd = new SplittableRandom(seed);
-        LongIntMap map = new LongIntMap(2);
+        LongIntMap map = new LongIntMap();
         Map<Long, Integer> expected = new HashMap<>();
         for (int op = 0; op < 20_000; op++) {
             // Keys from a small range and multiples of the table size collide often.

@@ -52,6 +52,20 @@ class TierIndexPrefixTest {
     }
 
     @Test
+    void keptKeysThatAreNotEvictableTakeNoRoomHoweverManyThereAre() {
+        stored(1, 2); // 2 free slots, 2 evictable entries
+        Set<io.kvtier.kv.BlockKey> keep = new java.util.HashSet<>(keys(1));
+        for (long i = 100; i < 200; i++) {
+            keep.add(k(i)); // a long chain's earlier chunks, no longer in this tier: no room of anyone's
+        }
+        // Counted as if all 101 kept keys were evictable nothing would fit; exactly, only 1 is.
+        assertThat(tier.fittingPrefix(keys(11, 12, 13, 14), keep)).isEqualTo(3);
+        assertThat(tier.fittingPrefix(keys(11, 12), keep)).isEqualTo(2);
+        assertThat(tier.fittingPrefix(keys(11, 12), Set.of(k(1)))).as("fits even if the kept key were evictable").isEqualTo(2);
+        assertThat(tier.fittingPrefix(keys(11, 12, 13, 14), Set.of(k(1), k(2)))).isEqualTo(2);
+    }
+
+    @Test
     void aKeyBeingRemovedEndsThePrefix() {
         stored(1, 2);
         tier.prepareLoad(keys(2));

@@ -329,6 +329,9 @@ public final class Engine implements AutoCloseable {
                 finish(r, reason, done);
             }
         }
+        if (offload != null) {
+            offload.submitStores(); // one store job for every request that completed a chunk in this step
+        }
     }
 
     /** Parked requests whose loads ended continue from the KV that was really loaded. */

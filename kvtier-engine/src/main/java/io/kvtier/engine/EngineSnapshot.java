@@ -100,20 +100,22 @@ public record EngineSnapshot(int running, int waiting, int deviceBlocks, int dev
             return null;
         }
         if (!GroupStats.several(off)) {
-            return offload(off, off.stats(), off.remoteStats(), tiers(List.of(off)), List.of());
+            return offload(off.stats(), off.remoteStats(), tiers(List.of(off)), off.diskScanProgress(), List.of());
         }
         List<OffloadScheduler> all = GroupStats.schedulers(off);
         List<Offload> groups = new ArrayList<>(all.size());
+        DiskIndexScan.Progress scan = null;
         for (OffloadScheduler g : all) {
-            groups.add(offload(off, g.stats(), g.remoteStats(), tiers(List.of(g)), List.of()));
+            groups.add(offload(g.stats(), g.remoteStats(), tiers(List.of(g)), g.diskScanProgress(), List.of()));
+            scan = DiskIndexScan.Progress.sum(scan, g.diskScanProgress());
         }
-        return offload(off, GroupStats.total(off), GroupStats.remoteTotal(off), tiers(all), groups);
+        return offload(GroupStats.total(off), GroupStats.remoteTotal(off), tiers(all), scan, groups);
     }
 
-    private static Offload offload(OffloadScheduler off, OffloadStats o, RemoteStats remote, List<TierUsage> tiers,
-                                   List<Offload> groups) {
+    private static Offload offload(OffloadStats o, RemoteStats remote, List<TierUsage> tiers,
+                                   DiskIndexScan.Progress scan, List<Offload> groups) {
         return new Offload(o.externalHitTokens(), o.blocksStored(), o.blocksLoaded(), o.loadFailures(), o.storeFailures(),
-                o.storeRefusals(), o.jobsTimedOut(), o.stores(), o.loads(), tiers, off.diskScanProgress(),
+                o.storeRefusals(), o.jobsTimedOut(), o.stores(), o.loads(), tiers, scan,
                 remote == null ? null : remote.copy(), groups);
     }
 

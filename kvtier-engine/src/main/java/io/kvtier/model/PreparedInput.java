@@ -22,7 +22,7 @@ record PreparedInput(float[] x, int n, float[] f32, float[] decoded, Q8Activatio
         boolean int8 = false;
         for (Weight wt : ws) {
             f32 |= wt.type() == TensorType.F32;
-            encoded |= wt.type() != TensorType.F32;
+            encoded |= wt.type() != TensorType.F32 && !wt.interleaved();   // interleaved Q4_0 takes x unpacked
             int8 |= QuantMatmul.int8(wt);
         }
         int in = ws[0].cols();

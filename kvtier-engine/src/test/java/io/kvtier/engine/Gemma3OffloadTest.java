@@ -109,6 +109,16 @@ class Gemma3OffloadTest {
         }
         // A restarted engine finds both groups' chunks on disk and promotes them into the host tiers.
         try (Engine e = engine(EngineConfig.of(16, 36).withMaxBatchTokens(512), disk)) {
+            // The restart scan's figures (summary, /metrics) count both groups' chunk files, as
+            // the disk tier's usage does; a trial found only group 0's counted.
+            EngineSnapshot.Offload o = e.snapshot().offload();
+            long group0 = o.groups().get(0).diskScan().chunksFound();
+            long group1 = o.groups().get(1).diskScan().chunksFound();
+            assertThat(group1).as("window group's chunks found").isPositive();
+            assertThat(o.diskScan().chunksFound()).isEqualTo(group0 + group1).isEqualTo(o.tiers().get(1).used());
+            assertThat(o.diskScan().filesListed()).isEqualTo(
+                    o.groups().get(0).diskScan().filesListed() + o.groups().get(1).diskScan().filesListed());
+            assertThat(o.diskScan().ended()).isTrue();
             List<Request> done = onePerPass(e, 30);
             assertThat(done.stream().mapToLong(r -> r.externalHitTokens().getOrDefault("disk", 0)).sum())
                     .as("disk hits after a restart").isPositive();

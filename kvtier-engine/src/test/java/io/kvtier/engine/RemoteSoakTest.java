@@ -25,12 +25,23 @@ import org.junit.jupiter.params.provider.CsvSource;
  * every step, every output equals the request run alone without any cache, nothing leaks after
  * the drain, and the counters show each fault kind was met. After an outage no new fault comes
  * until the tier has served again ({@link SoakStoreFaults}: on an idle machine the whole run is
- * shorter than one way back from an outage). Size: {@code
- * -Dkvtier.soak.remote.requests=N} per seed (default 120, two seeds).
+ * shorter than one way back from an outage).
+ *
+ * <p>A seed runs to a goal, not to a count: at least {@code -Dkvtier.soak.remote.requests=N}
+ * requests (default 120), then N more at a time until the tier has loaded at least
+ * {@code -Dkvtier.soak.remote.loads=K} chunks (default 20) and met its fault schedule (a freeze, a
+ * kill, a damaged value and a failed load). On an idle machine a fixed length ended some runs
+ * before the tier had served (seed 22 loaded 2-13 chunks in 250 steps, half of them spent
+ * recovering), so the checks below could pass or fail by the machine's speed. A run that has not
+ * reached the goal within {@code -Dkvtier.soak.remote.maxRequests} requests (default 20 x N) or
+ * {@code -Dkvtier.soak.remote.maxSeconds} (default 600) fails with what it reached.
  */
 class RemoteSoakTest {
 
     private static final int REQUESTS = Integer.getInteger("kvtier.soak.remote.requests", 120);
+    private static final int LOADS = Integer.getInteger("kvtier.soak.remote.loads", 20);
+    private static final int MAX_REQUESTS = Integer.getInteger("kvtier.soak.remote.maxRequests", 20 * REQUESTS);
+    private static final long MAX_SECONDS = Long.getLong("kvtier.soak.remote.maxSeconds", 600);
 
     @TempDir
     Path dir;
@@ -73,6 +84,17 @@ class RemoteSoakTest {
         return out;
     }
 
+    /**
+     * Whether the run may end: the tier has loaded {@link #LOADS} chunks and the store has met its
+     * fault schedule (a freeze, a kill, a damaged value, and a load cut by one of them).
+     */
+    private static boolean goalMet(OffloadFixture f, SoakStoreFaults faults) {
+        RemoteStats rs = f.offload.remoteStats();
+        return rs.chunksLoaded() >= LOADS && faults.freezes > 0 && faults.kills > 0
+                && faults.corrupted + faults.truncated + faults.swapped + faults.deleted > 0
+                && rs.loadFailures().values().stream().mapToLong(Long::longValue).sum() > 0;
+    }
+
     private void soak(long seed, int hostChunks, OwnRedis redis) throws Exception {
         SplittableRandom rnd = new SplittableRandom(seed);
         int blocksPerChunk = 1 + rnd.nextInt(2);
@@ -94,8 +116,22 @@ class RemoteSoakTest {
             SoakRequests requests = new SoakRequests(rnd, prefixes, REQUESTS);
             List<Request> all = requests.all();
             int steps = 0;
+            int limit = REQUESTS;
             long start = System.nanoTime();
-            while (!requests.allSubmitted() || f.engine.hasWork()) {
+            while (!requests.allSubmitted() || f.engine.hasWork() || !goalMet(f, faults)) {
+                if (requests.allSubmitted() && !f.engine.hasWork()) {
+                    long seconds = (System.nanoTime() - start) / 1_000_000_000L;
+                    if (limit + REQUESTS > MAX_REQUESTS || seconds > MAX_SECONDS) {
+                        throw new AssertionError("the remote tier did not reach the soak's goal (" + LOADS
+                                + " chunks loaded, a freeze, a kill, a damaged value, a failed load) within " + limit
+                                + " requests, " + steps + " steps, " + seconds + " s (caps: -Dkvtier.soak.remote.maxRequests="
+                                + MAX_REQUESTS + ", -Dkvtier.soak.remote.maxSeconds=" + MAX_SECONDS + "): " + faults
+                                + " remote[loaded=" + f.offload.remoteStats().chunksLoaded() + " loadFailures="
+                                + f.offload.remoteStats().loadFailures() + "]");
+                    }
+                    requests.extend(REQUESTS);
+                    limit += REQUESTS;
+                }
                 requests.arrive(f);
                 if (rnd.nextInt(8) == 0) {
                     f.engine.resetCache(); // the host tier forgets: the next hits come from the store
@@ -109,7 +145,7 @@ class RemoteSoakTest {
                 if (f.engine.stats().steps() == before && f.offload.busy()) {
                     f.engine.drainTransfers();
                 }
-                assertThat(++steps).as("steps").isLessThan(100 * REQUESTS);
+                assertThat(++steps).as("steps").isLessThan(100 * limit);
             }
             long runMillis = (System.nanoTime() - start) / 1_000_000;
             faults.heal();
@@ -123,10 +159,10 @@ class RemoteSoakTest {
             RemoteStats rs = f.offload.remoteStats();
             String summary = faults + " remote[loaded=" + rs.chunksLoaded() + " stored=" + rs.chunksStored() + " loadFailures="
                     + rs.loadFailures() + " storeFailures=" + rs.storeFailures() + " dropped=" + rs.storesDroppedBy()
-                    + " breakerOpens=" + rs.breakerOpens() + "] aborted=" + aborted + " steps=" + steps + " in " + runMillis + " ms";
+                    + " breakerOpens=" + rs.breakerOpens() + "] aborted=" + aborted + " requests=" + limit + " steps=" + steps + " in " + runMillis + " ms";
             System.out.println("remote soak seed " + seed + ": " + summary);
             // The run must really exercise what it claims to: remote hits, and each fault met by the right counter.
-            assertThat(rs.chunksLoaded()).as("chunks loaded from the store; %s", summary).isPositive();
+            assertThat(rs.chunksLoaded()).as("chunks loaded from the store; %s", summary).isGreaterThanOrEqualTo(LOADS);
             // Which failure a damaged key meets depends on timing (a probe answer's age, a promotion
             // refused while the host tier's room is held by a write in flight, a load cut by an outage
             // first: seed 22 on an idle machine met its damaged keys only through loads that failed as

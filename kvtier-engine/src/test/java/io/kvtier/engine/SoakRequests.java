@@ -13,7 +13,7 @@ final class SoakRequests {
 
     private final SplittableRandom rnd;
     private final List<int[]> prefixes;
-    private final int limit;
+    private int limit;
     private final List<Request> all = new ArrayList<>();
 
     SoakRequests(SplittableRandom rnd, List<int[]> prefixes, int limit) {
@@ -65,6 +65,11 @@ final class SoakRequests {
             }
             org.assertj.core.api.Assertions.assertThat(++steps).as("steps").isLessThan(100 * limit);
         }
+    }
+
+    /** Lets {@code more} requests arrive after the ones asked so far (a soak that runs to a goal rather than a count). */
+    void extend(int more) {
+        limit += more;
     }
 
     /** Whether every request was submitted. */

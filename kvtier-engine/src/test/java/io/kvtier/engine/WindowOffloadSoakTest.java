@@ -22,8 +22,10 @@ class WindowOffloadSoakTest {
 
     private static final int REQUESTS = Integer.getInteger("kvtier.soak.requests", 300);
 
+    // Faults are drawn per job: with one store job per step (not per request) seed 333's draws
+    // failed no load, so its row uses 335, whose run covers every check below (334 and 336 did not).
     @ParameterizedTest(name = "seed {0}, host tiers of {1} chunks")
-    @CsvSource({"111, 8", "222, 8", "333, 4"})
+    @CsvSource({"111, 8", "222, 8", "335, 4"})
     void s01_soakOnTwoGroups(long seed, int hostChunks) {
         try {
             soak(seed, hostChunks);

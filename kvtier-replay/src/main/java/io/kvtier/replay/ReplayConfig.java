@@ -192,6 +192,11 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
                 cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy, kvGroups);
     }
 
+    public ReplayConfig withDisk(Capacity c) {
+        return new ReplayConfig(mode, policy, device, host, c, blockSize, speedup,
+                cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy, kvGroups);
+    }
+
     public ReplayConfig withBlockSize(int b) {
         return new ReplayConfig(mode, policy, device, host, disk, b, speedup,
                 cost, maxBatchTokens, maxRunning, maxTokens, remote, storePolicy, loadPolicy, kvGroups);

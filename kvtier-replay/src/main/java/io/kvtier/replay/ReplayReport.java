@@ -25,7 +25,7 @@ public final class ReplayReport {
         out.printf(Locale.ROOT, "  simulated model: %s%n", c.cost().describe());
         out.printf(Locale.ROOT, "  %-7s %-38s %14s %9s %16s%n", "tier", "capacity (tokens)", "hit tokens", "hit ratio",
                 "chunks written");
-        out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (loads into the device)%n", "device",
+        out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (loads into the device, reloads of preempted requests included)%n", "device",
                 capacity(c.device(), (long) r.deviceBlocks() * bs, String.format(Locale.ROOT, "%,d blocks", r.deviceBlocks())), r.deviceHitTokens(),
                 r.ratio(r.deviceHitTokens()), r.deviceChunksLoaded());
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (stores into the host)%n", "host",

@@ -38,7 +38,7 @@ final class RequestParser {
         refuseUnsupported(body, GENERATION_FIELDS);
         int[] prompt = promptIds(body, chat, true);
         int room = maxPositions - prompt.length + 1; // the last token sampled needs no KV slot
-        String maxField = chat && body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+        String maxField = body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
         int maxTokens = Math.min(optInt(body, maxField, room, 1, Integer.MAX_VALUE), room);
         float temperature = (float) optDouble(body, "temperature", 1.0, 0.0, 2.0);
         float topP = (float) optDouble(body, "top_p", 1.0, Double.MIN_VALUE, 1.0);

@@ -66,6 +66,24 @@ class PromptFieldsTest {
         void run() throws ApiError;
     }
 
+    /**
+     * {@code max_completion_tokens} caps both routes and wins over {@code max_tokens} (as vLLM);
+     * a trial found the completions route ignoring it and running to the end of the context.
+     */
+    @Test
+    void maxCompletionTokensCapsBothRoutes() throws ApiError {
+        RequestParser parser = new RequestParser(qwen, 4096);
+        String msgs = "\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]";
+        assertThat(parser.parse(body("{\"prompt\": \"hi\", \"max_completion_tokens\": 3}"), false).maxTokens()).isEqualTo(3);
+        assertThat(parser.parse(body("{\"prompt\": \"hi\", \"max_completion_tokens\": 3, \"max_tokens\": 5}"), false).maxTokens())
+                .isEqualTo(3);
+        assertThat(parser.parse(body("{" + msgs + ", \"max_completion_tokens\": 3, \"max_tokens\": 5}"), true).maxTokens())
+                .isEqualTo(3);
+        assertThat(parser.parse(body("{\"prompt\": \"hi\", \"max_tokens\": 5}"), false).maxTokens()).isEqualTo(5);
+        ApiError e = refusal(() -> parser.parse(body("{\"prompt\": \"hi\", \"max_completion_tokens\": 0}"), false));
+        assertThat(e.param()).isEqualTo("max_completion_tokens");
+    }
+
     @Test
     void detokenizeKeepsControlTokensAndInvertsTokenize() throws ApiError {
         assertThat(qwen.detokenize(new int[] {151644, 872})).isEqualTo("<|im_start|>user");

@@ -76,6 +76,20 @@ public final class DiskIndexScan implements AutoCloseable {
             return "disk scan: " + filesScanned + of + " files, " + chunksFound + " chunks, "
                     + (tempFilesDeleted + badFilesDeleted) + " deleted" + (ended ? ", done" : "");
         }
+
+        /**
+         * The scans of several disk tiers (one per KV group) as one: counts added, listed and
+         * ended only when both are. A null side is no scan.
+         */
+        public static Progress sum(Progress a, Progress b) {
+            if (a == null || b == null) {
+                return a == null ? b : a;
+            }
+            return new Progress(a.filesListed + b.filesListed, a.filesScanned + b.filesScanned,
+                    a.chunksFound + b.chunksFound, a.tempFilesDeleted + b.tempFilesDeleted,
+                    a.badFilesDeleted + b.badFilesDeleted, a.filesSkipped + b.filesSkipped,
+                    a.listed && b.listed, a.ended && b.ended);
+        }
     }
 
     private record Candidate(Path path, BlockKey key, BasicFileAttributes attrs) {

@@ -66,6 +66,8 @@ public final class LettuceRemoteStore implements RemoteStore {
     private final Consumer<String> warn;
     private final RedisClient client;
     private final RedisClusterClient clusterClient;
+    /** The cluster client's options once connected (refreshes ask every known node); null when standalone. */
+    private final ClusterClientOptions connectedClusterOptions;
     private final ClientResources resources;
     private final List<RedisURI> uris;
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
@@ -103,23 +105,39 @@ public final class LettuceRemoteStore implements RemoteStore {
         resources = LettuceResources.create();
         if (settings.cluster()) {
             clusterClient = RedisClusterClient.create(resources, uris);
-            clusterClient.setOptions(ClusterClientOptions.builder()
-                    .socketOptions(socket).timeoutOptions(timeouts).sslOptions(ssl)
-                    // Node connections open lazily: commands queue while one connects (a dead
-                    // node's commands then end by the timeout, and its breaker opens).
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.DEFAULT)
-                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                            .enablePeriodicRefresh(Duration.ofSeconds(1))
-                            .enableAllAdaptiveRefreshTriggers()
-                            .build())
-                    .build());
+            clusterClient.setOptions(clusterOptions(socket, timeouts, ssl, false));
+            connectedClusterOptions = clusterOptions(socket, timeouts, ssl, true);
             client = null;
         } else {
             client = RedisClient.create(resources);
             client.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).sslOptions(ssl)
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
             clusterClient = null;
+            connectedClusterOptions = null;
         }
+    }
+
+    /**
+     * The cluster client's options. {@code discover}: a topology refresh asks every node the
+     * last topology named (Lettuce's dynamic refresh sources), not only the seeds. The first
+     * topology is asked of the seeds alone: with discovery it took a second round (a connection
+     * and a handshake to every other node, after the seeds had answered), and it waited for the
+     * slowest node, a frozen one for the whole 10 s handshake deadline. Once connected, refreshes
+     * ask every known node, so a failover is followed even when the seeds are gone.
+     */
+    private static ClusterClientOptions clusterOptions(SocketOptions socket, TimeoutOptions timeouts, SslOptions ssl,
+                                                       boolean discover) {
+        return ClusterClientOptions.builder()
+                .socketOptions(socket).timeoutOptions(timeouts).sslOptions(ssl)
+                // Node connections open lazily: commands queue while one connects (a dead
+                // node's commands then end by the timeout, and its breaker opens).
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.DEFAULT)
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        .enablePeriodicRefresh(Duration.ofSeconds(1))
+                        .enableAllAdaptiveRefreshTriggers()
+                        .dynamicRefreshSources(discover)
+                        .build())
+                .build();
     }
 
     /** The user named in a URL ({@code redis://user@host:port}), else {@code default}. */
@@ -137,8 +155,10 @@ public final class LettuceRemoteStore implements RemoteStore {
     }
 
     /**
-     * Opens the store and starts its first connection, waiting for it at most {@link #openWait}
-     * (a few operation deadlines) once the TCP connection is up: a server that accepts TCP but never answers (frozen, or a
+     * Opens the store and starts its first connection, waiting for it until {@link #openWait}
+     * (a few operation deadlines) has passed without a sign of life (a TCP connection up, a
+     * handshake answered; at most {@link #CONNECT_TIMEOUT} more once the first TCP connection is
+     * up): a server that accepts TCP but never answers (frozen, or a
      * proxy in front of a dead one) would otherwise hold the caller for the whole handshake
      * deadline. A connection still pending then goes on in the background; until it succeeds the
      * store is unavailable (every operation refused as {@link RemoteFailure.Cause#UNAVAILABLE},
@@ -150,18 +170,26 @@ public final class LettuceRemoteStore implements RemoteStore {
     public static LettuceRemoteStore open(RemoteSettings settings, Consumer<String> warn) {
         LettuceRemoteStore s = new LettuceRemoteStore(settings, warn);
         Duration wait = openWait(settings.timeout());
-        // The wait counts from the TCP connection: before it the client loads its classes (seconds
-        // on a loaded machine) and a refused connection fails by itself, with its cause.
+        // The wait counts from the last sign of life: before the first TCP connection the client
+        // loads its classes (seconds on a loaded machine) and a refused connection fails by
+        // itself, with its cause; after it, a cluster answers in rounds (the seeds' handshakes and
+        // topology, then the cluster connection's own), each of which may take seconds under
+        // load, so a store still answering is waited for while a frozen one is not.
         CompletableFuture<Object> tcpUp = new CompletableFuture<>();
+        java.util.concurrent.atomic.AtomicLong lastSign = new java.util.concurrent.atomic.AtomicLong();
         var subscription = s.resources.eventBus().get()
-                .filter(e -> e instanceof io.lettuce.core.event.connection.ConnectedEvent)
-                .subscribe(tcpUp::complete);
+                .filter(e -> e instanceof io.lettuce.core.event.connection.ConnectedEvent
+                        || e instanceof io.lettuce.core.event.connection.ConnectionActivatedEvent)
+                .subscribe(e -> {
+                    lastSign.set(System.nanoTime());
+                    tcpUp.complete(e);
+                });
         CompletableFuture<Void> first = s.connect();
         boolean answered;
         try {
             // A failed connect completes too: connect() records its failures itself.
             answered = LettuceResources.awaitAtMost(CompletableFuture.anyOf(first, tcpUp), CONNECT_TIMEOUT.toMillis())
-                    && (first.isDone() || LettuceResources.awaitAtMost(first, wait.toMillis()));
+                    && awaitWhileAlive(first, lastSign, wait);
         } finally {
             subscription.dispose();
         }
@@ -180,6 +208,25 @@ public final class LettuceRemoteStore implements RemoteStore {
     }
 
     /**
+     * Waits for {@code first} until {@code wait} has passed since {@code lastSign} (the nano time
+     * of the last TCP connection or handshake answered), and at most {@link #CONNECT_TIMEOUT} + {@code wait}
+     * in all; whether it completed.
+     */
+    private static boolean awaitWhileAlive(CompletableFuture<Void> first, java.util.concurrent.atomic.AtomicLong lastSign,
+                                           Duration wait) {
+        long end = System.nanoTime() + CONNECT_TIMEOUT.plus(wait).toNanos();
+        while (!first.isDone()) {
+            long now = System.nanoTime();
+            long left = Math.min(lastSign.get() + wait.toNanos() - now, end - now);
+            if (left <= 0 || !LettuceResources.awaitAtMost(first, Math.max(1, Math.min(left / 1_000_000, 100)))
+                    && Thread.currentThread().isInterrupted()) {
+                return first.isDone();
+            }
+        }
+        return true;
+    }
+
+    /**
      * How long {@link #open} waits for the first connection: 4 x the operation deadline, at least
      * {@link #OPEN_WAIT_FLOOR} (the first connection of a process also loads the client's classes,
      * which takes a second or more on a loaded machine), at most {@link #CONNECT_TIMEOUT}.
@@ -194,6 +241,11 @@ public final class LettuceRemoteStore implements RemoteStore {
         connecting = true;
         CompletionStage<? extends StatefulConnection<String, byte[]>> stage = settings.cluster()
                 ? clusterClient.refreshPartitionsAsync().thenCompose(v -> clusterClient.connectAsync(CODEC))
+                        .whenComplete((c, err) -> {
+                            if (err == null) {
+                                clusterClient.setOptions(connectedClusterOptions); // connected: refreshes ask every node
+                            }
+                        })
                 : client.connectAsync(CODEC, uris.get(0));
         return stage.toCompletableFuture().handle((conn, err) -> {
             try {

@@ -47,7 +47,8 @@ public final class Q4Interleaved {
     public static final int GROUP = L;
     /** Bytes per row per block, as in Q4_0. */
     static final int BLOCK_BYTES_PER_ROW = 18;
-    private static final long BLOCK_BYTES = (long) BLOCK_BYTES_PER_ROW * GROUP;
+    /** Bytes of one block of a whole group. */
+    static final long BLOCK_BYTES = (long) BLOCK_BYTES_PER_ROW * GROUP;
     /** System property turning the repacking off ({@code false}), for A/B runs. */
     public static final String PROPERTY = "kvtier.quant.interleave";
     /** Whether models repack their Q4_0 weights at load ({@link #PROPERTY}, default true). */
@@ -158,97 +159,6 @@ public final class Q4Interleaved {
                     int hi = Math.min(rowTo, r0 + GROUP);
                     System.arraycopy(part, lo - r0, y, i * rows + lo, hi - lo);
                 }
-            }
-        }
-    }
-
-    /**
-     * As {@link #matmul(MemorySegment, int, int, Q8Activations, int, float[], int, int)} with
-     * float32 activations {@code x[n][cols]} and the exactly decoded weights (prefill, batches,
-     * {@code kvtier.quant.activations=f32}): each group is decoded once into {@code tile}
-     * ({@code [cols][GROUP]}, lanes = rows: no transposition) by {@link #decodeGroup}, then the
-     * activation rows meet it four at a time (each tile vector loaded feeds four FMAs, a broadcast
-     * activation times 16 rows), the rest one at a time. Results are the dot products of
-     * {@link ScalarDequant}'s values, summed in column order; a group cut by the range is computed
-     * whole into scratch the same way, so a row's bits do not depend on the range.
-     *
-     * @param tile scratch of at least {@code cols * GROUP} floats
-     */
-    public static void matmul(MemorySegment w, int rows, int cols, float[] x, int n, float[] y, int rowFrom, int rowTo,
-                              float[] tile) {
-        int nb = cols / 32;
-        float[] part = null;
-        for (int g = rowFrom / GROUP; g * GROUP < rowTo; g++) {
-            int r0 = g * GROUP;
-            decodeGroup(w, (long) g * nb * BLOCK_BYTES, nb, tile);
-            boolean whole = r0 >= rowFrom && r0 + GROUP <= rowTo;
-            if (!whole && part == null) {
-                part = new float[n * GROUP];
-            }
-            // a cut group is computed whole into part ([n][GROUP]), the same way, then its rows copied
-            float[] out = whole ? y : part;
-            int stride = whole ? rows : GROUP;
-            int off = whole ? r0 : 0;
-            int i = 0;
-            for (; i + 4 <= n; i += 4) {   // four activation rows per pass: each tile vector loaded feeds four FMAs
-                FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0;
-                int x0 = i * cols, x1 = x0 + cols, x2 = x1 + cols, x3 = x2 + cols;
-                for (int c = 0; c < cols; c++) {
-                    FloatVector t = FloatVector.fromArray(F, tile, c * GROUP);
-                    a0 = t.fma(FloatVector.broadcast(F, x[x0 + c]), a0);
-                    a1 = t.fma(FloatVector.broadcast(F, x[x1 + c]), a1);
-                    a2 = t.fma(FloatVector.broadcast(F, x[x2 + c]), a2);
-                    a3 = t.fma(FloatVector.broadcast(F, x[x3 + c]), a3);
-                }
-                a0.intoArray(out, i * stride + off);
-                a1.intoArray(out, (i + 1) * stride + off);
-                a2.intoArray(out, (i + 2) * stride + off);
-                a3.intoArray(out, (i + 3) * stride + off);
-            }
-            for (; i < n; i++) {
-                FloatVector acc0 = FloatVector.zero(F), acc1 = acc0;
-                int xo = i * cols;
-                for (int c = 0; c < cols; c += 2) {
-                    acc0 = FloatVector.fromArray(F, tile, c * GROUP).fma(FloatVector.broadcast(F, x[xo + c]), acc0);
-                    acc1 = FloatVector.fromArray(F, tile, (c + 1) * GROUP).fma(FloatVector.broadcast(F, x[xo + c + 1]), acc1);
-                }
-                acc0.add(acc1).intoArray(out, i * stride + off);
-            }
-            if (!whole) {
-                int lo = Math.max(rowFrom, r0);
-                int hi = Math.min(rowTo, r0 + GROUP);
-                for (int k = 0; k < n; k++) {
-                    System.arraycopy(part, k * GROUP + lo - r0, y, k * rows + lo, hi - lo);
-                }
-            }
-        }
-    }
-
-    /**
-     * Decodes the group at byte {@code base} ({@code nb} blocks) into {@code tile[c * GROUP + r]}
-     * = value {@code c} of the group's row {@code r}: per short vector the shorts widened to ints
-     * once, each nibble masked, offset by 8, converted and scaled by its row's {@code d}.
-     */
-    static void decodeGroup(MemorySegment w, long base, int nb, float[] tile) {
-        for (int b = 0; b < nb; b++) {
-            long p = base + b * BLOCK_BYTES;
-            IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, p, LE).convertShape(VectorOperators.S2I, I, 0);
-            IntVector bits = h.lanewise(VectorOperators.LSHL, 13).and(0x8FFFE000);
-            VectorMask<Integer> special = h.and(0x7C00).compare(VectorOperators.EQ, 0x7C00);
-            FloatVector d = bits.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts()
-                    .blend(bits.or(0x7F800000), special).reinterpretAsFloats();
-            int o = 32 * b * GROUP;
-            for (int k = 0; k < 8; k++) {
-                IntVector v = (IntVector) ShortVector.fromMemorySegment(S, w, p + 2L * GROUP * (k + 1), LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0);
-                int at = o + 4 * k * GROUP;
-                ((FloatVector) v.and(0xF).sub(8).convert(VectorOperators.I2F, 0)).mul(d).intoArray(tile, at);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).and(0xF).sub(8).convert(VectorOperators.I2F, 0))
-                        .mul(d).intoArray(tile, at + GROUP);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 8).and(0xF).sub(8).convert(VectorOperators.I2F, 0))
-                        .mul(d).intoArray(tile, at + 2 * GROUP);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 12).sub(8).convert(VectorOperators.I2F, 0))
-                        .mul(d).intoArray(tile, at + 3 * GROUP);
             }
         }
     }

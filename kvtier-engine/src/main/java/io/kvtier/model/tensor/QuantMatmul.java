@@ -42,7 +42,7 @@ public final class QuantMatmul {
         int cols = w.cols();
         int rows = w.rows();
         if (w.interleaved()) {
-            Q4Interleaved.matmul(w.data(), rows, cols, x, n, y, rowFrom, rowTo, new float[cols * Q4Interleaved.GROUP]);
+            Q4InterleavedTiles.matmul(w.data(), rows, cols, x, n, y, rowFrom, rowTo);
             return;
         }
         if (n < SCRATCH_FROM) {

@@ -130,7 +130,7 @@ class Q4InterleavedTest {
      * The float32-activation product (prefill, batches, {@code kvtier.quant.activations=f32}):
      * the decoded group tile equals {@link ScalarDequant}'s values bit for bit, and every product
      * over ranges that cut the groups is within {@code 2e-6 * sum |w x|} of the double-precision
-     * dot product, nothing written outside the range, for 1 to 17 activation rows.
+     * dot product, nothing written outside the range, for 1 to 32 activation rows ({@link Q4InterleavedTiles}).
      */
     @ParameterizedTest
     @ValueSource(ints = {1, 3, 9, 24})
@@ -142,19 +142,21 @@ class Q4InterleavedTest {
         float[] deq = dequantized(w, rows, cols);
         MemorySegment packed = MemorySegment.ofArray(w.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
         Q4Interleaved.repackInPlace(packed, rows, cols);
-        float[] tile = new float[cols * G];
-        Q4Interleaved.decodeGroup(packed, (long) 18 * G * blocks, blocks, tile);   // group 1
+        float[] tile = new float[cols * G + 5];
+        Q4InterleavedTiles.decodeGroup(packed, (long) 18 * G * blocks, blocks, tile, 5);   // group 1, at an offset
         for (int c = 0; c < cols; c++) {
             for (int r = 0; r < G; r++) {
-                assertThat(Float.floatToRawIntBits(tile[c * G + r])).as("col %d row %d", c, G + r)
+                assertThat(Float.floatToRawIntBits(tile[5 + c * G + r])).as("col %d row %d", c, G + r)
                         .isEqualTo(Float.floatToRawIntBits(deq[(G + r) * cols + c]));
             }
         }
         Weight wt = new Weight(TensorType.Q4_0, packed, rows, cols, true);
-        for (int n : new int[] {1, 2, 5, 17}) {
+        // n: below, at and around the kernels' 8 activation rows per pass; ranges: whole and cut groups, pairs and a single group
+        for (int n : new int[] {1, 2, 5, 8, 9, 17, 32}) {
             float[] x = new float[n * cols];
             for (int k = 0; k < x.length; k++) x[k] = (float) rnd.nextGaussian();
-            for (int[] range : new int[][] {{0, rows}, {3, G + 5}, {G, 2 * G}, {rows - 1, rows}}) {
+            for (int[] range : new int[][] {{0, rows}, {3, G + 5}, {G, 2 * G}, {rows - 1, rows}, {G, rows}, {1, rows},
+                    {0, 2 * G - 1}, {G + 2, rows - 3}}) {
                 float[] y = new float[n * rows];
                 Arrays.fill(y, Float.NaN);
                 QuantMatmul.matmul(wt, x, n, y, range[0], range[1]);
@@ -173,6 +175,42 @@ class Q4InterleavedTest {
                         }
                         assertThat((double) y[i * rows + r]).as(at)
                                 .isCloseTo(dot, org.assertj.core.data.Offset.offset(2e-6 * mag + 1e-30));
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * A thread split or a batch size never changes a row's value ({@link Q4InterleavedTiles}
+     * sums every output the same way): each output of a product over a range or over a subset of
+     * the activation rows has the bits of the whole product's, for pairs of groups, a single
+     * group, cut groups and a last pass of fewer than 8 activation rows.
+     */
+    @Test
+    void floatProductBitsDoNotDependOnTheRangeOrTheBatch() {
+        int cols = 96;
+        int rows = 5 * G;
+        Random rnd = new Random(11);
+        MemorySegment packed = randomQ4(rnd, rows, cols);
+        Q4Interleaved.repackInPlace(packed, rows, cols);
+        Weight wt = new Weight(TensorType.Q4_0, packed, rows, cols, true);
+        int n = 11;
+        float[] x = new float[n * cols];
+        for (int k = 0; k < x.length; k++) x[k] = (float) rnd.nextGaussian();
+        float[] whole = new float[n * rows];
+        QuantMatmul.matmul(wt, x, n, whole, 0, rows);
+        for (int[] range : new int[][] {{G, rows}, {2 * G, 3 * G}, {7, 4 * G + 3}, {3 * G + 1, rows}}) {
+            for (int nx : new int[] {1, 3, 8, 11}) {
+                int skip = n - nx;   // the last nx activation rows
+                float[] x2 = Arrays.copyOfRange(x, skip * cols, n * cols);
+                float[] y = new float[nx * rows];
+                QuantMatmul.matmul(wt, x2, nx, y, range[0], range[1]);
+                for (int i = 0; i < nx; i++) {
+                    for (int r = range[0]; r < range[1]; r++) {
+                        assertThat(Float.floatToRawIntBits(y[i * rows + r]))
+                                .as("range %s, %d rows, x %d row %d", Arrays.toString(range), nx, i, r)
+                                .isEqualTo(Float.floatToRawIntBits(whole[(skip + i) * rows + r]));
                     }
                 }
             }
