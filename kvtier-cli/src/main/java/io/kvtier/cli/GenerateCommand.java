@@ -173,11 +173,13 @@ final class GenerateCommand implements Callable<Integer> {
                 System.err.println(ThreadCpu.line("run start"));
             }
             long t0 = System.nanoTime();
-            outcome = new GenerateRun(engine, new ResultPrinter(out, format, tok, texts, !chat), signals, sequential,
-                    clearDeviceCacheBetween).run(requests);
+            GenerateRun run = new GenerateRun(engine, new ResultPrinter(out, format, tok, texts, !chat), signals,
+                    sequential, clearDeviceCacheBetween);
+            outcome = run.run(requests);
             long t1 = System.nanoTime();
             if (debug) {
                 System.err.println(ThreadCpu.line("run end"));
+                run.printStepTimes(System.err);
             }
             RunTimes times = new RunTimes(ProcessClock.at(t0), tokenizeNanos / 1e9,
                     outcome.firstTokenNanos() == 0 ? 0 : ProcessClock.at(outcome.firstTokenNanos()), ProcessClock.at(t1),

@@ -33,6 +33,7 @@ final class GenerateRun {
     private final StopSignals signals;
     private final boolean sequential;
     private final boolean clearDeviceCacheBetween;
+    private final StepTimes stepTimes = StepTimes.ifDebug();
 
     GenerateRun(Engine engine, ResultPrinter printer, StopSignals signals, boolean sequential, boolean clearDeviceCacheBetween) {
         this.engine = engine;
@@ -71,6 +72,9 @@ final class GenerateRun {
             if (!engine.hasWork()) {
                 break;
             }
+            if (stepTimes != null) {
+                stepTimes.begin();
+            }
             List<Request> done = engine.advance();
             if (firstToken == 0 && engine.stats().generatedTokens() > 0) {
                 firstToken = System.nanoTime();
@@ -80,6 +84,9 @@ final class GenerateRun {
                 active.remove(r);
                 finished.add(r);
                 printer.finished(r);
+            }
+            if (stepTimes != null) {
+                stepTimes.end();
             }
             if (printer.outputClosed()) {
                 end = End.OUTPUT_CLOSED;
@@ -92,6 +99,13 @@ final class GenerateRun {
         }
         engine.drainTransfers();
         return new Outcome(end, finished, requests.size() - finished.size(), firstToken);
+    }
+
+    /** With {@code -Dkvtier.warmup.debug=true}: each step's wall and CPU time to {@code err} (after the run). */
+    void printStepTimes(java.io.PrintStream err) {
+        if (stepTimes != null) {
+            stepTimes.print(err);
+        }
     }
 
     /** Aborts what still runs (each finishes with reason abort at the next step). */

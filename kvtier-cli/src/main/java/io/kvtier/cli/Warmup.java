@@ -7,7 +7,6 @@ import io.kvtier.engine.OffloadSetup;
 import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
-import io.kvtier.model.CheckpointWriter;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
@@ -35,8 +34,9 @@ import java.util.SplittableRandom;
  * command line is parsed) runs a background thread that drives a real engine through the same
  * entry points as {@code generate} (the Llama runner with its compute pool, the vector kernels,
  * paged attention, greedy sampling, the host tier's store path, the streamed text's printer and
- * detokenizer) on a random model of stories260K's shape and a generated tokenizer written to a
- * temporary directory, for {@link #TOKENS} generated tokens, a new engine for each request of
+ * detokenizer) on a random model of stories260K's shape and a generated tokenizer, written once
+ * and kept in kvtier's cache directory ({@link WarmupFiles}; a temporary directory when that
+ * cannot be written), for {@link #TOKENS} generated tokens, a new engine for each request of
  * {@code TOKENS_PER_REQUEST} (as every {@code generate} starts with a new one: the code that runs
  * once per engine is then compiled from profiles that saw it, and the user's first step does not
  * deoptimize it); its work makes C2 compile those methods while the main thread parses flags and
@@ -53,12 +53,15 @@ import java.util.SplittableRandom;
  */
 final class Warmup {
 
-    /** Tokens the warm-up generates: enough for C2 to compile the step's code (measured in the README). */
-    static final int TOKENS = 512;
+    /**
+     * Tokens the warm-up generates: enough for C2 to compile the step's code (measured in the
+     * README); property {@code kvtier.warmup.tokens} for measurements.
+     */
+    static final int TOKENS = Integer.getInteger("kvtier.warmup.tokens", 512);
     /** Tokens per warm-up request: positions as far as a default {@code --max-tokens 256} run reaches. */
     static final int TOKENS_PER_REQUEST = 256;
-    /** Longest wait of {@code generate} for the warm-up to finish. */
-    static final long MAX_WAIT_MILLIS = 2_000;
+    /** Longest wait of {@code generate} for the warm-up to finish (property {@code kvtier.warmup.maxWaitMillis}). */
+    static final long MAX_WAIT_MILLIS = Long.getLong("kvtier.warmup.maxWaitMillis", 2_000);
     /**
      * Jobs smaller than this (prompt plus maximum new tokens, summed) do not wait: below it the
      * wait (about one second on stories260K) costs more than the uncompiled steps it saves.
@@ -71,11 +74,18 @@ final class Warmup {
     private volatile boolean stop;
     private final long startNanos = System.nanoTime();
     private volatile long endNanos;
+    /** When the model and tokenizer were ready (debug output). */
+    private volatile long readyNanos;
+    /** When the warm-up's first token was generated (debug output). */
+    private volatile long firstTokenNanos;
     private volatile int generated;
     private volatile int engines;
+    /** The temporary directory of the warm-up's files when they could not be kept, else null. */
     private volatile Path dir;
+    private final WarmupFiles files;
 
-    private Warmup() {
+    private Warmup(WarmupFiles files) {
+        this.files = files;
         thread = Thread.ofPlatform().daemon().name("kvtier-warm-up").unstarted(this::run);
     }
 
@@ -84,12 +94,12 @@ final class Warmup {
         if (args.length == 0 || !args[0].equals("generate") || "0".equals(System.getenv("KVTIER_WARMUP"))) {
             return;
         }
-        current = startNew();
+        current = startNew(WarmupFiles.inCacheHome());
     }
 
-    /** Starts a warm-up thread (for {@link #start} and tests). */
-    static Warmup startNew() {
-        Warmup w = new Warmup();
+    /** Starts a warm-up thread on the model and tokenizer of {@code files} (for {@link #start} and tests). */
+    static Warmup startNew(WarmupFiles files) {
+        Warmup w = new Warmup(files);
         w.thread.start();
         return w;
     }
@@ -131,8 +141,10 @@ final class Warmup {
             Thread.currentThread().interrupt();
         }
         if (Boolean.getBoolean("kvtier.warmup.debug")) {
-            System.err.printf("kvtier: warm-up: %d tokens in %.3f s, ended %.3f s from process start%n",
-                    generated, (endNanos - startNanos) / 1e9, ProcessClock.at(endNanos));
+            System.err.printf("kvtier: warm-up: %d tokens in %.3f s (files ready after %.3f s, first token after %.3f s), "
+                    + "ended %.3f s from process start%n",
+                    generated, (endNanos - startNanos) / 1e9, (readyNanos - startNanos) / 1e9,
+                    (firstTokenNanos - startNanos) / 1e9, ProcessClock.at(endNanos));
         }
         return generated;
     }
@@ -147,35 +159,42 @@ final class Warmup {
         return engines;
     }
 
-    /** The temporary directory of the warm-up's model (deleted when it ends), or null before it exists. */
+    /** The temporary directory of the warm-up's files (deleted when it ends), or null when they were kept or before it exists. */
     Path directory() {
         return dir;
     }
 
     private void run() {
+        WarmupFiles used = files;
         try {
-            dir = Files.createTempDirectory("kvtier-warm-up");
-            Path file = dir.resolve("model.bin");
-            dir.toFile().deleteOnExit(); // on an early exit (bad input): the file first, then the directory
-            file.toFile().deleteOnExit();
-            ModelConfig shape = AotTrainingCommand.SHAPE;
-            CheckpointWriter.writeRandom(file, shape, 1);
-            Path tokFile = dir.resolve("tok.bin");
-            tokFile.toFile().deleteOnExit();
-            Files.write(tokFile, AotTrainingCommand.tokenizer(shape.vocabSize()));
+            try {
+                used.ensure();
+            } catch (IOException e) {
+                // No cache directory to keep them in: a temporary one, deleted at the end.
+                dir = Files.createTempDirectory("kvtier-warm-up");
+                dir.toFile().deleteOnExit(); // on an early exit (bad input): the files first, then the directory
+                used = new WarmupFiles(dir);
+                used.ensure();
+                used.model().toFile().deleteOnExit();
+                used.tokenizer().toFile().deleteOnExit();
+            }
             if (stop) {
                 return; // a small job needs no warm-up: each stage checks, so none runs on for long
             }
-            TextTokenizer tok = Tokenizer.load(tokFile, shape.vocabSize());
+            ModelConfig shape = AotTrainingCommand.SHAPE;
+            TextTokenizer tok = Tokenizer.load(used.tokenizer(), shape.vocabSize());
+            readyNanos = System.nanoTime();
             SplittableRandom random = new SplittableRandom(7);
             for (int id = 0; generated < TOKENS && !stop; id++) {
                 int[] prompt = random.ints(5, 3, shape.vocabSize()).toArray();
                 prompt[0] = 1; // BOS, as a tokenized prompt starts
-                generateOne(file, tok, new Request(id, prompt, Math.min(TOKENS_PER_REQUEST, TOKENS - generated),
+                generateOne(used, tok, new Request(id, prompt, Math.min(TOKENS_PER_REQUEST, TOKENS - generated),
                         SamplingParams.GREEDY, ExtraKeys.NONE));
             }
         } catch (IOException | RuntimeException e) {
-            // Only the warm-up is lost (the run compiles its code itself, as without one).
+            // Only the warm-up is lost (the run compiles its code itself, as without one); kept
+            // files it failed on are written again by the next start.
+            used.forget();
             if (Boolean.getBoolean("kvtier.warmup.debug")) {
                 System.err.println("kvtier: warm-up failed: " + e);
             }
@@ -193,14 +212,14 @@ final class Warmup {
      * printer's first piece), is then also done by code compiled from a profile that saw it, not
      * only in the interpreter; so the user's first steps do not fall back out of compiled code.
      */
-    private void generateOne(Path modelFile, TextTokenizer tok, Request r) {
+    private void generateOne(WarmupFiles files, TextTokenizer tok, Request r) {
         int before = generated;
         int blocks = (TOKENS_PER_REQUEST + 16 + EngineConfig.DEFAULT_BLOCK_SIZE - 1) / EngineConfig.DEFAULT_BLOCK_SIZE;
         EngineConfig config = EngineConfig.of(EngineConfig.DEFAULT_BLOCK_SIZE, blocks).withStopTokens();
         OffloadSetup host = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT);
         PrintStream discard = new PrintStream(OutputStream.nullOutputStream(), false, StandardCharsets.UTF_8);
         ResultPrinter printer = new ResultPrinter(discard, ResultPrinter.Format.TEXT_STREAMED, tok, List.of(""), true);
-        try (Engine engine = LlamaRunner.engine(Models.load(modelFile), config, Kernels.best(), 0, host)) {
+        try (Engine engine = LlamaRunner.engine(Models.load(files.model(), files.digests()), config, Kernels.best(), 0, host)) {
             engines++;
             engine.submit(r);
             printer.submitted(r);
@@ -209,6 +228,9 @@ final class Warmup {
                 printer.stepped();
                 done.forEach(printer::finished);
                 generated = before + (int) engine.stats().generatedTokens();
+                if (firstTokenNanos == 0 && generated > 0) {
+                    firstTokenNanos = System.nanoTime();
+                }
             }
             if (stop) {
                 engine.abort(r.id());

@@ -2,33 +2,90 @@ package io.kvtier.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class WarmupTest {
 
     @Test
-    void aWarmUpGeneratesItsTokensThenLeavesNoThreadAndNoFileBehind() {
-        Warmup w = Warmup.startNew();
+    void aWarmUpGeneratesItsTokensThenLeavesNoThreadAndNoTemporaryFileBehind(@TempDir Path cache) throws IOException {
+        WarmupFiles files = new WarmupFiles(cache.resolve("warm-up"));
+        Warmup w = Warmup.startNew(files);
         int generated = w.finish(Warmup.MIN_TOKENS_TO_WAIT, Long.MAX_VALUE);
 
         assertThat(generated).isEqualTo(Warmup.TOKENS);
         // A new engine per request, as each generate has one: 512 tokens, two requests of 256.
         assertThat(w.engines()).isEqualTo(Warmup.TOKENS / Warmup.TOKENS_PER_REQUEST).isEqualTo(2);
+        assertThat(w.directory()).as("no temporary directory: the files are kept").isNull();
+        assertThat(files.model()).isRegularFile();
+        assertThat(files.tokenizer()).isRegularFile();
+        try (Stream<Path> left = Files.list(cache.resolve("warm-up"))) {
+            assertThat(left.map(p -> p.getFileName().toString()))
+                    .containsExactlyInAnyOrder(files.model().getFileName().toString(),
+                            files.tokenizer().getFileName().toString(), "digests");
+        }
+    }
+
+    @Test
+    void aLaterWarmUpReusesTheKeptFilesAndTheirDigest(@TempDir Path cache) throws IOException {
+        WarmupFiles files = new WarmupFiles(cache.resolve("warm-up"));
+        Warmup.startNew(files).finish(Warmup.MIN_TOKENS_TO_WAIT, Long.MAX_VALUE);
+        FileTime modelWritten = Files.getLastModifiedTime(files.model());
+        FileTime tokenizerWritten = Files.getLastModifiedTime(files.tokenizer());
+
+        assertThat(files.ensure()).as("both files already there").isTrue();
+        Warmup second = Warmup.startNew(files);
+        assertThat(second.finish(Warmup.MIN_TOKENS_TO_WAIT, Long.MAX_VALUE)).isEqualTo(Warmup.TOKENS);
+
+        assertThat(Files.getLastModifiedTime(files.model())).isEqualTo(modelWritten);
+        assertThat(Files.getLastModifiedTime(files.tokenizer())).isEqualTo(tokenizerWritten);
+        try (Stream<Path> digests = Files.list(cache.resolve("warm-up").resolve("digests"))) {
+            assertThat(digests.filter(p -> p.toString().endsWith(".digest"))).as("one digest entry, hashed once").hasSize(1);
+        }
+        assertThat(files.digests().sha256(files.model(), mapped(files.model()))).hasSize(64);
+        assertThat(files.digests().computed()).as("the digest is remembered").isZero();
+    }
+
+    @Test
+    void aKeptModelTheWarmUpFailsOnIsWrittenAgainByTheNextStart(@TempDir Path cache) throws IOException {
+        WarmupFiles files = new WarmupFiles(cache.resolve("warm-up"));
+        files.ensure();
+        Files.write(files.model(), new byte[] {1, 2, 3}); // truncated: no model header
+
+        Warmup broken = Warmup.startNew(files);
+        assertThat(broken.finish(Warmup.MIN_TOKENS_TO_WAIT, Long.MAX_VALUE)).isZero();
+        assertThat(files.model()).as("forgotten").doesNotExist();
+
+        assertThat(Warmup.startNew(files).finish(Warmup.MIN_TOKENS_TO_WAIT, Long.MAX_VALUE)).isEqualTo(Warmup.TOKENS);
+        assertThat(Files.size(files.model())).isGreaterThan(1_000_000);
+    }
+
+    @Test
+    void withoutAWritableCacheTheFilesGoToATemporaryDirectoryThatIsDeleted(@TempDir Path tmp) throws IOException {
+        Path notADirectory = Files.writeString(tmp.resolve("file"), "x");
+        Warmup w = Warmup.startNew(new WarmupFiles(notADirectory.resolve("warm-up")));
+
+        assertThat(w.finish(Warmup.MIN_TOKENS_TO_WAIT, Long.MAX_VALUE)).isEqualTo(Warmup.TOKENS);
         assertThat(w.directory()).isNotNull();
         assertThat(Files.exists(w.directory())).as("temporary model directory %s deleted", w.directory()).isFalse();
     }
 
     @Test
-    void aSmallJobDoesNotWaitButStopsTheWarmUp() throws InterruptedException {
-        Warmup w = Warmup.startNew();
+    void aSmallJobDoesNotWaitButStopsTheWarmUp(@TempDir Path cache) throws InterruptedException {
+        Warmup w = Warmup.startNew(new WarmupFiles(cache.resolve("warm-up")));
         w.finish(Warmup.MIN_TOKENS_TO_WAIT - 1, Long.MAX_VALUE);
         w.awaitEnd();
 
-        // Stopped at its next stage or step: nowhere near its tokens (its model was still being written).
+        // Stopped at its next stage or step: nowhere near its tokens.
         assertThat(w.finish(Warmup.MIN_TOKENS_TO_WAIT - 1, 0)).isLessThan(Warmup.TOKENS);
-        if (w.directory() != null) {
-            assertThat(Files.exists(w.directory())).as("temporary model directory %s deleted", w.directory()).isFalse();
-        }
+    }
+
+    private static java.lang.foreign.MemorySegment mapped(Path file) throws IOException {
+        return java.lang.foreign.MemorySegment.ofArray(Files.readAllBytes(file));
     }
 }

@@ -34,16 +34,24 @@ public final class DigestCache {
 
     /**
      * The default cache: {@code $KVTIER_CACHE_DIR/digests}, else {@code $XDG_CACHE_HOME/kvtier/digests},
-     * else {@code ~/.cache/kvtier/digests}.
+     * else {@code ~/.cache/kvtier/digests} (the {@code digests} directory of {@link #cacheHome()}).
      */
     public static DigestCache defaultCache() {
+        return new DigestCache(cacheHome().resolve("digests"));
+    }
+
+    /**
+     * kvtier's cache directory (not created here): {@code $KVTIER_CACHE_DIR}, else
+     * {@code $XDG_CACHE_HOME/kvtier}, else {@code ~/.cache/kvtier}.
+     */
+    public static Path cacheHome() {
         String own = System.getenv("KVTIER_CACHE_DIR");
         if (own != null && !own.isBlank()) {
-            return new DigestCache(Path.of(own, "digests"));
+            return Path.of(own);
         }
         String xdg = System.getenv("XDG_CACHE_HOME");
         Path base = xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");
-        return new DigestCache(base.resolve("kvtier").resolve("digests"));
+        return base.resolve("kvtier");
     }
 
     /** Digests actually computed (not found in the cache) by this instance. */
