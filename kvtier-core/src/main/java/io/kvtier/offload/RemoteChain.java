@@ -38,6 +38,7 @@ final class RemoteChain extends TierBehindHost {
     }
 
     private final RemoteStore store;
+    private final io.kvtier.tier.remote.RemoteKeys storeNames;
     private final HostTier host;
     private final TransferEngine transfers;
     private final JobRegistry jobs;
@@ -68,6 +69,7 @@ final class RemoteChain extends TierBehindHost {
                 int blocksPerChunk, long bytesPerChunk, int tokensPerChunk, BlockKey namespace) {
         super(parts.policy(), parts.admitAfter(), Math.max(1024, 4 * host.capacity()));
         this.store = parts.store();
+        this.storeNames = parts.keys();
         this.host = host;
         this.transfers = transfers;
         this.jobs = jobs;
@@ -92,8 +94,9 @@ final class RemoteChain extends TierBehindHost {
         return remoteStats;
     }
 
+    /** The store's name of a chunk: its node (in a cluster) is the one whose breaker decides. */
     private String name(BlockKey k) {
-        return k.toString();
+        return storeNames.of(k);
     }
 
     /** Whether commands for {@code key} may be sent now (tier on, its node's breaker not open). */

@@ -86,8 +86,8 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
             }
         }
 
-        RemoteTierParts parts(RemoteStore store) {
-            return new RemoteTierParts(store, policy, admitAfter, maxBytesInFlight, settings.timeout(), Duration.ofSeconds(2));
+        RemoteTierParts parts(RemoteStore store, RemoteKeys keys) {
+            return new RemoteTierParts(store, keys, policy, admitAfter, maxBytesInFlight, settings.timeout(), Duration.ofSeconds(2));
         }
     }
 
@@ -213,12 +213,13 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         ChunkCopier copier = new ChunkCopier(pool.slab(), pool.layout().bytesPerBlock(), host.slab());
         RemoteStore remoteStore = null;
         RemoteCopier remoteCopier = null;
+        RemoteKeys remoteKeys = null;
         if (remote != null) {
             remoteStore = LettuceRemoteStore.open(remote.settings(), remote.warn());
-            remoteCopier = new RemoteCopier(host.slab(), remoteStore, new RemoteKeys(remote.settings().tenant(),
-                    namespace.digest()), pool.layout().bytesPerBlock());
+            remoteKeys = new RemoteKeys(remote.settings().tenant(), namespace.digest());
+            remoteCopier = new RemoteCopier(host.slab(), remoteStore, remoteKeys, pool.layout().bytesPerBlock());
         }
-        RemoteTierParts remoteParts = remote == null ? null : remote.parts(remoteStore);
+        RemoteTierParts remoteParts = remote == null ? null : remote.parts(remoteStore, remoteKeys);
         if (disk == null) {
             return new OffloadScheduler(config, pool, host, new AsyncTransferEngine(copier, null, remoteCopier), namespace,
                     null, remoteParts, group);

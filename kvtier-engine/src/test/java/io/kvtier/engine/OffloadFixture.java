@@ -105,7 +105,7 @@ final class OffloadFixture extends CheckedEngineFixture {
             this.transferEngine = new io.kvtier.offload.transfer.AsyncTransferEngine(copier, null,
                     new io.kvtier.offload.transfer.RemoteCopier(host.slab(), store, remoteKeys, layout.bytesPerBlock()));
             this.offload = new OffloadScheduler(config, pool, host, transferEngine, ns, null,
-                    new io.kvtier.offload.RemoteTierParts(store, io.kvtier.offload.DiskWritePolicy.THROUGH, 1,
+                    new io.kvtier.offload.RemoteTierParts(store, remoteKeys, io.kvtier.offload.DiskWritePolicy.THROUGH, 1,
                             remoteBytesInFlight, remote.timeout(), java.time.Duration.ofSeconds(2)));
         } else if (diskDir == null) {
             this.transfers = new FaultInjectingTransferEngine(copier);
