@@ -124,7 +124,7 @@ final class ReplayEngine implements AutoCloseable {
                             KvEvents.discarding()), null, null, io.kvtier.offload.DiskWritePolicy.THROUGH, 1);
             // The remote tier: the real RemoteChain (probes, hints, promotion, write-through), the store
             // simulated by the transfer engine. No byte budget: the lane's time is the cost of a write.
-            io.kvtier.offload.RemoteTierParts remoteParts = remote == null ? null : new io.kvtier.offload.RemoteTierParts(null,
+            io.kvtier.offload.RemoteTierParts remoteParts = remote == null ? null : new io.kvtier.offload.RemoteTierParts(null, null,
                     io.kvtier.offload.DiskWritePolicy.THROUGH, 1, Long.MAX_VALUE / 4, REMOTE_TIMEOUT, REMOTE_HINT_TTL);
             offload = new OffloadScheduler(OffloadConfig.DEFAULT.withHostAdmitAfter(cfg.policy().admitAfter())
                     .withStorePolicy(cfg.storePolicy()).withLoadPolicy(cfg.loadPolicy()), pool, host,
