@@ -1,5 +1,9 @@
 package io.kvtier.model;
 
+import static io.kvtier.model.BatchedDecodeComparison.max;
+import static io.kvtier.model.BatchedDecodeComparison.median;
+import static io.kvtier.model.BatchedDecodeComparison.min;
+
 import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineConfig;
 import io.kvtier.engine.LlamaRunner;
@@ -346,19 +350,5 @@ public final class BatchedStepPhases {
         @Override public void silu(float[] x, int off, int n) { k.silu(x, off, n); }
         @Override public void swiglu(float[] gate, int gOff, float[] up, int uOff, int n) { k.swiglu(gate, gOff, up, uOff, n); }
         @Override public void add(float[] y, int yOff, float[] x, int xOff, int n) { k.add(y, yOff, x, xOff, n); }
-    }
-
-    private static double median(double[] v) {
-        double[] s = v.clone();
-        Arrays.sort(s);
-        return s[s.length / 2];
-    }
-
-    private static double min(double[] v) {
-        return Arrays.stream(v).min().orElse(0);
-    }
-
-    private static double max(double[] v) {
-        return Arrays.stream(v).max().orElse(0);
     }
 }
