@@ -206,6 +206,8 @@ class GenerateCommandTest {
                 new String[] {"--remote-url 'redis://localhost:63x9': the port must be a number from 1 to 65535, got '63x9'",
                         "--remote-url", "redis://localhost:63x9"},
                 new String[] {"--remote-url 'redis://:6379' names no host", "--remote-url", "redis://:6379"},
+                new String[] {"--remote-url redis://kvtier-a@127.0.0.1:1 names user kvtier-a but no password was given: give it with "
+                        + "--remote-password-file or KVTIER_REMOTE_PASSWORD", "--remote-url", "redis://kvtier-a@127.0.0.1:1"},
                 new String[] {"--remote-url 'redis://a b:6379' is not a URL", "--remote-url", "redis://a b:6379"},
                 new String[] {"--store-horizon needs --store-policy lazy", "--store-horizon", "4"},
                 new String[] {"--store-policy needs the host tier", "--store-policy", "lazy", "--host-cache-bytes", "0"},

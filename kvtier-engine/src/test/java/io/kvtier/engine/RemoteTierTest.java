@@ -156,6 +156,9 @@ class RemoteTierTest {
                 }
                 assertThat(e.offload().stats().blocksStored().get("remote")).isPositive();
                 assertThat(e.offload().remoteStats().breakerState()).isEqualTo("closed");
+                // trial 10 #6: "until it answers" is followed by the line saying it does.
+                assertThat(warnings).hasSize(2);
+                assertThat(warnings.get(1)).isEqualTo("remote tier: " + redis.url() + " answered; lookups use it from now");
             }
         }
     }

@@ -199,9 +199,10 @@ public final class LettuceRemoteStore implements RemoteStore {
                 // mistyped host or port must not pass unnoticed until someone reads the summary.
                 warn.accept("remote tier: cannot reach " + String.join(", ", settings.urls()) + " ("
                         + (answered ? s.lastConnectError : "no answer within " + wait.toMillis() + " ms; still connecting")
-                        + "); every lookup misses until it answers");
-                // A slow first connection (a loaded machine) may well succeed a moment later: say so then.
-                s.announceConnection = !answered;
+                        + ")" + RemoteErrors.tlsHint(settings, s.lastConnectError) + "; every lookup misses until it answers");
+                // The store may answer a moment later (a loaded machine, a server started after
+                // the engine): say so then, as the line above promised.
+                s.announceConnection = true;
             }
         }
         return s;
@@ -251,17 +252,22 @@ public final class LettuceRemoteStore implements RemoteStore {
             try {
                 if (err != null) {
                     connectBreaker.failure(System.nanoTime());
-                    String msg = messageOf(err);
-                    lastConnectError = reasonOf(err);
-                    if (isAuthError(msg)) {
-                        turnOff("authentication failed (" + firstLine(msg) + "): check the remote user and password");
-                    } else if (tlsFailure(err) != null) {
+                    String msg = RemoteErrors.messageOf(err);
+                    lastConnectError = RemoteErrors.reasonOf(err);
+                    if (closed) {
+                        // Closing cuts a pending handshake short ("SSLEngine closed already"):
+                        // that is no verdict on the store, and a line after the summary would
+                        // contradict it.
+                        return null;
+                    }
+                    if (RemoteErrors.isAuthError(msg)) {
+                        turnOff("authentication failed (" + RemoteErrors.firstLine(msg) + "): check the remote user and password");
+                    } else if (RemoteErrors.tlsFailure(err) != null) {
                         // A certificate or protocol mismatch does not heal by retrying.
                         turnOff("TLS handshake with " + RemoteSettings.redact(settings.urls().get(0)) + " failed ("
-                                + tlsFailure(err) + "): " + (settings.caFile() == null
-                                ? "give the CA that signed the server's certificate with --remote-ca-file"
-                                : "check that --remote-ca-file " + settings.caFile() + " signed the server's certificate")
-                                + " and that the server speaks TLS on that port");
+                                + RemoteErrors.tlsFailure(err) + "): check that the server speaks TLS on that port and "
+                                + (settings.caFile() == null ? "give the CA that signed its certificate with --remote-ca-file"
+                                : "that --remote-ca-file " + settings.caFile() + " signed its certificate"));
                     }
                     return null;
                 }
@@ -319,69 +325,6 @@ public final class LettuceRemoteStore implements RemoteStore {
         });
     }
 
-    /** The message of the TLS failure in {@code t}'s causes, or null if none. */
-    private static String tlsFailure(Throwable t) {
-        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-            // NotSslRecordException: the server answered in plain text (no TLS on that port).
-            if (c instanceof javax.net.ssl.SSLException || c instanceof io.netty.handler.ssl.NotSslRecordException) {
-                String m = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
-                int nl = m.indexOf('\n');
-                return nl >= 0 ? m.substring(0, nl) : m;
-            }
-        }
-        return null;
-    }
-
-    /**
-     * Why a connection failed, in the words of its root cause and without the address (the
-     * message around it names the URL): {@code Connection refused}, {@code connection timed out},
-     * {@code nosuchhost: Name or service not known}. Lettuce's own wrappers repeat the cause and
-     * print the address as {@code 127.0.0.1/<unresolved>:6379}; a cluster's "cannot retrieve the
-     * partitions" keeps each seed's failure as a suppressed exception.
-     */
-    static String reasonOf(Throwable t) {
-        Throwable root = t;
-        for (int depth = 0; depth < 32; depth++) {
-            Throwable next = root.getCause() != null && root.getCause() != root ? root.getCause()
-                    : root.getSuppressed().length > 0 ? root.getSuppressed()[0] : null;
-            if (next == null) {
-                break;
-            }
-            root = next;
-        }
-        String m = root.getMessage() == null ? root.getClass().getSimpleName() : firstLine(root.getMessage());
-        int address = m.indexOf(": /"); // netty's "Connection refused: /127.0.0.1:6379"
-        return address > 0 ? m.substring(0, address) : m;
-    }
-
-    private static boolean isAuthError(String msg) {
-        return msg.contains("WRONGPASS") || msg.contains("NOAUTH") || msg.contains("invalid username-password")
-                || msg.contains("AUTH failed") || msg.contains("NOPERM");
-    }
-
-    private static String messageOf(Throwable t) {
-        StringBuilder sb = new StringBuilder();
-        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-            if (c instanceof java.util.concurrent.CompletionException && c.getCause() != null) {
-                continue; // its message repeats its cause's
-            }
-            sb.append(sb.isEmpty() ? "" : " / ").append(c.getMessage() != null ? c.getMessage() : c.getClass().getSimpleName());
-        }
-        return sb.toString();
-    }
-
-    private static String firstLine(String msg) {
-        String s = msg;
-        for (String part : msg.split(" / ")) {
-            if (isAuthError(part)) {
-                s = part;
-                break;
-            }
-        }
-        int nl = s.indexOf('\n');
-        return (nl >= 0 ? s.substring(0, nl) : s).trim();
-    }
-
     private synchronized void turnOff(String reason) {
         if (offReason == null) {
             offReason = reason;
@@ -435,12 +378,17 @@ public final class LettuceRemoteStore implements RemoteStore {
                 return v;
             }
             b.failure(System.nanoTime());
-            String msg = messageOf(err);
+            String msg = RemoteErrors.messageOf(err);
+            if (!settings.cluster() && (msg.contains("MOVED") || msg.contains("ASK "))) {
+                // The URL names a cluster node: about two in three keys would fail for good.
+                turnOff(RemoteSettings.redact(settings.urls().get(0)) + " is a cluster node (" + RemoteErrors.firstLine(msg)
+                        + "): give --remote-mode cluster");
+            }
             if (msg.contains("NOPERM") || msg.contains("NOAUTH") || msg.contains("WRONGPASS")) {
-                turnOff("the server refused key " + key + " (" + firstLine(msg)
+                turnOff("the server refused key " + key + " (" + RemoteErrors.firstLine(msg)
                         + "): give this user access to ~" + key.substring(0, key.lastIndexOf(':') + 1) + "*");
             }
-            throw new RemoteFailure(RemoteFailure.causeOf(err), firstLine(msg));
+            throw new RemoteFailure(RemoteFailure.causeOf(err), RemoteErrors.firstLine(msg));
         });
     }
 
@@ -534,7 +482,24 @@ public final class LettuceRemoteStore implements RemoteStore {
         if (connection == null) {
             return "open";
         }
-        return stateOf(breakers.values(), System.nanoTime());
+        if (!(connection instanceof StatefulRedisClusterConnection<String, byte[]> c)) {
+            return stateOf(breakers.values(), System.nanoTime());
+        }
+        // A node that no longer serves a slot (a failed-over master) gets no command, so its
+        // breaker would stay open for ever: only the nodes that own slots now count.
+        java.util.Set<String> owners = new java.util.HashSet<>();
+        for (RedisClusterNode n : c.getPartitions()) {
+            if (!n.getSlots().isEmpty()) {
+                owners.add(n.getNodeId());
+            }
+        }
+        return stateOf(current(breakers, node -> owners.contains(node) || node.startsWith("slot-")
+                && c.getPartitions().getMasterBySlot(Integer.parseInt(node.substring(5))) == null), System.nanoTime());
+    }
+
+    /** The breakers of the nodes {@code isCurrent} accepts (those serving slots now). */
+    static List<CircuitBreaker> current(Map<String, CircuitBreaker> breakers, java.util.function.Predicate<String> isCurrent) {
+        return breakers.entrySet().stream().filter(e -> isCurrent.test(e.getKey())).map(Map.Entry::getValue).toList();
     }
 
     /**
@@ -543,6 +508,7 @@ public final class LettuceRemoteStore implements RemoteStore {
      * period over, no operation has succeeded since) counts as open: a dead store must not show
      * as healthy on a dashboard between two failed trials.
      */
+
     static String stateOf(java.util.Collection<CircuitBreaker> nodes, long now) {
         long open = nodes.stream().filter(b -> b.state(now) != CircuitBreaker.State.CLOSED).count();
         return open == 0 ? "closed" : open == nodes.size() ? "open" : "partial";

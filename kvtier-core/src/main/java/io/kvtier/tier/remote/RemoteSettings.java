@@ -9,7 +9,8 @@ import java.util.List;
  *
  * @param urls           {@code redis://host:port} or {@code rediss://host:port} (TLS), optionally
  *                       with a user ({@code redis://user@host:port}); for a cluster, any seeds.
- *                       A password in a URL is refused: it would show in process lists and logs
+ *                       A password in a URL is refused: it would show in process lists and logs;
+ *                       a user without {@code password} is refused too
  * @param cluster        Redis/Valkey Cluster (true) or one standalone server
  * @param tenant         key prefix of this group of engines (see {@link RemoteKeys})
  * @param password       password of the URL's user (or of {@code default}), from a file or an
@@ -47,6 +48,12 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
             if (at >= 0 && authority.substring(0, at).contains(":")) {
                 throw new IllegalArgumentException("--remote-url must not hold a password (" + redact(u)
                         + "): give it with --remote-password-file or KVTIER_REMOTE_PASSWORD");
+            }
+            if (at > 0 && password == null) {
+                // Without a password Lettuce would not authenticate at all: the engine would run as
+                // the `default` user, past the ACL that confines the named user's tenant.
+                throw new IllegalArgumentException("--remote-url " + u + " names user " + authority.substring(0, at)
+                        + " but no password was given: give it with --remote-password-file or KVTIER_REMOTE_PASSWORD");
             }
             checkHostAndPort(u);
         }

@@ -32,4 +32,16 @@ class BreakerStateTest {
         assertThat(LettuceRemoteStore.stateOf(List.of(closed, openedAt(0)), 5 * PERIOD)).isEqualTo("partial");
         assertThat(LettuceRemoteStore.stateOf(List.of(closed, new CircuitBreaker(3, PERIOD)), 0)).isEqualTo("closed");
     }
+
+    /** trial 10 #3: a failed-over master gets no command, so its open breaker must not count for ever. */
+    @Test
+    void onlyTheNodesServingSlotsCount() {
+        java.util.Map<String, CircuitBreaker> breakers = new java.util.LinkedHashMap<>();
+        breakers.put("old-master", openedAt(0));
+        breakers.put("promoted", new CircuitBreaker(1, PERIOD));
+        assertThat(LettuceRemoteStore.stateOf(LettuceRemoteStore.current(breakers, n -> true), 5 * PERIOD)).isEqualTo("partial");
+        assertThat(LettuceRemoteStore.stateOf(LettuceRemoteStore.current(breakers, n -> n.equals("promoted")), 5 * PERIOD))
+                .isEqualTo("closed");
+        assertThat(LettuceRemoteStore.current(breakers, n -> n.equals("old-master"))).containsExactly(breakers.get("old-master"));
+    }
 }

@@ -42,6 +42,26 @@ class RemoteFailureTest {
                 .withBreakerOpen(Duration.ofSeconds(60)), line -> { });
     }
 
+    /**
+     * trial 10 #5: standalone mode pointed at a cluster node got MOVED for about two keys in
+     * three, silently. The first MOVED turns the tier off with one line naming the flag.
+     */
+    @Test
+    void aClusterNodeInStandaloneModeTurnsTheTierOffNamingTheFlag() throws Exception {
+        List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+        String node = RedisServers.cluster().get(0);
+        try (LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of(node), false, "t", null)
+                .withTimeout(Duration.ofSeconds(10)), warnings::add)) {
+            for (int i = 0; i < 64 && !s.breakerState().equals("off"); i++) {
+                s.set("kvt:v1:moved:" + i, new byte[] {1}).exceptionally(e -> null).get();
+            }
+            assertThat(s.breakerState()).isEqualTo("off");
+        }
+        assertThat(warnings).hasSize(1);
+        assertThat(warnings.get(0)).startsWith("remote tier off: " + node + " is a cluster node (MOVED ")
+                .endsWith("): give --remote-mode cluster");
+    }
+
     @Test
     void aServerKilledUnderACommandIsUnavailableNotAnError() throws Exception {
         try (OwnRedis r = OwnRedis.start(dir.resolve("r"))) {

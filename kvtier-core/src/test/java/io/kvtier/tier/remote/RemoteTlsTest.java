@@ -59,6 +59,34 @@ class RemoteTlsTest {
         assertThat(warnings).hasSize(2);
         assertThat(warnings.get(0)).startsWith("remote tier off: TLS handshake with " + "rediss://127.0.0.1:")
                 .contains("--remote-ca-file").doesNotContain("not-needed");
-        assertThat(warnings.get(1)).contains("check that --remote-ca-file " + other.cert()).doesNotContain("not-needed");
+        assertThat(warnings.get(1)).contains("check that the server speaks TLS on that port and that --remote-ca-file "
+                + other.cert() + " signed its certificate").doesNotContain("not-needed");
+    }
+
+    /**
+     * trial 10 #2: a scheme that does not match the port. A plain URL at a TLS port reads as
+     * "Connection reset", which gets a hint; a TLS URL at a plain port gets no answer to its
+     * handshake, and closing the store then is not reported as a TLS failure.
+     */
+    @Test
+    void aSchemeThatDoesNotMatchThePortIsNamed() throws Exception {
+        TlsFiles tls = TlsFiles.create(dir, "server");
+        try (OwnRedis redis = OwnRedis.startTls(dir.resolve("r"), tls.cert(), tls.key());
+             LettuceRemoteStore s = open("redis://127.0.0.1:" + redis.port(), null)) {
+            assertThat(s.breakerState()).isEqualTo("open");
+        }
+        try (OwnRedis plain = OwnRedis.start(dir.resolve("p"));
+             LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of("rediss://127.0.0.1:" + plain.port()), false,
+                     "tls", null).withTimeout(Duration.ofSeconds(1)), warnings::add)) {
+            // The plain server waits for the end of a command that never comes: the handshake
+            // gets no answer, and the tier stays unavailable, retrying.
+            assertThat(s.breakerState()).isEqualTo("open");
+        }
+        // Closing cut the pending handshake short: no "off" line after the fact (trial 10 #2a).
+        assertThat(warnings).hasSize(2);
+        assertThat(warnings.get(0)).startsWith("remote tier: cannot reach redis://127.0.0.1:")
+                .contains("(a TLS port? use rediss://); every lookup misses until it answers");
+        assertThat(warnings.get(1)).startsWith("remote tier: cannot reach rediss://127.0.0.1:")
+                .endsWith("every lookup misses until it answers");
     }
 }

@@ -1,0 +1,83 @@
+package io.kvtier.tier.remote;
+
+/**
+ * The words of a remote failure: a connection's cause without Lettuce's wrappers, whether it is
+ * an authentication or TLS failure, and the hint a mistyped scheme deserves. Stateless.
+ */
+final class RemoteErrors {
+
+    private RemoteErrors() {
+    }
+
+    /**
+     * A hint after "cannot reach": a TLS server resets a plain-text connection, which would
+     * otherwise read as a store that is down for good.
+     */
+    static String tlsHint(RemoteSettings settings, String reason) {
+        return reason != null && reason.contains("Connection reset") && settings.urls().stream().anyMatch(u -> u.startsWith("redis://"))
+                ? " (a TLS port? use rediss://)" : "";
+    }
+
+    /** The message of the TLS failure in {@code t}'s causes, or null if none. */
+    static String tlsFailure(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            // NotSslRecordException: the server answered in plain text (no TLS on that port).
+            if (c instanceof javax.net.ssl.SSLException || c instanceof io.netty.handler.ssl.NotSslRecordException) {
+                String m = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+                int nl = m.indexOf('\n');
+                return nl >= 0 ? m.substring(0, nl) : m;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Why a connection failed, in the words of its root cause and without the address (the
+     * message around it names the URL): {@code Connection refused}, {@code connection timed out},
+     * {@code nosuchhost: Name or service not known}. Lettuce's own wrappers repeat the cause and
+     * print the address as {@code 127.0.0.1/<unresolved>:6379}; a cluster's "cannot retrieve the
+     * partitions" keeps each seed's failure as a suppressed exception.
+     */
+    static String reasonOf(Throwable t) {
+        Throwable root = t;
+        for (int depth = 0; depth < 32; depth++) {
+            Throwable next = root.getCause() != null && root.getCause() != root ? root.getCause()
+                    : root.getSuppressed().length > 0 ? root.getSuppressed()[0] : null;
+            if (next == null) {
+                break;
+            }
+            root = next;
+        }
+        String m = root.getMessage() == null ? root.getClass().getSimpleName() : firstLine(root.getMessage());
+        int address = m.indexOf(": /"); // netty's "Connection refused: /127.0.0.1:6379"
+        return address > 0 ? m.substring(0, address) : m;
+    }
+
+    static boolean isAuthError(String msg) {
+        return msg.contains("WRONGPASS") || msg.contains("NOAUTH") || msg.contains("invalid username-password")
+                || msg.contains("AUTH failed") || msg.contains("NOPERM");
+    }
+
+    static String messageOf(Throwable t) {
+        StringBuilder sb = new StringBuilder();
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof java.util.concurrent.CompletionException && c.getCause() != null) {
+                continue; // its message repeats its cause's
+            }
+            sb.append(sb.isEmpty() ? "" : " / ").append(c.getMessage() != null ? c.getMessage() : c.getClass().getSimpleName());
+        }
+        return sb.toString();
+    }
+
+    static String firstLine(String msg) {
+        String s = msg;
+        for (String part : msg.split(" / ")) {
+            if (isAuthError(part)) {
+                s = part;
+                break;
+            }
+        }
+        int nl = s.indexOf('\n');
+        return (nl >= 0 ? s.substring(0, nl) : s).trim();
+    }
+}
