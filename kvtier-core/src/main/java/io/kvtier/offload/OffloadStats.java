@@ -108,8 +108,12 @@ public final class OffloadStats {
         return t;
     }
 
+    /**
+     * Adds {@code n} (negative: a hit taken back) to the tier's count. A count back at 0 is
+     * removed, so a hit lost whole reads {@code {}} like no hit, not {@code {remote=0}}.
+     */
     static void add(Map<String, Long> m, String tier, long n) {
-        m.merge(tier, n, Long::sum);
+        m.merge(tier, n, (a, b) -> a + b == 0 ? null : a + b);
     }
 
     static void addTransfer(Map<String, Transfers> m, String tier, long bytes, long nanos) {

@@ -16,6 +16,19 @@ import org.junit.jupiter.api.Test;
  */
 class OffloadStatsSumTest {
 
+    /** trial 10 #7: a hit cut at its first chunk printed {@code {remote=0}} beside {@code {}} elsewhere. */
+    @Test
+    void aCountTakenBackToZeroLeavesNoEntry() {
+        Map<String, Long> m = new java.util.TreeMap<>();
+        OffloadStats.add(m, "remote", 32);
+        OffloadStats.add(m, "host", 16);
+        OffloadStats.add(m, "remote", -32);
+        assertThat(m).containsExactly(Map.entry("host", 16L));
+        OffloadStats.add(m, "remote", 16);
+        OffloadStats.add(m, "remote", -4);
+        assertThat(m).containsEntry("remote", 12L).hasSize(2);
+    }
+
     @Test
     void theSumOfOneGroupEqualsThatGroupInEveryField() throws Exception {
         OffloadStats one = filled(1);
