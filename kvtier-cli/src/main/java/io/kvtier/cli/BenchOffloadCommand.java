@@ -162,7 +162,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
             if (remoteUrl != null) {
                 RemoteBandwidth.print(remoteUrl, remoteMibPerSize << 20, repeats);
             }
-            new OffloadDecodeBench(model.model(), threads.threads(), repeats).run();
+            new io.kvtier.bench.OffloadDecodeBench(model.model(), threads.threads(), repeats, System.out).run();
             if (!skipTtft) {
                 ttft(tmp.resolve("ttft"));
             }
