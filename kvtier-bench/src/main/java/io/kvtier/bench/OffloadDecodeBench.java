@@ -16,7 +16,7 @@ import java.util.Locale;
  * 0.99 costs 1%).
  *
  * <p>Fair by construction ({@link TwinDecode}): both engines live in one process, run the same
- * compiled code and the same requests, and are stepped in alternating 16-step segments, so the
+ * compiled code and the same requests, and take turns of {@link #STEPS_PER_TURN} step, so the
  * load, clock and caches of the machine fall on both alike. The judged figure is CPU time per
  * generated token (the engine thread, where every step and every inline store runs, plus the
  * transfer threads); wall time is printed beside it. A pair is {@link #PAIR_NANOS} of decode per
@@ -26,6 +26,9 @@ import java.util.Locale;
  * one-time cost, ~100 us per 20 KiB chunk on this VM, measured in docs/measurements.md).
  */
 public final class OffloadDecodeBench {
+
+    /** Steps of one engine before the other's turn: a step of stories260K lasts 0.05-2 ms. */
+    static final int STEPS_PER_TURN = 1;
 
     /** Decode time measured per side per pair, at least (whole waves of requests). */
     static final long PAIR_NANOS = 400_000_000L;
@@ -66,8 +69,8 @@ public final class OffloadDecodeBench {
     /** Warms the store path, then prints one line per batch size (1 and 32). */
     public void run() {
         out.println("== decode with offloading (decode blocks stored too) vs without, " + model.getFileName()
-                + ": twin engines in one process stepped in alternating " + TwinDecode.SEGMENT_STEPS
-                + "-step segments, same requests and tokens; on: host tier full, slots reused; the store path"
+                + ": twin engines in one process taking turns of " + STEPS_PER_TURN
+                + " step, same requests and tokens; on: host tier full, slots reused; the store path"
                 + " JIT-compiled first (" + STORE_PATH_WARM_CHUNKS + " chunk stores) ==");
         warmStorePath();
         for (int batch : new int[] {1, 32}) {
@@ -88,7 +91,7 @@ public final class OffloadDecodeBench {
 
     /** {@link #STORE_PATH_WARM_CHUNKS} chunk stores in waves of 32 requests, on a twin of their own. */
     private void warmStorePath() {
-        try (TwinDecode twin = new TwinDecode(model, threads, 32, onSetup(tierChunks(32)))) {
+        try (TwinDecode twin = new TwinDecode(model, threads, 32, onSetup(tierChunks(32)), STEPS_PER_TURN)) {
             while (twin.chunksStored() < STORE_PATH_WARM_CHUNKS) {
                 runStoring(twin, 0, "warming the store path");
             }
@@ -109,7 +112,7 @@ public final class OffloadDecodeBench {
     Pairs compare(int batch) {
         int tierChunks = tierChunks(batch);
         Pairs p = new Pairs(pairs);
-        try (TwinDecode twin = new TwinDecode(model, threads, batch, onSetup(tierChunks))) {
+        try (TwinDecode twin = new TwinDecode(model, threads, batch, onSetup(tierChunks), STEPS_PER_TURN)) {
             long until = System.nanoTime() + WARM_NANOS;
             while (System.nanoTime() < until || twin.chunksStored() <= tierChunks) {
                 runStoring(twin, 0, "filling the host tier");

@@ -19,20 +19,18 @@ import java.util.List;
 /**
  * Two engines of one model in one process, "off" (no offloading) and "on", fed the same waves of
  * requests (same ids, prompts, greedy sampling: the same tokens at the same positions, checked) and
- * stepped in alternating segments of {@link #SEGMENT_STEPS} steps (off-on, on-off, ...), each
- * segment measured in the engine thread's CPU time, its allocation and wall time. The two sides
- * run the same compiled code within a millisecond of each other, so the machine's load, clock and
- * caches are nearly the same for both: their ratio is steady to well under 1% where two separate
- * runs of the same command differ by 13%.
+ * stepped in turns of a few steps (off-on, on-off, ...: the order flips every turn), each turn
+ * measured in the engine thread's CPU time, its allocation and wall time. The two sides run the
+ * same compiled code within a fraction of a millisecond of each other, so the machine's load,
+ * clock and caches are nearly the same for both, where two separate runs of the same command
+ * differ by 13%. Over a pair's whole waves both sides did the same steps, "on" with its stores.
  *
- * <p>A segment is one KV block of steps: at every segment each decoding request crosses exactly one
- * block end, so each "on" segment holds the same store work. Not thread-safe: one thread (the
- * caller, which is both engines' engine thread) uses it.
+ * <p>Not thread-safe: one thread (the caller, which is both engines' engine thread) uses it.
  */
 final class TwinDecode implements AutoCloseable {
 
-    /** Steps per measured segment: one block of 16 tokens, so every segment stores alike. */
-    static final int SEGMENT_STEPS = 16;
+    /** Tokens per KV block (and per chunk): a decoding request stores once every 16 steps. */
+    static final int BLOCK_SIZE = 16;
 
     /** Distinct first and second prompt tokens: 400 x 400 prompts before one repeats (no prefix hit). */
     private static final int PROMPT_SPAN = 400;
@@ -80,16 +78,20 @@ final class TwinDecode implements AutoCloseable {
     private final int batch;
     private final int steps;
     private long nextId;
-    private long segments;
+    private final int stepsPerTurn;
+    private long turns;
 
     /**
      * @param model   checkpoint file; each engine loads its own copy (a memory-mapped file: the same pages)
      * @param threads compute threads of each engine
      * @param batch   requests per wave (1 or 32 in {@code bench offload})
      * @param onSetup the "on" engine's offloading
+     * @param stepsPerTurn steps of one engine before the other's turn (a turn should last ~1 ms or less:
+     *                the load of a shared machine changes within milliseconds)
      */
-    TwinDecode(Path model, int threads, int batch, OffloadSetup onSetup) {
+    TwinDecode(Path model, int threads, int batch, OffloadSetup onSetup, int stepsPerTurn) {
         this.batch = batch;
+        this.stepsPerTurn = stepsPerTurn;
         Model a = Models.load(model);
         this.steps = Math.min(256, a.config().seqLen() - 2);
         this.off = LlamaRunner.engine(a, config(a, batch), Kernels.best(), threads, OffloadSetup.OFF);
@@ -104,11 +106,11 @@ final class TwinDecode implements AutoCloseable {
 
     /** Device blocks for a wave of {@code batch} full contexts and one spare. */
     static int deviceBlocks(Model cp, int batch) {
-        return (batch + 1) * cp.config().kvLayout(SEGMENT_STEPS).blocksFor(cp.config().seqLen());
+        return (batch + 1) * cp.config().kvLayout(BLOCK_SIZE).blocksFor(cp.config().seqLen());
     }
 
     private static EngineConfig config(Model cp, int batch) {
-        return new EngineConfig(SEGMENT_STEPS, deviceBlocks(cp, batch), 4096, Math.max(batch, 1), false, -1);
+        return new EngineConfig(BLOCK_SIZE, deviceBlocks(cp, batch), 4096, Math.max(batch, 1), false, -1);
     }
 
     /**
@@ -138,13 +140,13 @@ final class TwinDecode implements AutoCloseable {
         off.step(); // the prefills: not decode, not measured
         on.step();
         while (off.hasWork() || on.hasWork()) {
-            // The order flips every segment: neither side always follows the other's cache footprint.
-            if ((segments++ & 1) == 0) {
-                segment(off, a);
-                segment(on, b);
+            // The order flips every turn: neither side always follows the other's cache footprint.
+            if ((turns++ & 1) == 0) {
+                turn(off, a);
+                turn(on, b);
             } else {
-                segment(on, b);
-                segment(off, a);
+                turn(on, b);
+                turn(off, a);
             }
         }
         long t0 = System.nanoTime();
@@ -172,13 +174,13 @@ final class TwinDecode implements AutoCloseable {
         return reqs;
     }
 
-    /** Up to {@link #SEGMENT_STEPS} steps of {@code e}, measured into {@code c}. */
-    private static void segment(Engine e, Cost c) {
+    /** Up to {@link #stepsPerTurn} steps of {@code e}, measured into {@code c}. */
+    private void turn(Engine e, Cost c) {
         long before = e.stats().generatedTokens();
         long alloc0 = THREADS.getCurrentThreadAllocatedBytes();
         long c0 = THREADS.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
-        for (int i = 0; i < SEGMENT_STEPS && e.hasWork(); i++) {
+        for (int i = 0; i < stepsPerTurn && e.hasWork(); i++) {
             e.advance();
         }
         c.wall += System.nanoTime() - t0;
