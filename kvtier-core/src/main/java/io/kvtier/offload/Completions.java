@@ -1,7 +1,6 @@
 package io.kvtier.offload;
 
 import io.kvtier.kv.BlockPool;
-import io.kvtier.offload.OffloadScheduler.LoadDone;
 import io.kvtier.offload.transfer.TransferResult;
 import java.util.ArrayList;
 import java.util.List;

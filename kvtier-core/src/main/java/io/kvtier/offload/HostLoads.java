@@ -1,7 +1,6 @@
 package io.kvtier.offload;
 
 import io.kvtier.kv.BlockKey;
-import io.kvtier.offload.OffloadScheduler.LoadDone;
 import io.kvtier.offload.OffloadScheduler.Lookup;
 import io.kvtier.offload.transfer.ChunkCopy;
 import io.kvtier.offload.transfer.LoadJob;

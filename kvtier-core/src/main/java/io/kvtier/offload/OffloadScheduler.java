@@ -56,17 +56,6 @@ public final class OffloadScheduler implements AutoCloseable {
         }
     }
 
-    /**
-     * A load that ended for a request that still waits for it: of the {@code blocks} blocks from
-     * {@code firstBlock}, the first {@code goodBlocks} now hold verified KV; the rest must be recomputed.
-     */
-    public record LoadDone(long requestId, String tier, int firstBlock, int blocks, int goodBlocks,
-                           Map<String, Integer> lostTokensByTier) {
-        public boolean success() {
-            return goodBlocks == blocks;
-        }
-    }
-
     private final OffloadConfig config;
     private final BlockPool pool;
     private final HostTier host;
@@ -75,10 +64,8 @@ public final class OffloadScheduler implements AutoCloseable {
     private final int blockSize;
     private final JobRegistry jobs = new JobRegistry();
     private final OffloadStats stats = new OffloadStats();
-    private final DiskChain disk;
-    private final RemoteChain remote;
-    /** The disk and remote tiers present, in that order. */
-    private final List<TierBehindHost> behind;
+    /** The disk and remote tiers, either absent. */
+    private final BehindTiers behind;
     private final ChunkChain chain;
     private final HostStores stores;
     private final HostLoads loads;
@@ -147,13 +134,10 @@ public final class OffloadScheduler implements AutoCloseable {
         this.transfers = transfers;
         this.namespace = namespace.digest();
         this.blockSize = pool.layout().blockSize();
-        this.disk = diskParts == null ? null : new DiskChain(diskParts.index(), diskParts.store(), diskParts.scan(), host,
-                transfers, jobs, stats, diskParts.policy(), diskParts.admitAfter(), config.blocksPerChunk(),
-                config.blocksPerChunk() * pool.layout().bytesPerBlock(), config.jobDeadline().toNanos(), this.namespace);
-        this.remote = remoteParts == null ? null : new RemoteChain(remoteParts, host, transfers, jobs, stats,
-                config.blocksPerChunk(), config.blocksPerChunk() * pool.layout().bytesPerBlock(),
-                config.blocksPerChunk() * blockSize, this.namespace);
-        this.behind = java.util.stream.Stream.<TierBehindHost>of(disk, remote).filter(java.util.Objects::nonNull).toList();
+        this.behind = new BehindTiers(config, diskParts, remoteParts, host, transfers, jobs, stats,
+                (long) config.blocksPerChunk() * pool.layout().bytesPerBlock(), blockSize, this.namespace);
+        DiskChain disk = behind.disk;
+        RemoteChain remote = behind.remote;
         this.chain = new ChunkChain(config.blocksPerChunk(), blockSize, this.namespace);
         this.stores = new HostStores(config, chain, pool, host, transfers, jobs, stats, disk, remote,
                 group == null ? 0 : group.window());
@@ -414,9 +398,7 @@ public final class OffloadScheduler implements AutoCloseable {
     List<LoadDone> pollOwn() {
         stores.submitStep(epoch);
         stores.scan(epoch); // lazy stores: first, so the free queue is the one the step's allocations will see
-        if (disk != null) {
-            disk.drainScan(epoch);
-        }
+        behind.drainScan(epoch);
         if (jobs.isEmpty()) {
             return List.of(); // every job is registered until it completes: nothing to collect
         }
@@ -499,7 +481,7 @@ public final class OffloadScheduler implements AutoCloseable {
         epoch++;
         waiting.addAll(loads.abandonAll());
         host.index().clear();
-        behind.forEach(t -> t.clear(epoch)); // the disk deletes its files too
+        behind.clear(epoch); // the disk deletes its files too
         stores.clear();
         return waiting;
     }
@@ -529,7 +511,7 @@ public final class OffloadScheduler implements AutoCloseable {
         }
         jobs.checkInvariants(pool);
         host.index().checkInvariants();
-        behind.forEach(TierBehindHost::checkInvariants);
+        behind.checkInvariants();
     }
 
     /**
@@ -564,13 +546,7 @@ public final class OffloadScheduler implements AutoCloseable {
         for (OffloadScheduler p : windowParts()) {
             p.flushToDisk();
         }
-        if (disk == null || !disk.writeOnEvict()) {
-            return;
-        }
-        awaitAll();
-        if (disk.flushHost(epoch)) {
-            awaitAll();
-        }
+        behind.flushHost(epoch, this::awaitAll);
     }
 
     private void awaitAll() {
@@ -582,7 +558,7 @@ public final class OffloadScheduler implements AutoCloseable {
 
     private void closeTiers() {
         transfers.close();
-        behind.forEach(TierBehindHost::close);
+        behind.close();
         host.close();
     }
 
@@ -594,14 +570,12 @@ public final class OffloadScheduler implements AutoCloseable {
         for (OffloadScheduler p : windowParts()) {
             p.awaitDiskScan(timeout);
         }
-        if (disk != null) {
-            disk.awaitScan(timeout, epoch);
-        }
+        behind.awaitScan(timeout, epoch);
     }
 
     /** Progress of the disk tier's restart scan, or null without a disk tier. */
     public io.kvtier.tier.disk.DiskIndexScan.Progress diskScanProgress() {
-        return disk == null ? null : disk.scanProgress();
+        return behind.scanProgress();
     }
 
     /**
@@ -609,17 +583,17 @@ public final class OffloadScheduler implements AutoCloseable {
      * cannot be written), as one line for the user; null if it writes, or without a disk tier.
      */
     public String diskReadOnlyReason() {
-        return disk == null ? null : disk.readOnlyReason();
+        return behind.readOnlyReason();
     }
 
     /** The remote tier's counters, or null without a remote tier. */
     public RemoteStats remoteStats() {
-        return remote == null ? null : remote.stats();
+        return behind.remoteStats();
     }
 
     /** The disk tier's bookkeeping, or null without a disk tier. */
     public TierIndex diskIndex() {
-        return disk == null ? null : disk.index();
+        return behind.diskIndex();
     }
 
     /** Jobs holding resources (live and orphaned). */

@@ -14,7 +14,7 @@ import java.util.TreeMap;
  * (docs/kv-groups.md, "Offloading rules"). Group 0 (full attention) bounds every hit; this walks
  * it down until every window group's tiers hold the window that ends at it, starts every group's
  * load (a window group loads only that window), and merges the groups' {@link
- * OffloadScheduler.LoadDone}s into one: the longest prefix valid in all groups. Engine thread only.
+ * LoadDone}s into one: the longest prefix valid in all groups. Engine thread only.
  */
 final class WindowParts {
 
@@ -26,7 +26,7 @@ final class WindowParts {
         final int end;
         final int[] from;
         final int[] good;
-        OffloadScheduler.LoadDone full;
+        LoadDone full;
         int remaining;
 
         PendingLoad(int hit, int end, int parts) {
@@ -187,8 +187,8 @@ final class WindowParts {
         }
     }
 
-    List<OffloadScheduler.LoadDone> poll() {
-        List<OffloadScheduler.LoadDone> out = new ArrayList<>();
+    List<LoadDone> poll() {
+        List<LoadDone> out = new ArrayList<>();
         for (OffloadScheduler s : all) {
             merge(s, s.pollOwn(), out);
         }
@@ -196,10 +196,10 @@ final class WindowParts {
     }
 
     /** Waits (in slices over the groups' transfer engines) until a job of any group ends or {@code timeout} passes. */
-    List<OffloadScheduler.LoadDone> awaitAny(Duration timeout) {
+    List<LoadDone> awaitAny(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         int before = inFlight();
-        List<OffloadScheduler.LoadDone> out = new ArrayList<>();
+        List<LoadDone> out = new ArrayList<>();
         while (true) {
             for (OffloadScheduler s : all) {
                 if (s.jobs().isEmpty()) {
@@ -225,8 +225,8 @@ final class WindowParts {
         return n;
     }
 
-    private void merge(OffloadScheduler source, List<OffloadScheduler.LoadDone> dones, List<OffloadScheduler.LoadDone> out) {
-        for (OffloadScheduler.LoadDone d : dones) {
+    private void merge(OffloadScheduler source, List<LoadDone> dones, List<LoadDone> out) {
+        for (LoadDone d : dones) {
             PendingLoad pl = pending.get(d.requestId());
             if (pl == null) {
                 if (source == full) {
@@ -247,8 +247,8 @@ final class WindowParts {
     }
 
     /** The request's load in every group ended: the longest prefix every group holds valid. */
-    private OffloadScheduler.LoadDone merged(PendingLoad pl) {
-        OffloadScheduler.LoadDone f = pl.full;
+    private LoadDone merged(PendingLoad pl) {
+        LoadDone f = pl.full;
         int fullEnd = pl.hit + f.goodBlocks();
         int m = fullEnd;
         while (m > pl.hit && !windowsValid(pl, m)) {
@@ -267,7 +267,7 @@ final class WindowParts {
         for (OffloadScheduler s : all) {
             s.stores().cutCursor(f.requestId(), m);
         }
-        return new OffloadScheduler.LoadDone(f.requestId(), f.tier(), pl.hit, pl.end - pl.hit, m - pl.hit, lost);
+        return new LoadDone(f.requestId(), f.tier(), pl.hit, pl.end - pl.hit, m - pl.hit, lost);
     }
 
     /** Whether every window group holds, at a hit of {@code m} blocks, its window: on the device below the hit, loaded above. */
@@ -309,15 +309,15 @@ final class WindowParts {
      * Resets every window group's tiers; returns, as abandoned, the loads whose group 0 part ended
      * while a window group's still ran (group 0's scheduler reports the ones still running itself).
      */
-    List<OffloadScheduler.LoadDone> resetCache() {
-        List<OffloadScheduler.LoadDone> abandoned = new ArrayList<>();
+    List<LoadDone> resetCache() {
+        List<LoadDone> abandoned = new ArrayList<>();
         for (PendingLoad pl : pending.values()) {
-            OffloadScheduler.LoadDone f = pl.full;
+            LoadDone f = pl.full;
             if (f != null) {
                 Map<String, Integer> lost = new TreeMap<>(f.lostTokensByTier());
                 lost.merge(f.tier(), f.goodBlocks() * blockSize, Integer::sum);
                 OffloadStats.add(full.stats().externalHitTokens, f.tier(), -(long) f.goodBlocks() * blockSize);
-                abandoned.add(new OffloadScheduler.LoadDone(f.requestId(), f.tier(), pl.hit, pl.end - pl.hit, 0, lost));
+                abandoned.add(new LoadDone(f.requestId(), f.tier(), pl.hit, pl.end - pl.hit, 0, lost));
             }
         }
         pending.clear();

@@ -52,7 +52,11 @@ public final class KvEvents {
     }
 
     void stored(List<BlockKey> keys, BlockKey parent, String tier) {
-        emit(new KvEvent.BlockStored(++lastSeq, keys, parent, tier));
+        if (heard()) {
+            emit(new KvEvent.BlockStored(++lastSeq, keys, parent, tier));
+        } else {
+            lastSeq++;
+        }
     }
 
     /**
@@ -69,7 +73,19 @@ public final class KvEvents {
     }
 
     void removed(List<BlockKey> keys, String tier) {
-        emit(new KvEvent.BlockRemoved(++lastSeq, keys, tier));
+        if (heard()) {
+            emit(new KvEvent.BlockRemoved(++lastSeq, keys, tier));
+        } else {
+            lastSeq++;
+        }
+    }
+
+    /**
+     * Whether an event would reach anyone (a buffer or a listener). When not, the tiers' events are
+     * only numbered: each would copy its key list, once per stored or evicted chunk run (issue 16).
+     */
+    private boolean heard() {
+        return buffering || !listeners.isEmpty();
     }
 
     void cleared(String tier) {

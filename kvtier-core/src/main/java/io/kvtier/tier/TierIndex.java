@@ -4,6 +4,7 @@ import io.kvtier.kv.BlockKey;
 import io.kvtier.tier.TierEntries.Entry;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -124,6 +125,9 @@ public final class TierIndex {
         /** Invisible, waiting for a transfer that uses its slot to complete. */
         REMOVING
     }
+
+    /** Key lists up to this long are searched, not hashed: a step stores one chunk per request. */
+    private static final int SHORT_LIST = 8;
 
     private final String tierName;
     private final int capacity;
@@ -249,13 +253,10 @@ public final class TierIndex {
         if (keys.size() != parents.size()) {
             throw new IllegalArgumentException("tier " + tierName + ": " + keys.size() + " keys but " + parents.size() + " parents");
         }
-        Set<BlockKey> keySet = new HashSet<>(keys);
-        if (keySet.size() != keys.size()) {
-            throw new IllegalArgumentException("tier " + tierName + ": duplicate keys in a store of " + keys.size());
-        }
-        List<BlockKey> present = new ArrayList<>();
-        List<BlockKey> toStore = new ArrayList<>();
-        List<BlockKey> toStoreParents = new ArrayList<>();
+        Collection<BlockKey> keySet = distinct(keys, "a store");
+        List<BlockKey> present = List.of(); // made when a key is present: a decode store's chunk is new
+        List<BlockKey> toStore = new ArrayList<>(keys.size());
+        List<BlockKey> toStoreParents = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             BlockKey k = Objects.requireNonNull(keys.get(i), "key");
             Entry e = entries.get(k);
@@ -265,6 +266,9 @@ public final class TierIndex {
             } else if (e.doomed) {
                 return refuse("key " + k.shortHex() + " is being removed; retry when its transfer completes");
             } else if (e.ready()) {
+                if (present.isEmpty()) {
+                    present = new ArrayList<>();
+                }
                 present.add(k);
             } // else: being stored by another job, skip
         }
@@ -299,6 +303,36 @@ public final class TierIndex {
         }
         policy.touch(present);
         return new StorePlan.Accepted(toStore, slots, victims);
+    }
+
+    /**
+     * {@code keys} as a collection for {@code contains}: the list itself when short (a linear
+     * search of a few keys beats hashing them into a new set, which a store did per call), else a
+     * set.
+     *
+     * @throws IllegalArgumentException if a key is listed twice ({@code what} names the call)
+     */
+    private Collection<BlockKey> distinct(List<BlockKey> keys, String what) {
+        if (keys.size() > SHORT_LIST) {
+            Set<BlockKey> set = new HashSet<>(keys);
+            if (set.size() == keys.size()) {
+                return set;
+            }
+        } else if (!hasDuplicate(keys)) {
+            return keys;
+        }
+        throw new IllegalArgumentException("tier " + tierName + ": duplicate keys in " + what + " of " + keys.size());
+    }
+
+    private static boolean hasDuplicate(List<BlockKey> keys) {
+        for (int i = 1; i < keys.size(); i++) {
+            for (int j = 0; j < i; j++) {
+                if (keys.get(i).equals(keys.get(j))) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     private StorePlan refuse(String reason) {
@@ -419,23 +453,23 @@ public final class TierIndex {
      * @throws IllegalStateException if a key is not being stored (nothing changes then)
      */
     public void completeStore(List<BlockKey> keys, boolean success) {
-        Set<BlockKey> seen = new HashSet<>();
+        distinct(keys, "completeStore");
+        boolean allKept = success;
         for (BlockKey k : keys) {
             Entry e = entries.get(k);
-            if (!seen.add(k)) {
-                throw new IllegalArgumentException("tier " + tierName + ": completeStore lists key " + k.shortHex() + " twice");
-            }
             if (e == null || e.ready()) {
                 throw new IllegalStateException("tier " + tierName + ": completeStore of key " + k.shortHex()
                         + " which is " + state(k) + ", not storing");
             }
+            allKept &= !e.doomed;
         }
-        List<BlockKey> nowReady = new ArrayList<>(keys.size());
+        // The common case keeps every key: the caller's list is the one read below, not a copy.
+        List<BlockKey> nowReady = allKept ? keys : new ArrayList<>(keys.size());
         for (BlockKey k : keys) {
             Entry e = entries.get(k);
             boolean keep = success && !e.doomed;
             entries.storeEnded(e, keep);
-            if (keep) {
+            if (keep && !allKept) {
                 nowReady.add(k);
             }
         }

@@ -4,6 +4,7 @@ import io.kvtier.kv.BlockHasher;
 import io.kvtier.kv.BlockPool;
 import io.kvtier.kv.KvCacheManager;
 import io.kvtier.kv.BlockKey;
+import io.kvtier.offload.LoadDone;
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.tier.KvEvents;
 import java.util.ArrayList;
@@ -335,9 +336,9 @@ public final class Engine implements AutoCloseable {
     }
 
     /** Parked requests whose loads ended continue from the KV that was really loaded. */
-    private void resume(List<OffloadScheduler.LoadDone> loads) {
+    private void resume(List<LoadDone> loads) {
         for (int i = 0; i < loads.size(); i++) {   // indexed: an iterator per step even when none ended
-            OffloadScheduler.LoadDone d = loads.get(i);
+            LoadDone d = loads.get(i);
             int kvWritten = (d.firstBlock() + d.goodBlocks()) * config.blockSize();
             Request r = scheduler.loadEnded(d.requestId(), kvWritten);
             if (r == null) {
@@ -401,7 +402,7 @@ public final class Engine implements AutoCloseable {
     public void resetCache() {
         kv.resetPrefixCache();
         if (offload != null) {
-            for (OffloadScheduler.LoadDone abandoned : offload.resetCache()) {
+            for (LoadDone abandoned : offload.resetCache()) {
                 Request r = scheduler.loading().get(abandoned.requestId());
                 if (r != null) {
                     if (r.preemptions() == 0) {

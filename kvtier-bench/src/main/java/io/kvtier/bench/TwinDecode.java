@@ -1,0 +1,216 @@
+package io.kvtier.bench;
+
+import io.kvtier.engine.Engine;
+import io.kvtier.engine.EngineConfig;
+import io.kvtier.engine.LlamaRunner;
+import io.kvtier.engine.OffloadSetup;
+import io.kvtier.engine.Request;
+import io.kvtier.engine.SamplingParams;
+import io.kvtier.kv.ExtraKeys;
+import io.kvtier.model.Kernels;
+import io.kvtier.model.Model;
+import io.kvtier.model.Models;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Two engines of one model in one process, "off" (no offloading) and "on", fed the same waves of
+ * requests (same ids, prompts, greedy sampling: the same tokens at the same positions, checked) and
+ * stepped in turns of a few steps (off-on, on-off, ...: the order flips every turn), each turn
+ * measured in the engine thread's CPU time, its allocation and wall time. The two sides run the
+ * same compiled code within a fraction of a millisecond of each other, so the machine's load,
+ * clock and caches are nearly the same for both, where two separate runs of the same command
+ * differ by 13%. Over a pair's whole waves both sides did the same steps, "on" with its stores.
+ *
+ * <p>Not thread-safe: one thread (the caller, which is both engines' engine thread) uses it.
+ */
+final class TwinDecode implements AutoCloseable {
+
+    /** Tokens per KV block (and per chunk): a decoding request stores once every 16 steps. */
+    static final int BLOCK_SIZE = 16;
+
+    /** Distinct first and second prompt tokens: 400 x 400 prompts before one repeats (no prefix hit). */
+    private static final int PROMPT_SPAN = 400;
+
+    private static final com.sun.management.ThreadMXBean THREADS =
+            (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+
+    /** What one side spent over some segments. All sums; {@link #add} merges. */
+    static final class Cost {
+        /** The engine thread's CPU time, ns: every step's work, inline stores included. */
+        long engineCpu;
+        /** CPU time of the transfer threads (stores too large to run inline), ns; 0 for "off". */
+        long transferCpu;
+        /** Bytes the engine thread allocated. */
+        long allocated;
+        /** Wall time, ns. */
+        long wall;
+        /** Tokens generated. */
+        long tokens;
+
+        void add(Cost c) {
+            engineCpu += c.engineCpu;
+            transferCpu += c.transferCpu;
+            allocated += c.allocated;
+            wall += c.wall;
+            tokens += c.tokens;
+        }
+
+        /** CPU ns per generated token: the engine thread's and the transfer threads'. */
+        double cpuPerToken() {
+            return (double) (engineCpu + transferCpu) / tokens;
+        }
+
+        double wallPerToken() {
+            return (double) wall / tokens;
+        }
+
+        double bytesPerToken() {
+            return (double) allocated / tokens;
+        }
+    }
+
+    private final Engine off;
+    private final Engine on;
+    private final int batch;
+    private final int steps;
+    private long nextId;
+    private final int stepsPerTurn;
+    private long turns;
+
+    /**
+     * @param model   checkpoint file; each engine loads its own copy (a memory-mapped file: the same pages)
+     * @param threads compute threads of each engine
+     * @param batch   requests per wave (1 or 32 in {@code bench offload})
+     * @param onSetup the "on" engine's offloading
+     * @param stepsPerTurn steps of one engine before the other's turn (a turn should last ~1 ms or less:
+     *                the load of a shared machine changes within milliseconds)
+     */
+    TwinDecode(Path model, int threads, int batch, OffloadSetup onSetup, int stepsPerTurn) {
+        this.batch = batch;
+        this.stepsPerTurn = stepsPerTurn;
+        Model a = Models.load(model);
+        this.steps = Math.min(256, a.config().seqLen() - 2);
+        this.off = LlamaRunner.engine(a, config(a, batch), Kernels.best(), threads, OffloadSetup.OFF);
+        Model b = Models.load(model);
+        try {
+            this.on = LlamaRunner.engine(b, config(b, batch), Kernels.best(), threads, onSetup);
+        } catch (RuntimeException e) {
+            off.close();
+            throw e;
+        }
+    }
+
+    /** Device blocks for a wave of {@code batch} full contexts and one spare. */
+    static int deviceBlocks(Model cp, int batch) {
+        return (batch + 1) * cp.config().kvLayout(BLOCK_SIZE).blocksFor(cp.config().seqLen());
+    }
+
+    private static EngineConfig config(Model cp, int batch) {
+        return new EngineConfig(BLOCK_SIZE, deviceBlocks(cp, batch), 4096, Math.max(batch, 1), false, -1);
+    }
+
+    /**
+     * Runs waves until each side has {@code minNanos} of measured decode, adding each side's cost
+     * to {@code offCost} and {@code onCost}.
+     *
+     * @throws IllegalStateException if the two sides generated different tokens
+     */
+    void run(long minNanos, Cost offCost, Cost onCost) {
+        Cost a = new Cost();
+        Cost b = new Cost();
+        long transfer0 = transferCpu();
+        do {
+            wave(a, b);
+        } while (a.wall < minNanos || b.wall < minNanos);
+        b.transferCpu = transferCpu() - transfer0;
+        offCost.add(a);
+        onCost.add(b);
+    }
+
+    /** One wave of {@code batch} requests on both engines, to the end, the stores drained. */
+    private void wave(Cost a, Cost b) {
+        long first = nextId;
+        nextId += batch;
+        List<Request> offReqs = submit(off, first);
+        List<Request> onReqs = submit(on, first);
+        off.step(); // the prefills: not decode, not measured
+        on.step();
+        while (off.hasWork() || on.hasWork()) {
+            // The order flips every turn: neither side always follows the other's cache footprint.
+            if ((turns++ & 1) == 0) {
+                turn(off, a);
+                turn(on, b);
+            } else {
+                turn(on, b);
+                turn(off, a);
+            }
+        }
+        long t0 = System.nanoTime();
+        long c0 = THREADS.getCurrentThreadCpuTime();
+        on.drainTransfers(); // the stores still in flight are part of "on"'s cost
+        b.engineCpu += THREADS.getCurrentThreadCpuTime() - c0;
+        b.wall += System.nanoTime() - t0;
+        for (int i = 0; i < batch; i++) {
+            if (!Arrays.equals(offReqs.get(i).outputIds(), onReqs.get(i).outputIds())) {
+                throw new IllegalStateException("bench offload: request " + offReqs.get(i).id()
+                        + " generated different tokens with offloading on and off");
+            }
+        }
+    }
+
+    private List<Request> submit(Engine e, long first) {
+        List<Request> reqs = new ArrayList<>(batch);
+        for (int i = 0; i < batch; i++) {
+            long id = first + i;
+            int[] prompt = {1 + (int) (id % PROMPT_SPAN), 1 + (int) (id / PROMPT_SPAN % PROMPT_SPAN)};
+            Request r = new Request(id, prompt, steps, SamplingParams.GREEDY, ExtraKeys.NONE);
+            e.submit(r);
+            reqs.add(r);
+        }
+        return reqs;
+    }
+
+    /** Up to {@link #stepsPerTurn} steps of {@code e}, measured into {@code c}. */
+    private void turn(Engine e, Cost c) {
+        long before = e.stats().generatedTokens();
+        long alloc0 = THREADS.getCurrentThreadAllocatedBytes();
+        long c0 = THREADS.getCurrentThreadCpuTime();
+        long t0 = System.nanoTime();
+        for (int i = 0; i < stepsPerTurn && e.hasWork(); i++) {
+            e.advance();
+        }
+        c.wall += System.nanoTime() - t0;
+        c.engineCpu += THREADS.getCurrentThreadCpuTime() - c0;
+        c.allocated += THREADS.getCurrentThreadAllocatedBytes() - alloc0;
+        c.tokens += e.stats().generatedTokens() - before;
+    }
+
+    /** CPU time of the live transfer threads, ns: only the "on" engine has any. */
+    private static long transferCpu() {
+        long sum = 0;
+        for (java.lang.management.ThreadInfo t : THREADS.getThreadInfo(THREADS.getAllThreadIds())) {
+            if (t != null && t.getThreadName().startsWith("kvtier-transfer")) {
+                sum += Math.max(0, THREADS.getThreadCpuTime(t.getThreadId()));
+            }
+        }
+        return sum;
+    }
+
+    /** Chunks the "on" engine has stored in its host tier so far. */
+    long chunksStored() {
+        return on.offload().stats().blocksStored().getOrDefault("host", 0L);
+    }
+
+    @Override
+    public void close() {
+        try {
+            off.close();
+        } finally {
+            on.close();
+        }
+    }
+}
