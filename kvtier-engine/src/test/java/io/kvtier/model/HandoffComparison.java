@@ -6,15 +6,18 @@ import java.util.Locale;
 import java.util.concurrent.ForkJoinPool;
 
 /**
- * Benchmark (not a test): single-sequence decode with the pool's hand-off kinds, A B C A B C in
- * one JVM so that a shared machine's load shifts every variant alike: helpers that park after
+ * Benchmark (not a test): single-sequence decode with the pool's hand-off kinds, A B C D A B C D
+ * in one JVM so that a shared machine's load shifts every variant alike: helpers that park after
  * every range with the old threshold (2^18 multiply-adds), helpers that spin
- * {@link Parallel#SPIN_NANOS} between ranges with the current threshold, and one thread. Prints
- * the median tokens/s of each and the median per-round ratios. Run with the engine's test
- * classpath:
+ * {@link Parallel#SPIN_NANOS} between ranges with the current threshold, helpers that park after
+ * every range with the current threshold ({@code -Dkvtier.parallel.spinNanos=0}), and one thread.
+ * Prints the median tokens/s of each and the median per-round ratios. The model is either format
+ * ({@link Models#load}): on a GGUF file the decode takes the default Q8_0 activations. Run with
+ * the engine's test classpath:
  * <pre>
- * java --add-modules jdk.incubator.vector -cp kvtier-engine/target/classes:kvtier-engine/target/test-classes:kvtier-cli/target/kvtier.jar \
- *      io.kvtier.model.HandoffComparison /tmp/15m.bin [rounds]
+ * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+ *      -cp kvtier-engine/target/classes:kvtier-engine/target/test-classes:kvtier-cli/target/kvtier.jar \
+ *      io.kvtier.model.HandoffComparison /work/m/110m-q8_0.gguf [rounds]
  * </pre>
  */
 public final class HandoffComparison {
@@ -28,12 +31,13 @@ public final class HandoffComparison {
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 15;
         ForkJoinPool two = new ForkJoinPool(2);
         ForkJoinPool one = new ForkJoinPool(1);
-        String[] names = {"parked, 2 threads", "spinning, 2 threads", "1 thread"};
-        try (Checkpoint m = Checkpoint.load(Path.of(args[0]));
+        String[] names = {"parked, 2 threads", "spinning, 2 threads", "no spin, 2 threads", "1 thread"};
+        try (Model m = Models.load(Path.of(args[0]));
              Transformer parked = new Transformer(m, Kernels.best(), new Parallel(two, 0, 1L << 18));
              Transformer spinning = new Transformer(m, Kernels.best(), new Parallel(two));
+             Transformer noSpin = new Transformer(m, Kernels.best(), new Parallel(two, 0, Parallel.MIN_PARALLEL_WORK));
              Transformer single = new Transformer(m, Kernels.best(), new Parallel(one))) {
-            Transformer[] variants = {parked, spinning, single};
+            Transformer[] variants = {parked, spinning, noSpin, single};
             long warmEnd = System.nanoTime() + 3_000_000_000L;
             while (System.nanoTime() < warmEnd) {
                 for (Transformer t : variants) {
@@ -49,13 +53,15 @@ public final class HandoffComparison {
             for (int v = 0; v < variants.length; v++) {
                 System.out.printf(Locale.ROOT, "%-20s median %.1f tokens/s%n", names[v], median(speed[v]));
             }
-            double[] spinOverPark = new double[rounds], spinOverOne = new double[rounds];
+            double[] spinOverPark = new double[rounds], spinOverOne = new double[rounds], noSpinOverOne = new double[rounds];
             for (int r = 0; r < rounds; r++) {
                 spinOverPark[r] = speed[1][r] / speed[0][r];
-                spinOverOne[r] = speed[1][r] / speed[2][r];
+                spinOverOne[r] = speed[1][r] / speed[3][r];
+                noSpinOverOne[r] = speed[2][r] / speed[3][r];
             }
-            System.out.printf(Locale.ROOT, "spinning / parked: median %.3f; spinning / 1 thread: median %.3f (%d rounds)%n",
-                    median(spinOverPark), median(spinOverOne), rounds);
+            System.out.printf(Locale.ROOT, "spinning / parked: median %.3f; spinning / 1 thread: median %.3f; "
+                    + "no spin / 1 thread: median %.3f (%d rounds)%n",
+                    median(spinOverPark), median(spinOverOne), median(noSpinOverOne), rounds);
         } finally {
             two.shutdownNow();
             one.shutdownNow();

@@ -13,10 +13,11 @@ import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Q4_0 weights repacked {@value #NAME}: {@link #GROUP} rows interleaved so that one short vector
- * of {@code GROUP} lanes (lane = row) holds four consecutive values of every row of the group, and
+ * of {@code 2 GROUP} lanes (two lanes per row) holds eight values of every row of the group, and
  * the decode kernel {@link #matmul} multiplies them with Q8_0-quantized activations in 16-bit
  * integers, as llama.cpp's {@code ggml_vec_dot_q4_0_q8_0} computes (its plain references): per
  * block of 32 an exact integer sum {@code sum_j (q_j - 8) * x_j}, converted to float once and
@@ -29,15 +30,19 @@ import jdk.incubator.vector.VectorOperators;
  * <p>Layout: rows {@code g*GROUP .. g*GROUP+GROUP-1} ("group g") and block {@code b} (values
  * {@code 32b .. 32b+31}) take {@value #BLOCK_BYTES_PER_ROW}{@code * GROUP} bytes at
  * {@code (g * cols/32 + b) * 18 * GROUP}: first the {@code GROUP} half-precision scales (lane r =
- * row {@code g*GROUP+r}), then 8 vectors of {@code GROUP} little-endian shorts, vector {@code k}
- * lane {@code r} = the unsigned 4-bit quants of values {@code 4k, 4k+1, 4k+2, 4k+3} of that row's
- * block in bits 0-3, 4-7, 8-11, 12-15. A group occupies exactly the bytes its rows occupied in
+ * row {@code g*GROUP+r}), then 4 vectors of {@code 2 GROUP} little-endian shorts ("paired
+ * lanes"): vector {@code m} lane {@code 2r} = the unsigned 4-bit quants of values
+ * {@code 8m .. 8m+3} of row r's block in bits 0-3, 4-7, 8-11, 12-15, lane {@code 2r+1} those of
+ * values {@code 8m+4 .. 8m+7} ({@link #shortAt}). So the two lanes of a row are one int lane, and
+ * the activations a nibble vector meets are one pair per int, broadcast as a plain 32-bit value
+ * ({@link Q8Activations#pairs}); as ints, a vector is also the float tile decode's input with no
+ * widening ({@link Q4InterleavedTiles}). A group occupies exactly the bytes its rows occupied in
  * the file's row-major order, so {@link #repackInPlace} needs only one group of scratch.
  *
  * <p>Overflow: a quant (0..15) times an activation quant (-127..127) is at most 1905 in
- * magnitude; 16 of them (half a block) fit a short (30480), so each half block is summed in shorts
- * and widened to ints once; the {@code - 8} is applied per block as {@code - 8 * sum_j x_j}
- * ({@link Q8Activations} keeps the sums).
+ * magnitude; a short lane sums 16 of them (30480, fits), and the two lanes of a row are
+ * sign-extended to ints once per block and added; the {@code - 8} is applied per block as
+ * {@code - 8 * sum_j x_j} ({@link Q8Activations} keeps the sums).
  */
 public final class Q4Interleaved {
 
@@ -56,6 +61,8 @@ public final class Q4Interleaved {
 
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
+    /** {@code 2 GROUP} shorts: one nibble vector of the layout, the shape of {@code GROUP} ints. */
+    private static final VectorSpecies<Short> S2 = L == 16 ? ShortVector.SPECIES_512 : ShortVector.SPECIES_256;
 
     private Q4Interleaved() {
     }
@@ -94,7 +101,7 @@ public final class Q4Interleaved {
                         for (int t = 0; t < 4; t++) {
                             v |= nibble(src, s + 2, 4 * k + t) << (4 * t);
                         }
-                        int at = d + 2 * GROUP * (k + 1) + 2 * r;
+                        int at = d + 2 * shortAt(r, k);
                         dst[at] = (byte) v;
                         dst[at + 1] = (byte) (v >> 8);
                     }
@@ -102,6 +109,15 @@ public final class Q4Interleaved {
             }
             MemorySegment.copy(dst, 0, seg, ValueLayout.JAVA_BYTE, base, dst.length);
         }
+    }
+
+    /**
+     * Index, in shorts from the start of a group's block, of the short holding values
+     * {@code 4k .. 4k+3} ({@code k < 8}) of the group's row {@code r}: after the {@code GROUP}
+     * scales, vector {@code k / 2} of {@code 2 GROUP} shorts, lane {@code 2r + k % 2}.
+     */
+    static int shortAt(int r, int k) {
+        return GROUP + (k >> 1) * 2 * GROUP + 2 * r + (k & 1);
     }
 
     /** The unsigned quant of value {@code j} (0..31) of the Q4_0 block whose 16 quant bytes start at {@code qs}. */
@@ -118,13 +134,13 @@ public final class Q4Interleaved {
     public static void decodeRow(MemorySegment w, int cols, int r, float[] dst, int dstOff) {
         int nb = cols / 32;
         int lane = r % GROUP;
-        long base = (long) (r / GROUP) * nb * BLOCK_BYTES + 2L * lane;
+        long base = (long) (r / GROUP) * nb * BLOCK_BYTES;
         for (int b = 0; b < nb; b++) {
             long p = base + b * BLOCK_BYTES;
-            float d = Float.float16ToFloat(w.get(I16, p));
+            float d = Float.float16ToFloat(w.get(I16, p + 2L * lane));
             int o = dstOff + 32 * b;
             for (int k = 0; k < 8; k++) {
-                int v = w.get(I16, p + 2L * GROUP * (k + 1));
+                int v = w.get(I16, p + 2L * shortAt(lane, k));
                 dst[o + 4 * k] = ((v & 0xF) - 8) * d;
                 dst[o + 4 * k + 1] = (((v >> 4) & 0xF) - 8) * d;
                 dst[o + 4 * k + 2] = (((v >> 8) & 0xF) - 8) * d;
@@ -149,12 +165,12 @@ public final class Q4Interleaved {
             boolean whole = r0 >= rowFrom && r0 + GROUP <= rowTo;
             for (int i = 0; i < n; i++) {
                 if (whole) {
-                    group(w, base, nb, x.q, x.d, x.s, i * cols, y, i * rows + r0);
+                    group(w, base, nb, x.p, x.d, x.s, i * cols / 2, y, i * rows + r0);
                 } else {
                     if (part == null) {
                         part = new float[GROUP];
                     }
-                    group(w, base, nb, x.q, x.d, x.s, i * cols, part, 0);
+                    group(w, base, nb, x.p, x.d, x.s, i * cols / 2, part, 0);
                     int lo = Math.max(rowFrom, r0);
                     int hi = Math.min(rowTo, r0 + GROUP);
                     System.arraycopy(part, lo - r0, y, i * rows + lo, hi - lo);
@@ -164,61 +180,44 @@ public final class Q4Interleaved {
     }
 
     /**
-     * One group against activation row starting at {@code xo} of {@code xq}: {@code GROUP} dot
-     * products into {@code out[outOff..]}. Per block: 8 short loads, each split into 4 nibble
-     * vectors multiplied by a broadcast activation quant and summed in shorts (two halves of 16
-     * values), the halves widened and added as ints, {@code 8 * sum x} subtracted, one convert, the
-     * 16 scales made floats from their half bits (as {@link QuantDot#f16}), one FMA.
+     * One group against activation row {@code xo} ({@code cols / 2} pair ints from {@code xp}):
+     * {@code GROUP} dot products into {@code out[outOff..]}. Per block: 4 loads of {@code 2 GROUP}
+     * shorts, each split into 4 nibble vectors, each multiplied by an activation pair broadcast as
+     * one int (lane {@code 2r} meets value {@code 8m+t}, lane {@code 2r+1} value {@code 8m+4+t})
+     * and summed in shorts (16 products per lane, at most 30480); then each int lane's two shorts
+     * sign-extended and added (row r's 32 products), {@code 8 * sum x} subtracted, one convert,
+     * the 16 scales made floats from their half bits (as {@link QuantDot#f16}), one FMA.
      */
-    private static void group(MemorySegment w, long base, int nb, short[] xq, float[] xd, int[] xs, int xo,
+    private static void group(MemorySegment w, long base, int nb, int[] xp, float[] xd, int[] xs, int xo,
                               float[] out, int outOff) {
         FloatVector acc = FloatVector.zero(F);
         for (int b = 0; b < nb; b++) {
             long p = base + b * BLOCK_BYTES + 2L * GROUP;
-            int xi = xo + 32 * b;
-            ShortVector v = ShortVector.fromMemorySegment(S, w, p, LE);
-            ShortVector lo = v.and((short) 0xF).mul(xq[xi])
-                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 1]))
-                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 2]))
-                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 3]));
-            v = ShortVector.fromMemorySegment(S, w, p + 2L * GROUP, LE);
-            lo = lo.add(v.and((short) 0xF).mul(xq[xi + 4]))
-                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 5]))
-                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 6]))
-                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 7]));
-            v = ShortVector.fromMemorySegment(S, w, p + 4L * GROUP, LE);
-            lo = lo.add(v.and((short) 0xF).mul(xq[xi + 8]))
-                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 9]))
-                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 10]))
-                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 11]));
-            v = ShortVector.fromMemorySegment(S, w, p + 6L * GROUP, LE);
-            lo = lo.add(v.and((short) 0xF).mul(xq[xi + 12]))
-                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 13]))
-                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 14]))
-                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 15]));
-            v = ShortVector.fromMemorySegment(S, w, p + 8L * GROUP, LE);
-            ShortVector hi = v.and((short) 0xF).mul(xq[xi + 16])
-                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 17]))
-                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 18]))
-                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 19]));
-            v = ShortVector.fromMemorySegment(S, w, p + 10L * GROUP, LE);
-            hi = hi.add(v.and((short) 0xF).mul(xq[xi + 20]))
-                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 21]))
-                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 22]))
-                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 23]));
-            v = ShortVector.fromMemorySegment(S, w, p + 12L * GROUP, LE);
-            hi = hi.add(v.and((short) 0xF).mul(xq[xi + 24]))
-                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 25]))
-                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 26]))
-                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 27]));
-            v = ShortVector.fromMemorySegment(S, w, p + 14L * GROUP, LE);
-            hi = hi.add(v.and((short) 0xF).mul(xq[xi + 28]))
-                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(xq[xi + 29]))
-                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(xq[xi + 30]))
-                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(xq[xi + 31]));
-            int blk = xi >> 5;
-            IntVector sum = ((IntVector) lo.convertShape(VectorOperators.S2I, I, 0))
-                    .add((IntVector) hi.convertShape(VectorOperators.S2I, I, 0))
+            int xi = xo + 16 * b;
+            ShortVector v = ShortVector.fromMemorySegment(S2, w, p, LE);
+            ShortVector s = v.and((short) 0xF).mul(IntVector.broadcast(I, xp[xi]).reinterpretAsShorts())
+                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 1]).reinterpretAsShorts()))
+                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 2]).reinterpretAsShorts()))
+                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xp[xi + 3]).reinterpretAsShorts()));
+            v = ShortVector.fromMemorySegment(S2, w, p + 4L * GROUP, LE);
+            s = s.add(v.and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 4]).reinterpretAsShorts()))
+                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 5]).reinterpretAsShorts()))
+                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 6]).reinterpretAsShorts()))
+                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xp[xi + 7]).reinterpretAsShorts()));
+            v = ShortVector.fromMemorySegment(S2, w, p + 8L * GROUP, LE);
+            s = s.add(v.and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 8]).reinterpretAsShorts()))
+                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 9]).reinterpretAsShorts()))
+                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 10]).reinterpretAsShorts()))
+                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xp[xi + 11]).reinterpretAsShorts()));
+            v = ShortVector.fromMemorySegment(S2, w, p + 12L * GROUP, LE);
+            s = s.add(v.and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 12]).reinterpretAsShorts()))
+                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 13]).reinterpretAsShorts()))
+                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 14]).reinterpretAsShorts()))
+                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xp[xi + 15]).reinterpretAsShorts()));
+            int blk = xi >> 4;
+            IntVector halves = s.reinterpretAsInts();
+            IntVector sum = halves.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)
+                    .add(halves.lanewise(VectorOperators.ASHR, 16))
                     .sub(8 * xs[blk]);
             IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, p - 2L * GROUP, LE)
                     .convertShape(VectorOperators.S2I, I, 0);

@@ -121,8 +121,9 @@ final class Q4InterleavedTiles {
 
     /**
      * Decodes the group at byte {@code base} ({@code nb} blocks) into {@code tile[tileOff + c * GROUP + r]}
-     * = value {@code c} of the group's row {@code r}: per short vector the shorts widened to ints
-     * once, each nibble masked, offset by 8, converted and scaled by its row's {@code d}.
+     * = value {@code c} of the group's row {@code r}: per block 4 vectors of the layout's paired
+     * lanes read as {@code GROUP} ints (int lane r = row r's values {@code 8m .. 8m+7}, one nibble
+     * each), each nibble shifted out, masked, offset by 8, converted and scaled by its row's {@code d}.
      */
     static void decodeGroup(MemorySegment w, long base, int nb, float[] tile, int tileOff) {
         for (int b = 0; b < nb; b++) {
@@ -133,17 +134,13 @@ final class Q4InterleavedTiles {
             FloatVector d = bits.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts()
                     .blend(bits.or(0x7F800000), special).reinterpretAsFloats();
             int o = tileOff + 32 * b * GROUP;
-            for (int k = 0; k < 8; k++) {
-                IntVector v = (IntVector) ShortVector.fromMemorySegment(S, w, p + 2L * GROUP * (k + 1), LE)
-                        .convertShape(VectorOperators.ZERO_EXTEND_S2I, I, 0);
-                int at = o + 4 * k * GROUP;
-                ((FloatVector) v.and(0xF).sub(8).convert(VectorOperators.I2F, 0)).mul(d).intoArray(tile, at);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).and(0xF).sub(8).convert(VectorOperators.I2F, 0))
-                        .mul(d).intoArray(tile, at + GROUP);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 8).and(0xF).sub(8).convert(VectorOperators.I2F, 0))
-                        .mul(d).intoArray(tile, at + 2 * GROUP);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 12).sub(8).convert(VectorOperators.I2F, 0))
-                        .mul(d).intoArray(tile, at + 3 * GROUP);
+            for (int m = 0; m < 4; m++) {
+                IntVector v = IntVector.fromMemorySegment(I, w, p + 2L * GROUP + 4L * GROUP * m, LE);
+                int at = o + 8 * m * GROUP;
+                for (int t = 0; t < 8; t++) {   // nibble t of the int: value 8m + t
+                    ((FloatVector) v.lanewise(VectorOperators.LSHR, 4 * t).and(0xF).sub(8).convert(VectorOperators.I2F, 0))
+                            .mul(d).intoArray(tile, at + t * GROUP);
+                }
             }
         }
     }

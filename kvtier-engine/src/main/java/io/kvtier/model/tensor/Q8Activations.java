@@ -17,6 +17,12 @@ public final class Q8Activations {
     float[] d = new float[0];
     /** Sum of each block's quants, {@code [rows][cols / 32]} ({@link Q4Interleaved}'s {@code - 8}). */
     int[] s = new int[0];
+    /**
+     * The quants in pairs, {@code [rows][cols / 2]}, the order {@link Q4Interleaved}'s paired lanes
+     * meet them: int {@code 16b + 4m + t} of a row holds value {@code 32b + 8m + t} in its low
+     * 16 bits and value {@code 32b + 8m + 4 + t} in its high 16 bits ({@code m, t < 4}).
+     */
+    int[] p = new int[0];
     private int cols;
 
     /**
@@ -33,6 +39,7 @@ public final class Q8Activations {
             q = new short[n];
             d = new float[n / 32];
             s = new int[n / 32];
+            p = new int[n / 2];
         }
         this.cols = cols;
         for (int b = 0; b < n / 32; b++) {
@@ -49,7 +56,17 @@ public final class Q8Activations {
                 sum += q[o + j];
             }
             s[b] = sum;
+            for (int m = 0; m < 4; m++) {
+                for (int t = 0; t < 4; t++) {
+                    p[16 * b + 4 * m + t] = (q[o + 8 * m + t] & 0xFFFF) | (q[o + 8 * m + 4 + t] << 16);
+                }
+            }
         }
+    }
+
+    /** The pair int {@code k} ({@code < cols / 2}) of row {@code row}, as {@link #p} holds it (for tests). */
+    public int pairs(int row, int k) {
+        return p[row * cols / 2 + k];
     }
 
     /** Values per row of the last {@link #quantize}. */

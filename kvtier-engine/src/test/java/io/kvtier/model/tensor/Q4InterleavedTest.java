@@ -127,6 +127,76 @@ class Q4InterleavedTest {
     }
 
     /**
+     * The largest short sums the paired lanes hold: quants 15 (and 0) against activation quants
+     * 127 (and -127) in every value, so each short lane sums 16 products of magnitude 1905 (30480)
+     * and a row's block sum (its two lanes, plus the {@code - 8} per value) does not fit a short;
+     * the kernel equals the scalar reference bit for bit, for each group row and each sign.
+     */
+    @Test
+    void extremeBlocksSumExactlyInPairedLanes() {
+        int cols = 4 * 32;
+        int rows = 2 * G;
+        ByteBuffer b = BlockPacker.le(18 * rows * cols / 32);
+        for (int r = 0; r < rows; r++) {
+            for (int k = 0; k < cols / 32; k++) {
+                int[] q = new int[32];
+                Arrays.fill(q, (r + k) % 2 == 0 ? 15 : 0);
+                BlockPacker.q4_0(b, r % 3 == 0 ? 0.5f : 1.25f, q);
+            }
+        }
+        MemorySegment w = MemorySegment.ofArray(Arrays.copyOf(b.array(), b.position()));
+        float[] x = new float[2 * cols];
+        for (int k = 0; k < x.length; k++) {
+            x[k] = (k / 32) % 2 == 0 ? 3f : -3f;   // every quant 127 or -127, row 1 the same
+        }
+        Q8Activations xa = new Q8Activations();
+        xa.quantize(x, 2, cols);
+        assertThat(xa.quant(0, 0)).isEqualTo(127);
+        assertThat(xa.quant(1, 32)).isEqualTo(-127);
+        float[] want = new float[2 * rows];
+        for (int i = 0; i < 2; i++) {
+            for (int r = 0; r < rows; r++) {
+                want[i * rows + r] = reference(w, r, cols, xa, i);
+            }
+        }
+        // the sums are exact integers times the scales: e.g. row 0 block 0, (15 - 8) * 127 * 32 = 28448
+        // (and (0 - 8) * -127 * 32 = 32512 in the blocks of quants 0)
+        double row0 = 0.5 * (28448.0 * xa.scale(0, 0) + 32512.0 * xa.scale(0, 1) + 28448.0 * xa.scale(0, 2) + 32512.0 * xa.scale(0, 3));
+        assertThat((double) want[0]).isCloseTo(row0, org.assertj.core.data.Offset.offset(1e-5 * row0));
+        MemorySegment packed = MemorySegment.ofArray(w.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        Q4Interleaved.repackInPlace(packed, rows, cols);
+        float[] y = new float[2 * rows];
+        QuantMatmul.matmul(new Weight(TensorType.Q4_0, packed, rows, cols, true), xa, 2, y, 0, rows);
+        for (int k = 0; k < y.length; k++) {
+            assertThat(Float.floatToRawIntBits(y[k])).as("output %d", k).isEqualTo(Float.floatToRawIntBits(want[k]));
+        }
+    }
+
+    /** The pair ints the paired lanes broadcast: value {@code 32b + 8m + t} low, {@code 32b + 8m + 4 + t} high. */
+    @Test
+    void activationPairsHoldTheValuesOfAdjacentLanes() {
+        int cols = 64;
+        float[] x = new float[2 * cols];
+        for (int k = 0; k < x.length; k++) x[k] = k % 7 - 3.5f + k / 100f;
+        Q8Activations xa = new Q8Activations();
+        xa.quantize(x, 2, cols);
+        boolean negativeHigh = false;
+        for (int row = 0; row < 2; row++) {
+            for (int b = 0; b < cols / 32; b++) {
+                for (int m = 0; m < 4; m++) {
+                    for (int t = 0; t < 4; t++) {
+                        int pair = xa.pairs(row, 16 * b + 4 * m + t);
+                        assertThat((int) (short) pair).isEqualTo(xa.quant(row, 32 * b + 8 * m + t));
+                        assertThat(pair >> 16).isEqualTo(xa.quant(row, 32 * b + 8 * m + 4 + t));
+                        negativeHigh |= pair < 0;
+                    }
+                }
+            }
+        }
+        assertThat(negativeHigh).as("some high half negative").isTrue();
+    }
+
+    /**
      * The float32-activation product (prefill, batches, {@code kvtier.quant.activations=f32}):
      * the decoded group tile equals {@link ScalarDequant}'s values bit for bit, and every product
      * over ranges that cut the groups is within {@code 2e-6 * sum |w x|} of the double-precision
