@@ -135,4 +135,15 @@ class CachePolicyTest {
         assertThatThrownBy(() -> CachePolicy.named("fifo", 4))
                 .hasMessageContaining("unknown cache policy 'fifo'");
     }
+
+    @Test
+    void aTierBehindADuelingHostEvictsAsLruAndBehindAnyOtherAsTheHost() {
+        assertThat(CachePolicy.behindHost("duel", 4)).isInstanceOf(LruPolicy.class);
+        assertThat(CachePolicy.behindHost("DUEL", 4).name()).isEqualTo("lru");
+        assertThat(CachePolicy.behindHost("lhd", 4)).isInstanceOf(HitDensityPolicy.class);
+        assertThat(CachePolicy.behindHost("arc", 4)).isInstanceOf(ArcPolicy.class);
+        assertThat(CachePolicy.behindHost("lru", 4)).isInstanceOf(LruPolicy.class);
+        assertThatThrownBy(() -> CachePolicy.behindHost("fifo", 4))
+                .hasMessageContaining("unknown cache policy 'fifo'");
+    }
 }

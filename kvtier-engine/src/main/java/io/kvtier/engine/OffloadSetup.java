@@ -250,7 +250,7 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
             host.close();
             throw e;
         }
-        TierIndex index = new TierIndex("disk", chunks, CachePolicy.named(eviction, chunks), events);
+        TierIndex index = new TierIndex("disk", chunks, CachePolicy.behindHost(eviction, chunks), events);
         DiskIndexScan scan = DiskIndexScan.start(store, 2, disk.progress() == null ? p -> { } : disk.progress());
         AsyncTransferEngine transfers = new AsyncTransferEngine(copier,
                 new DiskCopier(host.slab(), store, pool.layout().bytesPerBlock()), remoteCopier);

@@ -120,7 +120,7 @@ final class ReplayEngine implements AutoCloseable {
                     KvEvents.discarding());
             // The disk tier: the real bookkeeping and write-through chain, files simulated by the transfer engine.
             io.kvtier.offload.DiskTierParts disk = diskChunks == 0 ? null : new io.kvtier.offload.DiskTierParts(
-                    new io.kvtier.tier.TierIndex("disk", diskChunks, CachePolicy.named(cfg.policy().evictionPolicy(), diskChunks),
+                    new io.kvtier.tier.TierIndex("disk", diskChunks, CachePolicy.behindHost(cfg.policy().evictionPolicy(), diskChunks),
                             KvEvents.discarding()), null, null, io.kvtier.offload.DiskWritePolicy.THROUGH, 1);
             // The remote tier: the real RemoteChain (probes, hints, promotion, write-through), the store
             // simulated by the transfer engine. No byte budget: the lane's time is the cost of a write.
