@@ -14,11 +14,12 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * so a helper that comes late (or never) costs only the parts the caller did itself, never a
  * wait for a fixed share, and no result depends on which thread ran which part.
  *
- * <p>Parts shrink as the range goes on: part {@code p} of {@code P} covers
- * the units from {@code units - units (P-p)^2 / P^2} to {@code units - units (P-p-1)^2 / P^2}, so
- * the first is about {@code 2/P} of the range and the last about {@code 1/P^2}. A range ends when
- * its last part does, and the other threads are idle meanwhile: with equal parts that is half a
- * part on average (1/16 of a 2-thread range cut in 8), with shrinking ones about the size of the last parts, a few sixty-fourths.
+ * <p>Parts shrink as the range goes on: part {@code p} of {@code P} covers the units from
+ * {@code units - units (P-p)^2 / P^2} to {@code units - units (P-p-1)^2 / P^2}, so the first is
+ * about {@code 2/P} of the range and the last about {@code 1/P^2}. A range ends when its last
+ * part does, and the other threads are idle meanwhile: with equal parts that is half a part on
+ * average (1/16 of a 2-thread range cut in 8), with shrinking ones about the size of the last
+ * parts, a few sixty-fourths.
  *
  * <p>Hand-off: waking a parked pool worker takes tens of microseconds (~30 us measured on the
  * 2-vCPU VM), as long as a small matrix-vector product. So a helper, once woken, stays for the
