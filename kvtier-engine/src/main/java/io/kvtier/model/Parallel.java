@@ -14,6 +14,13 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * so a helper that comes late (or never) costs only the parts the caller did itself, never a
  * wait for a fixed share, and no result depends on which thread ran which part.
  *
+ * <p>Parts shrink as the range goes on: part {@code p} of {@code P} covers the units from
+ * {@code units - units (P-p)^2 / P^2} to {@code units - units (P-p-1)^2 / P^2}, so the first is
+ * about {@code 2/P} of the range and the last about {@code 1/P^2}. A range ends when its last
+ * part does, and the other threads are idle meanwhile: with equal parts that is half a part on
+ * average (1/16 of a 2-thread range cut in 8), with shrinking ones about the size of the last
+ * parts, a few sixty-fourths.
+ *
  * <p>Hand-off: waking a parked pool worker takes tens of microseconds (~30 us measured on the
  * 2-vCPU VM), as long as a small matrix-vector product. So a helper, once woken, stays for the
  * next range: it spins for it for at most {@link #SPIN_NANOS} after its last part (the gap
@@ -30,8 +37,10 @@ final class Parallel {
     static final long MIN_PARALLEL_WORK = Long.getLong("kvtier.parallel.minWork", MIN_PARALLEL_WORK_DEFAULT);
     /** How long an idle helper waits, spinning, for the next range before it parks. */
     static final long SPIN_NANOS = Long.getLong("kvtier.parallel.spinNanos", 50_000L);
+    /** Whether parts shrink towards a range's end (property {@code kvtier.parallel.guided}, default true; false: equal parts). */
+    static final boolean GUIDED = !"false".equals(System.getProperty("kvtier.parallel.guided"));
     /** Parts per thread: small enough pieces that a preempted helper delays little. */
-    private static final int PARTS_PER_THREAD = 4;
+    static final int PARTS_PER_THREAD = 4;
     /** Caller's polls of a helper's last part before it yields its CPU (the helper may share it). */
     private static final int CALLER_SPINS = 2_000;
 
@@ -52,8 +61,15 @@ final class Parallel {
 
     private final long spinNanos;
     private final long minWork;
+    /** Parts of a range shrink towards its end (else they are equal); see the class comment. */
+    private final boolean guided;
+    private final int partsPerThread;
     /** Ranges handed to the pool (each a fork and a join of the caller with its helpers); caller thread only. */
     private long splits;
+    /** Time the caller spent waiting for helpers' parts after it found no part left to claim; caller thread only. */
+    private long waitNanos;
+    /** Parts of split ranges, all and those the caller ran itself; caller thread only. */
+    private long parts, callerParts;
     /** Helper tasks submitted to the pool (a parked worker woken); caller thread only. */
     private long wakes;
 
@@ -63,6 +79,16 @@ final class Parallel {
 
     /** With another spin time (0: park after every range) and threshold, for comparisons. */
     Parallel(ForkJoinPool pool, long spinNanos, long minWork) {
+        this(pool, spinNanos, minWork, GUIDED, PARTS_PER_THREAD);
+    }
+
+    /** With equal parts instead of shrinking ones ({@code guided} false) and another count of parts per thread, for comparisons. */
+    Parallel(ForkJoinPool pool, long spinNanos, long minWork, boolean guided, int partsPerThread) {
+        if (partsPerThread < 1) {
+            throw new IllegalArgumentException("parts per thread must be at least 1, got " + partsPerThread);
+        }
+        this.guided = guided;
+        this.partsPerThread = partsPerThread;
         this.pool = pool;
         this.threads = Math.max(1, pool.getParallelism());
         this.state = new AtomicIntegerArray(threads);
@@ -86,6 +112,25 @@ final class Parallel {
     }
 
     /**
+     * Nanoseconds the caller has waited so far, over all split ranges, for parts that helpers had
+     * claimed and not finished when the caller found no part left: the time a range's threads do
+     * not end together (uneven parts, a helper descheduled or late).
+     */
+    long waitNanos() {
+        return waitNanos;
+    }
+
+    /** Parts of all split ranges so far. */
+    long parts() {
+        return parts;
+    }
+
+    /** Parts the caller ran itself, of {@link #parts()}: the rest ran on helpers. */
+    long callerParts() {
+        return callerParts;
+    }
+
+    /**
      * Runs {@code task} over {@code 0..items-1} in parts whose boundaries are multiples of
      * {@code align} (so that matmul tiles are not cut), across the pool when {@code work}
      * (multiply-adds) is at least the threshold ({@link #MIN_PARALLEL_WORK} by default). Returns when every part is done;
@@ -93,13 +138,14 @@ final class Parallel {
      */
     void forRange(int items, int align, long work, RangeTask task) {
         int units = (items + align - 1) / align;
-        int parts = Math.min(units, threads * PARTS_PER_THREAD);
+        int parts = Math.min(units, threads * partsPerThread);
         if (threads == 1 || work < minWork || parts < 2) {
             task.run(0, 0, items);
             return;
         }
-        Job job = new Job(task, items, align, units, parts);
+        Job job = new Job(task, items, align, units, parts, guided);
         splits++;
+        this.parts += parts;
         current = job;
         for (int h = 1; h < threads; h++) {
             if (state.get(h) == PARKED && state.compareAndSet(h, PARKED, SPINNING)) {
@@ -107,13 +153,17 @@ final class Parallel {
                 start(h);
             }
         }
-        job.work(0);
-        for (int spins = 0; job.done.get() < parts; spins++) {
-            if (spins < CALLER_SPINS) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield();   // a helper is finishing a part; give it the CPU if it shares ours
+        callerParts += job.work(0);
+        if (job.done.get() < parts) {
+            long t0 = System.nanoTime();
+            for (int spins = 0; job.done.get() < parts; spins++) {
+                if (spins < CALLER_SPINS) {
+                    Thread.onSpinWait();
+                } else {
+                    Thread.yield();   // a helper is finishing a part; give it the CPU if it shares ours
+                }
             }
+            waitNanos += System.nanoTime() - t0;
         }
         Throwable failure = job.failure;
         if (failure instanceof RuntimeException e) {
@@ -156,35 +206,56 @@ final class Parallel {
         }
     }
 
+    /**
+     * First unit of part {@code p} of {@code parts} (p = parts: {@code units}): equal parts, or
+     * shrinking ones ({@code units - floor(units (parts-p)^2 / parts^2)}; a part may be empty when
+     * there are few units).
+     */
+    static int partStart(int units, int parts, int p, boolean guided) {
+        if (!guided) {
+            return (int) ((long) units * p / parts);
+        }
+        long left = parts - p;
+        return units - (int) (units * left * left / ((long) parts * parts));
+    }
+
     /** One range cut into parts, each claimed by whoever comes first. */
     private static final class Job {
         final RangeTask task;
         final int items, align, units, parts;
+        final boolean guided;
         final AtomicInteger next = new AtomicInteger();
         final AtomicInteger done = new AtomicInteger();
         volatile Throwable failure;
 
-        Job(RangeTask task, int items, int align, int units, int parts) {
+        Job(RangeTask task, int items, int align, int units, int parts, boolean guided) {
             this.task = task;
             this.items = items;
             this.align = align;
             this.units = units;
             this.parts = parts;
+            this.guided = guided;
         }
 
-        void work(int worker) {
+        /** Runs parts until none is left to claim; returns how many this thread ran. */
+        int work(int worker) {
             int p;
+            int ran = 0;
             while ((p = next.getAndIncrement()) < parts) {
-                int from = (int) ((long) units * p / parts) * align;
-                int to = Math.min(items, (int) ((long) units * (p + 1) / parts) * align);
+                int from = partStart(units, parts, p, guided) * align;
+                int to = Math.min(items, partStart(units, parts, p + 1, guided) * align);
                 try {
-                    task.run(worker, from, to);
+                    if (from < to) {
+                        task.run(worker, from, to);
+                    }
                 } catch (Throwable t) {
                     failure = t;
                 } finally {
                     done.incrementAndGet();
                 }
+                ran++;
             }
+            return ran;
         }
     }
 }

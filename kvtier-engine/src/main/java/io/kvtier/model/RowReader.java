@@ -10,9 +10,18 @@ import java.util.concurrent.ForkJoinPool;
  * that must read the same bytes with the same threads: the read pass of a bandwidth bound
  * ({@code io.kvtier.bench.BandwidthBound}).
  *
+ * <p>Its helpers park as soon as a read is done ({@link #SPIN_NANOS}, property
+ * {@code kvtier.bound.spinNanos}, default 0) instead of spinning 50 us for a next range as a
+ * forward pass's do: a read is one range, and what follows it is the decode step it is compared
+ * with, whose own threads a spinning reader would take a CPU from (2 vCPUs: the step's caller,
+ * its helper and the reader's helper).
+ *
  * <p>Owns a pool of {@code threads - 1} helpers; not thread-safe (one thread reads at a time).
  */
 public final class RowReader implements AutoCloseable {
+
+    /** How long a helper spins for the next read before it parks, ns (0: parks at once). */
+    static final long SPIN_NANOS = Long.getLong("kvtier.bound.spinNanos", 0L);
 
     private final ForkJoinPool pool;
     private final Parallel parallel;
@@ -27,7 +36,7 @@ public final class RowReader implements AutoCloseable {
             throw new IllegalArgumentException("threads must be at least 1, got " + threads);
         }
         this.pool = new ForkJoinPool(threads);
-        this.parallel = new Parallel(pool);
+        this.parallel = new Parallel(pool, SPIN_NANOS, Parallel.MIN_PARALLEL_WORK);
         this.sums = new float[parallel.threads()];
     }
 

@@ -14,12 +14,15 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class ParallelTest {
 
-    @ParameterizedTest(name = "{0} threads, {1} items, align {2}")
-    @CsvSource({"1, 100, 4", "2, 1, 4", "2, 7, 4", "2, 288, 4", "2, 32000, 4", "3, 101, 4", "4, 1000, 1", "4, 5, 1"})
-    void runsEveryItemOnceInPartsAlignedToTheTile(int threads, int items, int align) {
+    @ParameterizedTest(name = "{0} threads, {1} items, align {2}, shrinking parts {3}")
+    @CsvSource({"1, 100, 4, true", "2, 1, 4, true", "2, 7, 4, true", "2, 288, 4, true", "2, 32000, 4, true",
+            "3, 101, 4, true", "4, 1000, 1, true", "4, 5, 1, true", "2, 6, 1, true", "2, 288, 4, false",
+            "3, 101, 4, false", "4, 5, 1, false"})
+    void runsEveryItemOnceInPartsAlignedToTheTile(int threads, int items, int align, boolean guided) {
         ForkJoinPool pool = new ForkJoinPool(threads);
         try {
-            Parallel parallel = new Parallel(pool);
+            Parallel parallel = new Parallel(pool, Parallel.SPIN_NANOS, Parallel.MIN_PARALLEL_WORK, guided,
+                    Parallel.PARTS_PER_THREAD);
             for (int round = 0; round < 50; round++) {   // helpers spinning from the round before take parts too
                 AtomicIntegerArray runs = new AtomicIntegerArray(items);
                 AtomicIntegerArray badPart = new AtomicIntegerArray(1);
@@ -103,6 +106,81 @@ class ParallelTest {
                 }
             });
             assertThat(sum[0]).isEqualTo(40);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * Shrinking parts: part p of P starts at units - floor(units (P-p)^2 / P^2), so 8 parts of
+     * 8,000 units are 15, 13, ..., 1 sixty-fourths of the range; equal parts are 1,000 each. Every
+     * cut covers 0..units in order, with empty parts only when there are fewer units than parts.
+     */
+    @org.junit.jupiter.api.Test
+    void partsShrinkTowardsTheEndOfTheRange() {
+        int[] guided = new int[9];
+        int[] equal = new int[9];
+        for (int p = 0; p <= 8; p++) {
+            guided[p] = Parallel.partStart(8000, 8, p, true);
+            equal[p] = Parallel.partStart(8000, 8, p, false);
+        }
+        assertThat(guided).containsExactly(0, 1875, 3500, 4875, 6000, 6875, 7500, 7875, 8000);
+        assertThat(equal).containsExactly(0, 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000);
+        for (int units : new int[] {1, 2, 6, 12, 72, 1000, 8000}) {
+            for (int parts : new int[] {2, 8, 12, 16}) {
+                for (boolean g : new boolean[] {true, false}) {
+                    assertThat(Parallel.partStart(units, parts, 0, g)).isZero();
+                    assertThat(Parallel.partStart(units, parts, parts, g)).isEqualTo(units);
+                    for (int p = 0; p < parts; p++) {
+                        int size = Parallel.partStart(units, parts, p + 1, g) - Parallel.partStart(units, parts, p, g);
+                        assertThat(size).as("units %d, parts %d, part %d, guided %b", units, parts, p, g)
+                                .isBetween(units >= parts ? (g ? 0 : 1) : 0, units);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * The counters of split ranges: every part is counted, the caller's own among them, and the
+     * caller's wait for a helper's unfinished part: here the helper's first part sleeps 200 ms
+     * while the caller has only empty parts left, so the caller waits for most of it.
+     */
+    @org.junit.jupiter.api.Test
+    void countsPartsTheCallersShareAndItsWaitForHelpers() throws Exception {
+        ForkJoinPool pool = new ForkJoinPool(2);
+        try {
+            Parallel parallel = new Parallel(pool);
+            // A loaded machine can deschedule the caller for the whole sleep (then the helper does
+            // every part and nobody waits): up to 5 tries for one where the caller waited.
+            int rounds = 0;
+            while (rounds < 5 && parallel.waitNanos() < TimeUnit.MILLISECONDS.toNanos(1)) {
+                rounds++;
+                AtomicBoolean helperStarted = new AtomicBoolean();
+                parallel.forRange(64, 4, Long.MAX_VALUE, (worker, from, to) -> {
+                    if (worker != 0 && helperStarted.compareAndSet(false, true)) {
+                        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+                    } else if (worker == 0 && from == 0) {
+                        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                        while (!helperStarted.get() && System.nanoTime() < deadline) {
+                            Thread.onSpinWait();
+                        }
+                    }
+                });
+                assertThat(helperStarted.get()).isTrue();
+            }
+            assertThat(parallel.waitNanos()).isGreaterThan(TimeUnit.MILLISECONDS.toNanos(1));
+            assertThat(parallel.splits()).isEqualTo(rounds);
+            assertThat(parallel.parts()).isEqualTo(8L * rounds);   // 16 groups of 4, 4 parts for each of 2 threads
+            assertThat(parallel.callerParts()).isBetween(1L, 8L * rounds - 1);
+
+            ForkJoinPool dead = new ForkJoinPool(2);
+            dead.shutdownNow();
+            Parallel alone = new Parallel(dead);
+            alone.forRange(64, 4, Long.MAX_VALUE, (worker, from, to) -> { });
+            assertThat(alone.parts()).isEqualTo(8);
+            assertThat(alone.callerParts()).isEqualTo(8);
+            assertThat(alone.waitNanos()).isZero();
         } finally {
             pool.shutdownNow();
         }
