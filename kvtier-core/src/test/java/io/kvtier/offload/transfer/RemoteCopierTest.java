@@ -288,7 +288,7 @@ class RemoteCopierTest {
     void aReadKeepsItsWindowOfGetsInFlight() throws Exception {
         FakeHeldStore fake = new FakeHeldStore();
         long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
-        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 3 * value + value / 2);
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 3 * value + value / 2, 3);
         List<ChunkCopy> chain = new ArrayList<>();
         List<ChunkCopy> reads = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
@@ -312,6 +312,78 @@ class RemoteCopierTest {
         for (int i = 0; i < 8; i++) {
             assertThat(payload(8 + i)).as("chunk %d", i).isEqualTo(payload(i));
         }
+    }
+
+    /**
+     * A read starts with its first GETs only (1 here) and each answer sends up to two more, so the
+     * window (4 values) opens one value per answer: the server copies one value before it writes
+     * the first, not the whole window. GETs sent after k answers: min(8, 1 + 2k, k + 4).
+     */
+    @Test
+    void aReadOpensItsWindowOneValuePerAnswer() throws Exception {
+        FakeHeldStore fake = new FakeHeldStore();
+        long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 4 * value, 1);
+        List<ChunkCopy> chain = new ArrayList<>();
+        List<ChunkCopy> reads = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            chain.add(fill(i, i));
+            reads.add(copy(8 + i, i));
+        }
+        assertThat(run(c, RemoteJob.Kind.WRITE, chain).success()).isTrue();
+        TransferResult[] result = new TransferResult[1];
+        Thread reader = Thread.ofPlatform().start(() -> result[0] = run(c, RemoteJob.Kind.READ, reads));
+        assertThat(fake.awaitGets(1)).isTrue();
+        Thread.sleep(50); // time for a copier that sends more than its first GETs to do so
+        assertThat(fake.getsSent()).as("GETs sent before any answer").isEqualTo(1);
+        int[] expected = {3, 5, 7, 8, 8, 8, 8, 8};
+        for (int answered = 1; answered <= 8; answered++) {
+            fake.answerNext();
+            assertThat(fake.awaitGets(expected[answered - 1])).isTrue();
+            assertThat(fake.getsSent()).as("GETs sent after %d answers", answered).isEqualTo(expected[answered - 1]);
+        }
+        reader.join(10_000);
+        assertThat(result[0].success()).as("read: %s", result[0].error()).isTrue();
+        for (int i = 0; i < 8; i++) {
+            assertThat(payload(8 + i)).as("chunk %d", i).isEqualTo(payload(i));
+        }
+    }
+
+    /**
+     * A chunk missing from the store cuts the read there, and no GET is sent after its answer:
+     * chunks 0-5 were asked for when chunk 2's nil came (2 first, two more per answer), 6 and 7
+     * never are, and the job fails at chunk 2 as a miss with chunks 0 and 1 whole in their slots.
+     */
+    @Test
+    void aMissingChunkStopsTheGetsAfterIt() throws Exception {
+        FakeHeldStore fake = new FakeHeldStore();
+        long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 8 * value, 2);
+        List<ChunkCopy> chain = new ArrayList<>();
+        List<ChunkCopy> reads = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            if (i != 2) {
+                chain.add(fill(i, i));
+            }
+            reads.add(copy(8 + i, i));
+        }
+        assertThat(run(c, RemoteJob.Kind.WRITE, chain).success()).isTrue();
+        TransferResult[] result = new TransferResult[1];
+        Thread reader = Thread.ofPlatform().start(() -> result[0] = run(c, RemoteJob.Kind.READ, reads));
+        assertThat(fake.awaitGets(2)).isTrue();
+        fake.answerNext();
+        assertThat(fake.awaitGets(4)).isTrue();
+        fake.answerNext();
+        assertThat(fake.awaitGets(6)).isTrue();
+        for (int answered = 3; answered <= 6; answered++) { // chunk 2's nil, then the three after it
+            fake.answerNext();
+        }
+        reader.join(10_000);
+        assertThat(fake.getsSent()).as("GETs sent in all").isEqualTo(6);
+        assertThat(result[0].firstFailedChunk()).isEqualTo(2);
+        assertThat(result[0].error()).startsWith("miss: ");
+        assertThat(payload(8)).isEqualTo(payload(0));
+        assertThat(payload(9)).isEqualTo(payload(1));
     }
 
     /**
