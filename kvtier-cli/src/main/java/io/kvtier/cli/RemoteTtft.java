@@ -51,9 +51,12 @@ final class RemoteTtft {
                 e.resetCache(); // the host tier and the probe answers forgotten: the prefix must come from the store
                 long before = e.offload().remoteStats().chunksLoaded();
                 RemoteTrace.clear();
+                long[] gc0 = gcCountAndMillis();
                 double h = time(e, id++, p);
                 if (RemoteTrace.ON) {
-                    System.out.println("remote hit, repeat " + i + " (" + (h * 1e3) + " ms), ms since submit:");
+                    long[] gc1 = gcCountAndMillis();
+                    System.out.println("remote hit, repeat " + i + " (" + (h * 1e3) + " ms; " + (gc1[0] - gc0[0])
+                            + " GC pauses in it, " + (gc1[1] - gc0[1]) + " ms), ms since submit:");
                     RemoteTrace.table().forEach(System.out::println);
                 }
                 if (e.offload().remoteStats().chunksLoaded() == before) {
@@ -69,6 +72,16 @@ final class RemoteTtft {
         }
         System.out.printf("prefix from remote:   %8.2f ms  (%.1fx faster than recompute %.2f ms; empty host tier: probe, "
                 + "promotion from %s, load)%n", fromRemote * 1e3, recompute / fromRemote, recompute * 1e3, RemoteSettings.redact(url));
+    }
+
+    /** Collections so far and their milliseconds, over every collector of the JVM. */
+    private static long[] gcCountAndMillis() {
+        long[] out = new long[2];
+        for (var gc : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+            out[0] += Math.max(0, gc.getCollectionCount());
+            out[1] += Math.max(0, gc.getCollectionTime());
+        }
+        return out;
     }
 
     private static double time(Engine e, long id, int[] prompt) {

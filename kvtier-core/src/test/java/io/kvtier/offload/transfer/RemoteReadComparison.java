@@ -19,10 +19,10 @@ import java.util.Random;
  * tokens each) from a real Redis into host slots, with the read window opened one value per
  * answer ({@link ReadWindow#FIRST_GETS} GETs first) against the whole window sent at once (the
  * read before), rounds alternating A B B A in one JVM. Prints the median wall time of the job
- * and of its first value, and the process CPU time per job. Run after
- * {@code mvn -pl kvtier-core test-compile}, with Redis up ({@code eval "$(.ci/redis-up)"}):
+ * and of its first value (with {@code -Dkvtier.remote.trace=true}), and the process CPU time per
+ * job. Run after {@code mvn -pl kvtier-core test-compile}, with Redis up ({@code eval "$(.ci/redis-up)"}):
  * <pre>
- * java -cp kvtier-core/target/classes:kvtier-core/target/test-classes:kvtier-cli/target/kvtier.jar \
+ * java -Dkvtier.remote.trace=true -cp kvtier-core/target/classes:kvtier-core/target/test-classes:kvtier-cli/target/kvtier.jar \
  *      io.kvtier.offload.transfer.RemoteReadComparison $KVTIER_REDIS_URL [ROUNDS]
  * </pre>
  */
@@ -77,17 +77,23 @@ public final class RemoteReadComparison {
                 reads.add(copy(CHUNKS + i, i));
             }
             long job = 1;
-            TransferResult w = ramp.runForBench(new RemoteJob(job++, RemoteJob.Kind.WRITE, writes, System.nanoTime() + 60_000_000_000L));
-            if (!w.success()) {
-                throw new IllegalStateException("write: " + w.error());
+            for (int from = 0; from < CHUNKS; from += 4) { // a few values a job: each SET's timeout covers only them
+                TransferResult w = ramp.runForBench(new RemoteJob(job++, RemoteJob.Kind.WRITE,
+                        writes.subList(from, Math.min(CHUNKS, from + 4)), System.nanoTime() + 60_000_000_000L));
+                if (!w.success()) {
+                    throw new IllegalStateException("write: " + w.error());
+                }
             }
             double[][] wall = new double[2][rounds];
             double[][] cpu = new double[2][rounds];
+            double[][] first = new double[2][rounds];
             for (int r = 0; r < rounds + 1; r++) {
                 for (int k = 0; k < 2; k++) {
                     int side = (r + k) % 2; // A B, then B A
                     RemoteCopier c = side == 0 ? ramp : burst;
                     long c0 = os.getProcessCpuTime();
+                    io.kvtier.tier.remote.RemoteTrace.clear();
+                    io.kvtier.tier.remote.RemoteTrace.mark("job");
                     long t0 = System.nanoTime();
                     TransferResult res = c.runForBench(new RemoteJob(job++, RemoteJob.Kind.READ, reads, System.nanoTime() + 60_000_000_000L));
                     long t1 = System.nanoTime();
@@ -97,6 +103,7 @@ public final class RemoteReadComparison {
                     if (r > 0) { // the first round warms both up
                         wall[side][r - 1] = (t1 - t0) / 1e6;
                         cpu[side][r - 1] = (os.getProcessCpuTime() - c0) / 1e6;
+                        first[side][r - 1] = firstValueMillis();
                     }
                 }
             }
@@ -104,8 +111,8 @@ public final class RemoteReadComparison {
                     os.getSystemLoadAverage());
             String[] names = {"first GETs 2, window opened per answer", "whole window (" + (RemoteCopier.READ_WINDOW_BYTES / value) + " GETs) at once"};
             for (int s = 0; s < 2; s++) {
-                System.out.printf("%-42s wall median %8.1f ms (min %.1f), process CPU median %8.1f ms%n", names[s],
-                        median(wall[s]), Arrays.stream(wall[s]).min().orElse(0), median(cpu[s]));
+                System.out.printf("%-42s wall median %8.1f ms (min %.1f), first value median %8.1f ms, process CPU median %8.1f ms%n",
+                        names[s], median(wall[s]), Arrays.stream(wall[s]).min().orElse(0), median(first[s]), median(cpu[s]));
             }
             double[] ratio = new double[rounds];
             for (int r = 0; r < rounds; r++) {
@@ -114,6 +121,16 @@ public final class RemoteReadComparison {
             System.out.printf("whole window / opened per answer, per round: median %.2f, range %.2f-%.2f%n", median(ratio),
                     Arrays.stream(ratio).min().orElse(0), Arrays.stream(ratio).max().orElse(0));
         }
+    }
+
+    /** Milliseconds from the job's start to its first value received, from the trace; NaN without {@code -Dkvtier.remote.trace=true}. */
+    private static double firstValueMillis() {
+        for (String line : io.kvtier.tier.remote.RemoteTrace.table()) {
+            if (line.contains(" received (")) {
+                return Double.parseDouble(line.trim().split("\\s+")[0]);
+            }
+        }
+        return Double.NaN;
     }
 
     private static double median(double[] v) {
