@@ -280,6 +280,23 @@ class RemoteCopierTest {
     }
 
     /**
+     * Writes chunks 0-7 from slots 0-7 (all but {@code missing}; -1: all), then starts a thread
+     * reading all eight into slots 8-15; its result lands in {@code result[0]}.
+     */
+    private Thread startRead(RemoteCopier c, int missing, TransferResult[] result) {
+        List<ChunkCopy> chain = new ArrayList<>();
+        List<ChunkCopy> reads = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            if (i != missing) {
+                chain.add(fill(i, i));
+            }
+            reads.add(copy(8 + i, i));
+        }
+        assertThat(run(c, RemoteJob.Kind.WRITE, chain).success()).isTrue();
+        return Thread.ofPlatform().start(() -> result[0] = run(c, RemoteJob.Kind.READ, reads));
+    }
+
+    /**
      * A read keeps only its window of GETs in flight (3 values here) and sends the next as each
      * answer is taken, so no GET's timeout covers more than the window's bytes ahead of it; the
      * chunks still land byte for byte.
@@ -289,15 +306,8 @@ class RemoteCopierTest {
         FakeHeldStore fake = new FakeHeldStore();
         long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
         RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 3 * value + value / 2, 3);
-        List<ChunkCopy> chain = new ArrayList<>();
-        List<ChunkCopy> reads = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            chain.add(fill(i, i));
-            reads.add(copy(8 + i, i));
-        }
-        assertThat(run(c, RemoteJob.Kind.WRITE, chain).success()).isTrue();
         TransferResult[] result = new TransferResult[1];
-        Thread reader = Thread.ofPlatform().start(() -> result[0] = run(c, RemoteJob.Kind.READ, reads));
+        Thread reader = startRead(c, -1, result);
         assertThat(fake.awaitGets(3)).isTrue();
         Thread.sleep(50); // time for a copier that sends more than its window to do so
         assertThat(fake.getsSent()).as("GETs sent before any answer").isEqualTo(3);
@@ -324,15 +334,8 @@ class RemoteCopierTest {
         FakeHeldStore fake = new FakeHeldStore();
         long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
         RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 4 * value, 1);
-        List<ChunkCopy> chain = new ArrayList<>();
-        List<ChunkCopy> reads = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            chain.add(fill(i, i));
-            reads.add(copy(8 + i, i));
-        }
-        assertThat(run(c, RemoteJob.Kind.WRITE, chain).success()).isTrue();
         TransferResult[] result = new TransferResult[1];
-        Thread reader = Thread.ofPlatform().start(() -> result[0] = run(c, RemoteJob.Kind.READ, reads));
+        Thread reader = startRead(c, -1, result);
         assertThat(fake.awaitGets(1)).isTrue();
         Thread.sleep(50); // time for a copier that sends more than its first GETs to do so
         assertThat(fake.getsSent()).as("GETs sent before any answer").isEqualTo(1);
@@ -359,17 +362,8 @@ class RemoteCopierTest {
         FakeHeldStore fake = new FakeHeldStore();
         long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
         RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 8 * value, 2);
-        List<ChunkCopy> chain = new ArrayList<>();
-        List<ChunkCopy> reads = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            if (i != 2) {
-                chain.add(fill(i, i));
-            }
-            reads.add(copy(8 + i, i));
-        }
-        assertThat(run(c, RemoteJob.Kind.WRITE, chain).success()).isTrue();
         TransferResult[] result = new TransferResult[1];
-        Thread reader = Thread.ofPlatform().start(() -> result[0] = run(c, RemoteJob.Kind.READ, reads));
+        Thread reader = startRead(c, 2, result);
         assertThat(fake.awaitGets(2)).isTrue();
         fake.answerNext();
         assertThat(fake.awaitGets(4)).isTrue();
