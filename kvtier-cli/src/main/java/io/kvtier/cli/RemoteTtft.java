@@ -12,6 +12,7 @@ import io.kvtier.model.Model;
 import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.tier.remote.RemoteSettings;
+import io.kvtier.tier.remote.RemoteTrace;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
@@ -49,7 +50,15 @@ final class RemoteTtft {
                 e.drainTransfers(); // written through to the store
                 e.resetCache(); // the host tier and the probe answers forgotten: the prefix must come from the store
                 long before = e.offload().remoteStats().chunksLoaded();
+                RemoteTrace.clear();
+                long[] gc0 = gcCountAndMillis();
                 double h = time(e, id++, p);
+                if (RemoteTrace.ON) {
+                    long[] gc1 = gcCountAndMillis();
+                    System.out.println("remote hit, repeat " + i + " (" + (h * 1e3) + " ms; " + (gc1[0] - gc0[0])
+                            + " GC pauses in it, " + (gc1[1] - gc0[1]) + " ms), ms since submit:");
+                    RemoteTrace.table().forEach(System.out::println);
+                }
                 if (e.offload().remoteStats().chunksLoaded() == before) {
                     throw new IllegalStateException("bench offload: the remote TTFT run loaded nothing from the store: "
                             + e.offload().remoteStats().loadFailures() + " " + e.offload().remoteStats().storesDroppedBy());
@@ -65,8 +74,19 @@ final class RemoteTtft {
                 + "promotion from %s, load)%n", fromRemote * 1e3, recompute / fromRemote, recompute * 1e3, RemoteSettings.redact(url));
     }
 
+    /** Collections so far and their milliseconds, over every collector of the JVM. */
+    private static long[] gcCountAndMillis() {
+        long[] out = new long[2];
+        for (var gc : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+            out[0] += Math.max(0, gc.getCollectionCount());
+            out[1] += Math.max(0, gc.getCollectionTime());
+        }
+        return out;
+    }
+
     private static double time(Engine e, long id, int[] prompt) {
         long t0 = System.nanoTime();
+        RemoteTrace.mark("submit");
         e.submit(new Request(id, prompt, 1, SamplingParams.GREEDY, ExtraKeys.NONE));
         e.runToCompletion();
         return (System.nanoTime() - t0) / 1e9;

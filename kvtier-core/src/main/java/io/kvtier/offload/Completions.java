@@ -72,6 +72,9 @@ final class Completions {
             }
             switch (c.job()) {
                 case OffloadJob.Load load -> {
+                    if (io.kvtier.tier.remote.RemoteTrace.ON) {
+                        io.kvtier.tier.remote.RemoteTrace.mark("load " + load.id() + " applied: " + (res.success() ? "ok" : res.error()));
+                    }
                     LoadDone d = loads.apply(load, res, current);
                     if (d != null) {
                         done.add(d);

@@ -83,6 +83,10 @@ final class HostLoads {
         }
         if (t.remote() != null && !rest.isEmpty()) {
             int inStore = t.remote().lookup(rest, epoch);
+            if (io.kvtier.tier.remote.RemoteTrace.ON) {
+                io.kvtier.tier.remote.RemoteTrace.mark("lookup: " + ready + " host, remote " + (inStore == RemoteChain.PROBING ? "PROBING" : inStore)
+                        + " of " + rest.size());
+            }
             if (inStore == RemoteChain.PROBING) {
                 return new Lookup.Wait("probing the remote tier");
             }
@@ -260,6 +264,9 @@ final class HostLoads {
         t.jobs().add(load);
         tokensByTier.forEach((tier, n) -> OffloadStats.add(t.stats().externalHitTokens, tier, n));
         stores.advanceCursor(r.id(), deviceHitBlocks + blocks);
+        if (io.kvtier.tier.remote.RemoteTrace.ON) {
+            io.kvtier.tier.remote.RemoteTrace.mark("load submitted: " + keys.size() + " chunks, " + reads + " from the store");
+        }
         t.transfers().submit(reads > 0 ? new RemoteJob(id, RemoteJob.Kind.LOAD, copies, deadline, invert(fromStore))
                 : new LoadJob(id, copies, deadline));
         return tokensByTier;

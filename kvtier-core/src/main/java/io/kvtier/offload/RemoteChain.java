@@ -150,6 +150,9 @@ final class RemoteChain extends TierBehindHost {
         long deadline = transfers.nanoTime() + deadlineNanos;
         probing.addAll(todo);
         remoteStats.probes++;
+        if (io.kvtier.tier.remote.RemoteTrace.ON) {
+            io.kvtier.tier.remote.RemoteTrace.mark("probe submitted: " + todo.size() + " keys from " + todo.getFirst().shortHex());
+        }
         jobs.add(new OffloadJob.RemoteProbe(id, List.copyOf(todo), epoch, deadline));
         transfers.submit(new RemoteJob(id, RemoteJob.Kind.PROBE, copies, deadline));
     }
@@ -157,6 +160,9 @@ final class RemoteChain extends TierBehindHost {
     void applyProbe(OffloadJob.RemoteProbe job, TransferResult res) {
         List<BlockKey> keys = job.chunkKeys();
         probing.removeAll(keys);
+        if (io.kvtier.tier.remote.RemoteTrace.ON) {
+            io.kvtier.tier.remote.RemoteTrace.mark("probe applied: " + (res.success() ? keys.size() : res.firstFailedChunk()) + " of " + keys.size() + " present");
+        }
         int ok = res.success() ? keys.size() : Math.max(0, res.firstFailedChunk());
         long until = transfers.nanoTime() + hintNanos;
         for (int i = 0; i < ok; i++) {

@@ -285,9 +285,15 @@ public final class Engine implements AutoCloseable {
                     ? new ScheduledChunk(r.id(), tokens, it.startPos(), kv.blockTable(r.id()), it.samples())
                     : new ScheduledChunk(r.id(), tokens, it.startPos(), kv.blockTables(r.id()), it.samples()));
         }
+        if (io.kvtier.tier.remote.RemoteTrace.ON) {
+            io.kvtier.tier.remote.RemoteTrace.mark("forward: " + plan.totalTokens() + " tokens from position " + starts[0]);
+        }
         long t0 = System.nanoTime();
         long c0 = offload == null ? 0 : offload.clockNanos();
         float[][] logits = runner.forward(chunks);
+        if (io.kvtier.tier.remote.RemoteTrace.ON) {
+            io.kvtier.tier.remote.RemoteTrace.mark("forward done");
+        }
         stats.forwardNanos += System.nanoTime() - t0;
         if (offload != null) {
             // The step-time fit that load-or-recompute prices a recompute with.

@@ -5,6 +5,7 @@ import io.kvtier.tier.HostSlab;
 import io.kvtier.tier.remote.RemoteFailure;
 import io.kvtier.tier.remote.RemoteKeys;
 import io.kvtier.tier.remote.RemoteStore;
+import io.kvtier.tier.remote.RemoteTrace;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -58,18 +59,23 @@ public final class RemoteCopier {
     private final RemoteKeys keys;
     private final long bytesPerBlock;
     private final long readWindowBytes;
+    private final int firstGets;
 
     public RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock) {
-        this(slab, store, keys, bytesPerBlock, READ_WINDOW_BYTES);
+        this(slab, store, keys, bytesPerBlock, READ_WINDOW_BYTES, ReadWindow.FIRST_GETS);
     }
 
-    /** For tests: a read keeps {@code readWindowBytes} of values asked for (one value at least). */
-    RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock, long readWindowBytes) {
+    /**
+     * For tests: a read keeps {@code readWindowBytes} of values asked for (one value at least) and
+     * starts with {@code firstGets} GETs ({@link ReadWindow}).
+     */
+    RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock, long readWindowBytes, int firstGets) {
         this.slab = slab;
         this.store = store;
         this.keys = keys;
         this.bytesPerBlock = bytesPerBlock;
         this.readWindowBytes = readWindowBytes;
+        this.firstGets = firstGets;
     }
 
     public RemoteStore store() {
@@ -91,43 +97,65 @@ public final class RemoteCopier {
      * @param device the device side of a {@link RemoteJob.Kind#LOAD} (null for the other kinds)
      */
     TransferResult run(RemoteJob job, Claim claim, ChunkCopier device) {
-        long start = System.nanoTime();
+        boolean reads = job.kind() == RemoteJob.Kind.READ || job.kind() == RemoteJob.Kind.LOAD;
+        if (!reads) {
+            return runAll(job, claim);
+        }
+        ChunkCopier toDevice = job.toDevice() ? java.util.Objects.requireNonNull(device, "device") : null;
+        List<ChunkCopy> chunks = job.chunks();
+        ReadWindow window = new ReadWindow(chunks.size(), chunks.isEmpty() ? 1 : readWindow(chunks), firstGets,
+                job::inHost, i -> read(chunks.get(i), claim, toDevice));
+        if (RemoteTrace.ON) {
+            RemoteTrace.mark(job.kind() + " job " + job.jobId() + " started: " + chunks.size() + " chunks");
+        }
+        try {
+            return take(job, claim, window.start(), toDevice);
+        } finally {
+            window.stop();
+        }
+    }
+
+    /** A probe or a write: every command sent at once, pipelined; then the answers taken in order. */
+    private TransferResult runAll(RemoteJob job, Claim claim) {
         List<ChunkCopy> chunks = job.chunks();
         List<CompletableFuture<?>> answers = new ArrayList<>(chunks.size());
-        long bytes = 0;
-        boolean reads = job.kind() == RemoteJob.Kind.READ || job.kind() == RemoteJob.Kind.LOAD;
-        ChunkCopier toDevice = job.toDevice() ? java.util.Objects.requireNonNull(device, "device") : null;
-        int sent = reads && !chunks.isEmpty() ? Math.min(chunks.size(), readWindow(chunks)) : chunks.size();
-        for (int i = 0; i < sent; i++) {
-            ChunkCopy c = chunks.get(i);
+        for (ChunkCopy c : chunks) {
             String key = keys.of(c.key());
-            switch (job.kind()) {
-                case PROBE -> answers.add(store.touch(key));
-                case READ -> answers.add(read(c, claim, null));
-                // A chunk already in the host is copied below, while the GETs sent here are on their way.
-                case LOAD -> answers.add(job.inHost(i) ? CompletableFuture.completedFuture(null) : read(c, claim, toDevice));
-                case WRITE -> {
-                    long size = ChunkHeader.encodedSize(c.tokensShared().length) + payloadBytes(c);
-                    if (size > store.maxValueBytes()) {
-                        answers.add(CompletableFuture.failedFuture(new IllegalStateException(OVERSIZE + ": value of "
-                                + size + " bytes exceeds the remote limit of " + store.maxValueBytes() + " bytes; not sent")));
-                        continue;
-                    }
-                    if (!claim.enter()) {
-                        return null;
-                    }
-                    byte[] value;
-                    try {
-                        value = valueOf(c);
-                    } finally {
-                        claim.exit();
-                    }
-                    answers.add(value == null ? CompletableFuture.failedFuture(new IllegalStateException(
-                            "error: host slot " + c.slot() + " does not hold chunk " + c.key().shortHex()))
-                            : store.set(key, value));
-                }
+            if (job.kind() == RemoteJob.Kind.PROBE) {
+                answers.add(store.touch(key));
+                continue;
             }
+            long size = ChunkHeader.encodedSize(c.tokensShared().length) + payloadBytes(c);
+            if (size > store.maxValueBytes()) {
+                answers.add(CompletableFuture.failedFuture(new IllegalStateException(OVERSIZE + ": value of "
+                        + size + " bytes exceeds the remote limit of " + store.maxValueBytes() + " bytes; not sent")));
+                continue;
+            }
+            if (!claim.enter()) {
+                return null;
+            }
+            byte[] value;
+            try {
+                value = valueOf(c);
+            } finally {
+                claim.exit();
+            }
+            answers.add(value == null ? CompletableFuture.failedFuture(new IllegalStateException(
+                    "error: host slot " + c.slot() + " does not hold chunk " + c.key().shortHex()))
+                    : store.set(key, value));
         }
+        return take(job, claim, answers, null);
+    }
+
+    /**
+     * Takes the job's answers in chunk order: the job's result at the first chunk that failed, or
+     * ok; null if the job ended (expired) meanwhile.
+     */
+    private TransferResult take(RemoteJob job, Claim claim, List<? extends CompletableFuture<?>> answers,
+                                ChunkCopier toDevice) {
+        long start = System.nanoTime();
+        List<ChunkCopy> chunks = job.chunks();
+        long bytes = 0;
         for (int i = 0; i < chunks.size(); i++) {
             ChunkCopy c = chunks.get(i);
             Object answer;
@@ -144,9 +172,8 @@ public final class RemoteCopier {
                 Thread.currentThread().interrupt();
                 return failed(job, bytes, start, i, "error: interrupted");
             }
-            if (sent < chunks.size()) { // the window moves on
-                answers.add(job.inHost(sent) ? CompletableFuture.completedFuture(null) : read(chunks.get(sent), claim, toDevice));
-                sent++;
+            if (RemoteTrace.ON && job.kind() != RemoteJob.Kind.WRITE) {
+                RemoteTrace.mark(job.kind() + " answer " + i + " taken");
             }
             if (job.inHost(i)) {
                 answer = fromHost(c, claim, toDevice);
@@ -168,6 +195,9 @@ public final class RemoteCopier {
                 }
                 case WRITE -> bytes += payloadBytes(c);
             }
+        }
+        if (RemoteTrace.ON && job.kind() != RemoteJob.Kind.WRITE) {
+            RemoteTrace.mark(job.kind() + " job " + job.jobId() + " done");
         }
         return TransferResult.ok(job.jobId(), bytes, System.nanoTime() - start);
     }
@@ -231,6 +261,9 @@ public final class RemoteCopier {
      * {@code device}, its device blocks) where it arrives: null when done, else why not.
      */
     private CompletableFuture<String> read(ChunkCopy c, Claim claim, ChunkCopier device) {
+        if (RemoteTrace.ON) {
+            RemoteTrace.mark("GET " + c.key().shortHex() + " sent");
+        }
         return store.read(keys.of(c.key()), value -> intoSlot(value, c, claim, device));
     }
 
@@ -273,6 +306,10 @@ public final class RemoteCopier {
         if (value == null) {
             return MISS + ": chunk " + c.key().shortHex() + " is not in the store";
         }
+        if (RemoteTrace.ON) {
+            RemoteTrace.mark("value " + c.key().shortHex() + " received (" + value.remaining() + " B, "
+                    + (value.isDirect() ? "direct" : "heap") + ")");
+        }
         long header = ChunkHeader.encodedSize(c.tokensShared().length);
         long expected = header + payloadBytes(c);
         MemorySegment v = MemorySegment.ofBuffer(value);
@@ -288,6 +325,9 @@ public final class RemoteCopier {
             store.delete(keys.of(c.key()));
             return VERIFY + ": chunk " + c.key().shortHex() + " in the store is bad: " + problem;
         }
+        if (RemoteTrace.ON) {
+            RemoteTrace.mark("value " + c.key().shortHex() + " verified");
+        }
         if (!enter(claim)) {
             return ENDED;
         }
@@ -299,6 +339,9 @@ public final class RemoteCopier {
             }
         } finally {
             claim.exit();
+        }
+        if (RemoteTrace.ON) {
+            RemoteTrace.mark("value " + c.key().shortHex() + " copied to slot and device");
         }
         return null;
     }

@@ -280,6 +280,23 @@ class RemoteCopierTest {
     }
 
     /**
+     * Writes chunks 0-7 from slots 0-7 (all but {@code missing}; -1: all), then starts a thread
+     * reading all eight into slots 8-15; its result lands in {@code result[0]}.
+     */
+    private Thread startRead(RemoteCopier c, int missing, TransferResult[] result) {
+        List<ChunkCopy> chain = new ArrayList<>();
+        List<ChunkCopy> reads = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            if (i != missing) {
+                chain.add(fill(i, i));
+            }
+            reads.add(copy(8 + i, i));
+        }
+        assertThat(run(c, RemoteJob.Kind.WRITE, chain).success()).isTrue();
+        return Thread.ofPlatform().start(() -> result[0] = run(c, RemoteJob.Kind.READ, reads));
+    }
+
+    /**
      * A read keeps only its window of GETs in flight (3 values here) and sends the next as each
      * answer is taken, so no GET's timeout covers more than the window's bytes ahead of it; the
      * chunks still land byte for byte.
@@ -288,30 +305,76 @@ class RemoteCopierTest {
     void aReadKeepsItsWindowOfGetsInFlight() throws Exception {
         FakeHeldStore fake = new FakeHeldStore();
         long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
-        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 3 * value + value / 2);
-        List<ChunkCopy> chain = new ArrayList<>();
-        List<ChunkCopy> reads = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            chain.add(fill(i, i));
-            reads.add(copy(8 + i, i));
-        }
-        assertThat(run(c, RemoteJob.Kind.WRITE, chain).success()).isTrue();
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 3 * value + value / 2, 3);
         TransferResult[] result = new TransferResult[1];
-        Thread reader = Thread.ofPlatform().start(() -> result[0] = run(c, RemoteJob.Kind.READ, reads));
+        Thread reader = startRead(c, -1, result);
         assertThat(fake.awaitGets(3)).isTrue();
         Thread.sleep(50); // time for a copier that sends more than its window to do so
         assertThat(fake.getsSent()).as("GETs sent before any answer").isEqualTo(3);
+        answerAll(fake, reader, result, new int[] {4, 5, 6, 7, 8, 8, 8, 8}); // min(8, answered + 3)
+    }
+
+    /**
+     * Answers the eight GETs of {@link #startRead} one by one, asserting after each how many GETs
+     * the read has sent ({@code expected[k-1]} after k answers), then that all eight chunks landed.
+     */
+    private void answerAll(FakeHeldStore fake, Thread reader, TransferResult[] result, int[] expected) throws Exception {
         for (int answered = 1; answered <= 8; answered++) {
             fake.answerNext();
-            int expected = Math.min(8, answered + 3);
-            assertThat(fake.awaitGets(expected)).isTrue();
-            assertThat(fake.getsSent()).as("GETs sent after %d answers", answered).isEqualTo(expected);
+            assertThat(fake.awaitGets(expected[answered - 1])).isTrue();
+            assertThat(fake.getsSent()).as("GETs sent after %d answers", answered).isEqualTo(expected[answered - 1]);
         }
         reader.join(10_000);
         assertThat(result[0].success()).as("read: %s", result[0].error()).isTrue();
         for (int i = 0; i < 8; i++) {
             assertThat(payload(8 + i)).as("chunk %d", i).isEqualTo(payload(i));
         }
+    }
+
+    /**
+     * A read starts with its first GETs only (1 here) and each answer sends up to two more, so the
+     * window (4 values) opens one value per answer: the server copies one value before it writes
+     * the first, not the whole window. GETs sent after k answers: min(8, 1 + 2k, k + 4).
+     */
+    @Test
+    void aReadOpensItsWindowOneValuePerAnswer() throws Exception {
+        FakeHeldStore fake = new FakeHeldStore();
+        long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 4 * value, 1);
+        TransferResult[] result = new TransferResult[1];
+        Thread reader = startRead(c, -1, result);
+        assertThat(fake.awaitGets(1)).isTrue();
+        Thread.sleep(50); // time for a copier that sends more than its first GETs to do so
+        assertThat(fake.getsSent()).as("GETs sent before any answer").isEqualTo(1);
+        answerAll(fake, reader, result, new int[] {3, 5, 7, 8, 8, 8, 8, 8});
+    }
+
+    /**
+     * A chunk missing from the store cuts the read there, and no GET is sent after its answer:
+     * chunks 0-5 were asked for when chunk 2's nil came (2 first, two more per answer), 6 and 7
+     * never are, and the job fails at chunk 2 as a miss with chunks 0 and 1 whole in their slots.
+     */
+    @Test
+    void aMissingChunkStopsTheGetsAfterIt() throws Exception {
+        FakeHeldStore fake = new FakeHeldStore();
+        long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 8 * value, 2);
+        TransferResult[] result = new TransferResult[1];
+        Thread reader = startRead(c, 2, result);
+        assertThat(fake.awaitGets(2)).isTrue();
+        fake.answerNext();
+        assertThat(fake.awaitGets(4)).isTrue();
+        fake.answerNext();
+        assertThat(fake.awaitGets(6)).isTrue();
+        for (int answered = 3; answered <= 6; answered++) { // chunk 2's nil, then the three after it
+            fake.answerNext();
+        }
+        reader.join(10_000);
+        assertThat(fake.getsSent()).as("GETs sent in all").isEqualTo(6);
+        assertThat(result[0].firstFailedChunk()).isEqualTo(2);
+        assertThat(result[0].error()).startsWith("miss: ");
+        assertThat(payload(8)).isEqualTo(payload(0));
+        assertThat(payload(9)).isEqualTo(payload(1));
     }
 
     /**
