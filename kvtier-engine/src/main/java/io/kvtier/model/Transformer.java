@@ -506,23 +506,30 @@ public final class Transformer implements AutoCloseable {
         // logits[C][V] = xLast cls^T; one row straight into the array returned when it is kept
         boolean direct = reuseLogits && rows == 1;
         float[] y = direct ? a.logitArray(0) : a.logits;
-        matmul(w.classifier(), a.xLast, rows, y);
-        float cap = spec.gemma().finalLogitSoftcap();
-        if (cap > 0) {
-            for (int i = 0; i < rows * vocab; i++) {
-                y[i] = cap * (float) Math.tanh(y[i] / cap);
-            }
-        }
+        float[][] rowArrays = new float[rows][];
         r = 0;
         for (int i = 0; i < chunks.size(); i++) {
             if (chunks.get(i).wantLogits()) {
                 out[i] = direct ? y : reuseLogits ? a.logitArray(r) : new float[vocab];
-                if (!direct) {
-                    System.arraycopy(y, r * vocab, out[i], 0, vocab);
-                }
-                r++;
+                rowArrays[r++] = out[i];
             }
         }
+        float cap = spec.gemma().finalLogitSoftcap();
+        // Each part caps and copies out the columns it computed, while they are in its cache: a
+        // step of 32 sequences copies 4 MB of logits, which the calling thread did alone after the product.
+        matmuls(a.xLast, rows, new Weight[] {w.classifier()}, new float[][] {y}, (from, to) -> {
+            for (int row = 0; row < rowArrays.length; row++) {
+                int off = row * vocab;
+                if (cap > 0) {
+                    for (int i = off + from; i < off + to; i++) {
+                        y[i] = cap * (float) Math.tanh(y[i] / cap);
+                    }
+                }
+                if (!direct) {
+                    System.arraycopy(y, off + from, rowArrays[row], from, to - from);
+                }
+            }
+        });
         return out;
     }
 

@@ -309,7 +309,7 @@ public final class BatchedStepPhases {
     }
 
     /** Every kernel of another {@link Kernels}, for decorators that change a few. */
-    private abstract static class Delegate implements Kernels {
+    abstract static class Delegate implements Kernels {
         final Kernels k;
 
         Delegate(Kernels k) {

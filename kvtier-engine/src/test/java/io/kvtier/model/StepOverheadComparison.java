@@ -47,7 +47,7 @@ public final class StepOverheadComparison {
     }
 
     /** A pool whose worker threads are recorded, so that their CPU time can be read. */
-    private record Pool(ForkJoinPool pool, List<Thread> workers) {
+    record Pool(ForkJoinPool pool, List<Thread> workers) {
         static Pool of(int parallelism) {
             List<Thread> workers = new CopyOnWriteArrayList<>();
             ForkJoinPool pool = new ForkJoinPool(parallelism, p -> {

@@ -232,6 +232,42 @@ class TransformerTest {
         }
     }
 
+    /**
+     * The classifier's parts cap and copy out the logit columns they computed (one range for the
+     * product and the copies): every row of a batch holds its own sequence's logits, bit for bit
+     * those of one thread (one part, all columns) when every range is split over three threads,
+     * with kept arrays and with fresh ones.
+     */
+    @Test
+    void batchedLogitRowsAreCopiedOutWholeWhenTheClassifierIsSplit() {
+        ForkJoinPool three = new ForkJoinPool(3);
+        ForkJoinPool one = new ForkJoinPool(1);
+        try (Transformer single = new Transformer(checkpoint, Kernels.scalar(), new Parallel(one, 0, 0));
+             Transformer split = new Transformer(checkpoint, Kernels.scalar(), new Parallel(three, 0, 0));
+             Transformer splitKept = new Transformer(checkpoint, Kernels.scalar(), new Parallel(three, 0, 0));
+             java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+            splitKept.reuseLogitArrays();
+            var layout = checkpoint.config().kvLayout(16);
+            var slab = arena.allocate(layout.bytesPerBlock() * 3);
+            List<SequenceChunk> batch = List.of(new SequenceChunk(new int[] {1, 403, 407}, 0, new int[] {0}, true),
+                    new SequenceChunk(new int[] {1, 365, 300}, 0, new int[] {1}, true),
+                    new SequenceChunk(new int[] {1, 29}, 0, new int[] {2}, true));
+            float[][] want = single.forward(batch, slab, layout);
+            float[][] got = split.forward(batch, slab, layout);
+            float[][] kept = splitKept.forward(batch, slab, layout);
+            for (int c = 0; c < batch.size(); c++) {
+                assertThat(got[c]).as("chunk %d", c).hasSize(512).containsExactly(want[c]);
+                assertThat(kept[c]).as("chunk %d, kept arrays", c).hasSize(512).containsExactly(want[c]);
+            }
+            assertThat(GreedyDriver.argmax(want[0])).isEqualTo(261);   // "Once upon" -> " a"
+            assertThat(want[1]).isNotEqualTo(want[0]);
+            assertThat(want[2]).isNotEqualTo(want[1]);
+        } finally {
+            three.shutdownNow();
+            one.shutdownNow();
+        }
+    }
+
     @Test
     void rejectsBlockTablesThatDoNotCoverTheChunkOrLeaveTheSlab() {
         try (Transformer model = new Transformer(checkpoint, Kernels.best(), pool);
