@@ -37,8 +37,11 @@ final class Parallel {
     static final long MIN_PARALLEL_WORK = Long.getLong("kvtier.parallel.minWork", MIN_PARALLEL_WORK_DEFAULT);
     /** How long an idle helper waits, spinning, for the next range before it parks. */
     static final long SPIN_NANOS = Long.getLong("kvtier.parallel.spinNanos", 50_000L);
-    /** Whether parts shrink towards a range's end (property {@code kvtier.parallel.guided}, default true; false: equal parts). */
-    static final boolean GUIDED = !"false".equals(System.getProperty("kvtier.parallel.guided"));
+    /**
+     * Whether parts shrink towards a range's end (property {@code kvtier.parallel.guided=true});
+     * default equal parts, which did as well or better idle (docs/bandwidth-bound.md).
+     */
+    static final boolean GUIDED = "true".equals(System.getProperty("kvtier.parallel.guided"));
     /** Parts per thread: small enough pieces that a preempted helper delays little. */
     static final int PARTS_PER_THREAD = 4;
     /** Caller's polls of a helper's last part before it yields its CPU (the helper may share it). */
