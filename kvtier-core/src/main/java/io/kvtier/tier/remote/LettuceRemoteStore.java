@@ -52,6 +52,8 @@ public final class LettuceRemoteStore implements RemoteStore {
 
     private static final RedisCodec<String, byte[]> CODEC = ChunkCodec.INSTANCE;
     private static final String STANDALONE_NODE = "standalone";
+    /** Breaker name of a slot no master serves: this prefix and the slot number. */
+    private static final String NO_MASTER = "slot-";
     /**
      * Deadline of a connection attempt (socket and handshake). The first connection of a process
      * loads the client's classes, which on a loaded machine takes seconds; a server that is down
@@ -337,7 +339,7 @@ public final class LettuceRemoteStore implements RemoteStore {
             return STANDALONE_NODE;
         }
         RedisClusterNode n = c.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
-        return n == null ? "slot-" + SlotHash.getSlot(key) : n.getNodeId();
+        return n == null ? NO_MASTER + SlotHash.getSlot(key) : n.getNodeId();
     }
 
     private CircuitBreaker breaker(String node) {
@@ -493,8 +495,8 @@ public final class LettuceRemoteStore implements RemoteStore {
                 owners.add(n.getNodeId());
             }
         }
-        return stateOf(current(breakers, node -> owners.contains(node) || node.startsWith("slot-")
-                && c.getPartitions().getMasterBySlot(Integer.parseInt(node.substring(5))) == null), System.nanoTime());
+        return stateOf(current(breakers, node -> owners.contains(node) || node.startsWith(NO_MASTER)
+                && c.getPartitions().getMasterBySlot(Integer.parseInt(node.substring(NO_MASTER.length()))) == null), System.nanoTime());
     }
 
     /** The breakers of the nodes {@code isCurrent} accepts (those serving slots now). */
