@@ -66,7 +66,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     @Option(names = "--seconds-per-size", paramLabel = "SECONDS", defaultValue = "0.5", description = "bandwidth measuring time per chunk size, seconds (default ${DEFAULT-VALUE})")
     double secondsPerSize;
 
-    @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "TTFT runs after a warm-up, the best reported; on/off decode pairs, the median reported; rounds of the remote throughput (--remote-url), the median reported (default ${DEFAULT-VALUE}; 5 for the issue's decode target)")
+    @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "TTFT runs after a warm-up, the best reported (remote TTFT pairs: the medians and the median of the pairs' ratios); on/off decode pairs, the median reported; rounds of the remote throughput (--remote-url), the median reported (default ${DEFAULT-VALUE}; 5 for the issue's decode target)")
     int repeats;
 
     @Mixin
@@ -234,12 +234,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
         Path m = ttftModel != null ? ttftModel : randomModel();
         Model cp = Models.load(m);
         ModelConfig c = cp.config();
-        int len = Math.min(promptTokens, c.seqLen() - 1);
-        int[] prompt = new int[len];
-        prompt[0] = 1;
-        for (int i = 1; i < len; i++) {
-            prompt[i] = 3 + (int) ((i * 2654435761L) % (c.vocabSize() - 3));
-        }
+        int[] prompt = ttftPrompt(c, promptTokens);
+        int len = prompt.length;
         int blockSize = 16;
         var layout = c.kvLayout(blockSize);
         int prefixBlocks = (len - 1) / blockSize;
@@ -301,6 +297,17 @@ final class BenchOffloadCommand implements Callable<Integer> {
             RemoteTtft.print(Models.load(m), remoteUrl, prompt, prefixBytes, repeats, threads.threads());
         }
         halfHostTtft(m, prompt, prefixBlocks / 2);
+    }
+
+    /** The TTFT figures' prompt: BOS, then a fixed spread of token ids; at most {@code tokens}, shorter than the context. */
+    static int[] ttftPrompt(ModelConfig c, int tokens) {
+        int len = Math.min(tokens, c.seqLen() - 1);
+        int[] prompt = new int[len];
+        prompt[0] = 1;
+        for (int i = 1; i < len; i++) {
+            prompt[i] = 3 + (int) ((i * 2654435761L) % (c.vocabSize() - 3));
+        }
+        return prompt;
     }
 
     /**

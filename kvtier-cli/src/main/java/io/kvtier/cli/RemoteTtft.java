@@ -13,22 +13,38 @@ import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.tier.remote.RemoteSettings;
 import io.kvtier.tier.remote.RemoteTrace;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
 /**
  * {@code bench offload --remote-url}: time to first token of a prompt whose prefix an engine loads
  * from the remote store (its host tier empty: probe, promotion into host slots, load) against the
- * same prompt recomputed, interleaved A B A B in one engine. Each repeat uses a prompt of its own
- * (its second token differs), so its recompute finds nothing in the store and writes the prefix
- * through; the host tier and the engine's probe answers are then dropped and the prompt runs again.
+ * same prompt recomputed, in pairs (recompute, then remote: A B A B) in one engine. Each repeat
+ * uses a prompt of its own (its second token differs), so its recompute finds nothing in the
+ * store and writes the prefix through; the host tier and the engine's probe answers are then
+ * dropped and the prompt runs again. A warm-up pair first, then {@code repeats} pairs; printed:
+ * the median wall time of each side, the median of the pairs' own ratios (a load swing slows
+ * both sides of a pair) with their range, and the same for the process's CPU time (every thread
+ * of this JVM: compute, transfer and the store client's I/O; not the server's).
  */
 final class RemoteTtft {
 
     private RemoteTtft() {
     }
 
+    /** One side of a pair: wall and process CPU seconds. */
+    record Sample(double wall, double cpu) {
+    }
+
+    /**
+     * Runs the pairs and prints the figures.
+     *
+     * @param prefixBytes KV bytes of the prompt's full chunks (sizes the host tier and the write budget)
+     * @throws IllegalStateException if a remote run loaded nothing from the store
+     */
     static void print(Model cp, String url, int[] prompt, long prefixBytes, int repeats, int threads) {
         int blockSize = 16;
         var layout = cp.config().kvLayout(blockSize);
@@ -38,24 +54,23 @@ final class RemoteTtft {
         OffloadSetup setup = new OffloadSetup(prefixBytes * 2 + (64L << 20), 0, "lru", OffloadConfig.DEFAULT).withRemote(
                 new OffloadSetup.RemoteSetup(settings, DiskWritePolicy.THROUGH, 1, Math.max(64L << 20, 2 * prefixBytes),
                         System.err::println));
-        double recompute = Double.MAX_VALUE;
-        double fromRemote = Double.MAX_VALUE;
+        Sample[][] pairs = new Sample[repeats][];
         long id = 0;
         try (Engine e = LlamaRunner.engine(cp, config, Kernels.best(), threads, setup)) {
             for (int i = 0; i < repeats + 1; i++) {
                 int[] p = prompt.clone();
                 p[1] = 3 + i; // a prompt of this repeat's own: nothing of it is in the store yet
                 e.resetCache();
-                double r = time(e, id++, p);
+                Sample r = time(e, id++, p);
                 e.drainTransfers(); // written through to the store
                 e.resetCache(); // the host tier and the probe answers forgotten: the prefix must come from the store
                 long before = e.offload().remoteStats().chunksLoaded();
                 RemoteTrace.clear();
                 long[] gc0 = gcCountAndMillis();
-                double h = time(e, id++, p);
+                Sample h = time(e, id++, p);
                 if (RemoteTrace.ON) {
                     long[] gc1 = gcCountAndMillis();
-                    System.out.println("remote hit, repeat " + i + " (" + (h * 1e3) + " ms; " + (gc1[0] - gc0[0])
+                    System.out.println("remote hit, repeat " + i + " (" + (h.wall() * 1e3) + " ms; " + (gc1[0] - gc0[0])
                             + " GC pauses in it, " + (gc1[1] - gc0[1]) + " ms), ms since submit:");
                     RemoteTrace.table().forEach(System.out::println);
                 }
@@ -64,31 +79,68 @@ final class RemoteTtft {
                             + e.offload().remoteStats().loadFailures() + " " + e.offload().remoteStats().storesDroppedBy());
                 }
                 e.drainTransfers();
-                if (i > 0) {
-                    recompute = Math.min(recompute, r);
-                    fromRemote = Math.min(fromRemote, h);
+                if (i > 0) { // the first pair warms both paths up
+                    pairs[i - 1] = new Sample[] {r, h};
                 }
             }
         }
-        System.out.printf("prefix from remote:   %8.2f ms  (%.1fx faster than recompute %.2f ms; empty host tier: probe, "
-                + "promotion from %s, load)%n", fromRemote * 1e3, recompute / fromRemote, recompute * 1e3, RemoteSettings.redact(url));
+        System.out.print(report(pairs, RemoteSettings.redact(url)));
+    }
+
+    /**
+     * The figures of {@code pairs} (each {recompute, remote}): medians of each side, the median
+     * of the pairs' own ratios and their range, by wall and by process CPU time.
+     */
+    static String report(Sample[][] pairs, String where) {
+        double[] rw = new double[pairs.length];
+        double[] hw = new double[pairs.length];
+        double[] rc = new double[pairs.length];
+        double[] hc = new double[pairs.length];
+        double[] wallRatio = new double[pairs.length];
+        double[] cpuRatio = new double[pairs.length];
+        for (int i = 0; i < pairs.length; i++) {
+            rw[i] = pairs[i][0].wall();
+            hw[i] = pairs[i][1].wall();
+            rc[i] = pairs[i][0].cpu();
+            hc[i] = pairs[i][1].cpu();
+            wallRatio[i] = rw[i] / hw[i];
+            cpuRatio[i] = rc[i] / hc[i];
+        }
+        return String.format(java.util.Locale.ROOT,
+                "prefix from remote:   %8.2f ms  (%.1fx faster than recompute %.2f ms: median of %d pairs' own ratios, "
+                        + "range %.1f-%.1fx; medians of each side; empty host tier: probe, promotion from %s, load)%n"
+                        + "  by process CPU:     %8.2f ms  (%.1fx less than recompute %.2f ms, range %.1f-%.1fx)%n",
+                RemoteBandwidth.median(hw) * 1e3, RemoteBandwidth.median(wallRatio), RemoteBandwidth.median(rw) * 1e3,
+                pairs.length, min(wallRatio), max(wallRatio), where,
+                RemoteBandwidth.median(hc) * 1e3, RemoteBandwidth.median(cpuRatio), RemoteBandwidth.median(rc) * 1e3,
+                min(cpuRatio), max(cpuRatio));
+    }
+
+    private static double min(double[] v) {
+        return Arrays.stream(v).min().orElse(Double.NaN);
+    }
+
+    private static double max(double[] v) {
+        return Arrays.stream(v).max().orElse(Double.NaN);
     }
 
     /** Collections so far and their milliseconds, over every collector of the JVM. */
     private static long[] gcCountAndMillis() {
         long[] out = new long[2];
-        for (var gc : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+        for (var gc : ManagementFactory.getGarbageCollectorMXBeans()) {
             out[0] += Math.max(0, gc.getCollectionCount());
             out[1] += Math.max(0, gc.getCollectionTime());
         }
         return out;
     }
 
-    private static double time(Engine e, long id, int[] prompt) {
+    private static Sample time(Engine e, long id, int[] prompt) {
+        var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        long c0 = os.getProcessCpuTime();
         long t0 = System.nanoTime();
         RemoteTrace.mark("submit");
         e.submit(new Request(id, prompt, 1, SamplingParams.GREEDY, ExtraKeys.NONE));
         e.runToCompletion();
-        return (System.nanoTime() - t0) / 1e9;
+        return new Sample((System.nanoTime() - t0) / 1e9, (os.getProcessCpuTime() - c0) / 1e9);
     }
 }
