@@ -46,6 +46,16 @@ public final class RemoteCopier {
     private static final String ENDED = "ended";
 
     /**
+     * Where a read value's payload is checked (CRC32C) and copied on to the device: false (the
+     * default), on the store's I/O thread where it arrives, checked before it is copied into its
+     * slot; true ({@code -Dkvtier.remote.checkOnTaker=true}), the I/O thread only copies the value
+     * (its size checked) into its reserved slot, and the job's own thread checks it there and copies
+     * it to the device, so the I/O thread goes back to the socket sooner. Either way a chunk counts
+     * only once checked; a bad one fails the job there and its slot is given back unread.
+     */
+    static final boolean CHECK_ON_TAKER = Boolean.getBoolean("kvtier.remote.checkOnTaker");
+
+    /**
      * Bytes of values a read job has asked for and not yet taken, at most (one value at least).
      * The store's timeout of a command starts when it is sent, and the values on one connection
      * arrive one after another: with every GET of a long hit sent at once, the last ones waited
@@ -60,22 +70,27 @@ public final class RemoteCopier {
     private final long bytesPerBlock;
     private final long readWindowBytes;
     private final int firstGets;
+    private final boolean checkOnTaker;
 
     public RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock) {
-        this(slab, store, keys, bytesPerBlock, READ_WINDOW_BYTES, ReadWindow.FIRST_GETS);
+        this(slab, store, keys, bytesPerBlock, READ_WINDOW_BYTES, ReadWindow.FIRST_GETS, CHECK_ON_TAKER);
     }
 
     /**
-     * For tests: a read keeps {@code readWindowBytes} of values asked for (one value at least) and
-     * starts with {@code firstGets} GETs ({@link ReadWindow}).
+     * For tests: a read keeps {@code readWindowBytes} of values asked for (one value at least),
+     * starts with {@code firstGets} GETs ({@link ReadWindow}), and with {@code checkOnTaker}
+     * checks each value's payload (and copies it to the device) on the job's thread, not where
+     * it arrived ({@link #CHECK_ON_TAKER}).
      */
-    RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock, long readWindowBytes, int firstGets) {
+    RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock, long readWindowBytes, int firstGets,
+                 boolean checkOnTaker) {
         this.slab = slab;
         this.store = store;
         this.keys = keys;
         this.bytesPerBlock = bytesPerBlock;
         this.readWindowBytes = readWindowBytes;
         this.firstGets = firstGets;
+        this.checkOnTaker = checkOnTaker;
     }
 
     public RemoteStore store() {
@@ -177,6 +192,8 @@ public final class RemoteCopier {
             }
             if (job.inHost(i)) {
                 answer = fromHost(c, claim, toDevice);
+            } else if (checkOnTaker && answer == null && job.kind() != RemoteJob.Kind.PROBE) {
+                answer = checkInSlot(c, claim, toDevice);
             }
             switch (job.kind()) {
                 case PROBE -> {
@@ -295,6 +312,32 @@ public final class RemoteCopier {
     }
 
     /**
+     * A read chunk copied into its slot unchecked ({@link #CHECK_ON_TAKER}): verified there under
+     * the job's claim and, with {@code device}, copied into its device blocks; a bad value is
+     * deleted from the store. Null when done, else why not.
+     */
+    private String checkInSlot(ChunkCopy c, Claim claim, ChunkCopier device) {
+        if (!enter(claim)) {
+            return ENDED;
+        }
+        ChunkHeader.Verification v;
+        try {
+            v = device != null ? device.load(c) : ChunkHeader.verifyAt(slab.headerOf(c.slot()), 0, c.namespace(), c.key(),
+                    c.parent(), c.tokensShared(), slab.payloadOf(c.slot(), payloadBytes(c)));
+        } finally {
+            claim.exit();
+        }
+        if (RemoteTrace.ON) {
+            RemoteTrace.mark("value " + c.key().shortHex() + " checked in its slot" + (device != null ? ", copied to device" : ""));
+        }
+        if (v instanceof ChunkHeader.Verification.Corrupt bad) {
+            store.delete(keys.of(c.key()));
+            return VERIFY + ": chunk " + c.key().shortHex() + " in the store is bad: " + bad.reason();
+        }
+        return null;
+    }
+
+    /**
      * Verifies {@code value} (null: absent) as chunk {@code c} where it is (the store's receive
      * buffer) and only then copies it, header and payload, into the chunk's host slot under the
      * job's claim, and with {@code device} into the chunk's device blocks too: null when done,
@@ -316,6 +359,8 @@ public final class RemoteCopier {
         String problem;
         if (v.byteSize() != expected) {
             problem = "value of " + v.byteSize() + " bytes, expected " + expected + " (truncated or foreign)";
+        } else if (checkOnTaker) {
+            problem = null; // checked in its slot by the job's thread (checkInSlot) before it counts
         } else {
             ChunkHeader.Verification check = ChunkHeader.verifyAt(v, 0, c.namespace(), c.key(), c.parent(),
                     c.tokensShared(), v.asSlice(header));
@@ -334,7 +379,7 @@ public final class RemoteCopier {
         try {
             MemorySegment.copy(v, 0, slab.headerOf(c.slot()), 0, header);
             MemorySegment.copy(v, header, slab.payloadOf(c.slot(), payloadBytes(c)), 0, payloadBytes(c));
-            if (device != null) {
+            if (device != null && !checkOnTaker) {
                 device.toDevice(c, v.asSlice(header)); // from where it arrived, while it is still in the cache
             }
         } finally {

@@ -22,12 +22,16 @@ import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The remote data path against a real Redis (standalone and Cluster): a host slot written as a
  * value and read back into another slot byte for byte; probes; and every kind of bad value (a
  * flipped byte, a truncated value, another key's bytes, a missing key) cut at that chunk, the bad
- * value deleted; an oversize value refused before it is sent.
+ * value deleted; an oversize value refused before it is sent. The reads and loads run both ways
+ * a value may be checked: where it arrives, and in its slot by the job's thread
+ * ({@link RemoteCopier#CHECK_ON_TAKER}).
  */
 class RemoteCopierTest {
 
@@ -66,9 +70,15 @@ class RemoteCopierTest {
     }
 
     private RemoteCopier copier(RemoteSettings s) {
+        return copier(s, RemoteCopier.CHECK_ON_TAKER);
+    }
+
+    /** A copier on a real store; {@code checkOnTaker}: values checked in their slots by the job's thread. */
+    private RemoteCopier copier(RemoteSettings s, boolean checkOnTaker) {
         // A generous deadline: what is asserted here must not depend on the machine's load.
         store = LettuceRemoteStore.open(s.withTimeout(java.time.Duration.ofSeconds(5)), line -> { });
-        return new RemoteCopier(slab, store, keys, BYTES_PER_BLOCK);
+        return new RemoteCopier(slab, store, keys, BYTES_PER_BLOCK, RemoteCopier.READ_WINDOW_BYTES, ReadWindow.FIRST_GETS,
+                checkOnTaker);
     }
 
     private static BlockKey key(long i) {
@@ -130,9 +140,10 @@ class RemoteCopierTest {
         }
     }
 
-    @Test
-    void aChunkRoundTripsThroughStandaloneRedis() {
-        roundTrip(copier(RemoteSettings.of(List.of(RedisServers.standalone()), false, tenant, null)), 4);
+    @ParameterizedTest(name = "checkOnTaker={0}")
+    @ValueSource(booleans = {false, true})
+    void aChunkRoundTripsThroughStandaloneRedis(boolean checkOnTaker) {
+        roundTrip(copier(RemoteSettings.of(List.of(RedisServers.standalone()), false, tenant, null), checkOnTaker), 4);
     }
 
     @Test
@@ -165,10 +176,11 @@ class RemoteCopierTest {
         return true;
     }
 
-    @Test
-    void badValuesCutTheReadAtThatChunkAndAreDeleted() {
+    @ParameterizedTest(name = "checkOnTaker={0}")
+    @ValueSource(booleans = {false, true})
+    void badValuesCutTheReadAtThatChunkAndAreDeleted(boolean checkOnTaker) {
         String url = RedisServers.standalone();
-        RemoteCopier c = copier(RemoteSettings.of(List.of(url), false, tenant, null));
+        RemoteCopier c = copier(RemoteSettings.of(List.of(url), false, tenant, null), checkOnTaker);
         List<ChunkCopy> chain = List.of(fill(0, 0), fill(1, 1), fill(2, 2), fill(3, 3));
         assertThat(run(c, RemoteJob.Kind.WRITE, chain).success()).isTrue();
         RedisClient client = RedisClient.create(url);
@@ -211,10 +223,11 @@ class RemoteCopierTest {
      * store reach their device blocks (a block marked -1 is left alone), up to the first bad value;
      * nothing of the bad chunk reaches the device, and the bad value is deleted.
      */
-    @Test
-    void aLoadCopiesEachChunkIntoTheDeviceUpToTheFirstBadValue() {
+    @ParameterizedTest(name = "checkOnTaker={0}")
+    @ValueSource(booleans = {false, true})
+    void aLoadCopiesEachChunkIntoTheDeviceUpToTheFirstBadValue(boolean checkOnTaker) {
         String url = RedisServers.standalone();
-        RemoteCopier c = copier(RemoteSettings.of(List.of(url), false, tenant, null));
+        RemoteCopier c = copier(RemoteSettings.of(List.of(url), false, tenant, null), checkOnTaker);
         assertThat(run(c, RemoteJob.Kind.WRITE, List.of(fill(0, 0), fill(1, 1), fill(2, 2), fill(3, 3))).success()).isTrue();
         long chunkBytes = BLOCKS * BYTES_PER_BLOCK;
         try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
@@ -305,7 +318,7 @@ class RemoteCopierTest {
     void aReadKeepsItsWindowOfGetsInFlight() throws Exception {
         FakeHeldStore fake = new FakeHeldStore();
         long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
-        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 3 * value + value / 2, 3);
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 3 * value + value / 2, 3, false);
         TransferResult[] result = new TransferResult[1];
         Thread reader = startRead(c, -1, result);
         assertThat(fake.awaitGets(3)).isTrue();
@@ -340,7 +353,7 @@ class RemoteCopierTest {
     void aReadOpensItsWindowOneValuePerAnswer() throws Exception {
         FakeHeldStore fake = new FakeHeldStore();
         long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
-        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 4 * value, 1);
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 4 * value, 1, false);
         TransferResult[] result = new TransferResult[1];
         Thread reader = startRead(c, -1, result);
         assertThat(fake.awaitGets(1)).isTrue();
@@ -358,7 +371,7 @@ class RemoteCopierTest {
     void aMissingChunkStopsTheGetsAfterIt() throws Exception {
         FakeHeldStore fake = new FakeHeldStore();
         long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
-        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 8 * value, 2);
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 8 * value, 2, false);
         TransferResult[] result = new TransferResult[1];
         Thread reader = startRead(c, 2, result);
         assertThat(fake.awaitGets(2)).isTrue();
@@ -381,10 +394,12 @@ class RemoteCopierTest {
      * A value that arrives after its job expired is not written into the slot (the scheduler may
      * have given it to another chunk): the sink's claim is refused, the job reports nothing.
      */
-    @Test
-    void aValueArrivingAfterItsJobExpiredNeverWritesTheSlot() throws Exception {
+    @ParameterizedTest(name = "checkOnTaker={0}")
+    @ValueSource(booleans = {false, true})
+    void aValueArrivingAfterItsJobExpiredNeverWritesTheSlot(boolean checkOnTaker) throws Exception {
         FakeHeldStore fake = new FakeHeldStore();
-        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK);
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, RemoteCopier.READ_WINDOW_BYTES,
+                ReadWindow.FIRST_GETS, checkOnTaker);
         assertThat(run(c, RemoteJob.Kind.WRITE, List.of(fill(0, 0))).success()).isTrue();
         MemorySegment.copy(MemorySegment.ofArray(new byte[(int) (BLOCKS * BYTES_PER_BLOCK)]), 0,
                 slab.payloadOf(8, BLOCKS * BYTES_PER_BLOCK), 0, BLOCKS * BYTES_PER_BLOCK);
