@@ -28,7 +28,9 @@ import java.util.Random;
  * dropped and the prompt runs again. A warm-up pair first, then {@code repeats} pairs; printed:
  * the median wall time of each side, the median of the pairs' own ratios (a load swing slows
  * both sides of a pair) with their range, and the same for the process's CPU time (every thread
- * of this JVM: compute, transfer and the store client's I/O; not the server's).
+ * of this JVM: compute, transfer and the store client's I/O; not the server's). After each remote
+ * hit the prompt runs once more, its prefix still on the device: the step after the load alone,
+ * measured in the same engine and minutes as the hit it follows.
  */
 final class RemoteTtft {
 
@@ -79,8 +81,15 @@ final class RemoteTtft {
                             + e.offload().remoteStats().loadFailures() + " " + e.offload().remoteStats().storesDroppedBy());
                 }
                 e.drainTransfers();
+                // The same prompt again, its prefix still on the device: the step after the load alone, in this engine.
+                RemoteTrace.clear();
+                Sample s = time(e, id++, p);
+                if (RemoteTrace.ON) {
+                    System.out.println("the step alone, repeat " + i + " (" + (s.wall() * 1e3) + " ms):");
+                    RemoteTrace.table().forEach(System.out::println);
+                }
                 if (i > 0) { // the first pair warms both paths up
-                    pairs[i - 1] = new Sample[] {r, h};
+                    pairs[i - 1] = new Sample[] {r, h, s};
                 }
             }
         }
@@ -88,8 +97,10 @@ final class RemoteTtft {
     }
 
     /**
-     * The figures of {@code pairs} (each {recompute, remote}): medians of each side, the median
-     * of the pairs' own ratios and their range, by wall and by process CPU time.
+     * The figures of {@code pairs} (each {recompute, remote, step alone}): medians of each side, the
+     * median of the pairs' own ratios and their range, by wall and by process CPU time; the step
+     * alone (the prompt once more right after its remote hit, the prefix on the device) with what the
+     * remote hit took beyond it (median of the differences).
      */
     static String report(Sample[][] pairs, String where) {
         double[] rw = new double[pairs.length];
@@ -98,7 +109,13 @@ final class RemoteTtft {
         double[] hc = new double[pairs.length];
         double[] wallRatio = new double[pairs.length];
         double[] cpuRatio = new double[pairs.length];
+        double[] step = new double[pairs.length];
+        double[] beyond = new double[pairs.length];
+        double[] stepCpu = new double[pairs.length];
         for (int i = 0; i < pairs.length; i++) {
+            step[i] = pairs[i][2].wall();
+            beyond[i] = pairs[i][1].wall() - step[i];
+            stepCpu[i] = pairs[i][2].cpu();
             rw[i] = pairs[i][0].wall();
             hw[i] = pairs[i][1].wall();
             rc[i] = pairs[i][0].cpu();
@@ -109,11 +126,14 @@ final class RemoteTtft {
         return String.format(java.util.Locale.ROOT,
                 "prefix from remote:   %8.2f ms  (%.1fx faster than recompute %.2f ms: median of %d pairs' own ratios, "
                         + "range %.1f-%.1fx; medians of each side; empty host tier: probe, promotion from %s, load)%n"
-                        + "  by process CPU:     %8.2f ms  (%.1fx less than recompute %.2f ms, range %.1f-%.1fx)%n",
+                        + "  by process CPU:     %8.2f ms  (%.1fx less than recompute %.2f ms, range %.1f-%.1fx)%n"
+                        + "  the step alone:     %8.2f ms  (process CPU %.2f ms; the prompt again, its prefix on the device); "
+                        + "the remote hit beyond it %.2f ms%n",
                 RemoteBandwidth.median(hw) * 1e3, RemoteBandwidth.median(wallRatio), RemoteBandwidth.median(rw) * 1e3,
                 pairs.length, min(wallRatio), max(wallRatio), where,
                 RemoteBandwidth.median(hc) * 1e3, RemoteBandwidth.median(cpuRatio), RemoteBandwidth.median(rc) * 1e3,
-                min(cpuRatio), max(cpuRatio));
+                min(cpuRatio), max(cpuRatio), RemoteBandwidth.median(step) * 1e3, RemoteBandwidth.median(stepCpu) * 1e3,
+                RemoteBandwidth.median(beyond) * 1e3);
     }
 
     private static double min(double[] v) {

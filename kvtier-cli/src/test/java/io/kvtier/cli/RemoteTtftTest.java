@@ -4,20 +4,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-/** The remote TTFT figures of {@code bench offload --remote-url}: medians of each side and of the pairs' own ratios. */
+/** The remote TTFT figures of {@code bench offload --remote-url}: medians of each side, of the pairs' own ratios, of the step alone. */
 class RemoteTtftTest {
 
-    private static RemoteTtft.Sample[] pair(double recomputeWall, double remoteWall, double recomputeCpu, double remoteCpu) {
-        return new RemoteTtft.Sample[] {new RemoteTtft.Sample(recomputeWall, recomputeCpu), new RemoteTtft.Sample(remoteWall, remoteCpu)};
+    private static RemoteTtft.Sample[] pair(double recomputeWall, double remoteWall, double recomputeCpu, double remoteCpu,
+                                            double step) {
+        return new RemoteTtft.Sample[] {new RemoteTtft.Sample(recomputeWall, recomputeCpu), new RemoteTtft.Sample(remoteWall, remoteCpu),
+                new RemoteTtft.Sample(step, 2 * step)};
     }
 
     @Test
     void theRatioIsTheMedianOfThePairsOwnRatiosNotTheRatioOfTheMedians() {
         // Wall ratios 10, 4, 6 (median 6; the medians' ratio would be 2.0 / 0.25 = 8); CPU ratios 8, 2, 5.
         String r = RemoteTtft.report(new RemoteTtft.Sample[][] {
-                pair(2.0, 0.2, 4.0, 0.5), pair(1.0, 0.25, 1.0, 0.5), pair(3.0, 0.5, 5.0, 1.0)}, "redis://h:1");
+                pair(2.0, 0.2, 4.0, 0.5, 0.05), pair(1.0, 0.25, 1.0, 0.5, 0.04), pair(3.0, 0.5, 5.0, 1.0, 0.1)}, "redis://h:1");
         assertThat(r).contains("prefix from remote:     250.00 ms  (6.0x faster than recompute 2000.00 ms: median of 3 pairs' own ratios, range 4.0-10.0x");
         assertThat(r).contains("by process CPU:       500.00 ms  (5.0x less than recompute 4000.00 ms, range 2.0-8.0x)");
         assertThat(r).contains("promotion from redis://h:1, load");
+        // Steps 50, 40, 100 ms (median 50, CPU twice that); the hits beyond them 150, 210, 400 ms (median 210).
+        assertThat(r).contains("the step alone:        50.00 ms  (process CPU 100.00 ms; the prompt again, its prefix on the device); "
+                + "the remote hit beyond it 210.00 ms");
     }
 }
