@@ -234,23 +234,26 @@ public final class RemoteCopier {
         return now + 2 * timeoutNanos * windows;
     }
 
+    /** A claim nothing contends for: always entered, never ended (a job run outside a transfer engine). */
+    static final Claim FREE = new Claim() {
+        @Override
+        public boolean enter() {
+            return true;
+        }
+
+        @Override
+        public void exit() {
+        }
+
+        @Override
+        public boolean ended() {
+            return false;
+        }
+    };
+
     /** Runs a job (not a {@link RemoteJob.Kind#LOAD}) outside a transfer engine, with nothing else touching its slots (benchmarks). */
     public TransferResult runForBench(RemoteJob job) {
-        return run(job, new Claim() {
-            @Override
-            public boolean enter() {
-                return true;
-            }
-
-            @Override
-            public void exit() {
-            }
-
-            @Override
-            public boolean ended() {
-                return false;
-            }
-        }, null);
+        return run(job, FREE, null);
     }
 
     private static TransferResult failed(RemoteJob job, long bytes, long start, int chunk, String error) {

@@ -39,21 +39,7 @@ class RemoteCopierTest {
     private static final long BYTES_PER_BLOCK = 4096;
     private static final int TOKENS = 32;
     private static final BlockKey NS = new BlockKey(7, 7, 7, 7);
-    private static final RemoteCopier.Claim ALWAYS = new RemoteCopier.Claim() {
-        @Override
-        public boolean enter() {
-            return true;
-        }
-
-        @Override
-        public void exit() {
-        }
-
-        @Override
-        public boolean ended() {
-            return false;
-        }
-    };
+    private static final RemoteCopier.Claim ALWAYS = RemoteCopier.FREE;
 
     private final HostSlab slab = new HostSlab(16, BLOCKS * BYTES_PER_BLOCK, TOKENS);
     private final String tenant = "test" + Long.toHexString(new Random().nextLong() & 0xffffffL);

@@ -56,22 +56,6 @@ public final class RemoteReadComparison {
         return new ChunkCopy(new int[] {deviceBlock}, slot, NS, key(i), i == 0 ? NS : key(i - 1), tokens(i));
     }
 
-    private static final RemoteCopier.Claim FREE = new RemoteCopier.Claim() {
-        @Override
-        public boolean enter() {
-            return true;
-        }
-
-        @Override
-        public void exit() {
-        }
-
-        @Override
-        public boolean ended() {
-            return false;
-        }
-    };
-
     public static void main(String[] args) throws Exception {
         String url = args[0];
         String variant = args.length > 1 ? args[1] : "taker";
@@ -119,7 +103,7 @@ public final class RemoteReadComparison {
                             serverCpu()};
                     long t0 = System.nanoTime();
                     TransferResult res = (side == 0 ? a : b).run(new RemoteJob(job++, RemoteJob.Kind.LOAD, loads,
-                            System.nanoTime() + 60_000_000_000L), FREE, device);
+                            System.nanoTime() + 60_000_000_000L), RemoteCopier.FREE, device);
                     long[] after = {System.nanoTime() - t0, os.getProcessCpuTime(), ioCpu(threads, false),
                             ioCpu(threads, true), threads.getCurrentThreadCpuTime(), serverCpu()};
                     if (!res.success()) {
