@@ -15,6 +15,8 @@ import io.kvtier.offload.OffloadConfig;
 import io.kvtier.model.TextTokenizer;
 import io.kvtier.model.Tokenizer;
 import io.kvtier.tier.disk.FileTrees;
+import java.io.BufferedOutputStream;
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -232,6 +234,26 @@ final class Warmup {
     }
 
     /**
+     * A stream built as {@code generate}'s standard output is (its UTF-8 print stream over
+     * {@code System.out}'s: a print stream, a 128-byte buffer, a file stream) over the null device,
+     * so that the JDK's code of the path every streamed token takes is compiled in the warm-up
+     * too, not interpreted in the user's first steps; over nothing where the null device cannot
+     * be opened.
+     */
+    static PrintStream discardingStdout() {
+        OutputStream sink;
+        try {
+            sink = new FileOutputStream(NULL_DEVICE);
+        } catch (IOException | SecurityException e) {
+            sink = OutputStream.nullOutputStream();
+        }
+        PrintStream stdout = new PrintStream(new BufferedOutputStream(sink, 128), true, StandardCharsets.UTF_8);
+        return new PrintStream(stdout, false, StandardCharsets.UTF_8);
+    }
+
+    private static final String NULL_DEVICE = System.getProperty("os.name", "").startsWith("Windows") ? "NUL" : "/dev/null";
+
+    /**
      * One request on a new engine (and model), its text streamed to nowhere, as {@code generate}
      * runs its job: what a run does once, at its start (buffers sized, the prompt's prefill, the
      * printer's first piece), is then also done by code compiled from a profile that saw it, not
@@ -242,9 +264,9 @@ final class Warmup {
         int blocks = (TOKENS_PER_REQUEST + 16 + EngineConfig.DEFAULT_BLOCK_SIZE - 1) / EngineConfig.DEFAULT_BLOCK_SIZE;
         EngineConfig config = EngineConfig.of(EngineConfig.DEFAULT_BLOCK_SIZE, blocks).withStopTokens();
         OffloadSetup host = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT);
-        PrintStream discard = new PrintStream(OutputStream.nullOutputStream(), false, StandardCharsets.UTF_8);
+        PrintStream discard = discardingStdout();
         ResultPrinter printer = new ResultPrinter(discard, ResultPrinter.Format.TEXT_STREAMED, tok, List.of(""), true);
-        try (Engine engine = LlamaRunner.engine(Models.load(files.model(), files.digests()), config, Kernels.best(), 0, host)) {
+        try (discard; Engine engine = LlamaRunner.engine(Models.load(files.model(), files.digests()), config, Kernels.best(), 0, host)) {
             engines++;
             engine.submit(r);
             printer.submitted(r);

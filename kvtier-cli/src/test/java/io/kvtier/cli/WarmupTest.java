@@ -75,6 +75,24 @@ class WarmupTest {
         assertThat(Files.exists(w.directory())).as("temporary model directory %s deleted", w.directory()).isFalse();
     }
 
+    /**
+     * The warm-up's text goes through a chain built as standard output's, down to a file stream on
+     * the null device: writes and flushes get through (a print stream hides an I/O error until
+     * {@code checkError}), as a streamed token's do, and closing it closes the file.
+     */
+    @Test
+    void theWarmUpsStandardOutputTakesTextAndFlushesWithoutError() {
+        java.io.PrintStream out = Warmup.discardingStdout();
+        for (int i = 0; i < 300; i++) {
+            out.print("token " + i + " \u00e9");   // past the 128-byte buffer, with a two-byte character
+            out.flush();
+        }
+        assertThat(out.checkError()).isFalse();
+        out.close();
+        out.print("after close");
+        assertThat(out.checkError()).as("closed: a write now fails").isTrue();
+    }
+
     @Test
     void aSmallJobDoesNotWaitButStopsTheWarmUp(@TempDir Path cache) throws InterruptedException {
         Warmup w = Warmup.startNew(new WarmupFiles(cache.resolve("warm-up")));
