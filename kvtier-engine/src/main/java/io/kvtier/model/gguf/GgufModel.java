@@ -147,7 +147,8 @@ public final class GgufModel implements Model {
                     + ", which kvtier does not compute with (supported: " + java.util.Arrays.toString(TensorType.values()) + ")");
         }
         if (type == TensorType.Q4_0 && Q4Interleaved.ENABLED && Q4Interleaved.fits(rows, cols)
-                && QuantActivations.fromSystemProperty() == QuantActivations.Q8_0) {
+                && QuantActivations.fromSystemProperty() == QuantActivations.Q8_0
+                && Q4Interleaved.finiteScales(file.data(t), rows, cols)) {   // the repacked kernels' scales are finite
             // The digest names the file's bytes: taken before the first tensor is rewritten.
             modelId();
             MemorySegment data = file.repackable(t);

@@ -11,7 +11,6 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.ShortVector;
-import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -39,10 +38,16 @@ import jdk.incubator.vector.VectorSpecies;
  * widening ({@link Q4InterleavedTiles}). A group occupies exactly the bytes its rows occupied in
  * the file's row-major order, so {@link #repackInPlace} needs only one group of scratch.
  *
- * <p>Overflow: a quant (0..15) times an activation quant (-127..127) is at most 1905 in
- * magnitude; a short lane sums 16 of them (30480, fits), and the two lanes of a row are
- * sign-extended to ints once per block and added; the {@code - 8} is applied per block as
- * {@code - 8 * sum_j x_j} ({@link Q8Activations} keeps the sums).
+ * <p>Overflow: a short lane starts at {@code -8} times the sum of the 16 activation quants it
+ * meets ({@link Q8Activations#offsets}) and adds the 16 products {@code q * x} (quants 0..15,
+ * activation quants -127..127), so it ends at {@code sum (q - 8) x}, at most
+ * {@code 16 * 8 * 127 = 16256} in magnitude (a partial sum may pass a short's range and wrap;
+ * additions modulo 2^16 still end exact). A row's two lanes together are at most 32512, a
+ * short as well, so each int lane folds its pair in 3 operations.
+ *
+ * <p>Scales: the kernels convert the halves with integer operations valid for finite values
+ * only, so a matrix with an infinite or NaN scale is not repacked ({@link #finiteScales}); it
+ * keeps its file layout and the float kernels, which carry such values as llama.cpp does.
  */
 public final class Q4Interleaved {
 
@@ -59,6 +64,15 @@ public final class Q4Interleaved {
     /** Whether models repack their Q4_0 weights at load ({@link #PROPERTY}, default true). */
     public static final boolean ENABLED = !"false".equalsIgnoreCase(System.getProperty(PROPERTY, "true").strip());
 
+    /**
+     * How the kernels make the {@code GROUP} half scales of a block floats, for finite halves only
+     * (normal or subnormal; {@link #repackInPlace} refuses a matrix with others): each half
+     * sign-extended to an int, shifted left 13 (sign, exponent and mantissa in a float's places),
+     * masked to {@code 0x8FFFE000}, read as a float and multiplied by {@code 2^112}, which rebases
+     * the exponent exactly and also normalises subnormal halves. Four operations after the load,
+     * against eight with the blend that infinities and NaNs would need.
+     */
+    static final String SCALES = "<< 13, & 0x8FFFE000, * 2^112";
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
     /** {@code 2 GROUP} shorts: one nibble vector of the layout, the shape of {@code GROUP} ints. */
@@ -76,13 +90,17 @@ public final class Q4Interleaved {
      * Rewrites the row-major Q4_0 matrix {@code [rows][cols]} in {@code seg} into this layout, in
      * place, one group at a time.
      *
-     * @throws IllegalArgumentException when {@link #fits} refuses the shape or the size is wrong
+     * @throws IllegalArgumentException when {@link #fits} refuses the shape, the size is wrong or
+     *         a scale is infinite or NaN ({@link #finiteScales}; nothing is rewritten then)
      */
     public static void repackInPlace(MemorySegment seg, int rows, int cols) {
         long rowBytes = TensorType.Q4_0.rowBytes(cols);
         if (!fits(rows, cols) || seg.byteSize() != rowBytes * rows) {
             throw new IllegalArgumentException("cannot interleave a Q4_0 [" + rows + "][" + cols + "] of "
                     + seg.byteSize() + " bytes");
+        }
+        if (!finiteScales(seg, rows, cols)) {
+            throw new IllegalArgumentException("cannot interleave a Q4_0 [" + rows + "][" + cols + "] with an infinite or NaN scale");
         }
         int nb = cols / 32;
         byte[] src = new byte[(int) (rowBytes * GROUP)];
@@ -149,84 +167,113 @@ public final class Q4Interleaved {
         }
     }
 
+    /** Groups a decode product takes at a time before the next activation row: about 55-150 KB of weights at the 110M shape's widths, which stay in L2 for the other rows. */
+    static final int CHUNK_GROUPS = 128 / GROUP;
+
     /**
      * For output rows {@code rowFrom..rowTo-1} of the repacked {@code [rows][cols]} matrix
      * {@code w}: {@code y[i*rows + r] = sum_b d_w(r,b) d_x(i,b) sum_j (q_w(r,b,j) - 8) q_x(i,b,j)},
      * {@code i < n}, {@code x} quantized from {@code [n][cols]}. Whole groups are computed in
-     * vectors; a group cut by the range is computed whole into scratch and only its rows in the
-     * range are stored, so every row gets the same bits whatever the range.
+     * vectors, {@link #CHUNK_GROUPS} at a time for every activation row; a group cut by the range
+     * is computed whole into scratch and only its rows in the range are stored, so every row gets
+     * the same bits whatever the range.
      */
     public static void matmul(MemorySegment w, int rows, int cols, Q8Activations x, int n, float[] y, int rowFrom, int rowTo) {
         int nb = cols / 32;
-        float[] part = null;
-        for (int g = rowFrom / GROUP; g * GROUP < rowTo; g++) {
-            int r0 = g * GROUP;
-            long base = (long) g * nb * BLOCK_BYTES;
-            boolean whole = r0 >= rowFrom && r0 + GROUP <= rowTo;
+        int gFirst = (rowFrom + GROUP - 1) / GROUP;   // the whole groups: gFirst .. gEnd-1
+        int gEnd = rowTo / GROUP;
+        for (int g = gFirst; g < gEnd; g += CHUNK_GROUPS) {
+            int to = Math.min(gEnd, g + CHUNK_GROUPS);
             for (int i = 0; i < n; i++) {
-                if (whole) {
-                    group(w, base, nb, x.p, x.d, x.s, i * cols / 2, y, i * rows + r0);
-                } else {
-                    if (part == null) {
-                        part = new float[GROUP];
-                    }
-                    group(w, base, nb, x.p, x.d, x.s, i * cols / 2, part, 0);
-                    int lo = Math.max(rowFrom, r0);
-                    int hi = Math.min(rowTo, r0 + GROUP);
-                    System.arraycopy(part, lo - r0, y, i * rows + lo, hi - lo);
-                }
+                groups(w, nb, g, to, x.pairs[i], x.scales[i], x.offsets[i], y, i * rows);
             }
+        }
+        int cutLow = rowFrom / GROUP;
+        int cutHigh = (rowTo - 1) / GROUP;
+        if (cutLow * GROUP < rowFrom || gEnd <= gFirst) {   // a group cut at the start (or the range inside one group)
+            cut(w, nb, cutLow, x, n, y, rows, rowFrom, rowTo);
+        }
+        if (cutHigh != cutLow && (cutHigh + 1) * GROUP > rowTo) {
+            cut(w, nb, cutHigh, x, n, y, rows, rowFrom, rowTo);
+        }
+    }
+
+    /** Group {@code g}, which the range cuts: computed whole into scratch, its rows in the range copied to {@code y}. */
+    private static void cut(MemorySegment w, int nb, int g, Q8Activations x, int n, float[] y, int rows, int rowFrom, int rowTo) {
+        float[] part = new float[GROUP];
+        int r0 = g * GROUP;
+        int lo = Math.max(rowFrom, r0);
+        int hi = Math.min(rowTo, r0 + GROUP);
+        for (int i = 0; i < n; i++) {
+            groups(w, nb, g, g + 1, x.pairs[i], x.scales[i], x.offsets[i], part, -r0);
+            System.arraycopy(part, lo - r0, y, i * rows + lo, hi - lo);
         }
     }
 
     /**
-     * One group against activation row {@code xo} ({@code cols / 2} pair ints from {@code xp}):
-     * {@code GROUP} dot products into {@code out[outOff..]}. Per block: 4 loads of {@code 2 GROUP}
-     * shorts, each split into 4 nibble vectors, each multiplied by an activation pair broadcast as
-     * one int (lane {@code 2r} meets value {@code 8m+t}, lane {@code 2r+1} value {@code 8m+4+t})
-     * and summed in shorts (16 products per lane, at most 30480); then each int lane's two shorts
-     * sign-extended and added (row r's 32 products), {@code 8 * sum x} subtracted, one convert,
-     * the 16 scales made floats from their half bits (as {@link QuantDot#f16}), one FMA.
+     * Groups {@code gFrom..gTo-1} against one activation row ({@code xp}, {@code xd}, {@code xoff}:
+     * its {@link Q8Activations#pairs}, scales and offsets): group g's {@code GROUP} dot products
+     * into {@code out[outOff + g*GROUP ..]}. Per block: 4 loads of {@code 2 GROUP} shorts, each split
+     * into 4 nibble vectors, each multiplied by an activation pair broadcast as one int (lane
+     * {@code 2r} meets value {@code 8m+t}, lane {@code 2r+1} value {@code 8m+4+t}) and summed in
+     * shorts that start at the block's {@code - 8} offsets: a lane ends at {@code sum (q - 8) x}
+     * over its 16 values, at most {@code 16 * 8 * 127 = 16256} in magnitude (partial sums may
+     * wrap; the end fits), so a row's two lanes together fit a short too and fold as
+     * {@code (p + (p << 16)) >> 16} on the ints; one convert, the {@code GROUP} scales made floats
+     * from their half bits ({@link #SCALES}), one FMA.
      */
-    private static void group(MemorySegment w, long base, int nb, int[] xp, float[] xd, int[] xs, int xo,
-                              float[] out, int outOff) {
-        FloatVector acc = FloatVector.zero(F);
-        for (int b = 0; b < nb; b++) {
-            long p = base + b * BLOCK_BYTES + 2L * GROUP;
-            int xi = xo + 16 * b;
-            ShortVector v = ShortVector.fromMemorySegment(S2, w, p, LE);
-            ShortVector s = v.and((short) 0xF).mul(IntVector.broadcast(I, xp[xi]).reinterpretAsShorts())
-                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 1]).reinterpretAsShorts()))
-                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 2]).reinterpretAsShorts()))
-                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xp[xi + 3]).reinterpretAsShorts()));
-            v = ShortVector.fromMemorySegment(S2, w, p + 4L * GROUP, LE);
-            s = s.add(v.and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 4]).reinterpretAsShorts()))
-                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 5]).reinterpretAsShorts()))
-                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 6]).reinterpretAsShorts()))
-                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xp[xi + 7]).reinterpretAsShorts()));
-            v = ShortVector.fromMemorySegment(S2, w, p + 8L * GROUP, LE);
-            s = s.add(v.and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 8]).reinterpretAsShorts()))
-                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 9]).reinterpretAsShorts()))
-                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 10]).reinterpretAsShorts()))
-                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xp[xi + 11]).reinterpretAsShorts()));
-            v = ShortVector.fromMemorySegment(S2, w, p + 12L * GROUP, LE);
-            s = s.add(v.and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 12]).reinterpretAsShorts()))
-                    .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 13]).reinterpretAsShorts()))
-                    .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 14]).reinterpretAsShorts()))
-                    .add(v.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xp[xi + 15]).reinterpretAsShorts()));
-            int blk = xi >> 4;
-            IntVector halves = s.reinterpretAsInts();
-            IntVector sum = halves.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16)
-                    .add(halves.lanewise(VectorOperators.ASHR, 16))
-                    .sub(8 * xs[blk]);
-            IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, p - 2L * GROUP, LE)
-                    .convertShape(VectorOperators.S2I, I, 0);
-            IntVector bits = h.lanewise(VectorOperators.LSHL, 13).and(0x8FFFE000);
-            VectorMask<Integer> special = h.and(0x7C00).compare(VectorOperators.EQ, 0x7C00);
-            FloatVector d = bits.reinterpretAsFloats().mul(0x1p112f).reinterpretAsInts()
-                    .blend(bits.or(0x7F800000), special).reinterpretAsFloats();
-            acc = ((FloatVector) sum.convert(VectorOperators.I2F, 0)).fma(d.mul(xd[blk]), acc);
+    private static void groups(MemorySegment w, int nb, int gFrom, int gTo, int[] xp, float[] xd, int[] xoff,
+                               float[] out, int outOff) {
+        for (int g = gFrom; g < gTo; g++) {
+            long base = (long) g * nb * BLOCK_BYTES;
+            FloatVector acc = FloatVector.zero(F);
+            for (int b = 0; b < nb; b++) {
+                long p = base + b * BLOCK_BYTES + 2L * GROUP;
+                int xi = 16 * b;
+                ShortVector v = ShortVector.fromMemorySegment(S2, w, p, LE);
+                ShortVector s = IntVector.broadcast(I, xoff[b]).reinterpretAsShorts()
+                        .add(v.and((short) 0xF).mul(IntVector.broadcast(I, xp[xi]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 1]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 2]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xp[xi + 3]).reinterpretAsShorts()));
+                v = ShortVector.fromMemorySegment(S2, w, p + 4L * GROUP, LE);
+                s = s.add(v.and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 4]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 5]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 6]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xp[xi + 7]).reinterpretAsShorts()));
+                v = ShortVector.fromMemorySegment(S2, w, p + 8L * GROUP, LE);
+                s = s.add(v.and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 8]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 9]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 10]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xp[xi + 11]).reinterpretAsShorts()));
+                v = ShortVector.fromMemorySegment(S2, w, p + 12L * GROUP, LE);
+                s = s.add(v.and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 12]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 13]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF).mul(IntVector.broadcast(I, xp[xi + 14]).reinterpretAsShorts()))
+                        .add(v.lanewise(VectorOperators.LSHR, 12).mul(IntVector.broadcast(I, xp[xi + 15]).reinterpretAsShorts()));
+                IntVector halves = s.reinterpretAsInts();
+                IntVector sum = halves.add(halves.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
+                // the scales as #SCALES says, written out: a helper returning a vector was not inlined here
+                IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, p - 2L * GROUP, LE).convertShape(VectorOperators.S2I, I, 0);
+                FloatVector d = h.lanewise(VectorOperators.LSHL, 13).and(0x8FFFE000).reinterpretAsFloats().mul(0x1p112f);
+                acc = ((FloatVector) sum.convert(VectorOperators.I2F, 0)).fma(d.mul(xd[b]), acc);
+            }
+            acc.intoArray(out, outOff + g * GROUP);
         }
-        acc.intoArray(out, outOff);
+    }
+
+    /**
+     * Whether every half-precision scale of the row-major Q4_0 matrix {@code [rows][cols]} in
+     * {@code seg} is finite (no infinity or NaN), which the repacked kernels' scale conversion
+     * ({@link #SCALES}) needs.
+     */
+    public static boolean finiteScales(MemorySegment seg, int rows, int cols) {
+        long blocks = (long) rows * (cols / 32);
+        for (long k = 0; k < blocks; k++) {
+            if ((seg.get(I16, 18 * k) & 0x7C00) == 0x7C00) {
+                return false;
+            }
+        }
+        return true;
     }
 }

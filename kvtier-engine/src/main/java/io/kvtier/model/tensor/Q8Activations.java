@@ -15,14 +15,23 @@ public final class Q8Activations {
     short[] q = new short[0];
     /** Half-rounded block scales as floats, {@code [rows][cols / 32]}. */
     float[] d = new float[0];
-    /** Sum of each block's quants, {@code [rows][cols / 32]} ({@link Q4Interleaved}'s {@code - 8}). */
-    int[] s = new int[0];
     /**
-     * The quants in pairs, {@code [rows][cols / 2]}, the order {@link Q4Interleaved}'s paired lanes
-     * meet them: int {@code 16b + 4m + t} of a row holds value {@code 32b + 8m + t} in its low
-     * 16 bits and value {@code 32b + 8m + 4 + t} in its high 16 bits ({@code m, t < 4}).
+     * Per activation row, what {@link Q4Interleaved}'s kernel reads, each row an array of its own
+     * (C2 compiled that kernel with every activation broadcast loaded from memory only when a
+     * row's values start at index 0 of their array): {@code pairs[row]} ({@code cols / 2} ints),
+     * {@code offsets[row]} and {@code scales[row]} ({@code cols / 32} each).
+     *
+     * <p>{@code pairs}: the quants in the order the paired lanes meet them: int {@code 16b + 4m + t}
+     * holds value {@code 32b + 8m + t} in its low 16 bits and value {@code 32b + 8m + 4 + t} in
+     * its high 16 bits ({@code m, t < 4}). {@code offsets}: per block an int whose low 16 bits are
+     * {@code -8} times the sum of the block's values {@code 8m + t} and whose high 16 bits are
+     * {@code -8} times the sum of its values {@code 8m + 4 + t}, the 16 quants each half of a
+     * paired lane meets; each at most {@code 8 * 16 * 127 = 16256} in magnitude, so a short.
+     * {@code scales}: the rows' part of {@link #d}.
      */
-    int[] p = new int[0];
+    int[][] pairs = new int[0][];
+    int[][] offsets = new int[0][];
+    float[][] scales = new float[0][];
     private int cols;
 
     /**
@@ -38,8 +47,11 @@ public final class Q8Activations {
         if (q.length < n) {
             q = new short[n];
             d = new float[n / 32];
-            s = new int[n / 32];
-            p = new int[n / 2];
+        }
+        if (pairs.length < rows || pairs[0].length != cols / 2) {
+            pairs = new int[rows][cols / 2];
+            offsets = new int[rows][cols / 32];
+            scales = new float[rows][cols / 32];
         }
         this.cols = cols;
         for (int b = 0; b < n / 32; b++) {
@@ -50,28 +62,37 @@ public final class Q8Activations {
             }
             d[b] = Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
             float id = amax != 0 ? 127f / amax : 0f;
-            int sum = 0;
             for (int j = 0; j < 32; j++) {
                 q[o + j] = (short) Math.rint(x[o + j] * id);
-                sum += q[o + j];
             }
-            s[b] = sum;
+            int row = b / (cols / 32);
+            int rb = b % (cols / 32);
+            int low = 0, high = 0;
             for (int m = 0; m < 4; m++) {
                 for (int t = 0; t < 4; t++) {
-                    p[16 * b + 4 * m + t] = (q[o + 8 * m + t] & 0xFFFF) | (q[o + 8 * m + 4 + t] << 16);
+                    pairs[row][16 * rb + 4 * m + t] = (q[o + 8 * m + t] & 0xFFFF) | (q[o + 8 * m + 4 + t] << 16);
+                    low += q[o + 8 * m + t];
+                    high += q[o + 8 * m + 4 + t];
                 }
             }
+            offsets[row][rb] = (-8 * low & 0xFFFF) | (-8 * high << 16);
+            scales[row][rb] = d[b];
         }
     }
 
-    /** The pair int {@code k} ({@code < cols / 2}) of row {@code row}, as {@link #p} holds it (for tests). */
+    /** The pair int {@code k} ({@code < cols / 2}) of row {@code row}, as {@link #pairs} holds it (for tests). */
     public int pairs(int row, int k) {
-        return p[row * cols / 2 + k];
+        return pairs[row][k];
     }
 
     /** Values per row of the last {@link #quantize}. */
     public int cols() {
         return cols;
+    }
+
+    /** The {@code - 8} int of block {@code b} of row {@code row}, as {@link #offsets} holds it (for tests). */
+    public int offsets(int row, int b) {
+        return offsets[row][b];
     }
 
     /** The quantized value {@code j} of row {@code row} (for tests). */

@@ -35,6 +35,7 @@ class Q4InterleavedTest {
             float d = switch (b % 7) {
                 case 3 -> 0f;
                 case 5 -> 1e-6f;   // a half subnormal
+                case 6 -> b % 2 == 0 ? -65504f : 65504f;   // the largest finite halves
                 default -> (float) rnd.nextGaussian();
             };
             BlockPacker.q4_0(w, d, q);
@@ -128,9 +129,12 @@ class Q4InterleavedTest {
 
     /**
      * The largest short sums the paired lanes hold: quants 15 (and 0) against activation quants
-     * 127 (and -127) in every value, so each short lane sums 16 products of magnitude 1905 (30480)
-     * and a row's block sum (its two lanes, plus the {@code - 8} per value) does not fit a short;
-     * the kernel equals the scalar reference bit for bit, for each group row and each sign.
+     * 127 (and -127) in every value. A lane starts at its block's {@code - 8} offset (-16256 or
+     * +16256) and adds 16 products of up to 1905 (so its partial sums pass a short's range and
+     * wrap); it ends at {@code sum (q - 8) x}: 7 * 127 * 16 = 14224 for the quants 15, and
+     * -8 * -127 * 16 = 16256, the largest, for the quants 0 against -127, whose row's two lanes
+     * add to 32512, the largest the 3-operation fold meets. The kernel equals the scalar
+     * reference bit for bit, for each group row and each sign.
      */
     @Test
     void extremeBlocksSumExactlyInPairedLanes() {
@@ -169,6 +173,52 @@ class Q4InterleavedTest {
         QuantMatmul.matmul(new Weight(TensorType.Q4_0, packed, rows, cols, true), xa, 2, y, 0, rows);
         for (int k = 0; k < y.length; k++) {
             assertThat(Float.floatToRawIntBits(y[k])).as("output %d", k).isEqualTo(Float.floatToRawIntBits(want[k]));
+        }
+    }
+
+    /** The {@code - 8} offsets the kernel's short lanes start at: -8 times the sums of the 16 quants each half of a paired lane meets. */
+    @Test
+    void offsetsHoldMinus8TimesTheSumsEachLaneHalfMeets() {
+        int cols = 96;
+        float[] x = new float[2 * cols];
+        for (int k = 0; k < x.length; k++) x[k] = (k * 37 % 11) - 5.5f + k / 300f;
+        Q8Activations xa = new Q8Activations();
+        xa.quantize(x, 2, cols);
+        boolean negative = false;
+        for (int row = 0; row < 2; row++) {
+            for (int b = 0; b < cols / 32; b++) {
+                int low = 0, high = 0;
+                for (int m = 0; m < 4; m++) {
+                    for (int t = 0; t < 4; t++) {
+                        low += xa.quant(row, 32 * b + 8 * m + t);
+                        high += xa.quant(row, 32 * b + 8 * m + 4 + t);
+                    }
+                }
+                int off = xa.offsets(row, b);
+                assertThat((int) (short) off).as("row %d block %d low", row, b).isEqualTo(-8 * low);
+                assertThat(off >> 16).as("row %d block %d high", row, b).isEqualTo(-8 * high);
+                negative |= (short) off < 0 || off < 0;
+            }
+        }
+        assertThat(negative).as("some offset negative").isTrue();
+    }
+
+    /**
+     * The repacked kernels convert scales for finite halves only, so a matrix with an infinite or
+     * NaN scale is refused (and left untouched); the model keeps such a matrix in its file layout.
+     */
+    @Test
+    void matricesWithInfiniteOrNaNScalesAreNotRepacked() {
+        int rows = G, cols = 64;
+        for (short bad : new short[] {(short) 0x7C00, (short) 0xFC00, (short) 0x7E00}) {
+            MemorySegment w = randomQ4(new Random(3), rows, cols);
+            assertThat(Q4Interleaved.finiteScales(w, rows, cols)).isTrue();
+            w.set(java.lang.foreign.ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 18L * 5, bad);
+            byte[] before = w.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+            assertThat(Q4Interleaved.finiteScales(w, rows, cols)).as("scale %04x", bad).isFalse();
+            assertThatThrownBy(() -> Q4Interleaved.repackInPlace(w, rows, cols)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("infinite or NaN scale");
+            assertThat(w.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).isEqualTo(before);
         }
     }
 
