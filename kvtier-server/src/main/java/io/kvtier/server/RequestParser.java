@@ -271,7 +271,7 @@ final class RequestParser {
                 throw ApiError.badRequest(where + ".content has a NUL character (\\u0000) at character " + nul + "; remove it",
                         "messages.[" + i + "].content");
             }
-            list.add(new ChatMessage(role, text));
+            list.add(new ChatMessage(role, text, templateFields(m, i)));
         }
         try {
             return model.renderChat(list, addGenerationPrompt);
@@ -279,6 +279,42 @@ final class RequestParser {
             throw ApiError.badRequest("the chat template cannot render these messages: " + e.getMessage(), "messages");
         }
     }
+
+    /**
+     * The fields of message {@code i} beside {@code role} and {@code content} that chat templates
+     * read (Qwen's and Llama 3's render an assistant's {@code tool_calls}; tool replies carry
+     * {@code tool_call_id} and {@code name}), as plain maps and lists; without them a tool call in
+     * the history would render as an empty assistant turn.
+     *
+     * @throws ApiError when {@code tool_calls} is not an array of objects
+     */
+    private static java.util.Map<String, Object> templateFields(JsonNode m, int i) throws ApiError {
+        java.util.Map<String, Object> fields = new java.util.LinkedHashMap<>();
+        JsonNode calls = m.get("tool_calls");
+        if (calls != null && !calls.isNull()) {
+            boolean objects = calls.isArray();
+            for (JsonNode c : calls) {
+                objects &= c.isObject();
+            }
+            if (!objects) {
+                throw ApiError.badRequest("messages[" + i + "].tool_calls must be an array of objects", "messages.[" + i + "].tool_calls");
+            }
+            fields.put("tool_calls", PLAIN.convertValue(calls, List.class));
+        }
+        for (String f : new String[] {"tool_call_id", "name"}) {
+            JsonNode v = m.get(f);
+            if (v != null && !v.isNull()) {
+                if (!v.isTextual()) {
+                    throw ApiError.badRequest("messages[" + i + "]." + f + " must be a string", "messages.[" + i + "]." + f);
+                }
+                fields.put(f, v.asText());
+            }
+        }
+        return fields;
+    }
+
+    /** Turns request JSON into plain maps and lists for the chat template. */
+    private static final com.fasterxml.jackson.databind.ObjectMapper PLAIN = new com.fasterxml.jackson.databind.ObjectMapper();
 
     /**
      * A message's text: a string or an array of {@code {"type": "text", "text"}} parts. As OpenAI's

@@ -152,6 +152,11 @@ class HostileClientsTest {
         // Left out (not null) in a function message is still missing.
         assertError(f.post("/v1/chat/completions", "{\"messages\": [{\"role\": \"function\", \"name\": \"f\"}]}"),
                 400, "messages.[0].content", "Missing required parameter");
+        // What reaches the chat template must have its shape: tool_calls objects, a string tool_call_id.
+        assertError(f.post("/v1/chat/completions", "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}, "
+                + "{\"role\": \"assistant\", \"tool_calls\": \"calc\"}]}"), 400, "messages.[1].tool_calls", "array of objects");
+        assertError(f.post("/v1/chat/completions", "{\"messages\": [{\"role\": \"tool\", \"content\": \"4\", "
+                + "\"tool_call_id\": 7}]}"), 400, "messages.[0].tool_call_id", "must be a string");
     }
 
     @Test

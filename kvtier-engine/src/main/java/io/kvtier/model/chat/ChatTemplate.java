@@ -145,7 +145,7 @@ public final class ChatTemplate {
         }
         List<Map<String, Object>> msgs = new ArrayList<>();
         for (ChatMessage m : messages) {
-            Map<String, Object> o = new LinkedHashMap<>();
+            Map<String, Object> o = new LinkedHashMap<>(m.fields());
             o.put("role", m.role());
             o.put("content", m.content());
             msgs.add(o);
@@ -243,7 +243,20 @@ public final class ChatTemplate {
                 "strftimeNow", String.class));
         j.getGlobalContext().registerFilter(new ToJson());
         j.getGlobalContext().registerFilter(new PySlice());
+        j.getGlobalContext().registerExpTest(new PyIterable());
         return j;
+    }
+
+    /**
+     * Jinja2's {@code iterable} test, true for strings too (Jinjava's is false for them): Llama 3's
+     * template writes a tool reply whose content {@code is mapping or iterable} through
+     * {@code tojson}, so a text reply is quoted there, as in Jinja2.
+     */
+    private static final class PyIterable extends com.hubspot.jinjava.lib.exptest.IsIterableExpTest {
+        @Override
+        public boolean evaluate(Object var, JinjavaInterpreter interpreter, Object... args) {
+            return var instanceof CharSequence || super.evaluate(var, interpreter, args);
+        }
     }
 
     /** Hugging Face's {@code tojson}: Python's json.dumps(ensure_ascii=False), {@code indent} optional. */

@@ -123,6 +123,34 @@ class ChatTemplateTest {
                 .isEqualTo("<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
     }
 
+    /**
+     * An assistant's {@code tool_calls} and a tool reply's {@code tool_call_id} reach the template
+     * (they rendered as an empty assistant turn before): the texts are Jinja2 3.1.6's for the same
+     * messages on each file's template.
+     */
+    @Test
+    void toolCallsInTheHistoryReachTheTemplate() {
+        List<ChatMessage> chat = List.of(ChatMessage.user("What is 2+2?"),
+                new ChatMessage("assistant", "", Map.of("tool_calls", List.of(Map.of("id", "c1", "type", "function",
+                        "function", Map.of("name", "calc", "arguments", "{\"x\": \"2+2\"}"))))),
+                new ChatMessage("tool", "4", Map.of("tool_call_id", "c1", "name", "calc")));
+        try (GgufFile f = GgufFile.open(ChatReferences.ref("qwen3-bpe-f16.gguf"))) {
+            assertThat(ChatTemplate.of(f, GgufTokenizer.of(f)).render(chat, true)).isEqualTo(
+                    "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n"
+                    + "{\"name\": \"calc\", \"arguments\": {\"x\": \"2+2\"}}\n</tool_call><|im_end|>\n"
+                    + "<|im_start|>user\n<tool_response>\n4\n</tool_response><|im_end|>\n<|im_start|>assistant\n");
+        }
+        try (GgufFile f = GgufFile.open(ChatReferences.ref("llama3-bpe-q8_0.gguf"))) {
+            assertThat(ChatTemplate.of(f, GgufTokenizer.of(f)).render(chat, true, Map.of("date_string", "26 Jul 2024")))
+                    .isEqualTo("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+                            + "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n"
+                            + "What is 2+2?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+                            + "{\"name\": \"calc\", \"parameters\": \"{\\\"x\\\": \\\"2+2\\\"}\"}<|eot_id|>"
+                            + "<|start_header_id|>ipython<|end_header_id|>\n\n\"4\"<|eot_id|>"
+                            + "<|start_header_id|>assistant<|end_header_id|>\n\n");
+        }
+    }
+
     @Test
     void pythonStringMethodsAndExtendedSlices() {
         ChatTemplate t = new ChatTemplate("t", "{{ 'a</think>'.split('</think>')[-1] }}|{{ 'x  y z'.split() }}|"
