@@ -15,7 +15,7 @@ final class Checks {
      * means something with another is refused without it"): when {@code partnerGiven} is false,
      * the first of {@code flags} given on the command line with a value other than its default
      * fails as "{@code <flag> needs <partner>}". A flag left at its default, or spelled out with
-     * the default's value ({@code --eviction lru}, {@code --store-policy eager}), asks for what the
+     * the default's value ({@code --eviction duel}, {@code --store-policy eager}), asks for what the
      * command does anyway and is not an error; only a value that needs the partner is.
      *
      * @param spec    the command as parsed (a mixin's {@code @Spec(MIXEE)}); null (a mixin used

@@ -11,8 +11,8 @@ public final class EvictionOptions {
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
 
-    @Option(names = "--eviction", defaultValue = "lru", paramLabel = "lru|arc|lru-admit2|lhd|duel",
-            description = "host tier eviction policy: lru (default), arc, lru-admit2 (LRU admitting a chunk from its second use), lhd (hit density by age, learned online), or duel (evicts as lru or lhd, whichever would recently have hit more)")
+    @Option(names = "--eviction", defaultValue = "duel", paramLabel = "lru|arc|lru-admit2|lhd|duel",
+            description = "host tier eviction policy: duel (default; evicts as lru or lhd, whichever would recently have hit more), lru, arc, lru-admit2 (LRU admitting a chunk from its second use), or lhd (hit density by age, learned online)")
     String eviction;
 
     @Option(names = "--store-policy", defaultValue = "eager", paramLabel = "eager|lazy",

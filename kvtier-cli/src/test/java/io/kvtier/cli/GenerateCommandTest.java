@@ -233,7 +233,7 @@ class GenerateCommandTest {
         List<String> base = List.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "hi", "--max-tokens", "2",
                 "--host-cache-bytes", "0");
         List<String> asDefault = new ArrayList<>(base);
-        asDefault.addAll(List.of("--prefill-priority", "off", "--eviction", "LRU", "--store-policy", "eager", "--load-policy", "always",
+        asDefault.addAll(List.of("--prefill-priority", "off", "--eviction", "DUEL", "--store-policy", "eager", "--load-policy", "always",
                 "--blocks-per-chunk", "1", "--store-horizon", "64"));
         CliRun ok = CliRun.of(asDefault.toArray(String[]::new));
         assertThat(ok.code()).as(ok.err()).isZero();

@@ -41,8 +41,9 @@ class ReplayCommandTest {
         Path csv = dir.resolve("r.csv");
         Object[] r = cli("replay", "--trace", trace().toString(), "--stats-json", json.toString(), "--stats-csv", csv.toString());
         assertThat(r[0]).as("stderr: %s", r[2]).isEqualTo(0);
-        assertThat((String) r[1]).contains("3 requests", "optimum (Belady", "ceiling");
+        assertThat((String) r[1]).contains("3 requests", "optimum (Belady", "ceiling", "policy duel"); // the default (issue 13 item 5)
         JsonNode j = new ObjectMapper().readTree(json.toFile());
+        assertThat(j.get("eviction").asText()).isEqualTo("duel");
         assertThat(j.get("hit_tokens").asLong()).isEqualTo(1024 + 512);
         assertThat(j.get("prompt_tokens").asLong()).isEqualTo(1300 + 1300 + 1024);
         assertThat(j.get("optimum_token_hit_ratio").asDouble()).isEqualTo(j.get("token_hit_ratio").asDouble());

@@ -160,6 +160,18 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
         return r.count();
     }
 
+    /**
+     * A host hit on {@code keys} (a chain, head first) is a use of the disk's copies too: the disk's
+     * policy is touched with them (keys it does not hold are ignored), so its order follows the
+     * hierarchy's use, not write order alone. Without this, a chunk the host keeps hitting is never
+     * promoted and looks idle to the disk, which drops it; when the host later evicts it, it is lost
+     * (docs/cache-policy.md, "the disk follows the host's hits": on the conversation trace's first
+     * half, 3M host + 10M disk tokens, LRU 0.2820 -> 0.2853). No I/O.
+     */
+    void touchOnHostHit(List<BlockKey> keys) {
+        index.touch(keys);
+    }
+
     /** Whether a host load of {@code key} is really a disk hit (its chunk was promoted for it); forgets it. */
     boolean consumePromoted(BlockKey key) {
         return promoted.remove(key);

@@ -224,6 +224,7 @@ final class HostLoads {
         t.host().index().touch(pinned);
         if (t.disk() != null) {
             t.disk().onHostHit(keys, epoch);
+            t.disk().touchOnHostHit(keys);
         }
         if (t.remote() != null) {
             t.remote().onHostHit(keys, epoch);

@@ -86,11 +86,11 @@ public sealed interface CachePolicy permits LruPolicy, ArcPolicy, HitDensityPoli
     /**
      * The policy of a tier behind the host tier (the disk tier, written through from host slots) of
      * {@code capacity} chunks, when the host tier runs {@code name}: that policy, except LRU behind
-     * {@code duel}. Such a tier sees only writes and promotions, never the host's hits, and its own
-     * {@code duel} followed hit density on that stream where LRU would have hit more (synthetic trace,
-     * 5M host + 10M disk tokens: 0.5684 against 0.5787), while on the conversation trace's first half
-     * it never left LRU; the host tier's {@code duel} already scores only what this tier lacks
-     * (docs/cache-policy.md, "the synthetic 5M + 10M disk cell").
+     * {@code duel}. Such a tier sees writes, promotions and the host's hits (a touch, no hit of its
+     * own), and when it saw only the first two its own {@code duel} followed hit density where LRU
+     * would have hit more (synthetic trace, 5M host + 10M disk tokens: 0.5684 against 0.5787), while on
+     * the conversation trace's first half it never left LRU; the host tier's {@code duel} already
+     * scores only what this tier lacks (docs/cache-policy.md, "the synthetic 5M + 10M disk cell").
      *
      * @throws IllegalArgumentException for an unknown name
      */

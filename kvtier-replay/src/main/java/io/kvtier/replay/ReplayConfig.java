@@ -169,10 +169,11 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
     /**
      * The defaults of a mode: instant replays with the smallest device tier, an unbounded host tier
      * and first tokens only; timed replays with the reference GPU's device tier, an unbounded host
-     * tier and the trace's output lengths (no cap). Both LRU, block size 512, the reference cost model.
+     * tier and the trace's output lengths (no cap). Both {@code duel} (the CLI's default), block size
+     * 512, the reference cost model.
      */
     public static ReplayConfig defaults(Mode mode) {
-        return new ReplayConfig(mode, Policy.LRU, mode == Mode.INSTANT ? Capacity.MIN : Capacity.tokens(REFERENCE_DEVICE_TOKENS),
+        return new ReplayConfig(mode, Policy.DUEL, mode == Mode.INSTANT ? Capacity.MIN : Capacity.tokens(REFERENCE_DEVICE_TOKENS),
                 Capacity.INF, Capacity.tokens(0), DEFAULT_BLOCK_SIZE, 1.0, CostModel.REFERENCE, 0, DEFAULT_MAX_RUNNING,
                 mode == Mode.TIMED ? Integer.MAX_VALUE : 1);
     }

@@ -47,7 +47,9 @@ class DuelReplayPinTest {
     void withADiskTierBehindTheHostDuelHitsExactlyAsBefore() {
         Capacity disk = Capacity.tokens(1_000_000);
         assertThat(run(Policy.LRU, Capacity.tokens(250_000), disk).hitTokens()).isEqualTo(979_456L);
-        assertThat(run(Policy.LHD, Capacity.tokens(250_000), disk).hitTokens()).isEqualTo(1_178_112L);
+        // 1,178,112 before a host hit touched the disk's copy (the disk runs lhd too, and its order changed);
+        // lru and duel (whose disk runs lru) did not change there
+        assertThat(run(Policy.LHD, Capacity.tokens(250_000), disk).hitTokens()).isEqualTo(1_168_896L);
         ReplayResult d = run(Policy.DUEL, Capacity.tokens(250_000), disk);
         assertThat(d.hitTokens()).isEqualTo(1_030_144L);
         assertThat(d.hostEvictions()).isEqualTo(37_878L);

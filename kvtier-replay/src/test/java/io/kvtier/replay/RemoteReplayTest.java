@@ -77,7 +77,7 @@ class RemoteReplayTest {
 
     @Test
     void timedModeChargesTheRemoteLane() {
-        ReplayConfig timed = ReplayConfig.defaults(ReplayConfig.Mode.TIMED).withHost(Capacity.tokens(3 * 512))
+        ReplayConfig timed = ReplayConfig.defaults(ReplayConfig.Mode.TIMED).withPolicy(Policy.LRU).withHost(Capacity.tokens(3 * 512))
                 .withDevice(Capacity.MIN).withMaxTokens(1);
         Trace spaced = ReplayTraces.trace(ReplayTraces.at(0, 1537, 1, 1, 2, 3, 4), ReplayTraces.at(500, 1537, 1, 5, 6, 7, 8),
                 ReplayTraces.at(1000, 1537, 1, 1, 2, 3, 4));
