@@ -8,7 +8,8 @@ import java.util.concurrent.ForkJoinPool;
  * vector width, four rows at a time), split over threads by the same hand-off as a forward pass
  * (the calling thread included), and only adds what it reads. It is the ceiling of any kernel
  * that must read the same bytes with the same threads: the read pass of a bandwidth bound
- * ({@code io.kvtier.bench.BandwidthBound}).
+ * ({@code io.kvtier.bench.BandwidthBound}). Its {@link #compute} is the same split over
+ * register-only FMA chains: the compute rate the threads reach when nothing waits for memory.
  *
  * <p>Its helpers park as soon as a read is done ({@link #SPIN_NANOS}, property
  * {@code kvtier.bound.spinNanos}, default 0) instead of spinning 50 us for a next range as a
@@ -22,6 +23,8 @@ public final class RowReader implements AutoCloseable {
 
     /** How long a helper spins for the next read before it parks, ns (0: parks at once). */
     static final long SPIN_NANOS = Long.getLong("kvtier.bound.spinNanos", 0L);
+    /** Trips of the FMA loop in a unit of {@link #compute}: ~10 us, small enough to split evenly. */
+    private static final int FMA_UNIT_TRIPS = 1 << 12;
 
     private final ForkJoinPool pool;
     private final Parallel parallel;
@@ -69,6 +72,44 @@ public final class RowReader implements AutoCloseable {
     public static float readOnCaller(MemorySegment w, int rowFloats, int rows) {
         check(w, rowFloats, rows);
         return VectorKernels.sumRows(w, (long) rowFloats * Float.BYTES, rowFloats, 0, rows);
+    }
+
+    /**
+     * Pure compute over the same threads and hand-off as {@link #read}: {@code units} units of
+     * register-only vector FMA chains (no memory traffic), split as a read splits rows. The
+     * compute counterpart of a read pass: how multiply-adds per second scale with the threads
+     * when nothing waits for memory. Multiply-adds done: {@code units * multiplyAddsPerUnit()}.
+     *
+     * @return a sum of the chains' results (keep it observable so that the work cannot be dropped)
+     * @throws IllegalArgumentException for a negative count
+     */
+    public float compute(int units) {
+        checkUnits(units);
+        java.util.Arrays.fill(sums, 0f);
+        parallel.forRange(units, 1, Long.MAX_VALUE,
+                (worker, from, to) -> sums[worker] += VectorKernels.fmaChains((long) (to - from) * FMA_UNIT_TRIPS));
+        float sum = 0f;
+        for (float s : sums) {
+            sum += s;
+        }
+        return sum;
+    }
+
+    /** As {@link #compute}, on the calling thread alone. */
+    public static float computeOnCaller(int units) {
+        checkUnits(units);
+        return VectorKernels.fmaChains((long) units * FMA_UNIT_TRIPS);
+    }
+
+    /** Multiply-adds (one per vector lane of each FMA) in a unit of {@link #compute}. */
+    public static long multiplyAddsPerUnit() {
+        return (long) FMA_UNIT_TRIPS * VectorKernels.FMA_CHAINS * VectorKernels.S.length();
+    }
+
+    private static void checkUnits(int units) {
+        if (units < 0) {
+            throw new IllegalArgumentException("compute units must be at least 0, got " + units);
+        }
     }
 
     private static void check(MemorySegment w, int rowFloats, int rows) {
