@@ -2,6 +2,9 @@ package io.kvtier.model;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ForkJoinPool;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Reads float32 rows the way the F32 matrix-vector kernel reads weights ({@link VectorKernels}'
@@ -87,7 +90,7 @@ public final class RowReader implements AutoCloseable {
         checkUnits(units);
         java.util.Arrays.fill(sums, 0f);
         parallel.forRange(units, 1, Long.MAX_VALUE,
-                (worker, from, to) -> sums[worker] += VectorKernels.fmaChains((long) (to - from) * FMA_UNIT_TRIPS));
+                (worker, from, to) -> sums[worker] += fmaChains((long) (to - from) * FMA_UNIT_TRIPS));
         float sum = 0f;
         for (float s : sums) {
             sum += s;
@@ -98,12 +101,51 @@ public final class RowReader implements AutoCloseable {
     /** As {@link #compute}, on the calling thread alone. */
     public static float computeOnCaller(int units) {
         checkUnits(units);
-        return VectorKernels.fmaChains((long) units * FMA_UNIT_TRIPS);
+        return fmaChains((long) units * FMA_UNIT_TRIPS);
     }
 
     /** Multiply-adds (one per vector lane of each FMA) in a unit of {@link #compute}. */
     public static long multiplyAddsPerUnit() {
-        return (long) FMA_UNIT_TRIPS * VectorKernels.FMA_CHAINS * VectorKernels.S.length();
+        return (long) FMA_UNIT_TRIPS * FMA_CHAINS * S.length();
+    }
+
+    /** The kernels' species: the compute pass runs at their vector width. */
+    private static final VectorSpecies<Float> S = VectorKernels.S;
+    /** Independent FMA chains of {@link #fmaChains}: more than FMA latency x FMA units (4 x 2 on the CPUs measured). */
+    private static final int FMA_CHAINS = 12;
+
+    /**
+     * Pure compute, the counterpart of {@link VectorKernels#sumRows}: {@code trips} trips of
+     * {@link #FMA_CHAINS} independent vector FMAs ({@code a = x * a + y}, the chain an argument,
+     * never the receiver: rule (4) of {@link VectorKernels}) on registers, no memory access;
+     * returns a sum of the results so that none can be dropped. Multiply-adds done:
+     * {@code trips * FMA_CHAINS * S.length()}.
+     */
+    private static float fmaChains(long trips) {
+        FloatVector x = FloatVector.broadcast(S, 0.9999f), y = FloatVector.broadcast(S, 1e-5f);
+        // Distinct starts, so that no two chains are the same expression the JIT could merge.
+        FloatVector a0 = FloatVector.broadcast(S, 0.50f), a1 = FloatVector.broadcast(S, 0.51f);
+        FloatVector a2 = FloatVector.broadcast(S, 0.52f), a3 = FloatVector.broadcast(S, 0.53f);
+        FloatVector a4 = FloatVector.broadcast(S, 0.54f), a5 = FloatVector.broadcast(S, 0.55f);
+        FloatVector a6 = FloatVector.broadcast(S, 0.56f), a7 = FloatVector.broadcast(S, 0.57f);
+        FloatVector a8 = FloatVector.broadcast(S, 0.58f), a9 = FloatVector.broadcast(S, 0.59f);
+        FloatVector a10 = FloatVector.broadcast(S, 0.60f), a11 = FloatVector.broadcast(S, 0.61f);
+        for (long t = 0; t < trips; t++) {
+            a0 = x.fma(a0, y);
+            a1 = x.fma(a1, y);
+            a2 = x.fma(a2, y);
+            a3 = x.fma(a3, y);
+            a4 = x.fma(a4, y);
+            a5 = x.fma(a5, y);
+            a6 = x.fma(a6, y);
+            a7 = x.fma(a7, y);
+            a8 = x.fma(a8, y);
+            a9 = x.fma(a9, y);
+            a10 = x.fma(a10, y);
+            a11 = x.fma(a11, y);
+        }
+        FloatVector s = a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).add(a8.add(a9).add(a10.add(a11)));
+        return s.reduceLanes(VectorOperators.ADD);
     }
 
     private static void checkUnits(int units) {

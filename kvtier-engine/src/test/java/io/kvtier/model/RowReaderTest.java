@@ -34,7 +34,7 @@ class RowReaderTest {
         }
     }
 
-    /** Where the 12 FMA chains of the compute pass start (VectorKernels.fmaChains). */
+    /** Where the 12 FMA chains of the compute pass start (RowReader.fmaChains). */
     private static final float[] STARTS = {0.50f, 0.51f, 0.52f, 0.53f, 0.54f, 0.55f, 0.56f, 0.57f, 0.58f, 0.59f, 0.60f, 0.61f};
 
     /**
@@ -45,7 +45,7 @@ class RowReaderTest {
     @ParameterizedTest(name = "{0} threads")
     @ValueSource(ints = {1, 2, 3})
     void computeRunsEveryChainOfEveryUnit(int threads) {
-        int lanes = VectorKernels.S.length();
+        int lanes = VectorKernels.S.length();   // the compute pass runs at the kernels' width
         assertThat(RowReader.multiplyAddsPerUnit()).isEqualTo(4096L * 12 * lanes);
         double starts = 0, oneUnit = 0;
         for (float a : STARTS) {
