@@ -25,6 +25,9 @@ public final class BandwidthBound implements AutoCloseable {
     /** Warm-up of the read loop: C2 needs ~10^4 loop trips, and a pass in interpreted vector code is ~100x slow. */
     private static final long WARMUP_NANOS = 300_000_000L;
 
+    /** Units of {@link RowReader#compute} a compute pass runs: ~2x10^8 multiply-adds at 256 bits, a few ms. */
+    private static final int COMPUTE_UNITS = 512;
+
     private final Arena arena = Arena.ofShared();
     private final RowReader reader;
     private final MemorySegment buffer;
@@ -82,6 +85,97 @@ public final class BandwidthBound implements AutoCloseable {
             best = Math.min(best, pass());
         }
         return bufferBytes() / (best / 1e9);
+    }
+
+    /**
+     * How compute and read bandwidth scale from 1 thread to {@code threads}, measured in
+     * {@code rounds} rounds of four passes each, A B A B: register-only FMA chains on the caller
+     * alone and across the threads ({@link RowReader#compute}, the same split as a read), then
+     * this buffer read on the caller alone and across the threads. Each scaling is the median of
+     * the rounds' ratios (a shared machine's speed moves between rounds, less within one); the
+     * rates are each the best round's. Takes about {@code rounds} x (4 passes) plus 0.1 s of
+     * warm-up of the FMA loop.
+     *
+     * @param threads threads of the "across" passes (this bound's own pool when it has as many,
+     *                else a pool started for the measurement); at least 1
+     * @throws IllegalArgumentException for fewer than 1 round or thread
+     */
+    public Scaling scaling(int threads, int rounds) {
+        if (threads < 1 || rounds < 1) {
+            throw new IllegalArgumentException("scaling over " + threads + " threads, " + rounds + " rounds");
+        }
+        long warmEnd = System.nanoTime() + 100_000_000L;
+        while (System.nanoTime() < warmEnd) {
+            sink += RowReader.computeOnCaller(4);
+        }
+        RowReader across = threads == reader.threads() ? reader : new RowReader(threads);
+        try {
+            long multiplyAdds = COMPUTE_UNITS * RowReader.multiplyAddsPerUnit();
+            double[] computeRatios = new double[rounds], readRatios = new double[rounds];
+            double c1 = 0, cN = 0, r1 = 0, rN = 0;
+            for (int i = 0; i < rounds; i++) {
+                long t0 = System.nanoTime();
+                sink += RowReader.computeOnCaller(COMPUTE_UNITS);
+                long t1 = System.nanoTime();
+                sink += across.compute(COMPUTE_UNITS);
+                long t2 = System.nanoTime();
+                sink += RowReader.readOnCaller(buffer, rowFloats, rows);
+                long t3 = System.nanoTime();
+                sink += across.read(buffer, rowFloats, rows);
+                long t4 = System.nanoTime();
+                computeRatios[i] = (t1 - t0) / (double) (t2 - t1);
+                readRatios[i] = (t3 - t2) / (double) (t4 - t3);
+                c1 = Math.max(c1, multiplyAdds / ((t1 - t0) / 1e9));
+                cN = Math.max(cN, multiplyAdds / ((t2 - t1) / 1e9));
+                r1 = Math.max(r1, bufferBytes() / ((t3 - t2) / 1e9));
+                rN = Math.max(rN, bufferBytes() / ((t4 - t3) / 1e9));
+            }
+            if (Float.isNaN(sink)) {
+                throw new AssertionError("NaN from FMA chains or a buffer of 0.75s");
+            }
+            return new Scaling(threads, rounds, c1, cN, r1, rN, median(computeRatios), median(readRatios));
+        } finally {
+            if (across != reader) {
+                across.close();
+            }
+        }
+    }
+
+    private static double median(double[] xs) {
+        double[] s = xs.clone();
+        java.util.Arrays.sort(s);
+        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+    }
+
+    /**
+     * Compute and read rates at 1 thread and at {@code threads}, and how each scales.
+     *
+     * <p>A decode step of one sequence is bound by reading its bytes, one of many sequences
+     * (32 on the stories15M shape) by its multiply-adds; so the batched / single ratio measured at
+     * 1 thread becomes, at {@code threads}, about that ratio x {@code computeScaling / readScaling}
+     * (on a VM whose two vCPUs share one core's FMA units, well below the 1-thread ratio).
+     *
+     * @param threads              threads of the "across" figures
+     * @param rounds               A B A B rounds measured
+     * @param multiplyAddsPerSec1  best FMA lanes per second on one thread
+     * @param multiplyAddsPerSecN  best FMA lanes per second in total across {@code threads}
+     * @param bytesPerSec1         best read bandwidth on one thread, bytes/s
+     * @param bytesPerSecN         best read bandwidth across {@code threads}, bytes/s
+     * @param computeScaling       median over rounds of compute time at 1 thread / at {@code threads}
+     * @param readScaling          the same for a read pass
+     */
+    public record Scaling(int threads, int rounds, double multiplyAddsPerSec1, double multiplyAddsPerSecN,
+                          double bytesPerSec1, double bytesPerSecN, double computeScaling, double readScaling) {
+
+        /** The batched / single ratio at {@code threads} that a 1-thread ratio predicts: {@code ratio x compute / read scaling}. */
+        public double ratioAtThreads(double oneThreadRatio) {
+            return oneThreadRatio * computeScaling / readScaling;
+        }
+
+        /** The 1-thread batched / single ratio that {@code target} at {@code threads} needs: {@code target x read / compute scaling}. */
+        public double oneThreadRatioFor(double target) {
+            return target * readScaling / computeScaling;
+        }
     }
 
     /**

@@ -40,6 +40,41 @@ class BandwidthBoundTest {
         }
     }
 
+    /** Every figure of a scaling measurement is there and positive, at the bound's own thread count and at another. */
+    @Test
+    void scalingMeasuresComputeAndReadsAtOneThreadAndAtTheOtherCount() {
+        for (int threads : new int[] {1, 2}) {
+            try (BandwidthBound b = new BandwidthBound(1_000_000, 288, threads)) {
+                for (int across : new int[] {threads, 2, 3}) {
+                    BandwidthBound.Scaling s = b.scaling(across, 3);
+                    assertThat(s.threads()).isEqualTo(across);
+                    assertThat(s.rounds()).isEqualTo(3);
+                    for (double v : new double[] {s.multiplyAddsPerSec1(), s.multiplyAddsPerSecN(), s.bytesPerSec1(),
+                            s.bytesPerSecN(), s.computeScaling(), s.readScaling()}) {
+                        assertThat(v).isPositive().isFinite();
+                    }
+                }
+                assertThatThrownBy(() -> b.scaling(0, 3)).isInstanceOf(IllegalArgumentException.class);
+                assertThatThrownBy(() -> b.scaling(2, 0)).isInstanceOf(IllegalArgumentException.class);
+            }
+        }
+    }
+
+    /**
+     * The lead's figures of the 2-vCPU VM: compute 1.31x from 1 to 2 threads, reads 1.95x. A
+     * batched / single ratio of 9.19 at 1 thread is 9.19 x 1.31 / 1.95 = 6.17 at 2 threads, and
+     * 8x at 2 threads needs 8 x 1.95 / 1.31 = 11.91x at 1.
+     */
+    @Test
+    void aRatioMovesByComputeScalingOverReadScaling() {
+        BandwidthBound.Scaling s = new BandwidthBound.Scaling(2, 9, 16e9, 20.96e9, 22e9, 42.9e9, 1.31, 1.95);
+        assertThat(s.ratioAtThreads(9.19)).isCloseTo(6.1738, within(1e-4));
+        assertThat(s.oneThreadRatioFor(8)).isCloseTo(11.9084, within(1e-4));
+        assertThat(s.ratioAtThreads(s.oneThreadRatioFor(8))).isCloseTo(8, within(1e-12));
+        // cores that scale both equally keep the ratio
+        assertThat(new BandwidthBound.Scaling(2, 9, 1, 2, 1, 2, 2, 2).ratioAtThreads(9.19)).isCloseTo(9.19, within(1e-12));
+    }
+
     @Test
     void refusesEmptyBuffersRowsAndThreads() {
         assertThatThrownBy(() -> new BandwidthBound(0, 288, 1)).isInstanceOf(IllegalArgumentException.class);

@@ -6,7 +6,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code bench generate} on stories260K, briefly: every figure and its fraction of the bound is printed (values not asserted: timing). */
+/** {@code bench generate} on stories260K, briefly: every figure, its fraction of the bound and the threads' scaling are printed (values not asserted: timing; the scaling arithmetic is BandwidthBoundTest's). */
 class BenchGenerateCommandTest {
 
     @Test
@@ -18,7 +18,9 @@ class BenchGenerateCommandTest {
         assertThat(r.out()).containsPattern("(?m)^single-sequence decode: +[\\d,]+ tokens/s \\(8 tokens\\) = [\\d.]+ of the bound"
                 + " \\(median of 7 steps, each against the read pass before it; quartiles [\\d.]+-[\\d.]+\\)$");
         assertThat(r.out()).containsPattern("(?m)^2-sequence decode: +[\\d,]+ tokens/s \\([\\d.]+x single\\) = [\\d.]+ of the bound"
-                + " \\(median of 7 steps");
+                + " \\(median of 7 steps.*\\); 8x at 2 threads needs [\\d.]+x at 1 thread \\(x read [\\d.]+ / compute [\\d.]+\\)$");
+        assertThat(r.out()).containsPattern("(?m)^threads 1 -> 2: +compute [\\d.]+x \\([\\d.]+ -> [\\d.]+ G multiply-adds/s,"
+                + " FMA chains in registers\\), read bandwidth [\\d.]+x \\([\\d.]+ -> [\\d.]+ GB/s\\); medians of 9 rounds, A B A B$");
         assertThat(r.out()).containsPattern("(?m)^prefill: +[\\d,]+ tokens/s \\(511-token prompt\\)$");
     }
 
@@ -33,6 +35,9 @@ class BenchGenerateCommandTest {
                 "--repeats", "1", "--threads", "1");
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).containsPattern("(?m)^prefill: +[\\d,]+ tokens/s \\(512-token prompt\\)$");
+        // at 1 thread: what the ratio is at 2 threads, from the scaling measured against 2
+        assertThat(r.out()).containsPattern("(?m)^2-sequence decode: .*; at 2 threads about [\\d.]+x \\(x compute [\\d.]+ / read [\\d.]+\\)$");
+        assertThat(r.out()).containsPattern("(?m)^threads 1 -> 2: +compute [\\d.]+x");
         assertThat(BenchGenerateCommand.syntheticToken(257, 500, 259)).isEqualTo(258);
         assertThat(BenchGenerateCommand.syntheticToken(258, 500, 259)).isEqualTo(1);
         assertThat(BenchGenerateCommand.syntheticToken(499, 500, 32000)).isEqualTo(500);

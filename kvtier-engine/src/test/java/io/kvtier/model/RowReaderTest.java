@@ -2,6 +2,7 @@ package io.kvtier.model;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -31,6 +32,41 @@ class RowReaderTest {
             // rows past the last whole group of 4 are not read
             assertThat(reader.read(w, rowFloats, 6)).isEqualTo(rowFloats * (1 + 2 + 3 + 4) / 64f);
         }
+    }
+
+    /** Where the 12 FMA chains of the compute pass start (RowReader.fmaChains). */
+    private static final float[] STARTS = {0.50f, 0.51f, 0.52f, 0.53f, 0.54f, 0.55f, 0.56f, 0.57f, 0.58f, 0.59f, 0.60f, 0.61f};
+
+    /**
+     * The compute pass does its multiply-adds: each of the 12 chains of every lane is the float
+     * recurrence {@code a = fma(0.9999, a, 1e-5)} from its own start, and a pass cut into parts
+     * restarts the chains in each part (so 8 parts of one unit sum 8 one-unit results).
+     */
+    @ParameterizedTest(name = "{0} threads")
+    @ValueSource(ints = {1, 2, 3})
+    void computeRunsEveryChainOfEveryUnit(int threads) {
+        int lanes = VectorKernels.S.length();   // the compute pass runs at the kernels' width
+        assertThat(RowReader.multiplyAddsPerUnit()).isEqualTo(4096L * 12 * lanes);
+        double starts = 0, oneUnit = 0;
+        for (float a : STARTS) {
+            starts += (double) a * lanes;
+            for (int t = 0; t < 4096; t++) {
+                a = Math.fma(0.9999f, a, 1e-5f);
+            }
+            oneUnit += (double) a * lanes;
+        }
+        // each chain goes a third of the way from its start to 1e-5 / (1 - 0.9999) = 0.1 (0.9999^4096 = 0.66): the trips ran
+        assertThat(oneUnit).isBetween(starts * 0.70, starts * 0.75);
+        assertThat((double) RowReader.computeOnCaller(0)).isCloseTo(starts, within(starts * 1e-6));
+        assertThat((double) RowReader.computeOnCaller(1)).isCloseTo(oneUnit, within(oneUnit * 1e-6));
+        try (RowReader reader = new RowReader(threads)) {
+            assertThat(reader.compute(1)).isEqualTo(RowReader.computeOnCaller(1));   // one part: on the caller
+            int units = 4 * threads;   // 4 parts a thread of 1 unit each; 1 thread: one part of all
+            double expected = threads == 1 ? RowReader.computeOnCaller(units) : units * oneUnit;
+            assertThat((double) reader.compute(units)).isCloseTo(expected, within(expected * 1e-5));
+        }
+        assertThatThrownBy(() -> RowReader.computeOnCaller(-1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least 0");
     }
 
     @ParameterizedTest(name = "{0} threads")
