@@ -166,7 +166,7 @@ public final class OffloadDecodeBench {
         double[] wall = p.wallRatios();
         TwinDecode.Cost off = p.total(p.off);
         TwinDecode.Cost on = p.total(p.on);
-        out.printf(Locale.ROOT, "%s: on/off by CPU per token %.4f (range %.4f-%.4f, %d pairs), by wall %.4f (range %.4f-%.4f);"
+        out.printf(Locale.ROOT, "%s: on/off throughput by CPU per token %.4f (range %.4f-%.4f, %d pairs), by wall %.4f (range %.4f-%.4f);"
                         + " CPU per token off %.2f us, on %.2f us (transfer threads %.2f us); off %,.0f tokens/s wall;"
                         + " engine thread allocates %,.0f B per token off, %,.0f B on%n",
                 Plural.count(batch, "sequence"), median(cpu), min(cpu), max(cpu), cpu.length, median(wall), min(wall), max(wall),
