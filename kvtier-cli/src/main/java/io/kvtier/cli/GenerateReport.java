@@ -124,6 +124,7 @@ final class GenerateReport {
         r.put("store_failures", rs.storeFailures());
         r.put("breaker_state", rs.breakerState());
         r.put("breaker_opens", rs.breakerOpens());
+        r.put("off_reason", rs.offReason());
         return r;
     }
 
@@ -158,7 +159,8 @@ final class GenerateReport {
                                 + "store failures %s, %s%n",
                         r.get("chunks_stored"), r.get("chunks_loaded"), r.get("probes"), r.get("stores_dropped"),
                         r.get("stores_dropped_by"), r.get("load_failures"), r.get("store_failures"),
-                        breaker((String) r.get("breaker_state"), ((Number) r.get("breaker_opens")).longValue()));
+                        breaker((String) r.get("breaker_state"), ((Number) r.get("breaker_opens")).longValue(),
+                                (String) r.get("off_reason")));
             }
         }
         err.printf("kvtier: %s, %s prompt tokens (%s hit on device), %s generated in %.2f s (%s tokens/s), "
@@ -185,15 +187,17 @@ final class GenerateReport {
     }
 
     /**
-     * The breaker's part of the remote line: its state and how often it opened. A breaker open
-     * without ever having opened is a store that has not answered since start (it opens closed
-     * only once the first connection succeeds), which "opened 0 times" did not say.
+     * The breaker's part of the remote line: its state and how often it opened; for a tier that
+     * turned itself off, that and why (the reason's words before its detail: "tier off:
+     * authentication failed"), not a breaker state it never reached by failures.
      */
-    static String breaker(String state, long opens) {
-        if (opens == 0) {
-            return "open".equals(state) ? "breaker open (no answer from the store since start)" : "breaker " + state;
+    static String breaker(String state, long opens, String offReason) {
+        String opened = opens == 0 ? "" : " (" + (state.equals("off") ? "breaker " : "") + "opened " + Plural.count(opens, "time") + ")";
+        if (!state.equals("off")) {
+            return "breaker " + state + opened;
         }
-        return "breaker " + state + " (opened " + Plural.count(opens, "time") + ")";
+        int detail = offReason == null ? -1 : offReason.indexOf(" (");
+        return "tier off" + (offReason == null ? "" : ": " + (detail > 0 ? offReason.substring(0, detail) : offReason)) + opened;
     }
 
     private static double round(double v) {

@@ -97,7 +97,31 @@ class RemoteTierCliTest {
                 .noneMatch(l -> l.contains("<unresolved>") || l.contains("Exception"));
         assertThat(err.stream().filter(l -> l.contains(url))).as("stderr").containsExactly("kvtier: remote tier: cannot reach "
                 + url + " (Connection refused); every lookup misses until it answers");
-        assertThat(JSON.readTree(stats.toFile()).get("remote").get("breaker_state").asText()).isEqualTo("open");
+        JsonNode remote = JSON.readTree(stats.toFile()).get("remote");
+        assertThat(remote.get("breaker_state").asText()).isEqualTo("open");
+        assertThat(remote.get("breaker_opens").asLong()).as("open from the start: one opening").isEqualTo(1);
+        assertThat(remote.get("off_reason").isNull()).isTrue();
+    }
+
+    /** trial10: a wrong password read "breaker off (opened 1 time)" in the summary: the tier is off, no breaker did it. */
+    @Test
+    void aWrongPasswordIsTierOffInTheSummaryAndTheStats() throws IOException, InterruptedException {
+        String url = RedisServers.standalone().replace("redis://", "redis://nobody@"); // no such user: WRONGPASS
+        Path password = dir.resolve("password");
+        Files.writeString(password, "not-the-password");
+        Path stats = dir.resolve("stats.json");
+        assertThat(generate(stats, "--remote-url", url, "--remote-password-file", password.toString()).lines())
+                .hasSize(LONG_PROMPTS.length);
+        List<String> err = stderr();
+        assertThat(err).contains("kvtier: remote tier off: authentication failed (WRONGPASS invalid username-password pair "
+                + "or user is disabled.): check the remote user and password");
+        assertThat(err).filteredOn(l -> l.startsWith("kvtier: remote: ")).singleElement().asString()
+                .endsWith(", tier off: authentication failed");
+        JsonNode remote = JSON.readTree(stats.toFile()).get("remote");
+        assertThat(remote.get("breaker_state").asText()).isEqualTo("off");
+        assertThat(remote.get("breaker_opens").asLong()).isZero();
+        assertThat(remote.get("off_reason").asText()).startsWith("authentication failed (WRONGPASS ");
+        assertThat(String.join("\n", err)).doesNotContain("not-the-password");
     }
 
     /**

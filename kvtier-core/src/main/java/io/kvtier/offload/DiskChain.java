@@ -7,6 +7,7 @@ import io.kvtier.offload.transfer.TransferEngine;
 import io.kvtier.offload.transfer.TransferResult;
 import io.kvtier.tier.ChunkHeader;
 import io.kvtier.tier.HostTier;
+import io.kvtier.tier.StorePlan;
 import io.kvtier.tier.TierIndex;
 import io.kvtier.tier.disk.DiskIndexScan;
 import io.kvtier.tier.disk.DiskStore;
@@ -89,7 +90,7 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
             if (c.payloadLength() != bytesPerChunk) {
                 // The namespace covers the chunk geometry, so such a file is not of this directory.
                 pendingDeletions.add(c.key());
-            } else if (index.prepareStore(List.of(c.key()), List.of(c.parent())) instanceof TierIndex.StorePlan.Accepted a) {
+            } else if (index.prepareStore(List.of(c.key()), List.of(c.parent())) instanceof StorePlan.Accepted a) {
                 pendingDeletions.addAll(a.evicted());
                 index.completeStore(List.of(c.key()), true);
             } else {
@@ -238,7 +239,7 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
         }
         int fits = index.fittingPrefix(keys, Set.of()); // more than the disk holds: the first ones
         if (fits == 0 || !(index.prepareStore(keys.subList(0, fits), parents.subList(0, fits))
-                instanceof TierIndex.StorePlan.Accepted a) || a.toStore().isEmpty()) {
+                instanceof StorePlan.Accepted a) || a.toStore().isEmpty()) {
             stats.storeRefusals++;
             return -1;
         }

@@ -1,13 +1,13 @@
 package io.kvtier.offload;
 
 import io.kvtier.kv.BlockKey;
-import io.kvtier.offload.OffloadScheduler.Lookup;
 import io.kvtier.offload.transfer.ChunkCopy;
 import io.kvtier.offload.transfer.LoadJob;
 import io.kvtier.offload.transfer.RemoteJob;
 import io.kvtier.offload.transfer.TransferResult;
 import io.kvtier.tier.HostTier;
 import io.kvtier.tier.TierIndex;
+import io.kvtier.tier.TierLookup;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -55,8 +55,8 @@ final class HostLoads {
         for (int c = firstChunk; c < endChunk; c++) {
             keys.add(t.chain().key(r, c));
         }
-        TierIndex.Lookup found = t.host().index().lookup(keys);
-        if (found instanceof TierIndex.Lookup.Pending) {
+        TierLookup found = t.host().index().lookup(keys);
+        if (found instanceof TierLookup.Pending) {
             return new Lookup.Wait("a chunk of the prefix is being stored");
         }
         int ready = found.readyChunks();

@@ -3,7 +3,7 @@ package io.kvtier.offload;
 import io.kvtier.kv.BlockKey;
 import io.kvtier.offload.transfer.ChunkCopy;
 import io.kvtier.tier.HostTier;
-import io.kvtier.tier.TierIndex;
+import io.kvtier.tier.StorePlan;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -43,7 +43,7 @@ final class HostPromotion {
             return null;
         }
         List<BlockKey> head = keys.subList(0, n);
-        if (!(host.index().prepareStore(head, parents.subList(0, n), keep) instanceof TierIndex.StorePlan.Accepted a)) {
+        if (!(host.index().prepareStore(head, parents.subList(0, n), keep) instanceof StorePlan.Accepted a)) {
             return null;
         }
         if (!a.toStore().equals(head)) {

@@ -8,6 +8,7 @@ import io.kvtier.offload.transfer.TransferEngine;
 import io.kvtier.offload.transfer.TransferResult;
 import io.kvtier.tier.AdmissionFilter;
 import io.kvtier.tier.HostTier;
+import io.kvtier.tier.StorePlan;
 import io.kvtier.tier.TierIndex;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -115,7 +116,7 @@ final class HostStores {
         boolean all = fits == keys.size();
         keys = keys.subList(0, fits);
         parents = parents.subList(0, fits);
-        TierIndex.StorePlan.Accepted accepted = keys.isEmpty() ? null : accept(keys, parents, keep, epoch);
+        StorePlan.Accepted accepted = keys.isEmpty() ? null : accept(keys, parents, keep, epoch);
         if (!keys.isEmpty() && accepted == null) {
             return; // retried at the next commit
         }
@@ -175,15 +176,15 @@ final class HostStores {
      * @return the accepted plan, or null if the tier refused for now (counted) or victims are
      *         being saved first: the caller retries later
      */
-    TierIndex.StorePlan.Accepted accept(List<BlockKey> keys, List<BlockKey> parents, Set<BlockKey> keep, long epoch) {
+    StorePlan.Accepted accept(List<BlockKey> keys, List<BlockKey> parents, Set<BlockKey> keep, long epoch) {
         if (disk != null && disk.writeOnEvict() && disk.protectVictims(keys, keep, epoch)) {
             return null; // the host's victims are being saved to disk first
         }
         if (remote != null && remote.writeOnEvict() && remote.protectVictims(keys, keep, epoch)) {
             return null; // the host's victims are being sent to the remote tier first
         }
-        TierIndex.StorePlan plan = host.index().prepareStore(keys, parents, keep);
-        if (!(plan instanceof TierIndex.StorePlan.Accepted accepted)) {
+        StorePlan plan = host.index().prepareStore(keys, parents, keep);
+        if (!(plan instanceof StorePlan.Accepted accepted)) {
             stats.storeRefusals++;
             return null;
         }
@@ -201,7 +202,7 @@ final class HostStores {
      * @param tokens       chunk i of keys -> its token ids
      */
     void add(long requestId, int firstChunk, List<BlockKey> keys, List<BlockKey> parents,
-             TierIndex.StorePlan.Accepted accepted, java.util.function.IntFunction<int[]> deviceBlocks,
+             StorePlan.Accepted accepted, java.util.function.IntFunction<int[]> deviceBlocks,
              java.util.function.IntFunction<int[]> tokens) {
         copies.clear();
         for (int i = 0; i < accepted.toStore().size(); i++) {
@@ -215,7 +216,7 @@ final class HostStores {
 
     /** {@link #add}, then starts the job at once (lazy stores, which store outside a step's commits). */
     void submit(long requestId, int firstChunk, List<BlockKey> keys, List<BlockKey> parents,
-                TierIndex.StorePlan.Accepted accepted, java.util.function.IntFunction<int[]> deviceBlocks,
+                StorePlan.Accepted accepted, java.util.function.IntFunction<int[]> deviceBlocks,
                 java.util.function.IntFunction<int[]> tokens, long epoch) {
         add(requestId, firstChunk, keys, parents, accepted, deviceBlocks, tokens);
         submitStep(epoch);

@@ -3,6 +3,7 @@ package io.kvtier.offload;
 import io.kvtier.kv.BlockKey;
 import io.kvtier.kv.BlockPool;
 import io.kvtier.tier.HostTier;
+import io.kvtier.tier.StorePlan;
 import io.kvtier.tier.TierIndex;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -161,7 +162,7 @@ final class LazyStores {
             stats.storeRefusals++; // entries pinned or being stored fill the tier now: retried at the next scan
             return;
         }
-        TierIndex.StorePlan.Accepted accepted = stores.accept(keys, parents, keep, epoch);
+        StorePlan.Accepted accepted = stores.accept(keys, parents, keep, epoch);
         if (accepted == null) {
             return; // retried at the next scan
         }

@@ -255,25 +255,25 @@ final class LoadCosts {
 
     /**
      * Cuts a hit to the chunks worth loading ({@link #chunksToLoad}; none with {@link LoadPolicy#NEVER})
-     * and counts the decision and its inputs in {@code stats}. {@link OffloadScheduler.Lookup.Miss}
-     * and {@link OffloadScheduler.Lookup.Wait} pass unchanged.
+     * and counts the decision and its inputs in {@code stats}. {@link Lookup.Miss}
+     * and {@link Lookup.Wait} pass unchanged.
      *
      * @param deviceHitBlocks blocks of the request already on the device (the hit starts there)
      * @param queued          blocks already queued on each tier's load lane
      * @param count           whether to count the decision (false: the request's decision was counted at an earlier step)
      */
-    OffloadScheduler.Lookup decide(LoadPolicy policy, OffloadScheduler.Lookup found, int deviceHitBlocks, int blocksPerChunk,
+    Lookup decide(LoadPolicy policy, Lookup found, int deviceHitBlocks, int blocksPerChunk,
                                    int blockSize, Map<String, Long> queued, Contention c, OffloadStats stats, boolean count) {
         int hostChunks;
         int lowerChunks;
         String lowerTier;
         switch (found) {
-            case OffloadScheduler.Lookup.Hit h -> {
+            case Lookup.Hit h -> {
                 hostChunks = (deviceHitBlocks + h.blocks()) / blocksPerChunk - deviceHitBlocks / blocksPerChunk;
                 lowerChunks = 0;
                 lowerTier = null;
             }
-            case OffloadScheduler.Lookup.Promote p -> {
+            case Lookup.Promote p -> {
                 hostChunks = p.hostChunks();
                 lowerChunks = p.diskChunks() > 0 ? p.diskChunks() : p.remoteChunks();
                 lowerTier = p.diskChunks() > 0 ? "disk" : "remote";
@@ -315,10 +315,10 @@ final class LoadCosts {
             stats.tokensRecomputedByChoice += (long) recomputed * blockSize;
         }
         if (k > hostChunks) {
-            OffloadScheduler.Lookup.Promote p = (OffloadScheduler.Lookup.Promote) found;
+            Lookup.Promote p = (Lookup.Promote) found;
             int lower = k - hostChunks;
-            return new OffloadScheduler.Lookup.Promote(hostChunks, p.diskChunks() > 0 ? lower : 0, p.diskChunks() > 0 ? 0 : lower);
+            return new Lookup.Promote(hostChunks, p.diskChunks() > 0 ? lower : 0, p.diskChunks() > 0 ? 0 : lower);
         }
-        return loaded == 0 ? new OffloadScheduler.Lookup.Miss() : new OffloadScheduler.Lookup.Hit(HostTier.NAME, loaded);
+        return loaded == 0 ? new Lookup.Miss() : new Lookup.Hit(HostTier.NAME, loaded);
     }
 }

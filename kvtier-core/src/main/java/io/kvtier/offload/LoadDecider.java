@@ -1,7 +1,6 @@
 package io.kvtier.offload;
 
 import io.kvtier.kv.BlockPool;
-import io.kvtier.offload.OffloadScheduler.Lookup;
 import io.kvtier.offload.transfer.TransferEngine;
 
 /**

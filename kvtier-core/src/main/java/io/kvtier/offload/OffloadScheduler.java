@@ -29,33 +29,6 @@ import java.util.Map;
  */
 public final class OffloadScheduler implements AutoCloseable {
 
-    /** Answer of {@link #lookup}. */
-    public sealed interface Lookup {
-        /** Nothing to load beyond the device hit. */
-        record Miss() implements Lookup {
-        }
-
-        /** Part of the hit is being stored or loaded for another request: ask again next step. */
-        record Wait(String why) implements Lookup {
-        }
-
-        /** Blocks [deviceHitBlocks, deviceHitBlocks + blocks) can be loaded from {@code tier}. */
-        record Hit(String tier, int blocks) implements Lookup {
-        }
-
-        /**
-         * Beyond the device hit, {@code hostChunks} chunks are in the host tier and the next
-         * {@code diskChunks} on disk, or (with no disk chunks) the next {@code remoteChunks} in the
-         * remote tier: call {@link #promote} to bring those into the host first.
-         */
-        record Promote(int hostChunks, int diskChunks, int remoteChunks) implements Lookup {
-            /** Host and disk chunks only. */
-            public Promote(int hostChunks, int diskChunks) {
-                this(hostChunks, diskChunks, 0);
-            }
-        }
-    }
-
     private final OffloadConfig config;
     private final BlockPool pool;
     private final HostTier host;

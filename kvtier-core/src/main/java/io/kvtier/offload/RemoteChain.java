@@ -88,6 +88,7 @@ final class RemoteChain extends TierBehindHost {
         if (store != null) {
             remoteStats.breakerState = store.breakerState();
             remoteStats.breakerOpens = store.breakerOpens();
+            remoteStats.offReason = store.offReason();
         }
         remoteStats.bytesInFlight = bytesInFlight;
         remoteStats.writeLatencyNanos = latency.averageNanos();
@@ -357,7 +358,8 @@ final class RemoteChain extends TierBehindHost {
             stats.bytesStored += ok * bytesPerChunk;
         }
         if (ok < keys.size()) {
-            RemoteStats.add(remoteStats.storeFailures, causeOf(res, RemoteStats.STORE_FAILURE_CAUSES), 1);
+            // Chunks, not jobs: a limit every value exceeds fails each job at its first chunk.
+            RemoteStats.add(remoteStats.storeFailures, causeOf(res, RemoteStats.STORE_FAILURE_CAUSES), keys.size() - ok);
         }
     }
 

@@ -36,13 +36,18 @@ public final class RemoteStats {
     long writes;
     String breakerState = "closed";
     long breakerOpens;
+    String offReason;
 
     /** Chunks whose promotion failed, by cause: {@code miss}, {@code timeout}, {@code verify}, {@code unavailable}, {@code error}. */
     public Map<String, Long> loadFailures() {
         return Map.copyOf(loadFailures);
     }
 
-    /** Write jobs that failed, by cause: {@code timeout}, {@code oversize}, {@code unavailable}, {@code error}. */
+    /**
+     * Chunks not written because their write job failed, by cause: {@code timeout},
+     * {@code oversize}, {@code unavailable}, {@code error} (a job that fails at its i-th chunk
+     * counts that chunk and every later one).
+     */
     public Map<String, Long> storeFailures() {
         return Map.copyOf(storeFailures);
     }
@@ -106,9 +111,14 @@ public final class RemoteStats {
         return breakerState;
     }
 
-    /** Times a node's breaker opened. */
+    /** Times the tier went from serving to refusing, at the last poll ({@link io.kvtier.tier.remote.RemoteStore#breakerOpens}). */
     public long breakerOpens() {
         return breakerOpens;
+    }
+
+    /** Why the tier turned itself off (one line, no secret), at the last poll; null while it is on. */
+    public String offReason() {
+        return offReason;
     }
 
     /** A copy that the engine thread no longer changes (for another thread: a metrics scrape). */
@@ -124,6 +134,7 @@ public final class RemoteStats {
         c.writes = writes;
         c.breakerState = breakerState;
         c.breakerOpens = breakerOpens;
+        c.offReason = offReason;
         c.bytesInFlight = bytesInFlight;
         c.writeLatencyNanos = writeLatencyNanos;
         return c;
@@ -132,8 +143,8 @@ public final class RemoteStats {
     /**
      * The remote counters of every KV group's scheduler added up (each group has its own keys and
      * connection): counts and bytes are sums; the breaker state is the groups' common state, or
-     * {@code partial} when they differ (some keys answer, others do not); the write latency is
-     * the highest group's. A new object, not updated afterwards.
+     * {@code partial} when they differ (some keys answer, others do not); the off reason is the
+     * first group's that has one; the write latency is the highest group's. A new object, not updated afterwards.
      */
     public static RemoteStats sum(List<RemoteStats> groups) {
         RemoteStats t = new RemoteStats();
@@ -148,6 +159,7 @@ public final class RemoteStats {
             t.chunksLoaded += g.chunksLoaded;
             t.writes += g.writes;
             t.breakerOpens += g.breakerOpens;
+            t.offReason = t.offReason != null ? t.offReason : g.offReason;
             t.bytesInFlight += g.bytesInFlight;
             t.writeLatencyNanos = Math.max(t.writeLatencyNanos, g.writeLatencyNanos);
             if (!t.breakerState.equals(g.breakerState)) {

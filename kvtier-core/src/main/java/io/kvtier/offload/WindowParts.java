@@ -76,12 +76,12 @@ final class WindowParts {
 
     private State state(OffloadScheduler p, SequenceView r, int hit, int n) {
         int from = from(p, hit, n);
-        OffloadScheduler.Lookup l = p.lookup(p.view(r), from, n / chunk);
+        Lookup l = p.lookup(p.view(r), from, n / chunk);
         return switch (l) {
-            case OffloadScheduler.Lookup.Wait w -> State.WAIT;
-            case OffloadScheduler.Lookup.Miss m -> State.MISSING;
-            case OffloadScheduler.Lookup.Hit h -> from + h.blocks() >= n ? State.READY : State.MISSING;
-            case OffloadScheduler.Lookup.Promote q ->
+            case Lookup.Wait w -> State.WAIT;
+            case Lookup.Miss m -> State.MISSING;
+            case Lookup.Hit h -> from + h.blocks() >= n ? State.READY : State.MISSING;
+            case Lookup.Promote q ->
                     (from / chunk + q.hostChunks() + q.diskChunks() + q.remoteChunks()) * chunk >= n ? State.PROMOTE : State.MISSING;
         };
     }
@@ -111,20 +111,20 @@ final class WindowParts {
     }
 
     /** Cuts group 0's answer {@code found} to a boundary every window group serves (a hit one group cannot serve is never reported). */
-    OffloadScheduler.Lookup fit(SequenceView r, int hit, OffloadScheduler.Lookup found) {
+    Lookup fit(SequenceView r, int hit, Lookup found) {
         return fit(r, hit, found, true);
     }
 
-    private OffloadScheduler.Lookup fit(SequenceView r, int hit, OffloadScheduler.Lookup found, boolean allowPromote) {
+    private Lookup fit(SequenceView r, int hit, Lookup found, boolean allowPromote) {
         int first = hit / chunk;
         int hostEnd;
         int end;
         switch (found) {
-            case OffloadScheduler.Lookup.Hit h -> {
+            case Lookup.Hit h -> {
                 hostEnd = hit + h.blocks();
                 end = hostEnd;
             }
-            case OffloadScheduler.Lookup.Promote p -> {
+            case Lookup.Promote p -> {
                 hostEnd = (first + p.hostChunks()) * chunk;
                 end = (first + p.hostChunks() + p.diskChunks() + p.remoteChunks()) * chunk;
             }
@@ -134,39 +134,39 @@ final class WindowParts {
         }
         Walk w = walk(r, hit, end, allowPromote);
         if (w.waits()) {
-            return new OffloadScheduler.Lookup.Wait("a window group's chunk of the prefix is being stored or loaded");
+            return new Lookup.Wait("a window group's chunk of the prefix is being stored or loaded");
         }
         if (w.end() <= hit) {
-            return new OffloadScheduler.Lookup.Miss();
+            return new Lookup.Miss();
         }
         if (w.end() <= hostEnd) {
-            return w.promote() ? new OffloadScheduler.Lookup.Promote(w.end() / chunk - first, 0, 0)
-                    : new OffloadScheduler.Lookup.Hit(HostTier.NAME, w.end() - hit);
+            return w.promote() ? new Lookup.Promote(w.end() / chunk - first, 0, 0)
+                    : new Lookup.Hit(HostTier.NAME, w.end() - hit);
         }
-        OffloadScheduler.Lookup.Promote p = (OffloadScheduler.Lookup.Promote) found;
+        Lookup.Promote p = (Lookup.Promote) found;
         int behind = w.end() / chunk - first - p.hostChunks();
-        return new OffloadScheduler.Lookup.Promote(p.hostChunks(), p.diskChunks() > 0 ? behind : 0, p.diskChunks() > 0 ? 0 : behind);
+        return new Lookup.Promote(p.hostChunks(), p.diskChunks() > 0 ? behind : 0, p.diskChunks() > 0 ? 0 : behind);
     }
 
     /** Promotes, in every group, what the hit ending at {@code p}'s end needs in the host tier. */
-    OffloadScheduler.Lookup promote(SequenceView r, int hit, OffloadScheduler.Lookup.Promote p) {
+    Lookup promote(SequenceView r, int hit, Lookup.Promote p) {
         int first = hit / chunk;
         int n = (first + p.hostChunks() + p.diskChunks() + p.remoteChunks()) * chunk;
         boolean started = false;
         for (OffloadScheduler part : parts) {
             if (state(part, r, hit, n) == State.PROMOTE) {
                 int from = from(part, hit, n);
-                var q = (OffloadScheduler.Lookup.Promote) part.lookup(part.view(r), from, n / chunk);
-                started |= part.promoteOwn(r, from, q) instanceof OffloadScheduler.Lookup.Wait;
+                var q = (Lookup.Promote) part.lookup(part.view(r), from, n / chunk);
+                started |= part.promoteOwn(r, from, q) instanceof Lookup.Wait;
             }
         }
-        OffloadScheduler.Lookup own = p.diskChunks() + p.remoteChunks() > 0 ? full.promoteOwn(r, hit, p)
-                : new OffloadScheduler.Lookup.Hit(HostTier.NAME, (first + p.hostChunks()) * chunk - hit);
-        if (started || own instanceof OffloadScheduler.Lookup.Wait) {
-            return new OffloadScheduler.Lookup.Wait("promoting the prefix's chunks into the host tier of every KV group");
+        Lookup own = p.diskChunks() + p.remoteChunks() > 0 ? full.promoteOwn(r, hit, p)
+                : new Lookup.Hit(HostTier.NAME, (first + p.hostChunks()) * chunk - hit);
+        if (started || own instanceof Lookup.Wait) {
+            return new Lookup.Wait("promoting the prefix's chunks into the host tier of every KV group");
         }
         // Nothing could start (host tiers full of pinned chunks): what every group's host tier serves now.
-        return own instanceof OffloadScheduler.Lookup.Hit ? fit(r, hit, own, false) : own;
+        return own instanceof Lookup.Hit ? fit(r, hit, own, false) : own;
     }
 
     /** Starts every window group's load of the window ending at {@code hit + blocks}; group 0's is started by the caller. */

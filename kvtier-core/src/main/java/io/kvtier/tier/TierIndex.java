@@ -3,7 +3,6 @@ package io.kvtier.tier;
 import io.kvtier.kv.BlockKey;
 import io.kvtier.tier.TierEntries.Entry;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -33,84 +32,6 @@ import java.util.Set;
  * <p>Counts: {@code freeSlots() + readyCount() + pinnedCount() + storingCount() == capacity()}.
  */
 public final class TierIndex {
-
-    /** Answer of {@link #lookup}: how many leading chunks are readable. */
-    public sealed interface Lookup {
-        /** Leading chunks readable now (0 for a miss). */
-        int readyChunks();
-
-        /** The first {@code chunks} (> 0) keys are readable; the next one is absent (or there is none). */
-        record Hit(int chunks) implements Lookup {
-            @Override
-            public int readyChunks() {
-                return chunks;
-            }
-        }
-
-        /** The first {@code readyChunks} keys are readable and the next is being stored: ask again next step. */
-        record Pending(int readyChunks) implements Lookup {
-        }
-
-        /** The first key is absent. */
-        record Miss() implements Lookup {
-            @Override
-            public int readyChunks() {
-                return 0;
-            }
-        }
-    }
-
-    /** Answer of {@link #prepareStore}. */
-    public sealed interface StorePlan {
-
-        /**
-         * The store may proceed: write chunk {@code toStore.get(i)} into slot {@code slots[i]},
-         * then call {@link #completeStore} with {@code toStore}. {@code evicted} were removed to
-         * make room. {@code toStore} may be empty (everything was present or being stored).
-         */
-        record Accepted(List<BlockKey> toStore, int[] slots, List<BlockKey> evicted) implements StorePlan {
-            public Accepted {
-                toStore = List.copyOf(toStore);
-                slots = slots.clone();
-                evicted = List.copyOf(evicted);
-                if (slots.length != toStore.size()) {
-                    throw new IllegalArgumentException(slots.length + " slots for " + toStore.size() + " keys");
-                }
-            }
-
-            /** Slots, parallel to {@code toStore} (a copy). */
-            @Override
-            public int[] slots() {
-                return slots.clone();
-            }
-
-            /** Slot of {@code toStore.get(i)}. */
-            public int slot(int i) {
-                return slots[i];
-            }
-
-            @Override
-            public boolean equals(Object o) {
-                return o instanceof Accepted a && toStore.equals(a.toStore) && Arrays.equals(slots, a.slots)
-                        && evicted.equals(a.evicted);
-            }
-
-            @Override
-            public int hashCode() {
-                return Objects.hash(toStore, Arrays.hashCode(slots), evicted);
-            }
-
-            @Override
-            public String toString() {
-                return "Accepted[toStore=" + toStore.size() + " slots=" + Arrays.toString(slots)
-                        + " evicted=" + evicted.size() + "]";
-            }
-        }
-
-        /** Nothing was changed; the caller may retry in a later step. */
-        record Refused(String reason) implements StorePlan {
-        }
-    }
 
     /** State of one key, for tests and diagnostics. */
     public enum EntryState {
@@ -162,7 +83,7 @@ public final class TierIndex {
      *
      * @param chunkKeys a chain of chunk keys, head first
      */
-    public Lookup lookup(List<BlockKey> chunkKeys) {
+    public TierLookup lookup(List<BlockKey> chunkKeys) {
         int n = 0;
         for (BlockKey k : chunkKeys) {
             Entry e = entries.get(k);
@@ -170,11 +91,11 @@ public final class TierIndex {
                 break;
             }
             if (!e.ready()) {
-                return new Lookup.Pending(n);
+                return new TierLookup.Pending(n);
             }
             n++;
         }
-        return n == 0 ? new Lookup.Miss() : new Lookup.Hit(n);
+        return n == 0 ? new TierLookup.Miss() : new TierLookup.Hit(n);
     }
 
     /** Records an access to the readable keys among {@code chunkKeys} (tail-first, see {@link CachePolicy}). */

@@ -119,9 +119,9 @@ class LoadCostsTest {
         LoadCosts costs = new LoadCosts(BLOCK);
         assertThat(decide(costs, 3, 0, Contention.idle(STEP_TOKENS))).isEqualTo(3);
         OffloadStats stats = new OffloadStats();
-        OffloadScheduler.Lookup out = costs.decide(LoadPolicy.NEVER, new OffloadScheduler.Lookup.Hit(HostTier.NAME, 3), 0, 1,
+        Lookup out = costs.decide(LoadPolicy.NEVER, new Lookup.Hit(HostTier.NAME, 3), 0, 1,
                 BLOCK, Map.of(), Contention.idle(STEP_TOKENS), stats, true);
-        assertThat(out).isInstanceOf(OffloadScheduler.Lookup.Miss.class);
+        assertThat(out).isInstanceOf(Lookup.Miss.class);
         assertThat(stats.loadDecisions().decided()).isEqualTo(1);
         assertThat(stats.loadDecisions().recomputed()).isEqualTo(1);
         assertThat(stats.loadDecisions().tokensRecomputed()).isEqualTo(3L * BLOCK);

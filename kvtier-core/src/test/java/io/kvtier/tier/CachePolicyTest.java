@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.kv.BlockKey;
-import io.kvtier.tier.TierIndex.StorePlan.Accepted;
+import io.kvtier.tier.StorePlan.Accepted;
 import org.junit.jupiter.api.Test;
 
 class CachePolicyTest {

@@ -10,8 +10,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import io.kvtier.tier.TierIndex.StorePlan;
-import io.kvtier.tier.TierIndex.StorePlan.Accepted;
+import io.kvtier.tier.StorePlan;
+import io.kvtier.tier.StorePlan.Accepted;
 import org.junit.jupiter.api.Test;
 
 /** M-catalogue style tests of {@link HitDensityPolicy}: exact victim orders on hand-made sequences. */

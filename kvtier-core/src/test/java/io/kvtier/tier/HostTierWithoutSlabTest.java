@@ -17,7 +17,7 @@ class HostTierWithoutSlabTest {
             assertThat(tier.capacity()).isEqualTo(1_000_000);
             BlockKey seed = new BlockKey(0, 0, 0, 0);
             BlockKey k = new BlockKey(1, 2, 3, 4);
-            assertThat(tier.index().prepareStore(List.of(k), List.of(seed))).isInstanceOf(TierIndex.StorePlan.Accepted.class);
+            assertThat(tier.index().prepareStore(List.of(k), List.of(seed))).isInstanceOf(StorePlan.Accepted.class);
             tier.index().completeStore(List.of(k), true);
             assertThat(tier.index().lookup(List.of(k)).readyChunks()).isEqualTo(1);
             assertThat(events.drain()).hasSize(1);

@@ -4,8 +4,8 @@ import static io.kvtier.tier.Keys.keys;
 import static io.kvtier.tier.Keys.parents;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.tier.TierIndex.StorePlan;
-import io.kvtier.tier.TierIndex.StorePlan.Accepted;
+import io.kvtier.tier.StorePlan;
+import io.kvtier.tier.StorePlan.Accepted;
 
 /** Stores of integer-key chains into a {@link TierIndex} for policy tests, checking its invariants after each step. */
 final class Stores {

@@ -6,7 +6,7 @@ import static io.kvtier.tier.Keys.keys;
 import static io.kvtier.tier.Keys.parents;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvtier.tier.TierIndex.StorePlan.Accepted;
+import io.kvtier.tier.StorePlan.Accepted;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.kv.BlockKey;
 import io.kvtier.tier.TierIndex.EntryState;
-import io.kvtier.tier.TierIndex.StorePlan;
+import io.kvtier.tier.StorePlan;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;

@@ -8,10 +8,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.tier.TierIndex.EntryState;
-import io.kvtier.tier.TierIndex.Lookup;
-import io.kvtier.tier.TierIndex.StorePlan;
-import io.kvtier.tier.TierIndex.StorePlan.Accepted;
-import io.kvtier.tier.TierIndex.StorePlan.Refused;
+
+import io.kvtier.tier.StorePlan;
+import io.kvtier.tier.StorePlan.Accepted;
+import io.kvtier.tier.StorePlan.Refused;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -49,21 +49,21 @@ class TierIndexTest {
         assertThat(ids(first.toStore())).containsExactly(1L, 2L);
         assertThat(first.slots()).containsExactly(0, 1);
         assertThat(first.evicted()).isEmpty();
-        assertThat(tier.lookup(keys(1))).isEqualTo(new Lookup.Pending(0)); // not readable until completed
+        assertThat(tier.lookup(keys(1))).isEqualTo(new TierLookup.Pending(0)); // not readable until completed
         assertThat(tier.lookup(keys(1)).readyChunks()).isZero();
 
         tier.completeStore(first.toStore(), true);
         tier.checkInvariants();
-        assertThat(tier.lookup(keys(1))).isEqualTo(new Lookup.Hit(1));
-        assertThat(tier.lookup(keys(1, 2))).isEqualTo(new Lookup.Hit(2));
-        assertThat(tier.lookup(keys(1, 2, 3))).isEqualTo(new Lookup.Hit(2));
+        assertThat(tier.lookup(keys(1))).isEqualTo(new TierLookup.Hit(1));
+        assertThat(tier.lookup(keys(1, 2))).isEqualTo(new TierLookup.Hit(2));
+        assertThat(tier.lookup(keys(1, 2, 3))).isEqualTo(new TierLookup.Hit(2));
 
         Accepted second = accepted(store(tier, 2, 3, 4, 5));
         assertThat(ids(second.toStore())).containsExactly(3L, 4L, 5L);
         assertThat(ids(second.evicted())).containsExactly(1L); // not 2: it is among the keys being stored
         assertThat(second.slots()).containsExactly(0, 2, 3);   // 1's slot was freed first
-        assertThat(tier.lookup(keys(1))).isEqualTo(new Lookup.Miss());
-        assertThat(tier.lookup(keys(2, 3))).isEqualTo(new Lookup.Pending(1));
+        assertThat(tier.lookup(keys(1))).isEqualTo(new TierLookup.Miss());
+        assertThat(tier.lookup(keys(2, 3))).isEqualTo(new TierLookup.Pending(1));
 
         StorePlan whileStoring = store(tier, 1, 6);
         assertThat(whileStoring).isInstanceOf(Refused.class);
@@ -73,18 +73,18 @@ class TierIndexTest {
 
         tier.completeStore(second.toStore(), true);
         tier.checkInvariants();
-        assertThat(tier.lookup(keys(2, 3, 4, 5))).isEqualTo(new Lookup.Hit(4));
+        assertThat(tier.lookup(keys(2, 3, 4, 5))).isEqualTo(new TierLookup.Hit(4));
 
         tier.touch(keys(2, 3)); // a request hits [2,3] and loads them
         int[] loadSlots = tier.prepareLoad(keys(2, 3));
         tier.checkInvariants();
         assertThat(loadSlots).containsExactly(1, 0);
         assertThat(tier.pinnedCount()).isEqualTo(2);
-        assertThat(tier.lookup(keys(2, 3))).isEqualTo(new Lookup.Hit(2)); // still readable while loading
+        assertThat(tier.lookup(keys(2, 3))).isEqualTo(new TierLookup.Hit(2)); // still readable while loading
 
         assertThat(store(tier, 6, 7, 8)).isInstanceOf(Refused.class); // needs 2 or 3's slot
         assertThat(tier.refusedStores()).isEqualTo(2);
-        assertThat(tier.lookup(keys(2, 3, 4, 5))).isEqualTo(new Lookup.Hit(4));
+        assertThat(tier.lookup(keys(2, 3, 4, 5))).isEqualTo(new TierLookup.Hit(4));
 
         tier.completeLoad(keys(2, 3));
         tier.checkInvariants();
@@ -95,7 +95,7 @@ class TierIndexTest {
         assertThat(ids(third.evicted())).containsExactly(5L, 4L, 3L);
         tier.completeStore(third.toStore(), false); // failed store: only the keys not yet ready go
         tier.checkInvariants();
-        assertThat(tier.lookup(keys(2, 6))).isEqualTo(new Lookup.Hit(1));
+        assertThat(tier.lookup(keys(2, 6))).isEqualTo(new TierLookup.Hit(1));
         assertThat(tier.state(k(6))).isEqualTo(EntryState.ABSENT);
         assertThat(tier.freeSlots()).isEqualTo(3);
         assertThat(tier.readyCount()).isEqualTo(1);
@@ -181,14 +181,14 @@ class TierIndexTest {
     @Test
     void lookupStopsAtFirstMissingKeyAndReportsPendingOnlyForStoringKeys() {
         TierIndex tier = lruTier(4);
-        assertThat(tier.lookup(keys())).isEqualTo(new Lookup.Miss());
+        assertThat(tier.lookup(keys())).isEqualTo(new TierLookup.Miss());
         stored(tier, 1, 2);
         Accepted storing = accepted(store(tier, 3));
-        assertThat(tier.lookup(keys(1, 2, 3, 4))).isEqualTo(new Lookup.Pending(2));
-        assertThat(tier.lookup(keys(2))).isEqualTo(new Lookup.Hit(1));
-        assertThat(tier.lookup(keys(5, 1))).isEqualTo(new Lookup.Miss());
+        assertThat(tier.lookup(keys(1, 2, 3, 4))).isEqualTo(new TierLookup.Pending(2));
+        assertThat(tier.lookup(keys(2))).isEqualTo(new TierLookup.Hit(1));
+        assertThat(tier.lookup(keys(5, 1))).isEqualTo(new TierLookup.Miss());
         tier.completeStore(storing.toStore(), true);
-        assertThat(tier.lookup(keys(1, 2, 3, 4))).isEqualTo(new Lookup.Hit(3));
+        assertThat(tier.lookup(keys(1, 2, 3, 4))).isEqualTo(new TierLookup.Hit(3));
     }
 
     @Test
@@ -209,7 +209,7 @@ class TierIndexTest {
         tier.completeStore(first.toStore(), true);
         tier.completeStore(second.toStore(), true);
         tier.checkInvariants();
-        assertThat(tier.lookup(keys(1, 2, 3))).isEqualTo(new Lookup.Hit(3));
+        assertThat(tier.lookup(keys(1, 2, 3))).isEqualTo(new TierLookup.Hit(3));
     }
 
     @Test
@@ -219,7 +219,7 @@ class TierIndexTest {
         tier.completeStore(a.toStore().subList(0, 1), true);
         tier.completeStore(a.toStore().subList(1, 3), false);
         tier.checkInvariants();
-        assertThat(tier.lookup(keys(1, 2, 3))).isEqualTo(new Lookup.Hit(1));
+        assertThat(tier.lookup(keys(1, 2, 3))).isEqualTo(new TierLookup.Hit(1));
         assertThat(tier.freeSlots()).isEqualTo(3);
     }
 
@@ -233,7 +233,7 @@ class TierIndexTest {
         tier.checkInvariants();
         assertThat(events.drain()).containsExactly(new KvEvent.BlockRemoved(2, keys(2), "host"));
         assertThat(tier.state(k(2))).isEqualTo(EntryState.REMOVING);
-        assertThat(tier.lookup(keys(1, 2))).isEqualTo(new Lookup.Hit(1));
+        assertThat(tier.lookup(keys(1, 2))).isEqualTo(new TierLookup.Hit(1));
         assertThat(tier.freeSlots()).isZero();
         assertThat(store(tier, 2)).isInstanceOf(Refused.class); // its old slot is still being read
 
@@ -243,7 +243,7 @@ class TierIndexTest {
         assertThat(tier.freeSlots()).isEqualTo(1);
         assertThat(events.drain()).isEmpty(); // already announced
         stored(tier, 2);
-        assertThat(tier.lookup(keys(1, 2))).isEqualTo(new Lookup.Hit(2));
+        assertThat(tier.lookup(keys(1, 2))).isEqualTo(new TierLookup.Hit(2));
     }
 
     @Test
@@ -258,9 +258,9 @@ class TierIndexTest {
         tier.clear();
         tier.checkInvariants();
         assertThat(events.drain()).containsExactly(new KvEvent.AllCleared(3, "host"));
-        assertThat(tier.lookup(keys(1))).isEqualTo(new Lookup.Miss());
-        assertThat(tier.lookup(keys(2))).isEqualTo(new Lookup.Miss());
-        assertThat(tier.lookup(keys(3))).isEqualTo(new Lookup.Miss()); // not pending: it will be discarded
+        assertThat(tier.lookup(keys(1))).isEqualTo(new TierLookup.Miss());
+        assertThat(tier.lookup(keys(2))).isEqualTo(new TierLookup.Miss());
+        assertThat(tier.lookup(keys(3))).isEqualTo(new TierLookup.Miss()); // not pending: it will be discarded
         assertThat(tier.freeSlots()).isEqualTo(2);
         assertThat(tier.pinnedCount()).isEqualTo(1);
         assertThat(tier.storingCount()).isEqualTo(1);
@@ -269,7 +269,7 @@ class TierIndexTest {
         tier.completeLoad(keys(2));
         tier.checkInvariants();
         assertThat(tier.freeSlots()).isEqualTo(4);
-        assertThat(tier.lookup(keys(3))).isEqualTo(new Lookup.Miss());
+        assertThat(tier.lookup(keys(3))).isEqualTo(new TierLookup.Miss());
         assertThat(events.drain()).isEmpty();
     }
 

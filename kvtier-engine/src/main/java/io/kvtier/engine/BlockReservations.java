@@ -2,6 +2,7 @@ package io.kvtier.engine;
 
 import io.kvtier.kv.KvCacheManager;
 import io.kvtier.offload.Contention;
+import io.kvtier.offload.Lookup;
 import io.kvtier.offload.OffloadScheduler;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,13 +38,13 @@ final class BlockReservations {
     }
 
     /** A wait answered in the current admission pass, with what it is short so far in this pass. */
-    private record Held(Waiter waiter, int hitBlocks, OffloadScheduler.Lookup.Hit hit, Contention contention, int[] missing) {
+    private record Held(Waiter waiter, int hitBlocks, Lookup.Hit hit, Contention contention, int[] missing) {
     }
 
     /** Whether a waiting hit would still wait with {@code missing} blocks short ({@link OffloadScheduler#waitStillPays}). */
     @FunctionalInterface
     interface WaitQuery {
-        boolean stillPays(int deviceHitBlocks, OffloadScheduler.Lookup.Hit hit, int missing, long waitedNanos, Contention c);
+        boolean stillPays(int deviceHitBlocks, Lookup.Hit hit, int missing, long waitedNanos, Contention c);
     }
 
     private final KvCacheManager kv;
@@ -100,7 +101,7 @@ final class BlockReservations {
     }
 
     /** The request waits in this pass, {@code missing} blocks short (counting {@link #owedToPassers}). */
-    void hold(Request r, int hitBlocks, OffloadScheduler.Lookup.Hit hit, int missing, Contention c) {
+    void hold(Request r, int hitBlocks, Lookup.Hit hit, int missing, Contention c) {
         Waiter w = waiters.computeIfAbsent(r.id(), id -> new Waiter(clock.getAsLong()));
         pass.add(new Held(w, hitBlocks, hit, c, new int[] {missing}));
     }

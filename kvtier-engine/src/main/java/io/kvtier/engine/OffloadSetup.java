@@ -218,6 +218,7 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
             remoteStore = LettuceRemoteStore.open(remote.settings(), remote.warn());
             remoteKeys = new RemoteKeys(remote.settings().tenant(), namespace.digest());
             remoteCopier = new RemoteCopier(host.slab(), remoteStore, remoteKeys, pool.layout().bytesPerBlock());
+            remoteCopier.warnOversize(remote.warn());
         }
         RemoteTierParts remoteParts = remote == null ? null : remote.parts(remoteStore, remoteKeys);
         if (disk == null) {

@@ -3,6 +3,7 @@ package io.kvtier.engine;
 import io.kvtier.kv.KvCacheManager;
 import io.kvtier.offload.BlockWait;
 import io.kvtier.offload.Contention;
+import io.kvtier.offload.Lookup;
 import io.kvtier.offload.OffloadScheduler;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -254,17 +255,17 @@ public final class Scheduler {
             int hitBlocks = kv.prefixHitBlocks(r.blockKeys(), r.numTokens());
             Contention contention = offload == null ? null
                     : new Contention(prefilling + waiting.size() - 1, !running.isEmpty(), config.maxBatchTokens());
-            OffloadScheduler.Lookup ext = offload == null ? new OffloadScheduler.Lookup.Miss()
+            Lookup ext = offload == null ? new Lookup.Miss()
                     : offload.decide(r, hitBlocks, offload.lookup(r, hitBlocks), contention); // load only what is faster
-            if (ext instanceof OffloadScheduler.Lookup.Promote p) {
+            if (ext instanceof Lookup.Promote p) {
                 ext = offload.promote(r, hitBlocks, p); // disk -> host first; the request asks again later
             }
-            if (ext instanceof OffloadScheduler.Lookup.Wait) {
+            if (ext instanceof Lookup.Wait) {
                 continue;
             }
             int start = hitBlocks * config.blockSize();
             int take = 0; // blocks a request passing a waiting one is charged (BlockReservations)
-            if (ext instanceof OffloadScheduler.Lookup.Hit hit) {
+            if (ext instanceof Lookup.Hit hit) {
                 int end = (hitBlocks + hit.blocks()) * config.blockSize();
                 take = reservations.mayPass(r, hitBlocks);
                 if (take < 0) {
@@ -280,10 +281,10 @@ public final class Scheduler {
                     if (w == BlockWait.STALL) {
                         break;
                     }
-                    ext = new OffloadScheduler.Lookup.Miss(); // recompute: its first step needs fewer blocks
+                    ext = new Lookup.Miss(); // recompute: its first step needs fewer blocks
                 }
             }
-            if (ext instanceof OffloadScheduler.Lookup.Hit hit) {
+            if (ext instanceof Lookup.Hit hit) {
                 reservations.passed(r, take);
                 waiting.remove(r);
                 reservations.forget(r.id());

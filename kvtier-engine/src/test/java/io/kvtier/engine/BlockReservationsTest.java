@@ -8,7 +8,7 @@ import io.kvtier.kv.KvCacheManager;
 import io.kvtier.kv.KvLayout;
 import io.kvtier.kv.Namespace;
 import io.kvtier.offload.Contention;
-import io.kvtier.offload.OffloadScheduler;
+import io.kvtier.offload.Lookup;
 import io.kvtier.kv.ExtraKeys;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,7 +56,7 @@ class BlockReservationsTest {
         assertThat(kv.admit(99, request(99, 48).blockKeys(), 0, 48)).isTrue(); // 12 of 16 blocks held: 4 free
         Request waiter = request(1, 24);
         Contention c = new Contention(3, true, 64);
-        var hit = new OffloadScheduler.Lookup.Hit("host", 6);
+        var hit = new Lookup.Hit("host", 6);
         reservations.startPass();
         assertThat(reservations.mayPass(request(2, 40), 0)).as("nobody waits yet: nothing charged").isZero();
         assertThat(asked).isEmpty();
@@ -93,7 +93,7 @@ class BlockReservationsTest {
         Request sharing = request(8, 20, 7); // the owner's 8 tokens, then 12 more
         assertThat(kv.prefixHitBlocks(sharing.blockKeys(), 20)).isEqualTo(2);
         reservations.startPass();
-        reservations.hold(request(1, 24), 0, new OffloadScheduler.Lookup.Hit("host", 6), 1, new Contention(0, true, 64));
+        reservations.hold(request(1, 24), 0, new Lookup.Hit("host", 6), 1, new Contention(0, true, 64));
         assertThat(reservations.mayPass(sharing, 2)).isEqualTo(3);
         assertThat(asked).containsExactly(1 + 3);
     }

@@ -107,6 +107,21 @@ class RemoteTierTest {
         shareOneStore(List.of(RedisServers.standalone()), false);
     }
 
+    /** trial10: a value limit below the chunk size counted one failure per write job and said nothing before the summary. */
+    @Test
+    void aValueLimitBelowTheChunkSizeCountsEveryChunkAndSaysSoOnce() {
+        RemoteSettings s = settings(List.of(RedisServers.standalone()), false).withMaxValueBytes(1024);
+        try (Engine e = engine(setup(s))) {
+            runSequential(e, all());
+            long hostChunks = e.offload().stats().blocksStored().get("host") / OffloadConfig.DEFAULT.blocksPerChunk();
+            assertThat(e.offload().remoteStats().storeFailures()).isEqualTo(Map.of("oversize", hostChunks));
+            assertThat(e.offload().remoteStats().writes()).as("write jobs: fewer than their chunks").isLessThan(hostChunks);
+            assertThat(e.offload().remoteStats().chunksStored()).isZero();
+        }
+        assertThat(warnings).singleElement().asString().startsWith("remote tier: a chunk's value is ")
+                .contains(" bytes, above the store's limit of 1024 bytes");
+    }
+
     @Test
     void aRemoteHitLongerThanTheHostTierPromotesItsFittingPrefixAndCountsTheRest() {
         List<String> urls = List.of(RedisServers.standalone());
@@ -214,6 +229,8 @@ class RemoteTierTest {
             try (Engine e = engine(setup(s))) {
                 runSequential(e, all());
                 assertThat(e.offload().remoteStats().breakerState()).isEqualTo("off");
+                assertThat(e.offload().remoteStats().offReason()).startsWith("authentication failed (WRONGPASS ");
+                assertThat(e.offload().remoteStats().breakerOpens()).isZero();
             }
         }
         assertThat(warnings).hasSize(1);

@@ -53,7 +53,7 @@ import java.util.concurrent.ForkJoinPool;
  */
 public final class BatchedStepPhases {
 
-    private static final int SEQUENCES = 32, STEPS = 8;
+    static final int SEQUENCES = 32, STEPS = 8;
     private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
 
     private BatchedStepPhases() {
@@ -74,15 +74,7 @@ public final class BatchedStepPhases {
             KvLayout layout = c.kvLayout(16);
             int blocksPerSeq = layout.blocksFor(position + STEPS + 1);
             MemorySegment slab = arena.allocate(layout.bytesPerBlock() * blocksPerSeq * SEQUENCES, 64);
-            int[][] tables = new int[SEQUENCES][blocksPerSeq];
-            for (int s = 0; s < SEQUENCES; s++) {
-                for (int b = 0; b < blocksPerSeq; b++) {
-                    tables[s][b] = s * blocksPerSeq + b;
-                }
-            }
-            for (int s = 0; s < SEQUENCES; s++) {
-                plain.forward(List.of(new SequenceChunk(prompt(s, position), 0, tables[s], false)), slab, layout);
-            }
+            int[][] tables = prefill(plain, blocksPerSeq, position, slab, layout);
             Attention att = new Attention(c, Kernels.best(), tables, slab, layout, position);
             Attention rowByRow = new Attention(c, new SlotRows(Kernels.best()), tables, slab, layout, position);
             Map<String, double[]> perStep = new TreeMap<>();   // phase -> per round, ms of CPU per step
@@ -194,7 +186,24 @@ public final class BatchedStepPhases {
         return t;
     }
 
-    private static List<SequenceChunk> batch(ModelConfig c, int[][] tables, int position, int step) {
+    /**
+     * Block tables of {@link #SEQUENCES} sequences, sequence {@code s} in slab blocks
+     * {@code [s * blocksPerSeq, (s + 1) * blocksPerSeq)}, each prefilled through {@code t} with
+     * a prompt of {@code position} tokens of its own.
+     */
+    static int[][] prefill(Transformer t, int blocksPerSeq, int position, MemorySegment slab, KvLayout layout) {
+        int[][] tables = new int[SEQUENCES][blocksPerSeq];
+        for (int s = 0; s < SEQUENCES; s++) {
+            for (int b = 0; b < blocksPerSeq; b++) {
+                tables[s][b] = s * blocksPerSeq + b;
+            }
+            t.forward(List.of(new SequenceChunk(prompt(s, position), 0, tables[s], false)), slab, layout);
+        }
+        return tables;
+    }
+
+    /** One decode token per sequence at position {@code position + step}, over the prefilled tables. */
+    static List<SequenceChunk> batch(ModelConfig c, int[][] tables, int position, int step) {
         List<SequenceChunk> batch = new ArrayList<>(SEQUENCES);
         for (int s = 0; s < SEQUENCES; s++) {
             batch.add(new SequenceChunk(new int[] {(s * 31 + step * 7) % c.vocabSize()}, position + step, tables[s], true));

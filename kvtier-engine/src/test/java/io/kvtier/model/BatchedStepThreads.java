@@ -8,8 +8,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 
 /**
@@ -33,7 +31,7 @@ import java.util.Locale;
  */
 public final class BatchedStepThreads {
 
-    private static final int SEQUENCES = 32, STEPS = 8;
+    private static final int SEQUENCES = BatchedStepPhases.SEQUENCES, STEPS = BatchedStepPhases.STEPS;
     private static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
     private static final String[] KINDS = {"products", "attention", "packing", "element-wise"};
 
@@ -59,17 +57,7 @@ public final class BatchedStepThreads {
             KvLayout layout = c.kvLayout(16);
             int blocksPerSeq = layout.blocksFor(position + STEPS + 1);
             MemorySegment slab = arena.allocate(layout.bytesPerBlock() * blocksPerSeq * SEQUENCES, 64);
-            int[][] tables = new int[SEQUENCES][blocksPerSeq];
-            for (int s = 0; s < SEQUENCES; s++) {
-                for (int b = 0; b < blocksPerSeq; b++) {
-                    tables[s][b] = s * blocksPerSeq + b;
-                }
-                int[] prompt = new int[position];
-                for (int i = 0; i < position; i++) {
-                    prompt[i] = 1 + (s * 131 + i * 17) % 1000;
-                }
-                t1.forward(List.of(new SequenceChunk(prompt, 0, tables[s], false)), slab, layout);
-            }
+            int[][] tables = BatchedStepPhases.prefill(t1, blocksPerSeq, position, slab, layout);
             Transformer[] ts = {t1, t2};
             Parallel[] ps = {p1, p2};
             StepOverheadComparison.Pool[] pools = {one, two};
@@ -83,7 +71,7 @@ public final class BatchedStepThreads {
                     long c0 = MX.getCurrentThreadCpuTime(), h0 = pools[x].workerCpu();
                     long t0 = System.nanoTime();
                     for (int step = 0; step < STEPS; step++) {
-                        ts[x].forward(batch(c, tables, position, step), slab, layout);
+                        ts[x].forward(BatchedStepPhases.batch(c, tables, position, step), slab, layout);
                     }
                     long wall = System.nanoTime() - t0;
                     if (r < 0) {
@@ -129,14 +117,6 @@ public final class BatchedStepThreads {
             one.pool().shutdownNow();
             two.pool().shutdownNow();
         }
-    }
-
-    private static List<SequenceChunk> batch(ModelConfig c, int[][] tables, int position, int step) {
-        List<SequenceChunk> batch = new ArrayList<>(SEQUENCES);
-        for (int s = 0; s < SEQUENCES; s++) {
-            batch.add(new SequenceChunk(new int[] {(s * 31 + step * 7) % c.vocabSize()}, position + step, tables[s], true));
-        }
-        return batch;
     }
 
     /** {@link Kernels#best()} with the wall time of every call summed per thread (caller or not) and kind. */

@@ -33,11 +33,12 @@ final class RemoteMetrics {
         m.counter("kvtier:remote_writes", "Write jobs sent to the remote store (each a pipeline of SET).", s -> value(s, RemoteStats::writes));
         m.labelledCounter("kvtier:remote_load_failures", "Remote promotions that failed, per cause (miss, timeout, verify, "
                 + "unavailable, error).", "cause", (s, out) -> each(s, RemoteStats::loadFailures, RemoteStats.LOAD_FAILURE_CAUSES, out));
-        m.labelledCounter("kvtier:remote_store_failures", "Remote write jobs that failed, per cause (timeout, oversize, "
-                + "unavailable, error).", "cause", (s, out) -> each(s, RemoteStats::storeFailures, RemoteStats.STORE_FAILURE_CAUSES, out));
+        m.labelledCounter("kvtier:remote_store_failures", "Chunks not written to the remote store because their write "
+                + "failed, per cause (timeout, oversize, unavailable, error).", "cause", (s, out) -> each(s, RemoteStats::storeFailures, RemoteStats.STORE_FAILURE_CAUSES, out));
         m.labelledCounter("kvtier:remote_stores_dropped", "Chunks not written to the remote store (never waited for), per reason "
                 + "(budget, unavailable, slow).", "reason", (s, out) -> each(s, RemoteStats::storesDroppedBy, RemoteStats.DROP_REASONS, out));
-        m.counter("kvtier:remote_breaker_opens", "Times a remote node's circuit breaker opened.", s -> value(s, RemoteStats::breakerOpens));
+        m.counter("kvtier:remote_breaker_opens", "Times the remote tier went from serving to refusing: a node's circuit "
+                + "breaker opened, or the store could not be reached at start.", s -> value(s, RemoteStats::breakerOpens));
         m.labelledGauge("kvtier:remote_breaker_state", "1 for the remote tier's breaker state (closed, partial: some nodes open, "
                 + "open, off: turned off), 0 for the others.", "state", (s, out) -> {
                     RemoteStats r = remote(s);

@@ -71,6 +71,9 @@ public final class RemoteCopier {
     private final long readWindowBytes;
     private final int firstGets;
     private final boolean checkOnTaker;
+    /** Where the one line about values above the store's limit goes (null: nowhere). */
+    private volatile java.util.function.Consumer<String> warn;
+    private final java.util.concurrent.atomic.AtomicBoolean warnedOversize = new java.util.concurrent.atomic.AtomicBoolean();
 
     public RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock) {
         this(slab, store, keys, bytesPerBlock, READ_WINDOW_BYTES, ReadWindow.FIRST_GETS, CHECK_ON_TAKER);
@@ -95,6 +98,17 @@ public final class RemoteCopier {
 
     public RemoteStore store() {
         return store;
+    }
+
+    /**
+     * Where to say, once, that chunks are not written because their values exceed the store's
+     * limit ({@code --remote-max-value}, or the server's {@code proto-max-bulk-len}): every chunk
+     * of a model has the same size, so this is a setting to change, not a passing fault, and the
+     * counter ({@code store_failures} {@value #OVERSIZE}) alone said it only at the end. Null (the
+     * default) says nothing.
+     */
+    public void warnOversize(java.util.function.Consumer<String> sink) {
+        warn = sink;
     }
 
     private long payloadBytes(ChunkCopy c) {
@@ -141,9 +155,11 @@ public final class RemoteCopier {
                 continue;
             }
             long size = ChunkHeader.encodedSize(c.tokensShared().length) + payloadBytes(c);
-            if (size > store.maxValueBytes()) {
+            long limit = store.maxValueBytes();
+            if (size > limit) {
                 answers.add(CompletableFuture.failedFuture(new IllegalStateException(OVERSIZE + ": value of "
-                        + size + " bytes exceeds the remote limit of " + store.maxValueBytes() + " bytes; not sent")));
+                        + size + " bytes exceeds the remote limit of " + limit + " bytes; not sent")));
+                warnOversize(size, limit);
                 continue;
             }
             if (!claim.enter()) {
@@ -160,6 +176,15 @@ public final class RemoteCopier {
                     : store.set(key, value));
         }
         return take(job, claim, answers, null);
+    }
+
+    private void warnOversize(long size, long limit) {
+        java.util.function.Consumer<String> sink = warn;
+        if (sink != null && warnedOversize.compareAndSet(false, true)) {
+            sink.accept("remote tier: a chunk's value is " + size + " bytes, above the store's limit of " + limit
+                    + " bytes (--remote-max-value, or the server's proto-max-bulk-len less 64 KiB): no chunk is written"
+                    + " to the store (counted in store_failures as oversize)");
+        }
     }
 
     /**

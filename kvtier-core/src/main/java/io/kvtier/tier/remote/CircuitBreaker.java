@@ -62,6 +62,15 @@ public final class CircuitBreaker {
         }
     }
 
+    /** Opens a closed breaker at {@code now} whatever its count of failures (counted in {@link #opens}); no-op if open. */
+    public synchronized void trip(long now) {
+        if (!open) {
+            opens++;
+            open = true;
+            openedAt = now;
+        }
+    }
+
     /** Times the breaker went from closed to open. */
     public synchronized long opens() {
         return opens;

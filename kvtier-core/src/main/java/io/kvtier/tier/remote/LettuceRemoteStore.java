@@ -12,7 +12,6 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisStringAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
@@ -63,13 +62,14 @@ public final class LettuceRemoteStore implements RemoteStore {
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
     /** Least wait of {@link #open} for the first connection (see {@link #openWait}). */
     private static final Duration OPEN_WAIT_FLOOR = Duration.ofSeconds(3);
-
     private final RemoteSettings settings;
     private final Consumer<String> warn;
     private final RedisClient client;
     private final RedisClusterClient clusterClient;
     /** The cluster client's options once connected (refreshes ask every known node); null when standalone. */
     private final ClusterClientOptions connectedClusterOptions;
+    /** The refreshes this store asks for; null when standalone. */
+    private final TopologyRefresh topology;
     private final ClientResources resources;
     private final List<RedisURI> uris;
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
@@ -107,8 +107,9 @@ public final class LettuceRemoteStore implements RemoteStore {
         resources = LettuceResources.create();
         if (settings.cluster()) {
             clusterClient = RedisClusterClient.create(resources, uris);
-            clusterClient.setOptions(clusterOptions(socket, timeouts, ssl, false));
-            connectedClusterOptions = clusterOptions(socket, timeouts, ssl, true);
+            clusterClient.setOptions(TopologyRefresh.options(socket, timeouts, ssl, false));
+            connectedClusterOptions = TopologyRefresh.options(socket, timeouts, ssl, true);
+            topology = new TopologyRefresh(clusterClient);
             client = null;
         } else {
             client = RedisClient.create(resources);
@@ -116,30 +117,8 @@ public final class LettuceRemoteStore implements RemoteStore {
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
             clusterClient = null;
             connectedClusterOptions = null;
+            topology = null;
         }
-    }
-
-    /**
-     * The cluster client's options. {@code discover}: a topology refresh asks every node the
-     * last topology named (Lettuce's dynamic refresh sources), not only the seeds. The first
-     * topology is asked of the seeds alone: with discovery it took a second round (a connection
-     * and a handshake to every other node, after the seeds had answered), and it waited for the
-     * slowest node, a frozen one for the whole 10 s handshake deadline. Once connected, refreshes
-     * ask every known node, so a failover is followed even when the seeds are gone.
-     */
-    private static ClusterClientOptions clusterOptions(SocketOptions socket, TimeoutOptions timeouts, SslOptions ssl,
-                                                       boolean discover) {
-        return ClusterClientOptions.builder()
-                .socketOptions(socket).timeoutOptions(timeouts).sslOptions(ssl)
-                // Node connections open lazily: commands queue while one connects (a dead
-                // node's commands then end by the timeout, and its breaker opens).
-                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.DEFAULT)
-                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                        .enablePeriodicRefresh(Duration.ofSeconds(1))
-                        .enableAllAdaptiveRefreshTriggers()
-                        .dynamicRefreshSources(discover)
-                        .build())
-                .build();
     }
 
     /** The user named in a URL ({@code redis://user@host:port}), else {@code default}. */
@@ -202,6 +181,8 @@ public final class LettuceRemoteStore implements RemoteStore {
                 warn.accept("remote tier: cannot reach " + String.join(", ", settings.urls()) + " ("
                         + (answered ? s.lastConnectError : "no answer within " + wait.toMillis() + " ms; still connecting")
                         + ")" + RemoteErrors.tlsHint(settings, s.lastConnectError) + "; every lookup misses until it answers");
+                // The tier starts refusing: its first opening (a refused connection has counted it already).
+                s.connectBreaker.trip(System.nanoTime());
                 // The store may answer a moment later (a loaded machine, a server started after
                 // the engine): say so then, as the line above promised.
                 s.announceConnection = true;
@@ -253,7 +234,6 @@ public final class LettuceRemoteStore implements RemoteStore {
         return stage.toCompletableFuture().handle((conn, err) -> {
             try {
                 if (err != null) {
-                    connectBreaker.failure(System.nanoTime());
                     String msg = RemoteErrors.messageOf(err);
                     lastConnectError = RemoteErrors.reasonOf(err);
                     if (closed) {
@@ -263,13 +243,15 @@ public final class LettuceRemoteStore implements RemoteStore {
                         return null;
                     }
                     if (RemoteErrors.isAuthError(msg)) {
-                        turnOff("authentication failed (" + RemoteErrors.firstLine(msg) + "): check the remote user and password");
+                        turnOff(RemoteErrors.authFailed(msg));
                     } else if (RemoteErrors.tlsFailure(err) != null) {
                         // A certificate or protocol mismatch does not heal by retrying.
                         turnOff("TLS handshake with " + RemoteSettings.redact(settings.urls().get(0)) + " failed ("
                                 + RemoteErrors.tlsFailure(err) + "): check that the server speaks TLS on that port and "
                                 + (settings.caFile() == null ? "give the CA that signed its certificate with --remote-ca-file"
                                 : "that --remote-ca-file " + settings.caFile() + " signed its certificate"));
+                    } else {
+                        connectBreaker.failure(System.nanoTime()); // a tier turned off opens no breaker
                     }
                     return null;
                 }
@@ -379,19 +361,39 @@ public final class LettuceRemoteStore implements RemoteStore {
                 b.success();
                 return v;
             }
-            b.failure(System.nanoTime());
             String msg = RemoteErrors.messageOf(err);
-            if (!settings.cluster() && (msg.contains("MOVED") || msg.contains("ASK "))) {
-                // The URL names a cluster node: about two in three keys would fail for good.
-                turnOff(RemoteSettings.redact(settings.urls().get(0)) + " is a cluster node (" + RemoteErrors.firstLine(msg)
-                        + "): give --remote-mode cluster");
+            RemoteFailure.Cause cause = RemoteFailure.causeOf(err);
+            String off = refusal(key, msg);
+            if (off != null) {
+                turnOff(off); // for good: no breaker counts it
+            } else {
+                b.failure(System.nanoTime());
+                if (settings.cluster() && cause != RemoteFailure.Cause.ERROR) {
+                    topology.request(); // a dead or frozen master: its replica may serve the slot by now
+                }
             }
-            if (msg.contains("NOPERM") || msg.contains("NOAUTH") || msg.contains("WRONGPASS")) {
-                turnOff("the server refused key " + key + " (" + RemoteErrors.firstLine(msg)
-                        + "): give this user access to ~" + key.substring(0, key.lastIndexOf(':') + 1) + "*");
-            }
-            throw new RemoteFailure(RemoteFailure.causeOf(err), RemoteErrors.firstLine(msg));
+            throw new RemoteFailure(cause, RemoteErrors.firstLine(msg));
         });
+    }
+
+    /**
+     * Why an error reply to a command on {@code key} turns the tier off for good, or null: a
+     * MOVED or ASK in standalone mode (the URL names a cluster node: about two in three keys
+     * would fail), or a refusal of the user ({@link RemoteErrors#isAuthError}, the check made at
+     * connection too: on a command, mostly an ACL that refuses the key).
+     */
+    private String refusal(String key, String msg) {
+        if (!settings.cluster() && (msg.contains("MOVED") || msg.contains("ASK "))) {
+            return RemoteSettings.redact(settings.urls().get(0)) + " is a cluster node (" + RemoteErrors.firstLine(msg)
+                    + "): give --remote-mode cluster";
+        }
+        if (!RemoteErrors.isAuthError(msg)) {
+            return null;
+        }
+        return msg.contains("NOPERM")
+                ? "the server refused key " + key + " (" + RemoteErrors.firstLine(msg) + "): give this user access to ~"
+                        + key.substring(0, key.lastIndexOf(':') + 1) + "*"
+                : RemoteErrors.authFailed(msg);
     }
 
     /** The async commands of {@link #strings} (standalone or cluster: both dispatch any command, routed by its key). */
@@ -516,6 +518,11 @@ public final class LettuceRemoteStore implements RemoteStore {
         return open == 0 ? "closed" : open == nodes.size() ? "open" : "partial";
     }
 
+    /**
+     * Times a node's breaker opened, plus one when the store could not be reached at start (its
+     * first connection refused, failed, or not answered when {@link #open} returned): so state
+     * {@code open} always comes with at least one opening. A tier turned off opens nothing.
+     */
     @Override
     public long breakerOpens() {
         return breakers.values().stream().mapToLong(CircuitBreaker::opens).sum() + connectBreaker.opens();

@@ -53,9 +53,21 @@ final class RemoteErrors {
         return address > 0 ? m.substring(0, address) : m;
     }
 
+    /**
+     * Whether an error (its {@link #messageOf} text) refuses this user for good, so the tier turns
+     * off rather than retrying: bad credentials ({@code WRONGPASS}, {@code NOAUTH}, and two
+     * wordings matched since the first version, {@code invalid username-password} and
+     * {@code AUTH failed}) or an ACL refusal ({@code NOPERM}). The one check, at connection and
+     * on commands.
+     */
     static boolean isAuthError(String msg) {
         return msg.contains("WRONGPASS") || msg.contains("NOAUTH") || msg.contains("invalid username-password")
                 || msg.contains("AUTH failed") || msg.contains("NOPERM");
+    }
+
+    /** The reason a tier turns off for bad credentials: the server's first line, never a password. */
+    static String authFailed(String msg) {
+        return "authentication failed (" + firstLine(msg) + "): check the remote user and password";
     }
 
     static String messageOf(Throwable t) {

@@ -40,7 +40,11 @@ public interface RemoteStore extends AutoCloseable {
     /** {@code closed}, {@code open} (every node refused), {@code partial} (some nodes), or {@code off}. */
     String breakerState();
 
-    /** Times a node's breaker opened. */
+    /**
+     * Times the tier went from serving to refusing: a node's breaker opened, and (once) the store
+     * could not be reached at start. At least 1 whenever {@link #breakerState()} is {@code open}
+     * or {@code partial}; turning off is no opening ({@link #offReason()}).
+     */
     long breakerOpens();
 
     /** Null while the tier is on; else the one line saying why it turned itself off (bad credentials, ACL). */

@@ -57,6 +57,7 @@ class RemoteFrozenAtStartTest {
                 assertThat(warnings).containsExactly("remote tier: cannot reach " + r.url()
                         + " (no answer within 3000 ms; still connecting); every lookup misses until it answers");
                 assertThat(s.breakerState()).isEqualTo("open");
+                assertThat(s.breakerOpens()).as("open from the start: its first opening (trial10: was 0)").isEqualTo(1);
                 assertThat(failureOf(s.get("k"))).isEqualTo(RemoteFailure.Cause.UNAVAILABLE);
                 assertThat(failureOf(s.set("k", new byte[] {7}))).isEqualTo(RemoteFailure.Cause.UNAVAILABLE);
                 assertThat(s.allows("k")).isFalse();
@@ -76,6 +77,7 @@ class RemoteFrozenAtStartTest {
                 assertThat(stored).as("a SET succeeded within 60 s of the thaw").isTrue();
                 assertThat(s.get("k").get()).containsExactly(7, 8, 9);
                 assertThat(s.breakerState()).isEqualTo("closed");
+                assertThat(s.breakerOpens()).isEqualTo(1);
                 assertThat(warnings).as("one more line once it answers").hasSize(2)
                         .endsWith("remote tier: " + r.url() + " answered; lookups use it from now");
             }

@@ -1,0 +1,106 @@
+package io.kvtier.tier.remote;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The replies that turn the remote tier off for good ({@link RemoteErrors#isAuthError}, one
+ * check at connection and on commands), on real servers where a server gives them: a wrong
+ * password, no password where one is required, an ACL that refuses the tier's keys. Each is one
+ * line, no secret, state {@code off}, and no breaker opening; another error reply leaves it on.
+ */
+class RemoteRefusalTest {
+
+    @TempDir
+    Path dir;
+
+    private final List<String> warnings = new CopyOnWriteArrayList<>();
+
+    private LettuceRemoteStore open(String url, String password) {
+        return LettuceRemoteStore.open(RemoteSettings.of(List.of(url), false, "t", password)
+                .withTimeout(Duration.ofSeconds(10)), warnings::add);
+    }
+
+    private static Throwable failure(java.util.concurrent.CompletableFuture<?> f) {
+        Throwable t = catchThrowable(f::get);
+        assertThat(t).as("the operation failed").isInstanceOf(ExecutionException.class);
+        return t.getCause();
+    }
+
+    /** The tier is off for {@code reason} (the line after "remote tier off: "), said once, with no opening counted. */
+    private void assertOff(LettuceRemoteStore s, String reasonStart) {
+        assertThat(s.breakerState()).isEqualTo("off");
+        assertThat(s.offReason()).startsWith(reasonStart);
+        assertThat(s.breakerOpens()).as("turning off is no breaker opening").isZero();
+        assertThat(s.allows("kvt:v1:t:k")).isFalse();
+        assertThat(warnings).containsExactly("remote tier off: " + s.offReason());
+    }
+
+    @Test
+    void aWrongPasswordTurnsTheTierOffAtConnection() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"), "requirepass right-secret");
+             LettuceRemoteStore s = open(r.url(), "wrong-secret")) {
+            assertOff(s, "authentication failed (WRONGPASS ");
+            assertThat(s.offReason()).endsWith("): check the remote user and password").doesNotContain("secret");
+            assertThat(failure(s.get("kvt:v1:t:k"))).isInstanceOf(RemoteFailure.class).hasMessage("remote tier off");
+        }
+    }
+
+    @Test
+    void noPasswordWhereOneIsRequiredTurnsTheTierOff() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"), "requirepass right-secret");
+             LettuceRemoteStore s = open(r.url(), null)) {
+            // Refused at the handshake or at the first command, as the client's protocol goes.
+            for (int i = 0; i < 4 && !s.breakerState().equals("off"); i++) {
+                s.set("kvt:v1:t:" + i, new byte[] {1}).exceptionally(e -> null).get();
+            }
+            assertThat(s.offReason()).contains("NOAUTH");
+            assertOff(s, "authentication failed (NOAUTH ");
+        }
+    }
+
+    @Test
+    void anAclThatRefusesTheKeysTurnsTheTierOffAtTheFirstCommand() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"), "user alice on >alice-pw ~other:* +@all");
+             LettuceRemoteStore s = open("redis://alice@127.0.0.1:" + r.port(), "alice-pw")) {
+            assertThat(s.breakerState()).isEqualTo("closed");
+            assertThat(failure(s.set("kvt:v1:t:ns:k1", new byte[] {1}))).isInstanceOf(RemoteFailure.class);
+            assertOff(s, "the server refused key kvt:v1:t:ns:k1 (NOPERM ");
+            assertThat(s.offReason()).endsWith("): give this user access to ~kvt:v1:t:ns:*").doesNotContain("alice-pw");
+        }
+    }
+
+    @Test
+    void anotherErrorReplyLeavesTheTierOn() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
+             LettuceRemoteStore s = open(r.url(), null)) {
+            r.cli("rpush", "a-list", "x");
+            assertThat(RemoteFailure.causeOf(failure(s.get("a-list")))).isEqualTo(RemoteFailure.Cause.ERROR); // WRONGTYPE
+            assertThat(s.breakerState()).isEqualTo("closed");
+            assertThat(s.offReason()).isNull();
+            assertThat(warnings).isEmpty();
+        }
+    }
+
+    @Test
+    void theOneCheckMatchesTheRefusalsAndNothingElse() {
+        assertThat(List.of("WRONGPASS invalid username-password pair or user is disabled.",
+                "NOAUTH Authentication required.",
+                "NOPERM this user has no permissions to access one of the keys used as arguments",
+                "ERR invalid username-password pair", "ERR AUTH failed: bad password",
+                "io.lettuce.core.RedisConnectionException: Unable to connect / NOAUTH HELLO must be called with the client already authenticated"))
+                .allMatch(RemoteErrors::isAuthError);
+        assertThat(List.of("WRONGTYPE Operation against a key holding the wrong kind of value",
+                "OOM command not allowed when used memory > 'maxmemory'.", "ERR unknown command 'TOUCH'",
+                "MOVED 3999 127.0.0.1:6381", "LOADING Redis is loading the dataset in memory", "Connection refused"))
+                .noneMatch(RemoteErrors::isAuthError);
+    }
+}
