@@ -244,6 +244,10 @@ public final class LettuceRemoteStore implements RemoteStore {
                     }
                     if (RemoteErrors.isAuthError(msg)) {
                         turnOff(RemoteErrors.authFailed(msg));
+                    } else if (settings.cluster() && (msg + lastConnectError).contains("cluster support disabled")) {
+                        // The store answered: it is standalone, and will never answer as a cluster.
+                        turnOff(RemoteSettings.redact(settings.urls().get(0)) + " is not a cluster node ("
+                                + RemoteErrors.firstLine(lastConnectError) + "): leave out --remote-mode cluster");
                     } else if (RemoteErrors.tlsFailure(err) != null) {
                         // A certificate or protocol mismatch does not heal by retrying.
                         turnOff("TLS handshake with " + RemoteSettings.redact(settings.urls().get(0)) + " failed ("

@@ -54,6 +54,17 @@ class RemoteRefusalTest {
         }
     }
 
+    /** trial11 F2: it said "cannot reach" and promised to use the store once it answers. */
+    @Test
+    void clusterModeAtAStandaloneServerTurnsTheTierOffNamingTheFlag() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
+             LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of(r.url()), true, "t", null)
+                     .withTimeout(Duration.ofSeconds(10)), warnings::add)) {
+            assertOff(s, r.url() + " is not a cluster node (");
+            assertThat(s.offReason()).contains("cluster support disabled").endsWith("): leave out --remote-mode cluster");
+        }
+    }
+
     @Test
     void noPasswordWhereOneIsRequiredTurnsTheTierOff() throws Exception {
         try (OwnRedis r = OwnRedis.start(dir.resolve("r"), "requirepass right-secret");
