@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.kvtier.engine.SamplingParams;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Turns the JSON body of {@code /v1/completions} and {@code /v1/chat/completions} into
@@ -288,8 +290,8 @@ final class RequestParser {
      *
      * @throws ApiError when {@code tool_calls} is not an array of objects
      */
-    private static java.util.Map<String, Object> templateFields(JsonNode m, int i) throws ApiError {
-        java.util.Map<String, Object> fields = new java.util.LinkedHashMap<>();
+    private static Map<String, Object> templateFields(JsonNode m, int i) throws ApiError {
+        Map<String, Object> fields = new LinkedHashMap<>();
         JsonNode calls = m.get("tool_calls");
         if (calls != null && !calls.isNull()) {
             boolean objects = calls.isArray();
@@ -299,7 +301,7 @@ final class RequestParser {
             if (!objects) {
                 throw ApiError.badRequest("messages[" + i + "].tool_calls must be an array of objects", "messages.[" + i + "].tool_calls");
             }
-            fields.put("tool_calls", PLAIN.convertValue(calls, List.class));
+            fields.put("tool_calls", Json.MAPPER.convertValue(calls, List.class));
         }
         for (String f : new String[] {"tool_call_id", "name"}) {
             JsonNode v = m.get(f);
@@ -312,9 +314,6 @@ final class RequestParser {
         }
         return fields;
     }
-
-    /** Turns request JSON into plain maps and lists for the chat template. */
-    private static final com.fasterxml.jackson.databind.ObjectMapper PLAIN = new com.fasterxml.jackson.databind.ObjectMapper();
 
     /**
      * A message's text: a string or an array of {@code {"type": "text", "text"}} parts. As OpenAI's
