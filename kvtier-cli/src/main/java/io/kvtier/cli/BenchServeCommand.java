@@ -132,10 +132,18 @@ final class BenchServeCommand implements Callable<Integer> {
                 userTokens, maxTokens, load.longestPromptTokens(), load.historyTokens());
         List<ServeBenchReport.Side> sides = new ArrayList<>();
         if (url != null) {
-            header.run();
             String base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
             try {
-                String name = servedModel.isEmpty() ? firstModel(base) : servedModel;
+                var entry = listedModel(base, servedModel);
+                String name = servedModel.isEmpty() ? entry.path("id").asText() : servedModel;
+                // Before the header, as for the servers bench serve starts: a run that cannot fit is one line.
+                int seqLen = entry.path("max_model_len").asInt(0);
+                if (seqLen > 0 && load.longestPromptTokens() + maxTokens > seqLen) {
+                    throw new BadInputException("the last turn needs " + (load.longestPromptTokens() + maxTokens) + " positions but "
+                            + base + " serves " + name + " with a context of " + seqLen
+                            + "; lower --turns, --system-tokens, --user-tokens or --max-tokens");
+                }
+                header.run();
                 String before = scrape(base);
                 sides.add(new ServeBenchReport.Side("server", load.run(base, name), before, scrape(base)));
             } catch (java.net.ConnectException e) {
@@ -226,13 +234,23 @@ final class BenchServeCommand implements Callable<Integer> {
         }
     }
 
-    private static String firstModel(String base) throws IOException, InterruptedException {
+    /**
+     * The entry of {@code name} in the server's {@code GET /v1/models} (the first entry when
+     * {@code name} is empty); an entry with only {@code id} when the list does not hold it (the
+     * server may still serve the name).
+     */
+    private static com.fasterxml.jackson.databind.JsonNode listedModel(String base, String name) throws IOException, InterruptedException {
         String body = get(base + "/v1/models");
         var data = new com.fasterxml.jackson.databind.ObjectMapper().readTree(body).path("data");
-        if (data.isEmpty()) {
+        if (data.isEmpty() && name.isEmpty()) {
             throw new BadInputException("bench serve: " + base + "/v1/models lists no model; give --served-model-name");
         }
-        return data.get(0).path("id").asText();
+        for (var m : data) {
+            if (name.isEmpty() || name.equals(m.path("id").asText())) {
+                return m;
+            }
+        }
+        return com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode().put("id", name);
     }
 
     /** The server's /metrics text, or empty if it has none. */

@@ -94,7 +94,10 @@ public final class DiskOptions {
             throw new BadInputException("--disk-fsync must be none, data or data-and-dir, got '" + fsync + "'");
         }
         long budget = Sizes.parseBytes(bytes, "--disk-cache-bytes");
-        Checks.atLeast(budget, 1, "--disk-cache-bytes");
+        if (budget < 1) { // zero would be a disk tier that can hold nothing
+            throw new BadInputException("--disk-cache-bytes must be at least 1 byte, got '" + bytes
+                    + "' (leave out --disk-cache-dir for no disk tier)");
+        }
         return new OffloadSetup.DiskSetup(dir, budget, policy, sync, admitAfter,
                 terminal ? p -> System.err.print("\r" + p.line()) : null, line -> System.err.println("kvtier: " + line));
     }

@@ -49,6 +49,13 @@ final class KvEventsCommand implements Callable<Integer> {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /**
+     * How long the first batch may be awaited before one line says none came yet: ZMQ connects
+     * without telling whether anything publishes at the address, so a wrong address would
+     * otherwise wait in silence. Milliseconds; the property is for tests.
+     */
+    static final String QUIET_NOTICE_PROPERTY = "kvtier.kvEvents.quietNoticeMillis";
+
     /** The next sequence to print; -1 until one is known. */
     private long next = -1;
     private long printed;
@@ -59,6 +66,7 @@ final class KvEventsCommand implements Callable<Integer> {
         count = countFlag == null ? Long.MAX_VALUE : Checks.atLeast(countFlag, 1, "--count");
         PrintStream out = System.out;
         try (ZContext ctx = new ZContext()) {
+            ctx.setLinger(0); // nothing is sent that must outlive the command
             ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
             sub.subscribe(topic.getBytes(StandardCharsets.UTF_8));
             connect(sub, endpoint, "--kv-events-endpoint");
@@ -69,10 +77,23 @@ final class KvEventsCommand implements Callable<Integer> {
                 connect(replay, replayEndpoint, "--kv-events-replay-endpoint");
                 replay(replay, 0, out); // what was sent before this command started
             }
+            sub.setReceiveTimeOut(Integer.getInteger(QUIET_NOTICE_PROPERTY, 5_000));
+            boolean waitingForFirst = true;
             while (printed < count) {
                 byte[][] msg = frames(sub, 3);
+                if (msg == null && waitingForFirst && !Thread.currentThread().isInterrupted()) {
+                    System.err.println("kvtier: subscribed to " + endpoint + "; no batch yet (nothing publishes there, or the server"
+                            + " is idle: serve publishes with --kv-events-endpoint); waiting");
+                    waitingForFirst = false;
+                    sub.setReceiveTimeOut(-1);
+                    continue;
+                }
                 if (msg == null) {
                     break; // interrupted (Ctrl-C)
+                }
+                if (waitingForFirst) {
+                    waitingForFirst = false;
+                    sub.setReceiveTimeOut(-1);
                 }
                 long seq = ByteBuffer.wrap(msg[1]).getLong();
                 if (next >= 0 && seq > next) {

@@ -40,9 +40,17 @@ final class MakeModelCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws java.io.IOException {
-        for (var f : java.util.Map.of("--dim", dim, "--hidden-dim", hiddenDim, "--layers", layers, "--heads", heads,
-                "--kv-heads", kvHeads, "--vocab", vocab, "--seq-len", seqLen).entrySet()) {
-            Checks.atLeast(f.getValue(), 1, f.getKey());
+        // Each size with the largest a model file may hold (ModelConfig's bounds), in the flags' order.
+        record Size(String flag, int value, int max) {
+        }
+        for (Size f : new Size[] {new Size("--dim", dim, ModelConfig.MAX_DIM), new Size("--hidden-dim", hiddenDim, ModelConfig.MAX_HIDDEN),
+                new Size("--layers", layers, ModelConfig.MAX_LAYERS), new Size("--heads", heads, dim),
+                new Size("--kv-heads", kvHeads, heads), new Size("--vocab", vocab, ModelConfig.MAX_VOCAB),
+                new Size("--seq-len", seqLen, ModelConfig.MAX_SEQ_LEN)}) {
+            Checks.atLeast(f.value(), 1, f.flag());
+            if (f.value() > f.max()) {
+                throw new BadInputException(f.flag() + " must be at most " + f.max() + ", got " + f.value());
+            }
         }
         // A vocabulary a tokenizer can have: llama2.c's (and SentencePiece's byte fallback) starts with
         // <unk>, <s>, </s> and the 256 byte tokens; fewer rows would have no id for some byte of any text.

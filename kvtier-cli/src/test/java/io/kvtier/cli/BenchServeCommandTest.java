@@ -101,6 +101,35 @@ class BenchServeCommandTest {
         assertThat(noDir.out()).isEmpty();
     }
 
+    /**
+     * With --url the context comes from the server's /v1/models ({@code max_model_len}): a load that
+     * cannot fit is one line before any output, not a run of 400s. The server here is a fake that
+     * only lists a model (the check needs nothing else).
+     */
+    @Test
+    void aRunningServersContextIsCheckedBeforeTheRun() throws Exception {
+        com.sun.net.httpserver.HttpServer fake = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        fake.createContext("/v1/models", ex -> {
+            byte[] body = "{\"object\":\"list\",\"data\":[{\"id\":\"small\",\"object\":\"model\",\"max_model_len\":512}]}"
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(200, body.length);
+            ex.getResponseBody().write(body);
+            ex.close();
+        });
+        fake.start();
+        try {
+            String url = "http://127.0.0.1:" + fake.getAddress().getPort();
+            CliRun r = CliRun.of("bench", "serve", "--url", url);
+            assertThat(r.code()).as(r.err()).isEqualTo(2);
+            assertThat(r.err().strip()).isEqualTo("kvtier: the last turn needs 768 positions but " + url
+                    + " serves small with a context of 512; lower --turns, --system-tokens, --user-tokens or --max-tokens");
+            assertThat(r.out()).isEmpty();
+        } finally {
+            fake.stop(0);
+        }
+    }
+
     /** Every GGUF architecture opens as serve opens it (the GGUF magic was read as a llama2.c header: exit 2). */
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"llama-spm512-q8_0.gguf", "qwen2-bpe-q8_0.gguf", "gemma3-spm515-f32.gguf"})

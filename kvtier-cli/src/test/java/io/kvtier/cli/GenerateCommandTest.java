@@ -183,6 +183,21 @@ class GenerateCommandTest {
         assertThat(huge.err()).startsWith("kvtier: not enough memory").contains("--device-blocks").doesNotContain("\tat ");
     }
 
+    /** Sizes that make no sense say so in one line: a fractional byte count, and a disk tier of 0 bytes with its way out. */
+    @Test
+    void fractionalBytesAndAnEmptyDiskTierAreRefusedInOneLine() {
+        CliRun half = CliRun.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "a",
+                "--host-cache-bytes", "1.5");
+        assertThat(half.code()).as(half.err()).isEqualTo(2);
+        assertThat(half.err().strip())
+                .isEqualTo("kvtier: --host-cache-bytes: '1.5' is not a whole number of bytes (e.g. 4096, 256M, 1.5G)");
+        CliRun zero = CliRun.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "a",
+                "--disk-cache-dir", dir.resolve("d").toString(), "--disk-cache-bytes", "0");
+        assertThat(zero.code()).as(zero.err()).isEqualTo(2);
+        assertThat(zero.err().strip()).isEqualTo(
+                "kvtier: --disk-cache-bytes must be at least 1 byte, got '0' (leave out --disk-cache-dir for no disk tier)");
+    }
+
     /** The same rule and the same call as serve's ({@code OffloadOptions.check}, {@code Checks.needs}). */
     @Test
     void flagsWithoutTheirPartnerAreRefusedNamingBoth() {

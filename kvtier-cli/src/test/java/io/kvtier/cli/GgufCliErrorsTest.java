@@ -76,6 +76,20 @@ class GgufCliErrorsTest {
         }
     }
 
+    /** A GGUF file with a damaged magic is said to be one, not judged as a llama2.c header alone (a new user's trial). */
+    @Test
+    void aDamagedGgufMagicIsNamed() throws IOException {
+        byte[] gguf = Files.readAllBytes(ReferenceRecords.model().resolveSibling("gguf").resolve("stories260K.gguf"));
+        gguf[3] = 'X';
+        Path damaged = Files.write(dir.resolve("model.gguf"), gguf);
+        assertOneLineError(CliRun.of("generate", "--model", damaged.toString(), "--prompt", "hi"), "--model: model file " + damaged
+                + ": starts with 'GGUX', not the GGUF magic 'GGUF' (a damaged GGUF file?), and is no llama2.c checkpoint either");
+        gguf[0] = 0;
+        Path renamed = Files.write(dir.resolve("model.bin"), gguf);
+        assertThat(CliRun.of("generate", "--model", renamed.toString(), "--prompt", "hi").err())
+                .as("two bytes off and not named .gguf: judged as llama2.c").contains("not a llama2.c checkpoint");
+    }
+
     private static String[] concat(String[] a, String... b) {
         String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, all, a.length, b.length);

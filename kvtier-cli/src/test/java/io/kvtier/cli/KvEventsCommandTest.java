@@ -68,6 +68,46 @@ class KvEventsCommandTest {
         }
     }
 
+    /** A watcher at an address where nothing publishes yet says so in one line, then prints what comes. */
+    @Test
+    void aQuietAddressIsSaidOnceAndTheWatcherKeepsWaiting() throws Exception {
+        KvEventEncoder enc = new KvEventEncoder(SEED, 16, 16, KvEventEncoder.HashFormat.INT, 0);
+        String before = System.getProperty(KvEventsCommand.QUIET_NOTICE_PROPERTY);
+        System.setProperty(KvEventsCommand.QUIET_NOTICE_PROPERTY, "200");
+        AtomicBoolean done = new AtomicBoolean();
+        try (KvEventPublisher pub = new KvEventPublisher(new KvEventPublisher.Config("tcp://127.0.0.1:*", "tcp://127.0.0.1:*", "kv"), enc)) {
+            Thread server = Thread.ofPlatform().start(() -> {
+                try {
+                    Thread.sleep(1_000); // quiet well past the notice
+                    while (!done.get()) {
+                        pub.publish(List.of(new KvEvent.BlockStored(0, List.of(new BlockKey(7, 7, 7, 1000)), SEED, "device", List.of(1, 2))));
+                        Thread.sleep(50);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            CliRun r;
+            try {
+                r = CliRun.of("kv-events", "--kv-events-endpoint", pub.endpoint(), "--count", "1");
+            } finally {
+                done.set(true);
+                server.join();
+            }
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(r.err().strip()).isEqualTo("kvtier: subscribed to " + pub.endpoint() + "; no batch yet (nothing publishes there,"
+                    + " or the server is idle: serve publishes with --kv-events-endpoint); waiting");
+            assertThat(r.out().lines().toList()).hasSize(1);
+            assertThat(r.out()).contains("\"token_ids\":[1,2]");
+        } finally {
+            if (before == null) {
+                System.clearProperty(KvEventsCommand.QUIET_NOTICE_PROPERTY);
+            } else {
+                System.setProperty(KvEventsCommand.QUIET_NOTICE_PROPERTY, before);
+            }
+        }
+    }
+
     @Test
     void aCountBelowOneExits2() {
         CliRun r = CliRun.of("kv-events", "--kv-events-endpoint", "tcp://127.0.0.1:1", "--count", "0");

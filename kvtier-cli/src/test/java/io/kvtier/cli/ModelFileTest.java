@@ -59,6 +59,18 @@ class ModelFileTest {
         assertThat(ChildCli.stderr(err)).doesNotContain("SIGBUS", "fatal error");
     }
 
+    /** A size past what a model file may hold is refused naming make-model's flag, not a header field. */
+    @Test
+    void aSizeTooLargeNamesTheFlag() {
+        Path out = dir.resolve("big.bin");
+        CliRun r = CliRun.of("make-model", out.toString(), "--layers", "100000");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).isEqualTo("kvtier: --layers must be at most 1024, got 100000\n");
+        CliRun heads = CliRun.of("make-model", out.toString(), "--heads", "576");
+        assertThat(heads.err()).isEqualTo("kvtier: --heads must be at most 288, got 576\n");
+        assertThat(out).doesNotExist();
+    }
+
     @Test
     void makeModelRefusesAVocabularyNoTokenizerCanHave() throws Exception {
         Path out = dir.resolve("v.bin");

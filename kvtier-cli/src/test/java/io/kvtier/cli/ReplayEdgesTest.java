@@ -1,6 +1,7 @@
 package io.kvtier.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvtier.replay.Capacity;
@@ -112,6 +113,10 @@ class ReplayEdgesTest {
         assertThat(Sizes.parseBytes("1Mi", "--x")).isEqualTo(1L << 20);
         assertThat(Sizes.parseBytes("1MiB", "--x")).isEqualTo(1L << 20);
         assertThat(Sizes.parseBytes("1.5G", "--x")).isEqualTo(3L << 29);
+        assertThat(Sizes.parseBytes("4096", "--x")).isEqualTo(4096);
+        assertThatThrownBy(() -> Sizes.parseBytes("1.5", "--host-cache-bytes"))
+                .isInstanceOf(BadInputException.class)
+                .hasMessage("--host-cache-bytes: '1.5' is not a whole number of bytes (e.g. 4096, 256M, 1.5G)");
         assertThat(Capacity.parse("1M", "--x").tokens()).isEqualTo(1_000_000);
         assertThat(Capacity.parse("1Mi", "--x").tokens()).isEqualTo(1L << 20);
     }

@@ -20,12 +20,15 @@ import io.kvtier.kv.KvLayout;
 public record ModelConfig(int dim, int hiddenDim, int layers, int heads, int kvHeads, int vocabSize,
                           int seqLen, boolean sharedClassifier, int headDim) {
 
-    /** Upper bounds that no real checkpoint reaches; larger values mean a foreign or corrupt file. */
-    static final int MAX_DIM = 1 << 16;
-    static final int MAX_HIDDEN = 1 << 18;
-    static final int MAX_LAYERS = 1024;
-    static final int MAX_VOCAB = 1 << 22;
-    static final int MAX_SEQ_LEN = 1 << 22;
+    /**
+     * Upper bounds that no real checkpoint reaches; larger values mean a foreign or corrupt file
+     * (public so that {@code make-model} refuses them naming its own flags).
+     */
+    public static final int MAX_DIM = 1 << 16;
+    public static final int MAX_HIDDEN = 1 << 18;
+    public static final int MAX_LAYERS = 1024;
+    public static final int MAX_VOCAB = 1 << 22;
+    public static final int MAX_SEQ_LEN = 1 << 22;
 
     public ModelConfig {
         String problem = shapeProblem(dim, hiddenDim, layers, heads, kvHeads, vocabSize, seqLen, headDim);

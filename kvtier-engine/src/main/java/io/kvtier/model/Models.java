@@ -29,7 +29,20 @@ public final class Models {
             throw new ModelFormatException("model file: empty path");
         }
         OffHeapFiles.requireNotDirectoryOrEmpty(path, "model file " + path, EITHER);
-        return GgufFile.isGguf(path) ? GgufModel.load(path, digests) : Checkpoint.load(path, digests);
+        if (GgufFile.isGguf(path)) {
+            return GgufModel.load(path, digests);
+        }
+        try {
+            return Checkpoint.load(path, digests);
+        } catch (ModelFormatException e) {
+            String start = GgufFile.damagedMagic(path);
+            if (start == null) {
+                throw e;
+            }
+            // A GGUF file whose magic was damaged would otherwise be judged as a llama2.c header only.
+            throw new ModelFormatException("model file " + path + ": starts with '" + start + "', not the GGUF magic 'GGUF'"
+                    + " (a damaged GGUF file?), and is no llama2.c checkpoint either", e);
+        }
     }
 
     /** Bytes of a GGUF file's start read by {@link #kvGroupCountFromHeader}: more than any known metadata (a 256K vocabulary ~10 MB). */

@@ -39,12 +39,22 @@ final class BodyReader {
         try {
             node = Json.MAPPER.readTree(body);
         } catch (JsonProcessingException e) {
-            throw ApiError.badRequest("malformed JSON in the request body: " + e.getOriginalMessage(), null);
+            throw ApiError.badRequest("malformed JSON in the request body: " + jsonProblem(e), null);
         }
         if (node == null || !node.isObject()) {
             throw ApiError.badRequest("the request body must be a JSON object", null);
         }
         return node;
+    }
+
+    /**
+     * Jackson's message without its source-location text ("[Source: REDACTED (...); line: 1, column: 27]"
+     * becomes "line 1, column 27"), followed by where the parser stopped.
+     */
+    static String jsonProblem(JsonProcessingException e) {
+        String what = e.getOriginalMessage().replaceAll("\\[Source: [^;]*; line: (\\d+), column: (\\d+)\\]", "line $1, column $2");
+        var at = e.getLocation();
+        return at == null || at.getLineNr() < 1 ? what : what + " (at line " + at.getLineNr() + ", column " + at.getColumnNr() + ")";
     }
 
     private static byte[] readBounded(InputStream in, long maxBytes) throws ApiError, IOException {

@@ -90,6 +90,34 @@ public final class GgufFile implements AutoCloseable {
     }
 
     /**
+     * The first four bytes as text when they look like a damaged GGUF magic (three of the four
+     * bytes of {@code GGUF} in place, or the file's name ends in {@code .gguf}), else null; for
+     * an error message only, never to choose the format.
+     */
+    public static String damagedMagic(Path path) {
+        byte[] b;
+        try (var in = Files.newInputStream(path)) {
+            b = in.readNBytes(4);
+        } catch (IOException e) {
+            return null;
+        }
+        byte[] magic = {'G', 'G', 'U', 'F'};
+        int same = 0;
+        for (int i = 0; i < b.length; i++) {
+            same += b[i] == magic[i] ? 1 : 0;
+        }
+        boolean named = path.getFileName() != null && path.getFileName().toString().toLowerCase(java.util.Locale.ROOT).endsWith(".gguf");
+        if (b.length < 4 || (same < 3 && !named)) {
+            return null;
+        }
+        StringBuilder text = new StringBuilder();
+        for (byte x : b) {
+            text.append(x >= 0x20 && x < 0x7f ? String.valueOf((char) x) : String.format("\\x%02x", x & 0xff));
+        }
+        return text.toString();
+    }
+
+    /**
      * Maps and validates a GGUF file.
      *
      * @throws ModelFormatException on any problem listed in the class comment
