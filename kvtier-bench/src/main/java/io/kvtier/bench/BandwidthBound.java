@@ -12,8 +12,9 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>An instance owns a fresh native buffer (as large as the weights, so no cache holds it) and
  * a {@link RowReader} of the forward pass's thread count; {@link #pass()} reads the whole buffer
- * once the way the F32 kernels read weights (their vector width, four rows at a time, rows split
- * over the threads by the same hand-off as a forward pass) and returns its time.
+ * once the fastest way found to stream memory in Java (the kernels' vector width, each thread's
+ * part as four far-apart linear streams, rows split over the threads by the same hand-off as a
+ * forward pass) and returns its time.
  * On a shared machine a bandwidth measured seconds away from the figure it bounds is worth
  * little, so a benchmark interleaves passes with the steps it measures (A B A B) and compares
  * each step with the pass next to it ({@link #fraction}). Method: {@code docs/bandwidth-bound.md}.

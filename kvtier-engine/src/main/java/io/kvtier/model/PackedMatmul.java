@@ -24,7 +24,8 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code in = 288} about half as much work again as the FMAs). The weight rows are the outer
  * loop: each group of 8 is read from memory (and, for an encoded weight, decoded) once per call
  * and multiplied into every block, which stay in cache ({@code n * in} floats: 96 KiB for 32
- * rows of 768).
+ * rows of 768). Below 512 bits (16 vector registers) whole pairs of blocks take tiles of 2 weight
+ * rows x 2 blocks instead ({@link #tile2x4}: 8 accumulators, each broadcast weight feeding 4 FMAs).
  *
  * <p>A tile's weight rows are copied from the segment to a heap array first (one bulk copy of
  * 8 rows): the k loop then reads them with array loads whose bounds checks C2 hoists, where a
@@ -121,6 +122,94 @@ final class PackedMatmul {
      */
     private static void matmul(RowSource rows, MemorySegment f32, int in, int out, float[] packed, int n, float[] y,
                                int rowFrom, int rowTo) {
+        int paired = f32 != null && PAIRED_BLOCKS ? n / (2 * B) * (2 * B) : 0;
+        if (paired > 0) {
+            pairs(f32, in, out, packed, paired, y, rowFrom, rowTo);
+        }
+        if (paired < n) {
+            matmul(rows, f32, in, out, packed, n, paired, y, rowFrom, rowTo);
+        }
+    }
+
+    /**
+     * Whether batch rows go through {@link #tile2x4} two blocks at a time: below 512 bits, where
+     * the CPU has 16 vector registers (AVX2) and {@link #tile8x2}'s 16 accumulators, 2 activation
+     * vectors and a broadcast do not fit (one thread of a Zen 3, 32 rows, CPU time: 20-25
+     * multiply-adds per ns for 8 x 2 against 33-40 for 2 x 4 on the 15M shape's products, speed12).
+     * At 512 bits (32 registers) the 8 x 2 tile stays.
+     */
+    private static final boolean PAIRED_BLOCKS = S.vectorBitSize() < 512;
+
+    /**
+     * Batch rows {@code 0..paired-1} (whole pairs of full blocks) of output columns
+     * {@code rowFrom..rowTo-1}: 2 weight rows x 2 blocks a tile ({@link #tile2x4}), the two rows
+     * {@code h = (rowTo - rowFrom) / 2} apart so that the weights are read as two linear streams
+     * (rows {@code r} and {@code r + h}; as {@link VectorKernels}' matrix-vector product reads
+     * them: the 15M classifier at 32 rows 34 against 29 multiply-adds per ns for adjacent rows).
+     * An odd last row runs as both rows of a tile.
+     */
+    private static void pairs(MemorySegment w, int in, int out, float[] packed, int paired, float[] y, int rowFrom,
+                              int rowTo) {
+        float[] tile = SCRATCH.get().tile;
+        long rowBytes = (long) in * Float.BYTES;
+        int h = (rowTo - rowFrom) / 2;
+        for (int r = rowFrom; r < rowFrom + h; r++) {
+            for (int i0 = 0; i0 < paired; i0 += 2 * B) {
+                tile2x4(w, r * rowBytes, h * rowBytes, in, packed, i0 * in, tile);
+                for (int j = 0, yj = i0 * out + r; j < 2 * B; j++, yj += out) {
+                    y[yj] = tile[j];
+                    y[yj + h] = tile[2 * B + j];
+                }
+            }
+        }
+        if (rowFrom + 2 * h < rowTo) {
+            int r = rowTo - 1;
+            for (int i0 = 0; i0 < paired; i0 += 2 * B) {
+                tile2x4(w, r * rowBytes, 0, in, packed, i0 * in, tile);
+                for (int j = 0, yj = i0 * out + r; j < 2 * B; j++, yj += out) {
+                    y[yj] = tile[j];
+                }
+            }
+        }
+    }
+
+    /**
+     * tile[q * 2B + 0..2B-1] = weight row q (at byte {@code o + q * apart} of {@code w}) times the
+     * two packed blocks at {@code pOff} and {@code pOff + B * in}: 8 accumulators, 4 activation
+     * vectors and one broadcast weight, each broadcast feeding 4 FMAs.
+     */
+    private static void tile2x4(MemorySegment w, long o, long apart, int in, float[] p, int pOff, float[] tile) {
+        FloatVector a0 = FloatVector.zero(S), b0 = a0, c0 = a0, d0 = a0, a1 = a0, b1 = a0, c1 = a0, d1 = a0;
+        long o1 = o + apart;
+        int p2 = B * in;
+        for (int k = 0, pk = pOff; k < in; k++, pk += B) {
+            long kb = (long) k * Float.BYTES;
+            FloatVector x0 = FloatVector.fromArray(S, p, pk), x1 = FloatVector.fromArray(S, p, pk + L);
+            FloatVector x2 = FloatVector.fromArray(S, p, pk + p2), x3 = FloatVector.fromArray(S, p, pk + p2 + L);
+            FloatVector v = FloatVector.broadcast(S, w.get(F32, o + kb));
+            a0 = x0.fma(v, a0);
+            b0 = x1.fma(v, b0);
+            c0 = x2.fma(v, c0);
+            d0 = x3.fma(v, d0);
+            v = FloatVector.broadcast(S, w.get(F32, o1 + kb));
+            a1 = x0.fma(v, a1);
+            b1 = x1.fma(v, b1);
+            c1 = x2.fma(v, c1);
+            d1 = x3.fma(v, d1);
+        }
+        a0.intoArray(tile, 0);
+        b0.intoArray(tile, L);
+        c0.intoArray(tile, 2 * L);
+        d0.intoArray(tile, 3 * L);
+        a1.intoArray(tile, 2 * B);
+        b1.intoArray(tile, 2 * B + L);
+        c1.intoArray(tile, 2 * B + 2 * L);
+        d1.intoArray(tile, 2 * B + 3 * L);
+    }
+
+    /** The product for batch rows {@code i0From..n-1} ({@code i0From} a multiple of {@code B}), as the method above describes. */
+    private static void matmul(RowSource rows, MemorySegment f32, int in, int out, float[] packed, int n, int i0From,
+                               float[] y, int rowFrom, int rowTo) {
         Scratch scratch = SCRATCH.get();
         float[] tile = scratch.tile;          // one tile's outputs [8 weight rows][B batch rows], scattered into y after its k loop
         float[] wRows = scratch.wRows(8 * in); // the group's weight rows on the heap (see the class comment)
@@ -128,7 +217,7 @@ final class PackedMatmul {
         int r = rowFrom;
         for (; r + 8 <= rowTo; r += 8) {
             boolean loaded = false;
-            for (int i0 = 0; i0 < n; i0 += B) {
+            for (int i0 = i0From; i0 < n; i0 += B) {
                 int width = width(n, i0);
                 int pOff = i0 * in;
                 if (width == B && f32 != null) {
@@ -153,7 +242,7 @@ final class PackedMatmul {
         }
         for (; r + 4 <= rowTo; r += 4) {
             rows.load(r, 4, wRows);
-            for (int i0 = 0; i0 < n; i0 += B) {
+            for (int i0 = i0From; i0 < n; i0 += B) {
                 int width = width(n, i0);
                 if (width == B) {
                     tile4x2(wRows, in, packed, i0 * in, tile);
@@ -165,7 +254,7 @@ final class PackedMatmul {
         }
         for (; r < rowTo; r++) {
             rows.load(r, 1, wRows);
-            for (int i0 = 0; i0 < n; i0 += B) {
+            for (int i0 = i0From; i0 < n; i0 += B) {
                 int width = width(n, i0);
                 int pOff = i0 * in;
                 for (int j = 0; j < Math.min(width, n - i0); j++) {

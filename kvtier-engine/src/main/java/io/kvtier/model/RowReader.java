@@ -7,10 +7,11 @@ import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Reads float32 rows the way the F32 matrix-vector kernel reads weights ({@link VectorKernels}'
- * vector width, four rows at a time), split over threads by the same hand-off as a forward pass
- * (the calling thread included), and only adds what it reads. It is the ceiling of any kernel
- * that must read the same bytes with the same threads: the read pass of a bandwidth bound
+ * Reads float32 rows the fastest way found to stream memory in Java ({@link VectorKernels}' vector
+ * width, each thread's part as four far-apart linear streams: {@link VectorKernels#sumStreams}),
+ * split over threads by the same hand-off as a forward pass (the calling thread included), and
+ * only adds what it reads. It is the ceiling of any kernel that must read the same bytes with the
+ * same threads: the read pass of a bandwidth bound
  * ({@code io.kvtier.bench.BandwidthBound}). Its {@link #compute} is the same split over
  * register-only FMA chains: the compute rate the threads reach when nothing waits for memory.
  *
@@ -53,8 +54,9 @@ public final class RowReader implements AutoCloseable {
 
     /**
      * Reads rows {@code 0..rows-1} of {@code rowFloats} floats each (row {@code r} at byte
-     * {@code r * rowFloats * 4}) across the threads and returns their sum. Only whole groups of 4
-     * rows and each row's whole vectors are read (at most 3 rows and 15 floats a row are not).
+     * {@code r * rowFloats * 4}) across the threads and returns their sum. Every float is read;
+     * each thread's parts are whole groups of 4 rows (as a forward pass's), each read as four
+     * linear streams ({@link VectorKernels#sumStreams}).
      *
      * @throws IndexOutOfBoundsException when the rows do not fit in {@code w}
      */
@@ -63,7 +65,7 @@ public final class RowReader implements AutoCloseable {
         long rowBytes = (long) rowFloats * Float.BYTES;
         java.util.Arrays.fill(sums, 0f);
         parallel.forRange(rows, 4, Long.MAX_VALUE,
-                (worker, from, to) -> sums[worker] += VectorKernels.sumRows(w, rowBytes, rowFloats, from, to));
+                (worker, from, to) -> sums[worker] += VectorKernels.sumStreams(w, from * rowBytes, to * rowBytes));
         float sum = 0f;
         for (float s : sums) {
             sum += s;
@@ -74,7 +76,7 @@ public final class RowReader implements AutoCloseable {
     /** As {@link #read}, on the calling thread alone (e.g. to warm the loop up). */
     public static float readOnCaller(MemorySegment w, int rowFloats, int rows) {
         check(w, rowFloats, rows);
-        return VectorKernels.sumRows(w, (long) rowFloats * Float.BYTES, rowFloats, 0, rows);
+        return VectorKernels.sumStreams(w, 0, (long) rowFloats * Float.BYTES * rows);
     }
 
     /**
@@ -115,7 +117,7 @@ public final class RowReader implements AutoCloseable {
     private static final int FMA_CHAINS = 12;
 
     /**
-     * Pure compute, the counterpart of {@link VectorKernels#sumRows}: {@code trips} trips of
+     * Pure compute, the counterpart of {@link VectorKernels#sumStreams}: {@code trips} trips of
      * {@link #FMA_CHAINS} independent vector FMAs ({@code a = x * a + y}, the chain an argument,
      * never the receiver: rule (4) of {@link VectorKernels}) on registers, no memory access;
      * returns a sum of the results so that none can be dropped. Multiply-adds done:

@@ -258,16 +258,24 @@ final class VectorKernels implements Kernels {
     /**
      * y[yOff+r] = weight row r . x for rows {@code from..to-1} ({@code to - from} a multiple of 4),
      * four rows at a time: one activation load feeds four FMA chains, and two vectors a row per trip
-     * (eight chains, each reduced once at the row's end): C2 does not unroll this loop itself, and
-     * the unrolled one streams ~12% faster (measured against a read pass of the same bytes). The
-     * loop over the groups of 4 is here, not in the caller: with a call per group (the inner loop's
-     * set-up and exits repeated every 4 rows) the same arithmetic streamed 7-10% slower
-     * ({@code MatvecReadComparison}, engine test sources); each group computes exactly as before.
+     * (eight chains, each reduced once at the row's end; C2 does not unroll this loop itself).
+     *
+     * <p>The four rows of a trip are {@code q} rows apart, {@code q = (to - from) / 4}: rows
+     * {@code r, r+q, r+2q, r+3q} for {@code r = from..from+q-1}, so the kernel reads four far-apart
+     * linear streams, each of which continues where its previous row ended. Four adjacent rows (the
+     * order before) are four short streams that jump ahead by four rows at every group, which the
+     * hardware prefetchers follow badly: on the 15M shape the same arithmetic streamed 2.6x slower,
+     * on the 110M 1.7x (issue 16, speed12; {@code MatvecReadComparison}). Each row's arithmetic does
+     * not depend on which rows share its trip, so the result is bit for bit what the adjacent-row
+     * order gave, on any split of the rows. The loop over the rows is here, not in the caller: a
+     * call per group of 4 rows streamed 7-10% slower (speed7).
      */
     private static void rows4(MemorySegment w, long rowBytes, int in, float[] x, int xOff, float[] y, int yOff,
                               int from, int to) {
-        for (int r = from; r < to; r += 4) {
-            long o0 = r * rowBytes, o1 = o0 + rowBytes, o2 = o1 + rowBytes, o3 = o2 + rowBytes;
+        int q = (to - from) / 4;
+        long qBytes = q * rowBytes;
+        for (int r = from; r < from + q; r++) {
+            long o0 = r * rowBytes, o1 = o0 + qBytes, o2 = o1 + qBytes, o3 = o2 + qBytes;
             int yAt = yOff + r;
             FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
             int k = 0;
@@ -298,53 +306,61 @@ final class VectorKernels implements Kernels {
             s2 = s2.add(t2);
             s3 = s3.add(t3);
             y[yAt] = s0.reduceLanes(VectorOperators.ADD);
-            y[yAt + 1] = s1.reduceLanes(VectorOperators.ADD);
-            y[yAt + 2] = s2.reduceLanes(VectorOperators.ADD);
-            y[yAt + 3] = s3.reduceLanes(VectorOperators.ADD);
+            y[yAt + q] = s1.reduceLanes(VectorOperators.ADD);
+            y[yAt + 2 * q] = s2.reduceLanes(VectorOperators.ADD);
+            y[yAt + 3 * q] = s3.reduceLanes(VectorOperators.ADD);
             if (k < in) {
                 long kb = (long) k * Float.BYTES;
                 y[yAt] += tail(w, o0 + kb, x, xOff + k, in - k);
-                y[yAt + 1] += tail(w, o1 + kb, x, xOff + k, in - k);
-                y[yAt + 2] += tail(w, o2 + kb, x, xOff + k, in - k);
-                y[yAt + 3] += tail(w, o3 + kb, x, xOff + k, in - k);
+                y[yAt + q] += tail(w, o1 + kb, x, xOff + k, in - k);
+                y[yAt + 2 * q] += tail(w, o2 + kb, x, xOff + k, in - k);
+                y[yAt + 3 * q] += tail(w, o3 + kb, x, xOff + k, in - k);
             }
         }
     }
 
     /**
-     * Sum of rows {@code from..to-1} of {@code in} floats each, {@code rowBytes} apart, read as
-     * {@link #rows4} reads weights (four rows at a time, two vector loads a row per trip into eight
-     * accumulators) but only added: no kernel that reads the same bytes can be faster. Reads only
-     * whole groups of 4 rows and each row's whole vectors (the rest is at most 3 rows and L-1
-     * floats a row). For {@link RowReader}.
+     * Sum of the floats at bytes {@code from..to-1} ({@code to - from} a multiple of 4), read as
+     * four linear streams a quarter of the range apart, four vector loads a stream per trip, then
+     * the rest linearly: only added, no kernel that reads the same bytes can be faster. It is the
+     * fastest read of a buffer this code base has found (issue 16, speed12, one thread, CPU time,
+     * {@code MatvecReadComparison}): 1.5-1.6x one linear stream and 2.7x four adjacent rows at a
+     * time (the read pass before) on the 15M shape's bytes; 1.4x one stream on the 110M's. Two,
+     * six or eight streams, and 2 or 8 vectors a stream per trip, were slower or no faster.
+     * For {@link RowReader}.
      */
-    static float sumRows(MemorySegment w, long rowBytes, int in, int from, int to) {
-        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
-        for (int r = from; r + 4 <= to; r += 4) {
-            long o0 = r * rowBytes, o1 = o0 + rowBytes, o2 = o1 + rowBytes, o3 = o2 + rowBytes;
-            int k = 0;
-            for (; k + 2 * L <= in; k += 2 * L) {
-                long kb = (long) k * Float.BYTES, kc = kb + L * 4L;
-                s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).add(s0);
-                s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).add(s1);
-                s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).add(s2);
-                s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).add(s3);
-                t0 = FloatVector.fromMemorySegment(S, w, o0 + kc, LE).add(t0);
-                t1 = FloatVector.fromMemorySegment(S, w, o1 + kc, LE).add(t1);
-                t2 = FloatVector.fromMemorySegment(S, w, o2 + kc, LE).add(t2);
-                t3 = FloatVector.fromMemorySegment(S, w, o3 + kc, LE).add(t3);
-            }
-            if (k + L <= in) {
-                long kb = (long) k * Float.BYTES;
-                s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).add(s0);
-                s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).add(s1);
-                s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).add(s2);
-                s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).add(s3);
-            }
+    static float sumStreams(MemorySegment w, long from, long to) {
+        long trip = 4L * L * Float.BYTES;
+        long q = (to - from) / 4 / trip * trip;
+        long o1 = q, o2 = 2 * q, o3 = 3 * q;
+        FloatVector a0 = FloatVector.zero(S), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
+        for (long o = from; o < from + q; o += trip) {
+            a0 = FloatVector.fromMemorySegment(S, w, o, LE).add(a0);
+            a1 = FloatVector.fromMemorySegment(S, w, o + L * 4L, LE).add(a1);
+            a0 = FloatVector.fromMemorySegment(S, w, o + L * 8L, LE).add(a0);
+            a1 = FloatVector.fromMemorySegment(S, w, o + L * 12L, LE).add(a1);
+            b0 = FloatVector.fromMemorySegment(S, w, o + o1, LE).add(b0);
+            b1 = FloatVector.fromMemorySegment(S, w, o + o1 + L * 4L, LE).add(b1);
+            b0 = FloatVector.fromMemorySegment(S, w, o + o1 + L * 8L, LE).add(b0);
+            b1 = FloatVector.fromMemorySegment(S, w, o + o1 + L * 12L, LE).add(b1);
+            c0 = FloatVector.fromMemorySegment(S, w, o + o2, LE).add(c0);
+            c1 = FloatVector.fromMemorySegment(S, w, o + o2 + L * 4L, LE).add(c1);
+            c0 = FloatVector.fromMemorySegment(S, w, o + o2 + L * 8L, LE).add(c0);
+            c1 = FloatVector.fromMemorySegment(S, w, o + o2 + L * 12L, LE).add(c1);
+            d0 = FloatVector.fromMemorySegment(S, w, o + o3, LE).add(d0);
+            d1 = FloatVector.fromMemorySegment(S, w, o + o3 + L * 4L, LE).add(d1);
+            d0 = FloatVector.fromMemorySegment(S, w, o + o3 + L * 8L, LE).add(d0);
+            d1 = FloatVector.fromMemorySegment(S, w, o + o3 + L * 12L, LE).add(d1);
         }
-        s0 = s0.add(t0).add(s1.add(t1));
-        s2 = s2.add(t2).add(s3.add(t3));
-        return s0.add(s2).reduceLanes(VectorOperators.ADD);
+        long o = from + 4 * q;
+        for (; o + L * 4L <= to; o += L * 4L) {
+            a0 = FloatVector.fromMemorySegment(S, w, o, LE).add(a0);
+        }
+        float sum = a0.add(a1).add(b0.add(b1)).add(c0.add(c1).add(d0.add(d1))).reduceLanes(VectorOperators.ADD);
+        for (; o < to; o += Float.BYTES) {
+            sum += w.get(ScalarKernels.F32, o);
+        }
+        return sum;
     }
 
     /** Dot product of fewer than L floats: narrow species, then scalars (no masks). */

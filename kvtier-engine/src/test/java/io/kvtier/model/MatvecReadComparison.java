@@ -14,16 +14,16 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Benchmark (not a test): the F32 matrix-vector kernel against the read pass of the bandwidth
- * bound ({@link VectorKernels#sumRows}) over the same bytes, on the calling thread, in its CPU
+ * bound ({@link VectorKernels#sumStreams}) over the same bytes, on the calling thread, in its CPU
  * time, alternating in one JVM. The buffer holds the weight matrices of a single-sequence decode
  * step of a model shape in forward order (per layer q, k, v, o, gate, up, down; then the
  * classifier), random floats; a pass of the kernel multiplies each by a vector, a read pass sums
- * the same buffer as rows of {@code dim} floats. Prints per round the kernel's CPU time over the
- * read pass's, and the medians. Beside the kernel ({@code VectorKernels.matvec}, one call per
- * matrix): the same kernel called once per group of 4 rows (how it was called before the loop over
- * the groups moved into it), two other orders of the same product (8 rows with one vector each a
- * trip; one row at a time, in file order) and two other read passes (8 rows; one linear stream),
- * each also against the read pass measured just before it.
+ * the same buffer. Prints per round each variant's CPU time over the read pass's (the one just
+ * before it), and the medians. Beside the kernel ({@code VectorKernels.matvec}, one call per
+ * matrix): two other orders of the same product (4 adjacent rows, the kernel before speed12; 8
+ * adjacent rows with one vector each a trip) and other read patterns ({@link ReadPatterns}: 4
+ * adjacent rows, the read pass before speed12; one linear stream; 2, 6 and 8 streams; 4 streams
+ * with 8 vectors a trip). A ratio above 1 is faster than the read pass.
  *
  * <pre>
  * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
@@ -80,10 +80,11 @@ public final class MatvecReadComparison {
                 o += (long) shapes[i][0] * shapes[i][1] * Float.BYTES;
             }
             int readRows = (int) (bytes / ((long) dim * Float.BYTES));
-            String[] names = {"VectorKernels.matvec", "matvec per 4 rows (before)", "rows8", "rows1x4 (file order)",
-                    "read rows8", "read linear"};
+            String[] names = {"VectorKernels.matvec", "4 adjacent rows (before)", "rows8",
+                    "read 4 adjacent rows (before)", "read linear", "read 2 streams", "read 4 streams x8",
+                    "read 6 streams", "read 8 streams"};
             Mv[] mvs = {(m, in, xv, yv, rows) -> VectorKernels.INSTANCE.matvec(m, in, xv, 0, yv, 0, 0, rows),
-                    MatvecReadComparison::matvecPerGroup, MatvecReadComparison::rows8, MatvecReadComparison::rows1x4};
+                    MatvecReadComparison::adjacentRows4, MatvecReadComparison::rows8};
             Runnable[] kernels = new Runnable[names.length];
             for (int v = 0; v < mvs.length; v++) {
                 Mv mv = mvs[v];
@@ -96,9 +97,14 @@ public final class MatvecReadComparison {
                 };
             }
             long total = bytes;
-            kernels[mvs.length] = () -> sink += read8(w, dim, readRows);
-            kernels[mvs.length + 1] = () -> sink += readLinear(w, total);
-            Runnable read = () -> sink += VectorKernels.sumRows(w, (long) dim * Float.BYTES, dim, 0, readRows);
+            long rowBytes = (long) dim * Float.BYTES;
+            kernels[mvs.length] = () -> sink += ReadPatterns.adjacentRows4(w, rowBytes, dim, readRows);
+            kernels[mvs.length + 1] = () -> sink += ReadPatterns.linear8(w, total);
+            kernels[mvs.length + 2] = () -> sink += ReadPatterns.streams2x4(w, total);
+            kernels[mvs.length + 3] = () -> sink += ReadPatterns.streams4x8(w, total);
+            kernels[mvs.length + 4] = () -> sink += ReadPatterns.streams6x2(w, total);
+            kernels[mvs.length + 5] = () -> sink += ReadPatterns.streams8x2(w, total);
+            Runnable read = () -> sink += VectorKernels.sumStreams(w, 0, total);
             long warmEnd = System.nanoTime() + 3_000_000_000L;
             while (System.nanoTime() < warmEnd) {
                 for (Runnable kr : kernels) {
@@ -120,7 +126,7 @@ public final class MatvecReadComparison {
                 }
                 System.out.println(line);
             }
-            System.out.printf(Locale.ROOT, "%.1f MB, medians of kernel/read (each against the read pass before it):%n", bytes / 1e6);
+            System.out.printf(Locale.ROOT, "%.1f MB, medians of read pass / variant, CPU time (each against the read pass before it; above 1: faster):%n", bytes / 1e6);
             for (int v = 0; v < kernels.length; v++) {
                 System.out.printf(Locale.ROOT, "  %-24s %.3f  (%.2f GB/s of CPU)%n", names[v], median(ratio[v]), median(kernelGbs[v]));
             }
@@ -165,70 +171,39 @@ public final class MatvecReadComparison {
         }
     }
 
-    /** The kernel called as before this change: once per group of 4 rows. */
-    static void matvecPerGroup(MemorySegment w, int in, float[] x, float[] y, int rows) {
+    /** The kernel before speed12: 4 adjacent rows at a time, two vectors a row per trip (no row tails). */
+    static void adjacentRows4(MemorySegment w, int in, float[] x, float[] y, int rows) {
+        long rb = (long) in * 4;
         for (int r = 0; r + 4 <= rows; r += 4) {
-            VectorKernels.INSTANCE.matvec(w, in, x, 0, y, 0, r, r + 4);
-        }
-    }
-
-    /** 1 row at a time (weights read in file order), four vectors per trip. */
-    static void rows1x4(MemorySegment w, int in, float[] x, float[] y, int rows) {
-        long rb = (long) in * 4;
-        for (int r = 0; r < rows; r++) {
-            long o0 = r * rb;
-            FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0;
+            long o0 = r * rb, o1 = o0 + rb, o2 = o1 + rb, o3 = o2 + rb;
+            FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
             int k = 0;
-            for (; k + 4 * L <= in; k += 4 * L) {
-                long kb = o0 + (long) k * 4;
-                a0 = FloatVector.fromMemorySegment(S, w, kb, LE).fma(FloatVector.fromArray(S, x, k), a0);
-                a1 = FloatVector.fromMemorySegment(S, w, kb + 4 * L, LE).fma(FloatVector.fromArray(S, x, k + L), a1);
-                a2 = FloatVector.fromMemorySegment(S, w, kb + 8 * L, LE).fma(FloatVector.fromArray(S, x, k + 2 * L), a2);
-                a3 = FloatVector.fromMemorySegment(S, w, kb + 12 * L, LE).fma(FloatVector.fromArray(S, x, k + 3 * L), a3);
+            for (; k + 2 * L <= in; k += 2 * L) {
+                FloatVector xv = FloatVector.fromArray(S, x, k);
+                FloatVector xw = FloatVector.fromArray(S, x, k + L);
+                long kb = (long) k * 4, kc = kb + L * 4L;
+                s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).fma(xv, s0);
+                s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).fma(xv, s1);
+                s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).fma(xv, s2);
+                s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).fma(xv, s3);
+                t0 = FloatVector.fromMemorySegment(S, w, o0 + kc, LE).fma(xw, t0);
+                t1 = FloatVector.fromMemorySegment(S, w, o1 + kc, LE).fma(xw, t1);
+                t2 = FloatVector.fromMemorySegment(S, w, o2 + kc, LE).fma(xw, t2);
+                t3 = FloatVector.fromMemorySegment(S, w, o3 + kc, LE).fma(xw, t3);
             }
-            for (; k + L <= in; k += L) {
-                a0 = FloatVector.fromMemorySegment(S, w, o0 + (long) k * 4, LE).fma(FloatVector.fromArray(S, x, k), a0);
+            if (k + L <= in) {
+                FloatVector xv = FloatVector.fromArray(S, x, k);
+                long kb = (long) k * 4;
+                s0 = FloatVector.fromMemorySegment(S, w, o0 + kb, LE).fma(xv, s0);
+                s1 = FloatVector.fromMemorySegment(S, w, o1 + kb, LE).fma(xv, s1);
+                s2 = FloatVector.fromMemorySegment(S, w, o2 + kb, LE).fma(xv, s2);
+                s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).fma(xv, s3);
             }
-            y[r] = a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+            y[r] = s0.add(t0).reduceLanes(VectorOperators.ADD);
+            y[r + 1] = s1.add(t1).reduceLanes(VectorOperators.ADD);
+            y[r + 2] = s2.add(t2).reduceLanes(VectorOperators.ADD);
+            y[r + 3] = s3.add(t3).reduceLanes(VectorOperators.ADD);
         }
-    }
-
-    /** Read pass: 8 rows, one vector a row per trip. */
-    static float read8(MemorySegment w, int in, int rows) {
-        long rb = (long) in * 4;
-        FloatVector s0 = FloatVector.zero(S), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
-        for (int r = 0; r + 8 <= rows; r += 8) {
-            long o0 = r * rb;
-            for (int k = 0; k + L <= in; k += L) {
-                long kb = o0 + (long) k * 4;
-                s0 = FloatVector.fromMemorySegment(S, w, kb, LE).add(s0);
-                s1 = FloatVector.fromMemorySegment(S, w, kb + rb, LE).add(s1);
-                s2 = FloatVector.fromMemorySegment(S, w, kb + 2 * rb, LE).add(s2);
-                s3 = FloatVector.fromMemorySegment(S, w, kb + 3 * rb, LE).add(s3);
-                s4 = FloatVector.fromMemorySegment(S, w, kb + 4 * rb, LE).add(s4);
-                s5 = FloatVector.fromMemorySegment(S, w, kb + 5 * rb, LE).add(s5);
-                s6 = FloatVector.fromMemorySegment(S, w, kb + 6 * rb, LE).add(s6);
-                s7 = FloatVector.fromMemorySegment(S, w, kb + 7 * rb, LE).add(s7);
-            }
-        }
-        return s0.add(s1).add(s2.add(s3)).add(s4.add(s5).add(s6.add(s7))).reduceLanes(VectorOperators.ADD);
-    }
-
-    /** Read pass: one stream, eight vectors per trip. */
-    static float readLinear(MemorySegment w, long bytes) {
-        FloatVector a0 = FloatVector.zero(S), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-        long step = 8L * L * 4;
-        for (long o = 0; o + step <= bytes; o += step) {
-            a0 = FloatVector.fromMemorySegment(S, w, o, LE).add(a0);
-            a1 = FloatVector.fromMemorySegment(S, w, o + 4 * L, LE).add(a1);
-            a2 = FloatVector.fromMemorySegment(S, w, o + 8 * L, LE).add(a2);
-            a3 = FloatVector.fromMemorySegment(S, w, o + 12 * L, LE).add(a3);
-            b0 = FloatVector.fromMemorySegment(S, w, o + 16 * L, LE).add(b0);
-            b1 = FloatVector.fromMemorySegment(S, w, o + 20 * L, LE).add(b1);
-            b2 = FloatVector.fromMemorySegment(S, w, o + 24 * L, LE).add(b2);
-            b3 = FloatVector.fromMemorySegment(S, w, o + 28 * L, LE).add(b3);
-        }
-        return a0.add(a1).add(a2.add(a3)).add(b0.add(b1).add(b2.add(b3))).reduceLanes(VectorOperators.ADD);
     }
 
     private static long cpu(Runnable r, int passes) {

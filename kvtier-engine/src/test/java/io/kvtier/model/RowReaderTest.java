@@ -10,12 +10,12 @@ import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The read pass reads every byte it is given (whole groups of 4 rows, whole vectors), at every thread count. */
+/** The read pass reads every float it is given, once, at every thread count. */
 class RowReaderTest {
 
     @ParameterizedTest(name = "{0} threads")
     @ValueSource(ints = {1, 2, 3})
-    void readsEveryFloatOfWholeRowGroupsOnce(int threads) {
+    void readsEveryFloatOnce(int threads) {
         int rowFloats = 288, rows = 256;   // 288 = 9 vectors of 32, 18 of 16, 36 of 8: no row tail at any width
         try (Arena arena = Arena.ofShared(); RowReader reader = new RowReader(threads)) {
             MemorySegment w = arena.allocate((long) rowFloats * rows * Float.BYTES, 64);
@@ -29,8 +29,32 @@ class RowReaderTest {
                 assertThat(reader.read(w, rowFloats, rows)).as("round %d", round).isEqualTo(expected);
             }
             assertThat(RowReader.readOnCaller(w, rowFloats, rows)).isEqualTo(expected);
-            // rows past the last whole group of 4 are not read
-            assertThat(reader.read(w, rowFloats, 6)).isEqualTo(rowFloats * (1 + 2 + 3 + 4) / 64f);
+            // rows past the last whole group of 4 are read too
+            assertThat(reader.read(w, rowFloats, 6)).isEqualTo(rowFloats * (1 + 2 + 3 + 4 + 5 + 6) / 64f);
+        }
+    }
+
+    /**
+     * Rows that are not whole vectors (291 floats), few rows (one part: less than four trips a
+     * stream) and many (the four streams and the linear rest): each float is summed once.
+     */
+    @ParameterizedTest(name = "{0} threads")
+    @ValueSource(ints = {1, 2, 3})
+    void readsRowsThatAreNotWholeVectors(int threads) {
+        int rowFloats = 291, rows = 203;
+        try (Arena arena = Arena.ofShared(); RowReader reader = new RowReader(threads)) {
+            MemorySegment w = arena.allocate((long) rowFloats * rows * Float.BYTES, 64);
+            for (long i = 0; i < (long) rowFloats * rows; i++) {
+                w.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, (float) (i % 7 + 1) / 8f);   // exact sums
+            }
+            for (int n : new int[] {1, 3, 5, 64, 203}) {
+                double expected = 0;
+                for (long i = 0; i < (long) rowFloats * n; i++) {
+                    expected += (i % 7 + 1) / 8.0;
+                }
+                assertThat((double) reader.read(w, rowFloats, n)).as("%d rows", n).isEqualTo(expected);
+                assertThat((double) RowReader.readOnCaller(w, rowFloats, n)).as("%d rows on the caller", n).isEqualTo(expected);
+            }
         }
     }
 
