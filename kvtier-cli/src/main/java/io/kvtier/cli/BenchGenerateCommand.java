@@ -41,6 +41,9 @@ final class BenchGenerateCommand implements Callable<Integer> {
     @Mixin
     ThreadsOptions threads;
 
+    @Mixin
+    InvarianceOptions invariance;
+
     /** Defaults of the shared options that differ between commands: --max-running is the batched figure's sequences. */
     static final class Defaults extends FlagDefaults {
         Defaults() {
@@ -67,6 +70,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        invariance.apply();
         former.apply(spec);
         int decodeTokens = maxTokens.maxTokens();
         int sequences = batch.maxRunning();

@@ -79,6 +79,9 @@ final class BenchServeCommand implements Callable<Integer> {
     @Mixin
     ThreadsOptions threads;
 
+    @Mixin
+    InvarianceOptions invariance;
+
     @Option(names = "--png", paramLabel = "FILE", description = "also draw the latency percentiles as a PNG chart")
     Path png;
 
@@ -108,6 +111,7 @@ final class BenchServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException, InterruptedException {
+        invariance.apply();
         Checks.atLeast(conversations, 1, "--conversations");
         Checks.atLeast(turns, 1, "--turns");
         Checks.atLeast(systemTokens, 1, "--system-tokens");

@@ -56,6 +56,8 @@ public final class FlagVocabulary {
                     List.of("--max-num-batched-tokens", "--batch-tokens", "--step-tokens")),
             new Concept("--max-running", "most requests running at once (concurrency)", Set.of(BatchOptions.class),
                     List.of("--batch", "--running", "--max-num-seqs", "--concurrency", "--max-batch", "--parallel")),
+            new Concept("--batch-invariant", "a request's tokens do not depend on its batch companions",
+                    Set.of(InvarianceOptions.class), List.of("--deterministic", "--invariant")),
             new Concept("--device-blocks", "blocks in the device KV pool", Set.of(EngineOptions.class),
                     List.of("--gpu-blocks", "--num-blocks")),
             new Concept("--no-prefix-cache", "no reuse of device blocks between requests", Set.of(EngineOptions.class),

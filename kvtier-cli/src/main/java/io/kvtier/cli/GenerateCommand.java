@@ -67,6 +67,9 @@ final class GenerateCommand implements Callable<Integer> {
     @Mixin
     ThreadsOptions threads;
 
+    @Mixin
+    InvarianceOptions invariance;
+
     @Option(names = "--output", defaultValue = "text", paramLabel = "text|jsonl", description = "text (default) or jsonl: one object per prompt, printed as it finishes, with its input index")
     OutputFormat output;
 
@@ -107,6 +110,7 @@ final class GenerateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        invariance.apply();
         checkFlags();
         List<String> texts = collectPrompts();
         Path modelPath = model.model();

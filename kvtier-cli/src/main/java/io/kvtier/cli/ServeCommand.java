@@ -47,6 +47,9 @@ final class ServeCommand implements Callable<Integer> {
     ThreadsOptions threads;
 
     @Mixin
+    InvarianceOptions invariance;
+
+    @Mixin
     OffloadOptions offload;
 
     @Mixin
@@ -70,6 +73,7 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException, InterruptedException {
+        invariance.apply();
         ServerConfig config = serve.config();
         batch.check();
         engineOptions.check();

@@ -160,6 +160,16 @@ public interface Kernels {
     /** {@code y[yOff+i] += x[xOff+i]} (residual connection). */
     void add(float[] y, int yOff, float[] x, int xOff, int n);
 
+    /**
+     * These kernels with every result the same in every JIT tier (the batch-invariant mode):
+     * the vector kernels' {@code lanewise(EXP)} is C2's vector math library when compiled and
+     * {@link Math#exp} per lane before, which differ in the last bit, so their softmax, silu and
+     * swiglu take {@link Math#exp} per value (one stub in every tier). This by default.
+     */
+    default Kernels batchInvariant() {
+        return this;
+    }
+
     /** The plain-loop reference kernels. */
     static Kernels scalar() {
         return ScalarKernels.INSTANCE;

@@ -1,9 +1,9 @@
 package io.kvtier.model;
 
+import io.kvtier.model.tensor.Lanes;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ForkJoinPool;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -147,7 +147,7 @@ public final class RowReader implements AutoCloseable {
             a11 = x.fma(a11, y);
         }
         FloatVector s = a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).add(a8.add(a9).add(a10.add(a11)));
-        return s.reduceLanes(VectorOperators.ADD);
+        return Lanes.sum(s);
     }
 
     private static void checkUnits(int units) {

@@ -37,6 +37,17 @@ public final class Transformer implements AutoCloseable {
     /** A thread that owns nothing: a segment accessible by it is accessible by the pool's workers. */
     private static final Thread NOT_THE_OWNER = Thread.ofVirtual().unstarted(() -> { });
 
+    /**
+     * System property ({@code true}/{@code false}, default false) read by the constructors that
+     * do not take the choice: the batch-invariant mode, as the CLI's {@code --batch-invariant}
+     * sets it before any engine is built. In it each matrix product runs activation row by
+     * activation row through the decode kernels (Q8_0-quantized activations for the Q8_0 and
+     * Q4_0 weights, F32 rows through {@link Kernels#matvec}), so a token's logits do not depend
+     * on the other tokens of its step (batch companions, chunked prefill); attention and the lane
+     * sums ({@link io.kvtier.model.tensor.Lanes}) already are independent of them.
+     */
+    public static final String BATCH_INVARIANT = "kvtier.batchInvariant";
+
     /** Tokens per thread from which a step's attention is split by token rather than by head. */
     private static final int ATTENTION_TOKENS_PER_THREAD = 2;
 
@@ -51,6 +62,11 @@ public final class Transformer implements AutoCloseable {
     private final Rope localRope;
     private final PagedAttention attention;
     private final QuantActivations quantActivations;
+    /**
+     * Every product through the one-row kernels whatever the step's rows ({@link PreparedInput#rowByRow}),
+     * so that a sequence's logits have the same bits alone or beside others ({@link #BATCH_INVARIANT}).
+     */
+    private final boolean batchInvariant;
     /**
      * Element-wise work that follows a product (the residual add, the gated activation) is done
      * by each part on the rows it just computed, inside the product's parallel range, rather than
@@ -72,31 +88,41 @@ public final class Transformer implements AutoCloseable {
 
     /** As {@link #Transformer(Model, Kernels, ForkJoinPool)} with the decode activations of Q8_0 products chosen. */
     public Transformer(Model model, Kernels kernels, ForkJoinPool computePool, QuantActivations quantActivations) {
-        this(model, kernels, new Parallel(Objects.requireNonNull(computePool, "computePool")), quantActivations, true);
+        this(model, kernels, computePool, quantActivations, Boolean.getBoolean(BATCH_INVARIANT));
+    }
+
+    /** As {@link #Transformer(Model, Kernels, ForkJoinPool, QuantActivations)}, batch-invariant or not ({@link #BATCH_INVARIANT}). */
+    public Transformer(Model model, Kernels kernels, ForkJoinPool computePool, QuantActivations quantActivations,
+                       boolean batchInvariant) {
+        this(model, kernels, new Parallel(Objects.requireNonNull(computePool, "computePool")), quantActivations, true,
+                batchInvariant);
     }
 
     /** With its own hand-off settings, for comparisons of them. */
     Transformer(Model model, Kernels kernels, Parallel parallel) {
-        this(model, kernels, parallel, QuantActivations.fromSystemProperty(), true);
+        this(model, kernels, parallel, QuantActivations.fromSystemProperty(), true, Boolean.getBoolean(BATCH_INVARIANT));
     }
 
     /** With its own hand-off settings and, for comparisons, the element-wise work after the products unfused. */
     Transformer(Model model, Kernels kernels, Parallel parallel, boolean fused) {
-        this(model, kernels, parallel, QuantActivations.fromSystemProperty(), fused);
+        this(model, kernels, parallel, QuantActivations.fromSystemProperty(), fused, Boolean.getBoolean(BATCH_INVARIANT));
     }
 
-    private Transformer(Model model, Kernels kernels, Parallel parallel, QuantActivations quantActivations, boolean fused) {
+    private Transformer(Model model, Kernels kernels, Parallel parallel, QuantActivations quantActivations, boolean fused,
+                        boolean batchInvariant) {
+        this.batchInvariant = batchInvariant;
         this.quantActivations = Objects.requireNonNull(quantActivations, "quantActivations");
         this.fused = fused;
         this.w = Objects.requireNonNull(model, "model");
         this.c = model.config();
         this.spec = model.spec();
         this.eps = spec.normEps();
-        this.kernels = Objects.requireNonNull(kernels, "kernels");
+        this.kernels = batchInvariant ? Objects.requireNonNull(kernels, "kernels").batchInvariant()
+                : Objects.requireNonNull(kernels, "kernels");
         this.parallel = parallel;
         this.rope = new Rope(spec, c.headDim());
         this.localRope = spec.gemma().slidingWindow() > 0 ? new Rope(spec, c.headDim(), spec.gemma().localRopeTheta()) : rope;
-        this.attention = new PagedAttention(c, kernels);
+        this.attention = new PagedAttention(c, this.kernels);
         this.a = new Activations(c, parallel.threads());
     }
 
@@ -338,7 +364,7 @@ public final class Transformer implements AutoCloseable {
         for (int t = 0; t < tokens; t++) {
             work += (window > 0 ? Math.min(window, a.pos[t] + 1L) : a.pos[t] + 1L) * 2 * c.qDim();
         }
-        PreparedInput p = PreparedInput.of(a.xb, tokens, ws, kernels, a, quantActivations);
+        PreparedInput p = prepare(a.xb, tokens, ws, kernels, a, quantActivations);
         parallel.forRange(c.kvHeads(), 1, work, (worker, from, to) -> {
             int[] lo = {from * group * hd, from * hd, from * hd};   // rows of q, k, v
             int[] hi = {to * group * hd, to * hd, to * hd};
@@ -496,7 +522,7 @@ public final class Transformer implements AutoCloseable {
             }
             work += (long) wt.rows() * wt.cols() * n;
         }
-        PreparedInput p = PreparedInput.of(x, n, ws, kernels, a, quantActivations);
+        PreparedInput p = prepare(x, n, ws, kernels, a, quantActivations);
         int unit = rowUnit(ws);
         parallel.forRange((rows + unit - 1) / unit, 1, work, (worker, from, to) -> {
             int lo = from * unit;
@@ -527,7 +553,7 @@ public final class Transformer implements AutoCloseable {
             start[i + 1] = start[i] + (ws[i].rows() + unit - 1) / unit;
             work += (long) ws[i].rows() * ws[i].cols() * n;
         }
-        PreparedInput p = PreparedInput.of(x, n, ws, kernels, a, quantActivations);
+        PreparedInput p = prepare(x, n, ws, kernels, a, quantActivations);
         parallel.forRange(start[ws.length], 1, work, (worker, from, to) -> {
             for (int i = 0; i < ws.length; i++) {
                 int lo = Math.max(from, start[i]) - start[i];
@@ -537,6 +563,16 @@ public final class Transformer implements AutoCloseable {
                 }
             }
         });
+    }
+
+    /** The input of products with {@code ws}: {@link PreparedInput#rowByRow} in the batch-invariant mode, else {@link PreparedInput#of}. */
+    private PreparedInput prepare(float[] x, int n, Weight[] ws, Kernels kernels, Activations a, QuantActivations activations) {
+        return batchInvariant ? PreparedInput.rowByRow(x, n, ws, a, activations) : PreparedInput.of(x, n, ws, kernels, a, activations);
+    }
+
+    /** Whether this transformer runs in the batch-invariant mode ({@link #BATCH_INVARIANT}). */
+    public boolean batchInvariant() {
+        return batchInvariant;
     }
 
     /**

@@ -1,10 +1,10 @@
 package io.kvtier.model;
 
+import io.kvtier.model.tensor.Lanes;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -112,7 +112,7 @@ final class VectorAttention {
                 for (int j = 0; j < n; j += L) {
                     d = FloatVector.fromMemorySegment(S, k, o + (long) j * Float.BYTES, LE).fma(FloatVector.fromArray(S, q, qh + j), d);
                 }
-                scores[si + i] = d.reduceLanes(VectorOperators.ADD) * scale;
+                scores[si + i] = Lanes.sum(d) * scale;
             }
         }
     }

@@ -1,5 +1,6 @@
 package io.kvtier.model;
 
+import io.kvtier.model.tensor.Lanes;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
@@ -34,14 +35,25 @@ final class VectorKernels implements Kernels {
 
     static final String BITS_PROPERTY = "kvtier.vector.bits";
     static final VectorSpecies<Float> S = species(System.getProperty(BITS_PROPERTY));
-    static final VectorKernels INSTANCE = new VectorKernels();
+    static final VectorKernels INSTANCE = new VectorKernels(false);
+    /** {@link #batchInvariant()}: softmax, silu and swiglu with {@link Math#exp} per value. */
+    private static final VectorKernels SCALAR_EXP = new VectorKernels(true);
     private static final int L = S.length();
     /** Narrow species for tails: 8 and 4 floats. */
     private static final VectorSpecies<Float> S8 = FloatVector.SPECIES_256;
     private static final VectorSpecies<Float> S4 = FloatVector.SPECIES_128;
     private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
-    private VectorKernels() {
+    /** Whether softmax, silu and swiglu take {@link ScalarKernels}' loops (one exp in every JIT tier). */
+    private final boolean scalarExp;
+
+    private VectorKernels(boolean scalarExp) {
+        this.scalarExp = scalarExp;
+    }
+
+    @Override
+    public Kernels batchInvariant() {
+        return SCALAR_EXP;
     }
 
     /**
@@ -66,7 +78,7 @@ final class VectorKernels implements Kernels {
 
     @Override
     public String name() {
-        return "vector-" + S.vectorBitSize();
+        return "vector-" + S.vectorBitSize() + (scalarExp ? "-scalar-exp" : "");
     }
 
     @Override
@@ -86,7 +98,7 @@ final class VectorKernels implements Kernels {
             VectorMask<Float> m = S.indexInRange(i, n);
             s1 = FloatVector.fromArray(S, a, aOff + i, m).fma(FloatVector.fromArray(S, b, bOff + i, m), s1);
         }
-        return s0.add(s1).add(s2.add(s3)).reduceLanes(VectorOperators.ADD);
+        return Lanes.sum(s0.add(s1).add(s2.add(s3)));
     }
 
     @Override
@@ -103,7 +115,7 @@ final class VectorKernels implements Kernels {
         for (; i + L <= n; i += L) {
             s0 = FloatVector.fromMemorySegment(S, a, aByteOff + (long) i * Float.BYTES, LE).fma(FloatVector.fromArray(S, b, bOff + i), s0);
         }
-        float sum = s0.add(s1).add(s2.add(s3)).reduceLanes(VectorOperators.ADD);
+        float sum = Lanes.sum(s0.add(s1).add(s2.add(s3)));
         // The tail (and short vectors such as an 8-float attention head) with narrower species:
         // a masked load from a segment costs several times an unmasked narrow one.
         return i < n ? sum + tail(a, aByteOff + (long) i * Float.BYTES, b, bOff + i, n - i) : sum;
@@ -202,7 +214,7 @@ final class VectorKernels implements Kernels {
             for (int j = 0; j < n; j += L) {
                 acc = FloatVector.fromMemorySegment(S, k, o + (long) j * Float.BYTES, LE).fma(FloatVector.fromArray(S, q, qh + j), acc);
             }
-            scores[si] = acc.reduceLanes(VectorOperators.ADD) * scale;
+            scores[si] = Lanes.sum(acc) * scale;
         }
     }
 
@@ -305,10 +317,10 @@ final class VectorKernels implements Kernels {
             s1 = s1.add(t1);
             s2 = s2.add(t2);
             s3 = s3.add(t3);
-            y[yAt] = s0.reduceLanes(VectorOperators.ADD);
-            y[yAt + q] = s1.reduceLanes(VectorOperators.ADD);
-            y[yAt + 2 * q] = s2.reduceLanes(VectorOperators.ADD);
-            y[yAt + 3 * q] = s3.reduceLanes(VectorOperators.ADD);
+            y[yAt] = Lanes.sum(s0);
+            y[yAt + q] = Lanes.sum(s1);
+            y[yAt + 2 * q] = Lanes.sum(s2);
+            y[yAt + 3 * q] = Lanes.sum(s3);
             if (k < in) {
                 long kb = (long) k * Float.BYTES;
                 y[yAt] += tail(w, o0 + kb, x, xOff + k, in - k);
@@ -356,7 +368,7 @@ final class VectorKernels implements Kernels {
         for (; o + L * 4L <= to; o += L * 4L) {
             a0 = FloatVector.fromMemorySegment(S, w, o, LE).add(a0);
         }
-        float sum = a0.add(a1).add(b0.add(b1)).add(c0.add(c1).add(d0.add(d1))).reduceLanes(VectorOperators.ADD);
+        float sum = Lanes.sum(a0.add(a1).add(b0.add(b1)).add(c0.add(c1).add(d0.add(d1))));
         for (; o < to; o += Float.BYTES) {
             sum += w.get(ScalarKernels.F32, o);
         }
@@ -368,13 +380,13 @@ final class VectorKernels implements Kernels {
         float sum = 0f;
         int i = 0;
         if (L > 8 && i + 8 <= n) {
-            sum += FloatVector.fromMemorySegment(S8, a, aByteOff, LE)
-                    .mul(FloatVector.fromArray(S8, b, bOff)).reduceLanes(VectorOperators.ADD);
+            sum += Lanes.sum(FloatVector.fromMemorySegment(S8, a, aByteOff, LE)
+                    .mul(FloatVector.fromArray(S8, b, bOff)));
             i += 8;
         }
         if (L > 4 && i + 4 <= n) {
-            sum += FloatVector.fromMemorySegment(S4, a, aByteOff + (long) i * Float.BYTES, LE)
-                    .mul(FloatVector.fromArray(S4, b, bOff + i)).reduceLanes(VectorOperators.ADD);
+            sum += Lanes.sum(FloatVector.fromMemorySegment(S4, a, aByteOff + (long) i * Float.BYTES, LE)
+                    .mul(FloatVector.fromArray(S4, b, bOff + i)));
             i += 4;
         }
         for (; i < n; i++) {
@@ -471,25 +483,25 @@ final class VectorKernels implements Kernels {
             a03 = w0.fma(v, a03); a13 = w1.fma(v, a13); a23 = w2.fma(v, a23); a33 = w3.fma(v, a33);
         }
         // y row i+j, column r+q gets a_qj (no helper method: every vector op must inline, see class doc)
-        y[yOff] = a00.reduceLanes(VectorOperators.ADD);
-        y[yOff + 1] = a10.reduceLanes(VectorOperators.ADD);
-        y[yOff + 2] = a20.reduceLanes(VectorOperators.ADD);
-        y[yOff + 3] = a30.reduceLanes(VectorOperators.ADD);
+        y[yOff] = Lanes.sum(a00);
+        y[yOff + 1] = Lanes.sum(a10);
+        y[yOff + 2] = Lanes.sum(a20);
+        y[yOff + 3] = Lanes.sum(a30);
         int y1 = yOff + out;
-        y[y1] = a01.reduceLanes(VectorOperators.ADD);
-        y[y1 + 1] = a11.reduceLanes(VectorOperators.ADD);
-        y[y1 + 2] = a21.reduceLanes(VectorOperators.ADD);
-        y[y1 + 3] = a31.reduceLanes(VectorOperators.ADD);
+        y[y1] = Lanes.sum(a01);
+        y[y1 + 1] = Lanes.sum(a11);
+        y[y1 + 2] = Lanes.sum(a21);
+        y[y1 + 3] = Lanes.sum(a31);
         int y2 = y1 + out;
-        y[y2] = a02.reduceLanes(VectorOperators.ADD);
-        y[y2 + 1] = a12.reduceLanes(VectorOperators.ADD);
-        y[y2 + 2] = a22.reduceLanes(VectorOperators.ADD);
-        y[y2 + 3] = a32.reduceLanes(VectorOperators.ADD);
+        y[y2] = Lanes.sum(a02);
+        y[y2 + 1] = Lanes.sum(a12);
+        y[y2 + 2] = Lanes.sum(a22);
+        y[y2 + 3] = Lanes.sum(a32);
         int y3 = y2 + out;
-        y[y3] = a03.reduceLanes(VectorOperators.ADD);
-        y[y3 + 1] = a13.reduceLanes(VectorOperators.ADD);
-        y[y3 + 2] = a23.reduceLanes(VectorOperators.ADD);
-        y[y3 + 3] = a33.reduceLanes(VectorOperators.ADD);
+        y[y3] = Lanes.sum(a03);
+        y[y3 + 1] = Lanes.sum(a13);
+        y[y3 + 2] = Lanes.sum(a23);
+        y[y3 + 3] = Lanes.sum(a33);
         if (k < in) {
             long kb = (long) k * Float.BYTES;
             int rest = in - k;
@@ -514,7 +526,7 @@ final class VectorKernels implements Kernels {
             FloatVector v = FloatVector.fromArray(S, x, xOff + i, S.indexInRange(i, n));
             ss = v.fma(v, ss);
         }
-        float scale = 1f / (float) Math.sqrt(ss.reduceLanes(VectorOperators.ADD) / n + eps);
+        float scale = 1f / (float) Math.sqrt(Lanes.sum(ss) / n + eps);
         i = 0;
         for (; i + L <= n; i += L) {
             FloatVector.fromMemorySegment(S, weight, (long) i * Float.BYTES, LE).mul(FloatVector.fromArray(S, x, xOff + i).mul(scale))
@@ -529,6 +541,10 @@ final class VectorKernels implements Kernels {
 
     @Override
     public void softmax(float[] x, int off, int n) {
+        if (scalarExp) {
+            ScalarKernels.INSTANCE.softmax(x, off, n);
+            return;
+        }
         FloatVector mv = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
         int i = 0;
         for (; i + L <= n; i += L) {
@@ -549,7 +565,7 @@ final class VectorKernels implements Kernels {
             e.intoArray(x, off + i);
             sv = e.add(sv);   // the fresh vector the receiver, as above (addition is commutative, bit for bit)
         }
-        float sum = sv.reduceLanes(VectorOperators.ADD);
+        float sum = Lanes.sum(sv);
         for (; i < n; i++) {
             x[off + i] = (float) Math.exp(x[off + i] - max);
             sum += x[off + i];
@@ -566,6 +582,10 @@ final class VectorKernels implements Kernels {
 
     @Override
     public void silu(float[] x, int off, int n) {
+        if (scalarExp) {
+            ScalarKernels.INSTANCE.silu(x, off, n);
+            return;
+        }
         int i = 0;
         for (; i + L <= n; i += L) {
             FloatVector v = FloatVector.fromArray(S, x, off + i);
@@ -580,6 +600,10 @@ final class VectorKernels implements Kernels {
 
     @Override
     public void swiglu(float[] gate, int gOff, float[] up, int uOff, int n) {
+        if (scalarExp) {
+            ScalarKernels.INSTANCE.swiglu(gate, gOff, up, uOff, n);
+            return;
+        }
         int i = 0;
         for (; i + L <= n; i += L) {
             FloatVector g = FloatVector.fromArray(S, gate, gOff + i);

@@ -76,7 +76,7 @@ public final class Int8Dot {
             acc1 = acc0;
             acc0 = next;
         }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        return Lanes.sum(acc0.add(acc1));
     }
 
     /**
@@ -119,10 +119,10 @@ public final class Int8Dot {
             b3 = a3;
             a3 = n3;
         }
-        y[yOff] = a0.add(b0).reduceLanes(VectorOperators.ADD);
-        y[yOff + 1] = a1.add(b1).reduceLanes(VectorOperators.ADD);
-        y[yOff + 2] = a2.add(b2).reduceLanes(VectorOperators.ADD);
-        y[yOff + 3] = a3.add(b3).reduceLanes(VectorOperators.ADD);
+        y[yOff] = Lanes.sum(a0.add(b0));
+        y[yOff + 1] = Lanes.sum(a1.add(b1));
+        y[yOff + 2] = Lanes.sum(a2.add(b2));
+        y[yOff + 3] = Lanes.sum(a3.add(b3));
     }
 
     /** {@code 2L} int8 weights at {@code at} times {@code xq[xi..]}: {@code L} ints, each the sum of a pair of products. */

@@ -76,7 +76,7 @@ public final class QuantDot {
             acc1 = acc0;
             acc0 = next;
         }
-        float s = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        float s = Lanes.sum(acc0.add(acc1));
         for (; i < n; i++) {
             s += w.get(F32, off + 4L * i) * x[xOff + i];
         }
@@ -103,7 +103,7 @@ public final class QuantDot {
             acc1 = acc0;
             acc0 = next;
         }
-        float s = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        float s = Lanes.sum(acc0.add(acc1));
         for (; i < n; i++) {
             s += Float.float16ToFloat(w.get(I16, off + 2L * i)) * x[xOff + i];
         }
@@ -121,7 +121,7 @@ public final class QuantDot {
             acc1 = acc0;
             acc0 = next;
         }
-        float s = acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        float s = Lanes.sum(acc0.add(acc1));
         for (; i < n; i++) {
             s += Float.intBitsToFloat((w.get(I16, off + 2L * i) & 0xFFFF) << 16) * x[xOff + i];
         }
@@ -149,7 +149,7 @@ public final class QuantDot {
             acc1 = acc0;
             acc0 = next;
         }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        return Lanes.sum(acc0.add(acc1));
     }
 
     /**
@@ -184,7 +184,7 @@ public final class QuantDot {
             t0 = ((FloatVector) q0.convertShape(VectorOperators.B2F, F, 1)).fma(FloatVector.fromArray(F, x, xo + 16), t0);
             acc0 = t0.fma(FloatVector.broadcast(F, Float.float16ToFloat(w.get(I16, p))), acc0);
         }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        return Lanes.sum(acc0.add(acc1));
     }
 
     /**
@@ -208,7 +208,7 @@ public final class QuantDot {
             acc1 = acc0;
             acc0 = next;
         }
-        return acc0.add(acc1).reduceLanes(VectorOperators.ADD);
+        return Lanes.sum(acc0.add(acc1));
     }
 
     /**
@@ -254,10 +254,10 @@ public final class QuantDot {
             b3 = a3;
             a3 = n3;
         }
-        y[yOff] = a0.add(b0).reduceLanes(VectorOperators.ADD);
-        y[yOff + 1] = a1.add(b1).reduceLanes(VectorOperators.ADD);
-        y[yOff + 2] = a2.add(b2).reduceLanes(VectorOperators.ADD);
-        y[yOff + 3] = a3.add(b3).reduceLanes(VectorOperators.ADD);
+        y[yOff] = Lanes.sum(a0.add(b0));
+        y[yOff + 1] = Lanes.sum(a1.add(b1));
+        y[yOff + 2] = Lanes.sum(a2.add(b2));
+        y[yOff + 3] = Lanes.sum(a3.add(b3));
     }
 
     /**
@@ -292,7 +292,7 @@ public final class QuantDot {
                 minHi = xHi.fma(FloatVector.broadcast(F, dmin * (sm2 >> 8)), minHi);
             }
         }
-        return lo.add(hi).sub(minLo.add(minHi)).reduceLanes(VectorOperators.ADD);
+        return Lanes.sum(lo.add(hi).sub(minLo.add(minHi)));
     }
 
     /**
@@ -334,6 +334,6 @@ public final class QuantDot {
                 }
             }
         }
-        return acc1.add(acc2).add(acc3.add(acc4)).reduceLanes(VectorOperators.ADD);
+        return Lanes.sum(acc1.add(acc2).add(acc3.add(acc4)));
     }
 }

@@ -4,7 +4,6 @@ import static io.kvtier.model.tensor.QuantSpecies.F;
 import static io.kvtier.model.tensor.QuantSpecies.L;
 
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 
 /**
  * {@code Y = X W^T} for an encoded weight, split by output rows. For a few activation rows
@@ -46,20 +45,7 @@ public final class QuantMatmul {
             return;
         }
         if (n < SCRATCH_FROM) {
-            int r = rowFrom;
-            if (w.type() == TensorType.Q4_0 && cols < ROWS4_BELOW_COLS) {
-                for (; r + 4 <= rowTo; r += 4) {
-                    for (int i = 0; i < n; i++) {
-                        QuantDot.q4_0Rows4(w.data(), w.rowOffset(r), w.rowBytes(), x, i * cols, cols, y, i * rows + r);
-                    }
-                }
-            }
-            for (; r < rowTo; r++) {
-                long off = w.rowOffset(r);
-                for (int i = 0; i < n; i++) {
-                    y[i * rows + r] = QuantDot.dot(w.type(), w.data(), off, x, i * cols, cols);
-                }
-            }
+            rowByRow(w, x, n, y, rowFrom, rowTo);
             return;
         }
         float[] tile = new float[TILE_ROWS * cols];
@@ -83,6 +69,31 @@ public final class QuantMatmul {
     }
 
     /**
+     * As {@link #matmul(Weight, float[], int, float[], int, int)} for a weight that is not
+     * interleaved, whatever {@code n}: each weight row streamed once per activation row through
+     * {@link QuantDot} (the decode kernels), so every output is computed the same way however
+     * many rows the step has (the batch-invariant mode; {@code matmul} below {@link #SCRATCH_FROM} rows).
+     */
+    public static void rowByRow(Weight w, float[] x, int n, float[] y, int rowFrom, int rowTo) {
+        int cols = w.cols();
+        int rows = w.rows();
+        int r = rowFrom;
+        if (w.type() == TensorType.Q4_0 && cols < ROWS4_BELOW_COLS) {
+            for (; r + 4 <= rowTo; r += 4) {
+                for (int i = 0; i < n; i++) {
+                    QuantDot.q4_0Rows4(w.data(), w.rowOffset(r), w.rowBytes(), x, i * cols, cols, y, i * rows + r);
+                }
+            }
+        }
+        for (; r < rowTo; r++) {
+            long off = w.rowOffset(r);
+            for (int i = 0; i < n; i++) {
+                y[i * rows + r] = QuantDot.dot(w.type(), w.data(), off, x, i * cols, cols);
+            }
+        }
+    }
+
+    /**
      * Whether {@code w} has a kernel on Q8_0-quantized activations
      * ({@link #matmul(Weight, Q8Activations, int, float[], int, int)}): a type
      * {@link Int8Dot#supports}, or an interleaved Q4_0 weight ({@link Q4Interleaved}).
@@ -92,11 +103,11 @@ public final class QuantMatmul {
     }
 
     /**
-     * As {@link #matmul(Weight, float[], int, float[], int, int)} for fewer than
-     * {@link #SCRATCH_FROM} rows of activations quantized to Q8_0 ({@code x}, quantized from the
+     * As {@link #matmul(Weight, float[], int, float[], int, int)} for rows of activations quantized to Q8_0 ({@code x}, quantized from the
      * {@code [n][cols]} input), for a weight {@link #int8} accepts: each weight row is streamed
      * once per activation row through {@link Int8Dot}, or each group of interleaved rows through
-     * {@link Q4Interleaved}.
+     * {@link Q4Interleaved}. Any number of rows (decode takes it below {@link #SCRATCH_FROM}, the
+     * batch-invariant mode for every step), each computed the same way whatever the others.
      */
     public static void matmul(Weight w, Q8Activations x, int n, float[] y, int rowFrom, int rowTo) {
         int cols = w.cols();
@@ -157,22 +168,22 @@ public final class QuantMatmul {
             c32 = w2.fma(x3, c32);
             c33 = w3.fma(x3, c33);
         }
-        y[yOff] = c00.reduceLanes(VectorOperators.ADD);
-        y[yOff + 1] = c01.reduceLanes(VectorOperators.ADD);
-        y[yOff + 2] = c02.reduceLanes(VectorOperators.ADD);
-        y[yOff + 3] = c03.reduceLanes(VectorOperators.ADD);
-        y[yOff + rows] = c10.reduceLanes(VectorOperators.ADD);
-        y[yOff + rows + 1] = c11.reduceLanes(VectorOperators.ADD);
-        y[yOff + rows + 2] = c12.reduceLanes(VectorOperators.ADD);
-        y[yOff + rows + 3] = c13.reduceLanes(VectorOperators.ADD);
-        y[yOff + 2 * rows] = c20.reduceLanes(VectorOperators.ADD);
-        y[yOff + 2 * rows + 1] = c21.reduceLanes(VectorOperators.ADD);
-        y[yOff + 2 * rows + 2] = c22.reduceLanes(VectorOperators.ADD);
-        y[yOff + 2 * rows + 3] = c23.reduceLanes(VectorOperators.ADD);
-        y[yOff + 3 * rows] = c30.reduceLanes(VectorOperators.ADD);
-        y[yOff + 3 * rows + 1] = c31.reduceLanes(VectorOperators.ADD);
-        y[yOff + 3 * rows + 2] = c32.reduceLanes(VectorOperators.ADD);
-        y[yOff + 3 * rows + 3] = c33.reduceLanes(VectorOperators.ADD);
+        y[yOff] = Lanes.sum(c00);
+        y[yOff + 1] = Lanes.sum(c01);
+        y[yOff + 2] = Lanes.sum(c02);
+        y[yOff + 3] = Lanes.sum(c03);
+        y[yOff + rows] = Lanes.sum(c10);
+        y[yOff + rows + 1] = Lanes.sum(c11);
+        y[yOff + rows + 2] = Lanes.sum(c12);
+        y[yOff + rows + 3] = Lanes.sum(c13);
+        y[yOff + 2 * rows] = Lanes.sum(c20);
+        y[yOff + 2 * rows + 1] = Lanes.sum(c21);
+        y[yOff + 2 * rows + 2] = Lanes.sum(c22);
+        y[yOff + 2 * rows + 3] = Lanes.sum(c23);
+        y[yOff + 3 * rows] = Lanes.sum(c30);
+        y[yOff + 3 * rows + 1] = Lanes.sum(c31);
+        y[yOff + 3 * rows + 2] = Lanes.sum(c32);
+        y[yOff + 3 * rows + 3] = Lanes.sum(c33);
     }
 
     /** {@code sum_k a[aOff+k] * x[xOff+k]}, {@code k < n}: the edges of the tiling. */
@@ -182,7 +193,7 @@ public final class QuantMatmul {
         for (; k + L <= n; k += L) {
             s = FloatVector.fromArray(F, a, aOff + k).fma(FloatVector.fromArray(F, x, xOff + k), s);
         }
-        float r = s.reduceLanes(VectorOperators.ADD);
+        float r = Lanes.sum(s);
         for (; k < n; k++) {
             r += a[aOff + k] * x[xOff + k];
         }
