@@ -64,35 +64,53 @@ public final class RemoteCopier {
      */
     public static final long READ_WINDOW_BYTES = 32L << 20;
 
+    /**
+     * Bytes of values a read job asks for at once, before the window opens one value per answer
+     * ({@link ReadWindow}). Small values are bound by each GET's round trip, not by the server's
+     * copies: with two GETs at first, a job of 8 values of 256 KiB waited for several answers
+     * before all its GETs were out (against {@code redis-benchmark -P 8}, which sends 8 at once),
+     * while 1 MiB of values costs the server well under a millisecond to copy before it replies.
+     * {@code -Dkvtier.remote.firstBytes} for experiments.
+     */
+    static final long FIRST_BYTES = Long.getLong("kvtier.remote.firstBytes", 1L << 20);
+
     private final HostSlab slab;
     private final RemoteStore store;
     private final RemoteKeys keys;
     private final long bytesPerBlock;
     private final long readWindowBytes;
     private final int firstGets;
+    private final long firstBytes;
     private final boolean checkOnTaker;
     /** Where the one line about values above the store's limit goes (null: nowhere). */
     private volatile java.util.function.Consumer<String> warn;
     private final java.util.concurrent.atomic.AtomicBoolean warnedOversize = new java.util.concurrent.atomic.AtomicBoolean();
 
     public RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock) {
-        this(slab, store, keys, bytesPerBlock, READ_WINDOW_BYTES, ReadWindow.FIRST_GETS, CHECK_ON_TAKER);
+        this(slab, store, keys, bytesPerBlock, READ_WINDOW_BYTES, ReadWindow.FIRST_GETS, FIRST_BYTES, CHECK_ON_TAKER);
     }
 
     /**
      * For tests: a read keeps {@code readWindowBytes} of values asked for (one value at least),
-     * starts with {@code firstGets} GETs ({@link ReadWindow}), and with {@code checkOnTaker}
-     * checks each value's payload (and copies it to the device) on the job's thread, not where
-     * it arrived ({@link #CHECK_ON_TAKER}).
+     * starts with {@code firstGets} GETs ({@link ReadWindow}; no {@link #FIRST_BYTES} burst), and
+     * with {@code checkOnTaker} checks each value's payload (and copies it to the device) on the
+     * job's thread, not where it arrived ({@link #CHECK_ON_TAKER}).
      */
     RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock, long readWindowBytes, int firstGets,
                  boolean checkOnTaker) {
+        this(slab, store, keys, bytesPerBlock, readWindowBytes, firstGets, 0, checkOnTaker);
+    }
+
+    /** For tests: as above, a read starting with {@code firstBytes} of GETs, at least {@code firstGets}. */
+    RemoteCopier(HostSlab slab, RemoteStore store, RemoteKeys keys, long bytesPerBlock, long readWindowBytes, int firstGets,
+                 long firstBytes, boolean checkOnTaker) {
         this.slab = slab;
         this.store = store;
         this.keys = keys;
         this.bytesPerBlock = bytesPerBlock;
         this.readWindowBytes = readWindowBytes;
         this.firstGets = firstGets;
+        this.firstBytes = firstBytes;
         this.checkOnTaker = checkOnTaker;
     }
 
@@ -132,7 +150,8 @@ public final class RemoteCopier {
         }
         ChunkCopier toDevice = job.toDevice() ? java.util.Objects.requireNonNull(device, "device") : null;
         List<ChunkCopy> chunks = job.chunks();
-        ReadWindow window = new ReadWindow(chunks.size(), chunks.isEmpty() ? 1 : readWindow(chunks), firstGets,
+        long value = chunks.isEmpty() ? 1 : valueBytes(chunks.getFirst());
+        ReadWindow window = new ReadWindow(chunks.size(), readWindow(value), firstGets(value),
                 job::inHost, i -> read(chunks.get(i), claim, toDevice));
         if (RemoteTrace.ON) {
             RemoteTrace.mark(job.kind() + " job " + job.jobId() + " started: " + chunks.size() + " chunks");
@@ -244,10 +263,22 @@ public final class RemoteCopier {
         return TransferResult.ok(job.jobId(), bytes, System.nanoTime() - start);
     }
 
-    /** GETs a read job keeps in flight: {@link #READ_WINDOW_BYTES} of its values, at least one. */
-    private int readWindow(List<ChunkCopy> chunks) {
-        long value = ChunkHeader.encodedSize(chunks.getFirst().tokensShared().length) + payloadBytes(chunks.getFirst());
+    /** Bytes of chunk {@code c}'s value: header and payload. */
+    private long valueBytes(ChunkCopy c) {
+        return ChunkHeader.encodedSize(c.tokensShared().length) + payloadBytes(c);
+    }
+
+    /** GETs a read job keeps in flight: {@link #READ_WINDOW_BYTES} of its values of {@code value} bytes, at least one. */
+    private int readWindow(long value) {
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, readWindowBytes / value));
+    }
+
+    /**
+     * GETs a read job sends at once: {@link #FIRST_BYTES} of its values of {@code value} bytes, at
+     * least {@code firstGets} ({@link ReadWindow} caps it at the window).
+     */
+    private int firstGets(long value) {
+        return (int) Math.max(firstGets, Math.min(Integer.MAX_VALUE, firstBytes / value));
     }
 
     /**

@@ -349,6 +349,25 @@ class RemoteCopierTest {
     }
 
     /**
+     * A read sends its first bytes of GETs at once (5 values' worth here, against 1 first GET),
+     * then opens the window one value per answer as before: small values are bound by each
+     * GET's round trip, so a job of 8 values of 256 KiB no longer waits for answers before its
+     * GETs are out. GETs sent after k answers: min(8, 5 + 2k, k + 6).
+     */
+    @Test
+    void aReadSendsItsFirstBytesOfGetsAtOnce() throws Exception {
+        FakeHeldStore fake = new FakeHeldStore();
+        long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, 6 * value, 1, 5 * value + value / 2, false);
+        TransferResult[] result = new TransferResult[1];
+        Thread reader = startRead(c, -1, result);
+        assertThat(fake.awaitGets(5)).isTrue();
+        Thread.sleep(50); // time for a copier that sends more than its first bytes to do so
+        assertThat(fake.getsSent()).as("GETs sent before any answer").isEqualTo(5);
+        answerAll(fake, reader, result, new int[] {7, 8, 8, 8, 8, 8, 8, 8});
+    }
+
+    /**
      * A chunk missing from the store cuts the read there, and no GET is sent after its answer:
      * chunks 0-5 were asked for when chunk 2's nil came (2 first, two more per answer), 6 and 7
      * never are, and the job fails at chunk 2 as a miss with chunks 0 and 1 whole in their slots.

@@ -25,7 +25,9 @@ import java.util.Random;
  * time, the CPU time of the store's I/O threads (and of it, in user mode) and of the job's own thread, and the server's CPU
  * time (from {@code /proc/PID/stat} with {@code -Dredis.pid=PID}: 10 ms ticks). Variants:
  * {@code taker} (values checked and copied to the device on the job's thread,
- * {@link RemoteCopier#CHECK_ON_TAKER}); {@code same} (an A/A control). Run after
+ * {@link RemoteCopier#CHECK_ON_TAKER}); {@code first} (B sends {@link RemoteCopier#FIRST_BYTES} of GETs at
+ * once, A only {@link ReadWindow#FIRST_GETS}); {@code same} (an A/A control). {@code -Dchunks=N} and
+ * {@code -Dpayload=BYTES} change the load's shape. Run after
  * {@code mvn -pl kvtier-core test-compile}, with Redis up ({@code eval "$(.ci/redis-up DIR)"}):
  * <pre>
  * java -Dredis.pid=$(cat DIR/standalone.pid) -cp kvtier-core/target/classes:kvtier-core/target/test-classes:kvtier-cli/target/kvtier.jar \
@@ -34,9 +36,10 @@ import java.util.Random;
  */
 public final class RemoteReadComparison {
 
-    private static final int CHUNKS = 62;
+    private static final int CHUNKS = Integer.getInteger("chunks", 62);
     private static final int TOKENS = 16;
-    private static final long PAYLOAD = 1_179_648; // 16 tokens x 12 layers x 2 x 768 x 4 bytes
+    /** Default: 16 tokens x 12 layers x 2 x 768 x 4 bytes; {@code -Dpayload=262144} for bench offload's 256 KiB. */
+    private static final long PAYLOAD = Long.getLong("payload", 1_179_648);
     private static final BlockKey NS = new BlockKey(5, 5, 5, 5);
 
     private RemoteReadComparison() {
@@ -71,7 +74,7 @@ public final class RemoteReadComparison {
             ChunkCopier device = new ChunkCopier(arena.allocate(CHUNKS * PAYLOAD, 64), PAYLOAD, slab);
             RemoteCopier a = new RemoteCopier(slab, store, keys, PAYLOAD, RemoteCopier.READ_WINDOW_BYTES, ReadWindow.FIRST_GETS, false);
             RemoteCopier b = new RemoteCopier(slab, store, keys, PAYLOAD, RemoteCopier.READ_WINDOW_BYTES,
-                    ReadWindow.FIRST_GETS, taker);
+                    ReadWindow.FIRST_GETS, variant.contains("first") ? RemoteCopier.FIRST_BYTES : 0, taker);
             List<ChunkCopy> writes = new ArrayList<>();
             List<ChunkCopy> loads = new ArrayList<>();
             Random rnd = new Random(1);
@@ -119,7 +122,7 @@ public final class RemoteReadComparison {
             System.out.printf("load of %d values of %.2f MB, %d rounds, variant %s, load average %.1f; medians, ms:%n", CHUNKS,
                     (ChunkHeader.encodedSize(TOKENS) + PAYLOAD) / 1e6, rounds, variant, os.getSystemLoadAverage());
             for (int s = 0; s < 2; s++) {
-                StringBuilder line = new StringBuilder(s == 0 ? "A (engine now)" : "B (" + variant + ")");
+                StringBuilder line = new StringBuilder(s == 0 ? "A (2 first GETs)" : "B (" + variant + ")");
                 for (int q = 0; q < what.length; q++) {
                     line.append(String.format("  %s %.1f", what[q], median(m[s][q])));
                 }
