@@ -77,9 +77,8 @@ public final class Sweep {
         Map<Long, Map<String, ReplayResult>> byCap = group(results);
         List<String> policies = policies(results);
         ReplayResult first = results.getFirst();
-        out.printf(Locale.ROOT, "sweep %s: %,d requests, %,d prompt tokens; device tier %,d tokens; token hit ratio "
-                + "(fraction of optimum)%n", first.traceLabel(), first.requests(), first.promptTokens(),
-                (long) first.deviceBlocks() * first.config().blockSize());
+        out.printf(Locale.ROOT, "sweep %s: %,d requests, %,d prompt tokens; %s; token hit ratio "
+                + "(fraction of optimum)%n", first.traceLabel(), first.requests(), first.promptTokens(), fixedTiers(first));
         StringBuilder h = new StringBuilder(String.format(Locale.ROOT, "  %12s", "host tokens"));
         for (String p : policies) {
             h.append(String.format(Locale.ROOT, " %18s", p));
@@ -128,12 +127,26 @@ public final class Sweep {
                 opt[i] = r.optimumTokenHitRatio();
                 ceil[i] = r.ceilingTokenHitRatio();
             }
-            series.put("optimum (Belady, device + host)", new double[][] {x, opt});
+            series.put(first.diskChunks() > 0 ? "optimum (Belady, device + host + disk)" : "optimum (Belady, device + host)",
+                    new double[][] {x, opt});
             series.put("ceiling (unbounded)", new double[][] {x, ceil});
         }
-        SweepChart.write(png, chartTitle(results), String.format(Locale.ROOT,
-                "host tier capacity (tokens, log scale); device tier %,d tokens", (long) first.deviceBlocks() * first.config().blockSize()),
-                series);
+        SweepChart.write(png, chartTitle(results), "host tier capacity (tokens, log scale); " + fixedTiers(first), series);
+    }
+
+    /**
+     * The tiers every replay of a sweep shares, for the table's first line and the chart's axis
+     * title: "device tier N tokens", and "; disk tier N tokens" when a disk tier is behind the host
+     * (a sweep with a disk tier is otherwise drawn like a host-only one).
+     */
+    static String fixedTiers(ReplayResult first) {
+        String s = String.format(Locale.ROOT, "device tier %,d tokens", (long) first.deviceBlocks() * first.config().blockSize());
+        if (first.diskChunks() == 0) {
+            return s;
+        }
+        Capacity disk = first.config().disk();
+        return s + String.format(Locale.ROOT, "; disk tier %,d tokens", disk.kind() == Capacity.Kind.TOKENS ? disk.tokens()
+                : (long) first.diskChunks() * first.config().blockSize());
     }
 
     /**

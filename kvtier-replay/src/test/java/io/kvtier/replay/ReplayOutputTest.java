@@ -113,6 +113,21 @@ class ReplayOutputTest {
     }
 
     @Test
+    void aSweepWithADiskTierNamesItInTheTableAndTheChartAxis() {
+        ReplayConfig cfg = ReplayTraces.instant(Capacity.tokens(1024), Policy.LRU);
+        ReplayResult hostOnly = Sweep.run(HAND, cfg, List.of(Policy.LRU), List.of(1024L), 1, Progress.none()).getFirst();
+        List<ReplayResult> disk = Sweep.run(HAND, cfg.withDisk(Capacity.tokens(4096)), List.of(Policy.LRU), List.of(1024L), 1,
+                Progress.none());
+        // device 'min': the largest request's 4 blocks of 512 tokens
+        assertThat(Sweep.fixedTiers(hostOnly)).isEqualTo("device tier 2,048 tokens");
+        assertThat(Sweep.fixedTiers(disk.getFirst())).isEqualTo("device tier 2,048 tokens; disk tier 4,096 tokens");
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        Sweep.printTable(new PrintStream(bytes, true, StandardCharsets.UTF_8), disk);
+        assertThat(bytes.toString(StandardCharsets.UTF_8).lines().findFirst().orElseThrow())
+                .contains("4 requests, 6,185 prompt tokens; device tier 2,048 tokens; disk tier 4,096 tokens; token hit ratio");
+    }
+
+    @Test
     void schedulerBenchReportsAPositiveCostPerStep() {
         SchedulerBench.Result r = SchedulerBench.run(16, 64, 50, 16, ReplayConfig.TIMED_MAX_BATCH_TOKENS, 1);
         assertThat(r.nanosPerStep()).isPositive();
