@@ -40,6 +40,15 @@ final class Activations {
         this.att = new float[threads][0];
         this.pairs = c.headDim() / 2;
         ensureTokens(1);
+        // The packed inputs are sized up front for a vector of tokens (a short prompt's prefill,
+        // then decode) at the widest matrix input: growing them in the first step took the branch
+        // C2 had compiled as never taken (the warm-up's engines grew theirs before C2 profiled
+        // it), which sent the step's matrix products back to C1 (boxed vectors) in the user's
+        // first steps. L x (dim, qDim or hiddenDim) floats each; longer prompts still grow them.
+        int widest = Math.max(c.dim(), Math.max(c.qDim(), c.hiddenDim()));
+        int reserve = PackedMatmul.packedLength(1, widest);
+        packed = new float[reserve];
+        packedForDecoded = new float[reserve];
     }
 
     void ensureTokens(int tokens) {
