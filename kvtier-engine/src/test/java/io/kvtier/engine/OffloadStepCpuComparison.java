@@ -21,7 +21,11 @@ import java.util.Locale;
  * (20 KiB), waves of 1 or 32 requests of 256 tokens as {@code bench offload} decodes them, the
  * "on" engine's host tier twice its device pool and full before timing; rounds alternate off-on,
  * on-off in one JVM; CPU time per step of the engine thread and of the transfer threads, and the
- * engine thread's allocation per step. Run after {@code mvn -pl kvtier-engine -am test-compile}:
+ * engine thread's allocation per step. Properties: {@code kvtier.fake.flushKib=N} has each forward
+ * pass walk N KiB of its own memory (2048: about stories260K's footprint, so that offloading's
+ * bookkeeping meets the cold caches it meets in a real step: 0.57 us per step at 0 KiB became 1.67
+ * at 2048, 1 sequence, loaded); {@code kvtier.fake.promptOnly=true} stores prompt blocks only (the
+ * per-step bookkeeping without the decode stores). Run after {@code mvn -pl kvtier-engine -am test-compile}:
  * <pre>
  * java -cp kvtier-engine/target/classes:kvtier-engine/target/test-classes:kvtier-core/target/classes:kvtier-cli/target/kvtier.jar \
  *      io.kvtier.engine.OffloadStepCpuComparison [ROUNDS]
@@ -46,6 +50,8 @@ public final class OffloadStepCpuComparison {
      */
     static final class FakeIdleModel implements ModelRunner {
         private final float[][] oneHot = new float[VOCAB][];
+        /** KiB of memory each forward pass walks (property kvtier.fake.flushKib, default 0): a real pass's cache footprint. */
+        private final long[] footprint = new long[Integer.getInteger("kvtier.fake.flushKib", 0) * 128];
 
         FakeIdleModel() {
             for (int t = 0; t < VOCAB; t++) {
@@ -56,6 +62,9 @@ public final class OffloadStepCpuComparison {
 
         @Override
         public float[][] forward(List<ScheduledChunk> chunks) {
+            for (int i = 0; i < footprint.length; i += 8) {
+                footprint[i]++;
+            }
             float[][] out = new float[chunks.size()][];
             for (int i = 0; i < out.length; i++) {
                 ScheduledChunk c = chunks.get(i);
@@ -87,7 +96,7 @@ public final class OffloadStepCpuComparison {
             this.on = on;
             int deviceBlocks = (batch + 1) * LAYOUT.blocksFor(SEQ_LEN);
             BlockPool pool = new BlockPool(deviceBlocks, LAYOUT);
-            OffloadConfig config = OffloadConfig.DEFAULT.withOffloadPromptOnly(false);
+            OffloadConfig config = OffloadConfig.DEFAULT.withOffloadPromptOnly(Boolean.getBoolean("kvtier.fake.promptOnly"));
             Namespace ns = Namespace.of("fake-idle", LAYOUT, 1);
             tierChunks = 2 * deviceBlocks;
             OffloadScheduler offload = on ? new OffloadSetup(0, tierChunks, "lru", config).build(pool, ns, KvEvents.discarding()) : null;
