@@ -45,7 +45,8 @@ final class MakeModelCommand implements Callable<Integer> {
         }
         for (Size f : new Size[] {new Size("--dim", dim, ModelConfig.MAX_DIM), new Size("--hidden-dim", hiddenDim, ModelConfig.MAX_HIDDEN),
                 new Size("--layers", layers, ModelConfig.MAX_LAYERS), new Size("--heads", heads, dim),
-                new Size("--kv-heads", kvHeads, heads), new Size("--vocab", vocab, ModelConfig.MAX_VOCAB),
+                new Size("--kv-heads", kvHeads, Integer.MAX_VALUE), // more than --heads: the divide check below says so
+                new Size("--vocab", vocab, ModelConfig.MAX_VOCAB),
                 new Size("--seq-len", seqLen, ModelConfig.MAX_SEQ_LEN)}) {
             Checks.atLeast(f.value(), 1, f.flag());
             if (f.value() > f.max()) {

@@ -20,8 +20,8 @@ public final class SamplingOptions {
 
     /** The sampling parameters; {@link BadInputException} naming the flag if a value is out of range. */
     public SamplingParams params() {
-        if (!(temperature >= 0) || Float.isInfinite(temperature)) {
-            throw new BadInputException("--temperature must be a finite number >= 0, got " + Checks.shown(temperature));
+        if (!(temperature >= 0 && temperature <= 2)) { // the server's (and OpenAI's) range: one rule for the concept
+            throw new BadInputException("--temperature must be in [0, 2], got " + Checks.shown(temperature));
         }
         if (!(topP > 0 && topP <= 1)) {
             throw new BadInputException("--top-p must be in (0, 1], got " + Checks.shown(topP));

@@ -52,7 +52,8 @@ class TrialSixRefusalsTest {
         assertOneLineError(CliRun.of("bench", "offload", "--seconds-per-size", "-2.50"),
                 "--seconds-per-size must be a positive number, got -2.5");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--temperature", "-1"),
-                "--temperature must be a finite number >= 0, got -1");
+                "--temperature must be in [0, 2], got -1");
+        assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--temperature", "1e9"), "--temperature must be in [0, 2], got 1000000000");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--top-p", "1.1"), "--top-p must be in (0, 1], got 1.1");
         assertOneLineError(CliRun.of("serve", "--shutdown-grace", "-1"), "--shutdown-grace must be in 0..86400 seconds, got -1");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--host-cache-bytes", "1M", "--disk-cache-dir",

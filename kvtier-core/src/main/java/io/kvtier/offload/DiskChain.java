@@ -217,7 +217,9 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
         if ((writesPaused && transfers.nanoTime() - writesPausedUntil < 0) || (store != null && !store.writable())) {
             // Each chunk is offered once (on its host store, or as a victim): one not taken now is never written.
             long skipped = candidates.stream().filter(k -> index.state(k) == TierIndex.EntryState.ABSENT).distinct().count();
-            stats.notStored(OffloadStats.DISK_WRITE_FAILED, skipped * blocksPerChunk);
+            // A directory another process owns is read here by design: not a failure (a new user's trial).
+            stats.notStored(store != null && !store.writable() ? OffloadStats.DISK_READ_ONLY : OffloadStats.DISK_WRITE_FAILED,
+                    skipped * blocksPerChunk);
             return -1;
         }
         List<BlockKey> keys = new ArrayList<>();

@@ -61,9 +61,12 @@ public final class OffloadStats {
 
     /**
      * Reason: a host chunk's write to the disk tier failed (disk full, I/O error) or was skipped
-     * while disk writes were paused after a failure or the directory could not be written.
+     * while disk writes were paused after a failure.
      */
     public static final String DISK_WRITE_FAILED = "disk-write-failed";
+
+    /** Reason: the disk tier only reads its directory (another process owns it), so no host chunk is written there. */
+    public static final String DISK_READ_ONLY = "disk-read-only";
 
     /** Reason (lazy stores): a block of the chunk left the device prefix cache before its store ran. */
     public static final String EVICTED_BEFORE_STORE = "evicted-before-store";

@@ -86,6 +86,25 @@ class DiskTierTest {
         }
     }
 
+    /**
+     * A disk tier that only reads its directory (another tier owns it) counts the host chunks it
+     * does not write as {@code disk-read-only}, not as failed writes (a new user's trial), and
+     * still serves hits from the owner's chunks.
+     */
+    @Test
+    void aReadOnlyDiskTierCountsItsUnwrittenChunksAsReadOnlyNotFailed() {
+        try (Engine owner = engine(ReferenceRecords.model(), 16, setup(dir, 1L << 30, DiskWritePolicy.THROUGH))) {
+            runSequential(owner, 0, 1, 2, 3);
+            try (Engine reader = engine(ReferenceRecords.model(), 16, setup(dir, 1L << 30, DiskWritePolicy.THROUGH))) {
+                List<Request> done = runSequential(reader, all());
+                assertThat(diskHits(done.get(3))).as("the owner's chunks").isEqualTo(32);
+                assertThat(reader.offload().stats().blocksNotStored()).doesNotContainKey(OffloadStats.DISK_WRITE_FAILED);
+                assertThat(reader.offload().stats().blocksNotStored().get(OffloadStats.DISK_READ_ONLY)).isPositive();
+                assertThat(owner.offload().stats().blocksNotStored()).doesNotContainKey(OffloadStats.DISK_READ_ONLY);
+            }
+        }
+    }
+
     @Test
     void writeOnEvictAlsoSurvivesARestart() {
         // A host tier of 4 chunks: record 3 stores 2, records 6, 0, 1, 2 one each, so record 3's

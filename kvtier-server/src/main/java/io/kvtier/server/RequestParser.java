@@ -283,6 +283,30 @@ final class RequestParser {
     }
 
     /**
+     * {@code tool_calls} with each {@code function.arguments} that is a string holding a JSON
+     * object replaced by that object, as vLLM and llama.cpp hand them to templates: OpenAI clients
+     * send the arguments as a JSON string, and templates that render them with {@code tojson}
+     * (Llama 3, some Qwen 2) would otherwise print an escaped string. Other strings stay as they are.
+     */
+    static JsonNode argumentsAsObjects(JsonNode calls) {
+        JsonNode copy = calls.deepCopy();
+        for (JsonNode c : copy) {
+            JsonNode f = c.get("function");
+            if (f instanceof com.fasterxml.jackson.databind.node.ObjectNode fn && fn.path("arguments").isTextual()) {
+                try {
+                    JsonNode parsed = Json.MAPPER.readTree(fn.get("arguments").asText());
+                    if (parsed != null && parsed.isObject()) {
+                        fn.set("arguments", parsed);
+                    }
+                } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                    // not JSON: the template gets the string as the client sent it
+                }
+            }
+        }
+        return copy;
+    }
+
+    /**
      * The fields of message {@code i} beside {@code role} and {@code content} that chat templates
      * read (Qwen's and Llama 3's render an assistant's {@code tool_calls}; tool replies carry
      * {@code tool_call_id} and {@code name}), as plain maps and lists; without them a tool call in
@@ -301,7 +325,7 @@ final class RequestParser {
             if (!objects) {
                 throw ApiError.badRequest("messages[" + i + "].tool_calls must be an array of objects", "messages.[" + i + "].tool_calls");
             }
-            fields.put("tool_calls", Json.MAPPER.convertValue(calls, List.class));
+            fields.put("tool_calls", Json.MAPPER.convertValue(argumentsAsObjects(calls), List.class));
         }
         for (String f : new String[] {"tool_call_id", "name"}) {
             JsonNode v = m.get(f);
