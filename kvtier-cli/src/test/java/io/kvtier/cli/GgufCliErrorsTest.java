@@ -90,6 +90,34 @@ class GgufCliErrorsTest {
                 .as("two bytes off and not named .gguf: judged as llama2.c").contains("not a llama2.c checkpoint");
     }
 
+    /**
+     * A NaN weight is refused in one line naming the file and the tensor, for either format (it generated token 0 for
+     * ever): the stories260K GGUF through generate, a llama2.c checkpoint through bench generate.
+     */
+    @Test
+    void aNaNWeightIsRefusedInOneLineNamingTheTensor() throws IOException {
+        Path gguf = Files.copy(ReferenceRecords.model().resolveSibling("gguf").resolve("stories260K.gguf"), dir.resolve("nan.gguf"));
+        long at;
+        try (io.kvtier.model.gguf.GgufFile f = io.kvtier.model.gguf.GgufFile.open(gguf)) {
+            at = f.dataOffset() + f.tensor("blk.2.attn_k.weight").offset() + 4L * 7;
+        }
+        nan(gguf, at);
+        assertOneLineError(CliRun.of("generate", "--model", gguf.toString(), "--prompt", "hi"), "--model: GGUF file " + gguf
+                + ": tensor blk.2.attn_k.weight holds NaN (first at element 7); the weights are damaged (every output would be NaN)");
+        Path bin = Files.copy(ReferenceRecords.model(), dir.resolve("nan.bin"));
+        nan(bin, Files.size(bin) - 4);
+        CliRun r = CliRun.of("bench", "generate", "--model", bin.toString(), "--max-tokens", "2");
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err()).startsWith("kvtier: --model: model file " + bin + ": tensor ").contains(" holds NaN (first at element ");
+        assertThat(r.err().strip()).doesNotContain("\n");
+    }
+
+    private static void nan(Path file, long offset) throws IOException {
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
+            ch.write(java.nio.ByteBuffer.wrap(new byte[] {0, 0, (byte) 0xc0, 0x7f}), offset);
+        }
+    }
+
     private static String[] concat(String[] a, String... b) {
         String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, all, a.length, b.length);

@@ -13,11 +13,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * SHA-256 digests of model data, remembered in a directory so that a multi-GB model is hashed
  * once, not at every start. An entry is keyed by the file's real path, size and modification
  * time: a file replaced or rewritten in place (new mtime or size) is hashed again. One small
- * text file per model ({@code <sha256 of the path>.digest}: path, size, mtime in ns, digest),
- * written to a temporary file and moved into place, so concurrent processes never read half an
- * entry. When the directory cannot be written, digests are computed and not remembered.
+ * text file per model ({@code <sha256 of the path>.digest}: a format line, path, size, mtime in
+ * ns, digest), written to a temporary file and moved into place, so concurrent processes never
+ * read half an entry. When the directory cannot be written, digests are computed and not
+ * remembered.
+ *
+ * <p>A caller may give a check that reads the same bytes (GGUF: every weight finite): it runs
+ * whenever the digest is computed, before the entry is written, so an entry also records that the
+ * check passed and a large file is read at its first start only. The format line ({@link
+ * #FORMAT}) names that rule: entries written before it are computed (and checked) again.
  */
 public final class DigestCache {
+
+    /** First line of an entry: entries of the digest-only format before it are not trusted. */
+    static final String FORMAT = "kvtier-digest 2 (checked)";
 
     private final Path dir;
     private final AtomicInteger computed = new AtomicInteger();
@@ -64,7 +73,16 @@ public final class DigestCache {
      * the cached value when the file's path, size and mtime match an entry, else computed and stored.
      */
     public String sha256(Path file, MemorySegment data) {
+        return sha256(file, data, () -> { });
+    }
+
+    /**
+     * The same, with {@code check} run whenever the digest is computed (not found in the cache),
+     * before it is remembered: an exception from the check leaves no entry and reaches the caller.
+     */
+    public String sha256(Path file, MemorySegment data, Runnable check) {
         if (dir == null) {
+            check.run();
             return compute(data);
         }
         Path real;
@@ -73,9 +91,10 @@ public final class DigestCache {
             real = file.toRealPath();
             attrs = Files.readAttributes(real, BasicFileAttributes.class);
         } catch (IOException e) {
+            check.run();
             return compute(data);
         }
-        String key = real + "\n" + attrs.size() + "\n"
+        String key = FORMAT + "\n" + real + "\n" + attrs.size() + "\n"
                 + attrs.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS) + "\n";
         Path entry = dir.resolve(Sha256.of(real.toString().getBytes(StandardCharsets.UTF_8)) + ".digest");
         try {
@@ -89,6 +108,7 @@ public final class DigestCache {
         } catch (IOException e) {
             // no entry (or unreadable): compute below
         }
+        check.run();
         String digest = compute(data);
         try {
             Files.createDirectories(dir);

@@ -6,6 +6,7 @@ import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.model.ModelFormatException;
 import io.kvtier.model.QuantActivations;
+import io.kvtier.model.tensor.FiniteCheck;
 import io.kvtier.model.tensor.Q4Interleaved;
 import io.kvtier.model.tensor.TensorType;
 import io.kvtier.model.tensor.Weight;
@@ -50,12 +51,10 @@ public final class GgufModel implements Model {
     private final EnumMap<Matrix, Weight[]> matrices = new EnumMap<>(Matrix.class);
     private final EnumMap<Matrix, MemorySegment[]> biases = new EnumMap<>(Matrix.class);
     private final EnumMap<Norm, MemorySegment[]> norms = new EnumMap<>(Norm.class);
-    private final DigestCache digests;
-    private String modelId;
+    private final String modelId;
 
     private GgufModel(GgufFile file, DigestCache digests) {
         this.file = file;
-        this.digests = digests;
         this.name = "GGUF file " + file.path();
         GgufMetadata md = file.metadata();
         String arch = md.getString("general.architecture");
@@ -68,6 +67,9 @@ public final class GgufModel implements Model {
                     .withOrder(java.nio.ByteOrder.LITTLE_ENDIAN));
         }
         this.spec = GgufSpecs.spec(name, arch, md, config, factors);
+        // The digest names the file's bytes: taken before the first Q4_0 tensor is repacked.
+        this.modelId = "gguf:" + digests.sha256(file.path(), file.segment().asSlice(file.dataOffset()), this::checkFinite)
+                + "|" + config + "|" + spec;
         int d = config.dim();
         tokenEmbedding = matrix(emb, config.vocabSize(), d);
         outputNorm = vector(file.tensor("output_norm.weight"), d);
@@ -149,8 +151,6 @@ public final class GgufModel implements Model {
         if (type == TensorType.Q4_0 && Q4Interleaved.ENABLED && Q4Interleaved.fits(rows, cols)
                 && QuantActivations.fromSystemProperty() == QuantActivations.Q8_0
                 && Q4Interleaved.finiteScales(file.data(t), rows, cols)) {   // the repacked kernels' scales are finite
-            // The digest names the file's bytes: taken before the first tensor is rewritten.
-            modelId();
             MemorySegment data = file.repackable(t);
             Q4Interleaved.repackInPlace(data, rows, cols);
             return new Weight(type, data.asReadOnly(), rows, cols, true);
@@ -184,12 +184,25 @@ public final class GgufModel implements Model {
      * files that differ in any weight or in any computed hyper-parameter get different ids.
      */
     @Override
-    public synchronized String modelId() {
-        if (modelId == null) {
-            MemorySegment data = file.segment().asSlice(file.dataOffset());
-            modelId = "gguf:" + digests.sha256(file.path(), data) + "|" + config + "|" + spec;
-        }
+    public String modelId() {
         return modelId;
+    }
+
+    /**
+     * Every tensor of a type kvtier computes with holds finite values (scales, for quantized
+     * types): run with the digest, so a file whose digest is cached was checked.
+     *
+     * @throws ModelFormatException naming the file, the tensor and the first bad value
+     */
+    private void checkFinite() {
+        for (GgufTensor t : file.tensors()) {
+            TensorType type = TensorType.ofGgmlId(t.type().id);
+            FiniteCheck.Found bad = type == null ? null : FiniteCheck.firstNonFinite(type, file.data(t), t.elements());
+            if (bad != null) {
+                throw new ModelFormatException(name + ": tensor " + t.name() + " holds " + bad.description()
+                        + "; the weights are damaged (every output would be NaN)");
+            }
+        }
     }
 
     @Override
