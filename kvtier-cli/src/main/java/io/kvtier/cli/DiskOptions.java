@@ -40,6 +40,16 @@ public final class DiskOptions {
                     + "0: start at once, chunks not scanned yet are misses)")
     double scanWait;
 
+    /**
+     * Test seam: the bytes a new file may take on the filesystem holding a directory
+     * ({@link java.nio.file.FileStore#getUsableSpace}).
+     */
+    static java.util.function.ToLongFunction<Path> usableSpace = DiskOptions::usableBytes;
+
+    /** What the filesystem can give the tier when that is below the budget, else -1 ({@link #setup}). */
+    private long room = -1;
+    private long budget = -1;
+
     /** The disk tier's directory, or null if there is no disk tier. */
     public Path dir() {
         return dir;
@@ -98,7 +108,64 @@ public final class DiskOptions {
             throw new BadInputException("--disk-cache-bytes must be at least 1 byte, got '" + bytes
                     + "' (leave out --disk-cache-dir for no disk tier)");
         }
+        this.budget = budget;
+        checkRoom();
         return new OffloadSetup.DiskSetup(dir, budget, policy, sync, admitAfter,
                 terminal ? p -> System.err.print("\r" + p.line()) : null, line -> System.err.println("kvtier: " + line));
+    }
+
+    /**
+     * Says in one stderr line when the budget is more than the filesystem can hold (its usable
+     * space plus the tier's own files, which it may overwrite): the tier then fills the filesystem
+     * and its later writes fail (counted, never a wrong token), and the capacity in the summary is
+     * the budget's, not the disk's (a new user's trial: "1 used of 43690" on a 40 KiB tmpfs).
+     */
+    private void checkRoom() {
+        long free = usableSpace.applyAsLong(dir);
+        if (free < 0) {
+            return;   // unknown: nothing to say
+        }
+        long own = ownFiles(dir);
+        if (free + own >= budget) {
+            return;
+        }
+        room = free + own;
+        System.err.println("kvtier: --disk-cache-bytes " + bytes + " is more than the filesystem of " + dir + " holds: about "
+                + Sizes.describe(room) + (own > 0 ? " (" + Sizes.describe(own) + " of them the tier's own files)" : "")
+                + "; once it is full, disk writes fail and are counted");
+    }
+
+    /**
+     * The summary's note on the disk tier's capacity: {@code " (the filesystem holds about N)"}
+     * for a tier of {@code chunks} chunks whose budget is more than the filesystem holds, else "".
+     */
+    public String roomNote(long chunks) {
+        if (room < 0 || budget <= 0) {
+            return "";
+        }
+        return " (the filesystem holds about " + (long) ((double) chunks * room / budget) + ")";
+    }
+
+    private static long usableBytes(Path dir) {
+        try {
+            return java.nio.file.Files.getFileStore(dir).getUsableSpace();
+        } catch (java.io.IOException | SecurityException e) {
+            return -1;
+        }
+    }
+
+    /** Bytes of the tier's chunk files ({@code *.kvc}) below {@code dir}; 0 when unreadable. */
+    private static long ownFiles(Path dir) {
+        try (java.util.stream.Stream<Path> all = java.nio.file.Files.walk(dir)) {
+            return all.filter(f -> f.getFileName().toString().endsWith(".kvc")).mapToLong(f -> {
+                try {
+                    return java.nio.file.Files.size(f);
+                } catch (java.io.IOException e) {
+                    return 0;
+                }
+            }).sum();
+        } catch (java.io.IOException | java.io.UncheckedIOException e) {
+            return 0;
+        }
     }
 }

@@ -191,8 +191,12 @@ final class GenerateCommand implements Callable<Integer> {
             if (outcome.end() == GenerateRun.End.OUTPUT_CLOSED) {
                 return 141; // as a process killed by SIGPIPE: quietly, the reader has gone
             }
+            if (engine.offload() != null) {
+                // On-evict disk writes of a clean stop happen now, not after the summary that counts them.
+                engine.offload().flushToDisk();
+            }
             GenerateReport report = new GenerateReport(engine, times, outcome, MemoryUse.of(engine, checkpoint.path()));
-            report.writeSummary(System.err);
+            report.writeSummary(System.err, disk::roomNote);
             stats.write(List.of(report.stats()), false);
         }
         return outcome.end() == GenerateRun.End.SIGNALLED ? 130 : 0;

@@ -128,7 +128,11 @@ final class GenerateReport {
         return r;
     }
 
-    void writeSummary(PrintStream err) {
+    /**
+     * The summary lines; {@code diskRoom} gives the note after the disk tier's capacity in chunks
+     * ({@link DiskOptions#roomNote}).
+     */
+    void writeSummary(PrintStream err, java.util.function.LongFunction<String> diskRoom) {
         Map<String, Object> s = stats();
         if (outcome.end() == GenerateRun.End.SIGNALLED) {
             err.printf("kvtier: stopped by a signal: %d of %d prompts finished and printed, %d not%n",
@@ -140,7 +144,7 @@ final class GenerateReport {
                     s.get("external_hit_tokens"), s.get("blocks_stored"), s.get("blocks_loaded"), s.get("load_failures"),
                     s.get("store_failures"), s.get("store_refusals"), s.get("host_chunks_used"), s.get("host_chunks_total"),
                     engine.offload().diskIndex() == null ? "" : ", disk chunks " + s.get("disk_chunks_used") + " used of "
-                            + s.get("disk_chunks_total"));
+                            + s.get("disk_chunks_total") + diskRoom.apply(((Number) s.get("disk_chunks_total")).longValue()));
             if (!((Map<?, ?>) s.get("blocks_not_stored")).isEmpty()) {
                 err.printf("kvtier: offload: blocks not stored, by reason: %s%n", s.get("blocks_not_stored"));
             }

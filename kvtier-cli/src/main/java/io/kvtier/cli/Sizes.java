@@ -13,6 +13,21 @@ final class Sizes {
     private Sizes() {
     }
 
+    /** {@code bytes} for a reader: {@code 512 bytes}, {@code 40.0 KiB}, {@code 1.5 GiB} (powers of 1024). */
+    static String describe(long bytes) {
+        if (bytes < 1024) {
+            return bytes + " bytes";
+        }
+        String[] units = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+        double v = bytes / 1024.0;
+        int u = 0;
+        while (v >= 1024 && u < units.length - 1) {
+            v /= 1024;
+            u++;
+        }
+        return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
+    }
+
     static long parseBytes(String text, String flag) {
         String s = text.trim().toUpperCase(Locale.ROOT);
         if (s.endsWith("B")) {
