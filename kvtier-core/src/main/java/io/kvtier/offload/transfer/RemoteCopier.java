@@ -74,6 +74,9 @@ public final class RemoteCopier {
      */
     static final long FIRST_BYTES = Long.getLong("kvtier.remote.firstBytes", 1L << 20);
 
+    /** Bytes of value arrays kept for reuse at most ({@link ValueArrays}). */
+    static final long VALUE_ARRAY_BYTES = 32L << 20;
+
     private final HostSlab slab;
     private final RemoteStore store;
     private final RemoteKeys keys;
@@ -82,6 +85,8 @@ public final class RemoteCopier {
     private final int firstGets;
     private final long firstBytes;
     private final boolean checkOnTaker;
+    /** Arrays of store values, reused once their SET is answered. */
+    private final ValueArrays values = new ValueArrays(VALUE_ARRAY_BYTES);
     /** Where the one line about values above the store's limit goes (null: nowhere). */
     private volatile java.util.function.Consumer<String> warn;
     private final java.util.concurrent.atomic.AtomicBoolean warnedOversize = new java.util.concurrent.atomic.AtomicBoolean();
@@ -190,9 +195,14 @@ public final class RemoteCopier {
             } finally {
                 claim.exit();
             }
-            answers.add(value == null ? CompletableFuture.failedFuture(new IllegalStateException(
-                    "error: host slot " + c.slot() + " does not hold chunk " + c.key().shortHex()))
-                    : store.set(key, value));
+            if (value == null) {
+                answers.add(CompletableFuture.failedFuture(new IllegalStateException(
+                        "error: host slot " + c.slot() + " does not hold chunk " + c.key().shortHex())));
+                continue;
+            }
+            CompletableFuture<Void> set = store.set(key, value);
+            set.thenRun(() -> values.give(value));   // only once answered: the client holds it no more
+            answers.add(set);
         }
         return take(job, claim, answers, null);
     }
@@ -325,7 +335,7 @@ public final class RemoteCopier {
             return null;
         }
         long header = ChunkHeader.encodedSize(c.tokensShared().length);
-        byte[] value = new byte[Math.toIntExact(header + payload.byteSize())];
+        byte[] value = values.take(Math.toIntExact(header + payload.byteSize()));
         MemorySegment out = MemorySegment.ofArray(value);
         MemorySegment.copy(slab.headerOf(c.slot()), 0, out, 0, header);
         MemorySegment.copy(payload, 0, out, header, payload.byteSize());

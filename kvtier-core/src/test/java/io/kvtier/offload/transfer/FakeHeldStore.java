@@ -10,7 +10,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * A fake {@link RemoteStore} in memory whose GETs are answered only when the test says so
  * ({@link #answerNext()}, in the order they were sent): a test sees how many reads a job has
- * sent before any answer came back. SET, TOUCH and DEL answer at once.
+ * sent before any answer came back. SET, TOUCH and DEL answer at once; SETs can be made to fail
+ * ({@link #failSets}), and the arrays they were given are kept ({@link #setArrays}).
  */
 final class FakeHeldStore implements RemoteStore {
 
@@ -26,6 +27,11 @@ final class FakeHeldStore implements RemoteStore {
         held.add(f);
         notifyAll();
         return f;
+    }
+
+    /** The value stored under {@code key} now (null: none), without a GET. */
+    byte[] stored(String key) {
+        return values.get(key);
     }
 
     /** GETs sent so far. */
@@ -48,8 +54,17 @@ final class FakeHeldStore implements RemoteStore {
         answered++;
     }
 
+    /** The arrays given to SET, in order (the same instances). */
+    final List<byte[]> setArrays = java.util.Collections.synchronizedList(new ArrayList<>());
+    /** While true, every SET fails (its value is not stored). */
+    volatile boolean failSets;
+
     @Override
     public CompletableFuture<Void> set(String key, byte[] value) {
+        setArrays.add(value);
+        if (failSets) {
+            return CompletableFuture.failedFuture(new IllegalStateException("error: SET refused by the test"));
+        }
         values.put(key, value.clone());
         return CompletableFuture.completedFuture(null);
     }
