@@ -326,19 +326,24 @@ public final class RemoteCopier {
         return TransferResult.failed(job.jobId(), bytes, System.nanoTime() - start, chunk, error);
     }
 
-    /** The slot's chunk as a value (header, then payload), or null if the slot does not hold it. */
+    /**
+     * The slot's chunk as a value (header, then payload), or null if the slot does not hold it.
+     * The copy is verified, not the slot: what is checked is exactly what is sent, and the CRC
+     * reads bytes the copy has just brought into the cache.
+     */
     private byte[] valueOf(ChunkCopy c) {
-        MemorySegment payload = slab.payloadOf(c.slot(), payloadBytes(c));
-        ChunkHeader.Verification v = ChunkHeader.verifyAt(slab.headerOf(c.slot()), 0, c.namespace(), c.key(),
-                c.parent(), c.tokensShared(), payload);
-        if (!v.ok()) {
-            return null;
-        }
+        long payloadBytes = payloadBytes(c);
         long header = ChunkHeader.encodedSize(c.tokensShared().length);
-        byte[] value = values.take(Math.toIntExact(header + payload.byteSize()));
+        byte[] value = values.take(Math.toIntExact(header + payloadBytes));
         MemorySegment out = MemorySegment.ofArray(value);
         MemorySegment.copy(slab.headerOf(c.slot()), 0, out, 0, header);
-        MemorySegment.copy(payload, 0, out, header, payload.byteSize());
+        MemorySegment.copy(slab.payloadOf(c.slot(), payloadBytes), 0, out, header, payloadBytes);
+        ChunkHeader.Verification v = ChunkHeader.verifyAt(out, 0, c.namespace(), c.key(), c.parent(), c.tokensShared(),
+                out.asSlice(header, payloadBytes));
+        if (!v.ok()) {
+            values.give(value);   // never sent: nobody else holds it
+            return null;
+        }
         return value;
     }
 

@@ -79,6 +79,29 @@ class ValueArraysTest {
         }
     }
 
+    /** A slot whose bytes no longer match its header (its payload changed) is never sent: the copy is what is checked. */
+    @Test
+    void aSlotThatDoesNotHoldItsChunkIsNotSent() {
+        int tokens = 16;
+        long payload = 4096;
+        BlockKey ns = new BlockKey(1, 2, 3, 4);
+        FakeHeldStore store = new FakeHeldStore();
+        try (HostSlab slab = new HostSlab(2, payload, tokens)) {
+            RemoteCopier copier = new RemoteCopier(slab, store, new RemoteKeys("t", ns), payload);
+            BlockKey key = new BlockKey(9, 9, 9, 9);
+            int[] t = new int[tokens];
+            MemorySegment p = slab.payloadOf(0, payload);
+            p.fill((byte) 5);
+            ChunkHeader.of(ns, key, ns, t, payload, ChunkHeader.crc32c(p)).writeTo(slab.headerOf(0), 0);
+            p.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 1000, (byte) 6);   // overwritten after its header was made
+            TransferResult r = write(copier, List.of(new ChunkCopy(new int[] {-1}, 0, ns, key, ns, t)), 1);
+            assertThat(r.success()).isFalse();
+            assertThat(r.error()).isEqualTo("error: host slot 0 does not hold chunk " + key.shortHex());
+            assertThat(store.setArrays).as("nothing was sent").isEmpty();
+            assertThat(store.stored(new RemoteKeys("t", ns).of(key))).isNull();
+        }
+    }
+
     private static TransferResult write(RemoteCopier copier, List<ChunkCopy> chunks, long id) {
         return copier.run(new RemoteJob(id, RemoteJob.Kind.WRITE, chunks, System.nanoTime() + 5_000_000_000L), RemoteCopier.FREE);
     }
