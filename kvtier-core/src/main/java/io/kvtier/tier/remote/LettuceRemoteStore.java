@@ -20,7 +20,11 @@ import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.AsyncCommand;
+import io.lettuce.core.protocol.Command;
 import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.protocol.CommandType;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -460,11 +464,60 @@ public final class LettuceRemoteStore implements RemoteStore {
     @Override
     public CompletableFuture<Void> set(String key, byte[] value) {
         if (value.length > maxValueBytes) {
-            return CompletableFuture.failedFuture(new RemoteFailure(RemoteFailure.Cause.ERROR, "value of " + value.length
-                    + " bytes exceeds the remote limit of " + maxValueBytes + " bytes; not sent"));
+            return tooLarge(value);
         }
         return guarded(key, () -> (setArgs == null ? strings.set(key, value) : strings.set(key, value, setArgs))
                 .thenApply(ok -> null));
+    }
+
+    /**
+     * Standalone: the SETs go to the connection as one batch, so Lettuce encodes them into one
+     * buffer and flushes once (see {@code RemoteCopier.SET_BATCH_BYTES} for the figures). Each
+     * command keeps its own deadline (the client's timeout options), and its answer goes through
+     * the node's breaker as a single {@link #set}'s does. A cluster sends each command on its own,
+     * routed by its key.
+     */
+    @Override
+    public List<CompletableFuture<Void>> setAll(List<String> keys, List<byte[]> values) {
+        StatefulConnection<String, byte[]> c = connection;
+        if (settings.cluster() || c == null || keys.size() < 2) {
+            return RemoteStore.super.setAll(keys, values);
+        }
+        if (keys.size() != values.size()) {
+            throw new IllegalArgumentException(keys.size() + " keys, " + values.size() + " values");
+        }
+        List<RedisCommand<String, byte[], ?>> batch = new ArrayList<>(keys.size());
+        List<CompletableFuture<Void>> answers = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            String key = keys.get(i);
+            byte[] value = values.get(i);
+            if (value.length > maxValueBytes) {
+                answers.add(tooLarge(value));
+                continue;
+            }
+            CommandArgs<String, byte[]> args = new CommandArgs<>(CODEC).addKey(key).addValue(value);
+            if (setArgs != null) {
+                setArgs.build(args);
+            }
+            AsyncCommand<String, byte[], String> set = new AsyncCommand<>(new Command<>(CommandType.SET, new StatusOutput<>(CODEC), args));
+            answers.add(guarded(key, () -> {
+                batch.add(set);   // only the commands the breaker lets through are sent
+                return set.thenApply(ok -> (Void) null);
+            }));
+        }
+        if (!batch.isEmpty()) {
+            try {
+                c.dispatch(batch);
+            } catch (RuntimeException e) {
+                batch.forEach(cmd -> cmd.completeExceptionally(e));
+            }
+        }
+        return answers;
+    }
+
+    private CompletableFuture<Void> tooLarge(byte[] value) {
+        return CompletableFuture.failedFuture(new RemoteFailure(RemoteFailure.Cause.ERROR, "value of " + value.length
+                + " bytes exceeds the remote limit of " + maxValueBytes + " bytes; not sent"));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.kvtier.tier.remote;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -24,6 +25,24 @@ public interface RemoteStore extends AutoCloseable {
 
     /** Sets {@code key} to {@code value} (with the store's TTL, if any). */
     CompletableFuture<Void> set(String key, byte[] value);
+
+    /**
+     * {@link #set} of each key to its value, sent together where the store allows (one write of
+     * the batch to the connection): one answer per key, in order, each failing on its own. This
+     * default sends them one by one.
+     *
+     * @throws IllegalArgumentException if the lists differ in size
+     */
+    default List<CompletableFuture<Void>> setAll(List<String> keys, List<byte[]> values) {
+        if (keys.size() != values.size()) {
+            throw new IllegalArgumentException(keys.size() + " keys, " + values.size() + " values");
+        }
+        List<CompletableFuture<Void>> answers = new java.util.ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            answers.add(set(keys.get(i), values.get(i)));
+        }
+        return answers;
+    }
 
     /** Whether {@code key} exists; refreshes its recency for the store's eviction. */
     CompletableFuture<Boolean> touch(String key);

@@ -436,6 +436,42 @@ class RemoteCopierTest {
         assertThat(payload(8)).as("the slot was not written").containsOnly((byte) 0);
     }
 
+    /**
+     * A write's SETs go out in batches ({@link RemoteCopier#SET_BATCH_BYTES}): with batches of two
+     * values, a slot that does not hold its chunk (chunk 3) fails the job at that chunk while the
+     * others, before and after it and across batches, are stored byte for byte, each with the TTL.
+     */
+    @ParameterizedTest(name = "batch bytes {0}")
+    @ValueSource(longs = {0, 20_000, RemoteCopier.SET_BATCH_BYTES})
+    void aWriteInBatchesStoresEveryGoodChunkAndFailsAtTheFirstBadOne(long batchBytes) {
+        RemoteCopier c = copier(RemoteSettings.of(List.of(RedisServers.standalone()), false, tenant, null)
+                .withTtl(java.time.Duration.ofMinutes(5))).setBatchBytes(batchBytes);
+        List<ChunkCopy> writes = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            writes.add(fill(i, i));
+        }
+        fill(3, 30);   // slot 3 holds another chunk now
+        TransferResult w = run(c, RemoteJob.Kind.WRITE, writes);
+        assertThat(w.firstFailedChunk()).isEqualTo(3);
+        assertThat(w.error()).startsWith("error: host slot 3 does not hold chunk " + key(3).shortHex());
+        fill(3, 3);
+        try (RedisClient client = RedisClient.create(RedisServers.standalone());
+             StatefulRedisConnection<byte[], byte[]> conn = client.connect(ByteArrayCodec.INSTANCE)) {
+            for (int i = 0; i < 6; i++) {
+                byte[] stored = conn.sync().get(keys.of(key(i)).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                if (i == 3) {
+                    assertThat(stored).as("chunk 3 was not sent").isNull();
+                    continue;
+                }
+                long header = ChunkHeader.encodedSize(TOKENS);
+                assertThat(stored).as("chunk %d", i).hasSize((int) (header + BLOCKS * BYTES_PER_BLOCK));
+                assertThat(Arrays.copyOfRange(stored, (int) header, stored.length)).as("chunk %d", i).isEqualTo(payload(i));
+                assertThat(conn.sync().pttl(keys.of(key(i)).getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+                        .as("chunk %d's TTL, ms", i).isBetween(1L, 300_000L);
+            }
+        }
+    }
+
     /** trial10: a limit below the chunk size showed only in the counters at the end; now one line says so, once. */
     @Test
     void anOversizeValueIsRefusedBeforeItIsSentAndSaidOnce() {

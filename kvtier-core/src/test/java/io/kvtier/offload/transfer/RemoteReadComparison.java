@@ -149,7 +149,7 @@ public final class RemoteReadComparison {
     }
 
     /** The server's CPU nanoseconds so far (utime + stime of -Dredis.pid, 10 ms ticks); 0 without it. */
-    private static long serverCpu() throws java.io.IOException {
+    static long serverCpu() throws java.io.IOException {
         String pid = System.getProperty("redis.pid");
         if (pid == null) {
             return 0;
@@ -159,7 +159,7 @@ public final class RemoteReadComparison {
         return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
     }
 
-    private static double median(double[] v) {
+    static double median(double[] v) {
         double[] s = v.clone();
         Arrays.sort(s);
         return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
