@@ -138,7 +138,7 @@ public final class RemoteReadComparison {
     }
 
     /** CPU nanoseconds of the store client's I/O threads so far ({@code user}: in user mode only). */
-    private static long ioCpu(java.lang.management.ThreadMXBean threads, boolean user) {
+    static long ioCpu(java.lang.management.ThreadMXBean threads, boolean user) {
         long sum = 0;
         for (var t : threads.getThreadInfo(threads.getAllThreadIds())) {
             if (t != null && t.getThreadName().startsWith("lettuce-nioEventLoop")) {

@@ -17,8 +17,8 @@ import java.util.Random;
  * Benchmark (not a test): write jobs of 8 chunks (the shape of {@code bench offload}'s remote
  * store figure) through the remote copier into a real Redis, SETs sent in batches of
  * {@link RemoteCopier#SET_BATCH_BYTES} (side A; {@code -Dbatch=BYTES} for another size) against one by one (side B), rounds alternating
- * A B, B A in one JVM after a warm-up round; per side the median MB/s of payload and the
- * server's CPU per value ({@code -Dredis.pid=PID}, 10 ms ticks). {@code -Dpayload=BYTES}
+ * A B, B A in one JVM after a warm-up round; per side the median MB/s of payload and the CPU per value of the
+ * server ({@code -Dredis.pid=PID}, 10 ms ticks), the store's I/O threads and the job's thread. {@code -Dpayload=BYTES}
  * (default 262144), {@code -Djobs=N} jobs a round (default 64). Run after
  * {@code mvn -pl kvtier-core test-compile}, with Redis up ({@code eval "$(.ci/redis-up DIR)"}):
  * <pre>
@@ -62,10 +62,15 @@ public final class RemoteWriteComparison {
             }
             double[][] mbs = new double[2][rounds];
             double[][] serverUs = new double[2][rounds];
+            double[][] ioUs = new double[2][rounds];
+            double[][] jobUs = new double[2][rounds];
+            var threads = java.lang.management.ManagementFactory.getThreadMXBean();
             for (int r = 0; r < rounds + 1; r++) {
                 for (int k = 0; k < 2; k++) {
                     int side = (r + k) % 2; // A B, then B A
                     long s0 = RemoteReadComparison.serverCpu();
+                    long io0 = RemoteReadComparison.ioCpu(threads, false);
+                    long job0 = threads.getCurrentThreadCpuTime();
                     long t0 = System.nanoTime();
                     for (int j = 0; j < JOBS; j++) {
                         TransferResult w = sides[side].runForBench(new RemoteJob(j, RemoteJob.Kind.WRITE, writes,
@@ -78,6 +83,8 @@ public final class RemoteWriteComparison {
                     if (r > 0) { // the first round warms both up
                         mbs[side][r - 1] = (double) JOBS * CHUNKS * PAYLOAD / 1e6 / (dt / 1e9);
                         serverUs[side][r - 1] = (RemoteReadComparison.serverCpu() - s0) / 1e3 / (JOBS * CHUNKS);
+                        ioUs[side][r - 1] = (RemoteReadComparison.ioCpu(threads, false) - io0) / 1e3 / (JOBS * CHUNKS);
+                        jobUs[side][r - 1] = (threads.getCurrentThreadCpuTime() - job0) / 1e3 / (JOBS * CHUNKS);
                     }
                 }
             }
@@ -90,10 +97,12 @@ public final class RemoteWriteComparison {
             for (int r = 0; r < rounds; r++) {
                 ratio[r] = mbs[0][r] / mbs[1][r];
             }
-            System.out.printf("A (batches of %d KiB)  %.0f MB/s  server %.1f us a value%n", BATCH >> 10,
-                    RemoteReadComparison.median(mbs[0]), RemoteReadComparison.median(serverUs[0]));
-            System.out.printf("B (one by one)        %.0f MB/s  server %.1f us a value%n", RemoteReadComparison.median(mbs[1]),
-                    RemoteReadComparison.median(serverUs[1]));
+            for (int side = 0; side < 2; side++) {
+                System.out.printf("%-22s %.0f MB/s; CPU a value, us: server %.1f, I/O threads %.1f, job thread %.1f%n",
+                        side == 0 ? "A (batches of " + (BATCH >> 10) + " KiB)" : "B (one by one)", RemoteReadComparison.median(mbs[side]),
+                        RemoteReadComparison.median(serverUs[side]), RemoteReadComparison.median(ioUs[side]),
+                        RemoteReadComparison.median(jobUs[side]));
+            }
             System.out.printf("MB/s A/B per round: median %.2f, range %.2f-%.2f%n", RemoteReadComparison.median(ratio),
                     Arrays.stream(ratio).min().orElse(0), Arrays.stream(ratio).max().orElse(0));
         }
