@@ -75,6 +75,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
     @Option(names = "--skip-ttft", description = "skip the TTFT figures (they write and load a 440 MB checkpoint)")
     boolean skipTtft;
 
+    @Option(names = "--skip-decode", description = "skip the decode-with-offloading figures (on/off pairs at 1 and 32 sequences)")
+    boolean skipDecode;
+
     @Option(names = "--skip-bandwidth", description = "skip the host- and disk-tier bandwidth tables (--cold-disk still runs if given)")
     boolean skipBandwidth;
 
@@ -122,6 +125,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
                 + "(only --cold-disk would still use it)", List.of("--disk-mib-per-size"));
         Checks.notWith(spec, skipBandwidth && skipTtft && !coldDisk, "--skip-bandwidth --skip-ttft",
                 "no figure left writes files (only --cold-disk would)", List.of("--disk-cache-dir", "--disk-dir"));
+        Checks.notWith(spec, skipDecode, "--skip-decode", "the decode figures are skipped", List.of("--model"));
         Checks.needs(spec, remoteUrl != null, "--remote-url", "--remote-mib-per-size");
         Checks.atLeast(remoteMibPerSize, 1, "--remote-mib-per-size");
         // Every model is opened (and closed) now: a wrong file fails in a second, not after the host-tier part.
@@ -162,7 +166,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
             if (remoteUrl != null) {
                 RemoteBandwidth.print(remoteUrl, remoteMibPerSize << 20, repeats);
             }
-            new io.kvtier.bench.OffloadDecodeBench(model.model(), threads.threads(), repeats, System.out).run();
+            if (!skipDecode) {
+                new io.kvtier.bench.OffloadDecodeBench(model.model(), threads.threads(), repeats, System.out).run();
+            }
             if (!skipTtft) {
                 ttft(tmp.resolve("ttft"));
             }

@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * read jobs of {@value #PIPELINE} chunks, header and payload, through the real copier and
  * store) beside {@code redis-benchmark} SET and GET of values of the same size on the same
  * server in the same run. Both sides use one connection and {@value #PIPELINE} commands in flight
- * ({@code redis-benchmark -c 1 -P 8}) and the same number of values per size; each size runs a
+ * ({@code redis-benchmark -c 1 -P 8}); redis-benchmark gets at least as many values per size as
+ * the tier, more when its run would take under {@link #MIN_BENCHMARK_SECONDS}; each size runs a
  * warm-up round of the tier, then {@code repeats} rounds of tier, SET, GET (A B A B: a load
  * swing hits both sides of a round), and the medians are printed, the ratio being the median of
  * the rounds' own ratios.
@@ -150,25 +151,67 @@ public final class RemoteBandwidth {
         }
     }
 
-    /** MB/s of redis-benchmark SET or GET with values of {@code size} bytes. */
+    /**
+     * Least time of a redis-benchmark run, s. It times a run in whole milliseconds: 32 SETs of
+     * 256 KiB (8 MiB, about 3 ms here) came out as 32,000 requests/s or {@code inf}. A shorter run
+     * is repeated with more requests.
+     */
+    static final double MIN_BENCHMARK_SECONDS = 0.2;
+
+    /**
+     * MB/s of redis-benchmark SET or GET of values of {@code size} bytes: at least {@code requests}
+     * requests, more until the run takes {@link #MIN_BENCHMARK_SECONDS}. GET reads the key the
+     * SET before it wrote ({@code -d} sizes only SET's values): {@link #print} runs SET first.
+     *
+     * @throws BadInputException if redis-benchmark is missing, fails, or never prints a finite figure
+     */
     private static double benchmark(String url, String op, long size, int requests) {
         URI u = URI.create(url.replaceFirst("^rediss?://", "http://"));
-        List<String> cmd = List.of("redis-benchmark", "-h", u.getHost(), "-p", String.valueOf(u.getPort()), "-t", op,
-                "-d", String.valueOf(size), "-n", String.valueOf(Math.max(requests, 2 * PIPELINE)), "-c", "1", "-P",
-                String.valueOf(PIPELINE), "--csv");
+        long n = Math.max(requests, 2 * PIPELINE);
+        String out = "";
+        for (int run = 0; run < 6; run++) {
+            List<String> cmd = List.of("redis-benchmark", "-h", u.getHost(), "-p", String.valueOf(u.getPort()), "-t", op,
+                    "-d", String.valueOf(size), "-n", String.valueOf(n), "-c", "1", "-P", String.valueOf(PIPELINE), "--csv");
+            out = run(cmd);
+            double rps = requestsPerSecond(out, op);
+            if (rps > 0 && Double.isFinite(rps) && n / rps >= MIN_BENCHMARK_SECONDS) {
+                return rps * size / 1e6;
+            }
+            // Too short to time (or inf): enough requests for the least time at this rate, at least 4x.
+            long want = rps > 0 && Double.isFinite(rps) ? (long) Math.ceil(MIN_BENCHMARK_SECONDS * rps * 1.25) : 0;
+            n = (Math.max(4 * n, want) + PIPELINE - 1) / PIPELINE * PIPELINE;
+        }
+        throw new BadInputException("redis-benchmark printed no finite " + op + " figure over "
+                + MIN_BENCHMARK_SECONDS + " s, last with -n " + n + ": " + out.strip());
+    }
+
+    /**
+     * The requests/s of {@code op} in redis-benchmark's {@code --csv} output
+     * ({@code "SET","13212.90",...}); NaN if it printed none, or no number ({@code inf}, when a
+     * run took under a millisecond).
+     */
+    static double requestsPerSecond(String csv, String op) {
+        for (String line : csv.split("\n")) {
+            String[] f = line.replace("\"", "").split(",");
+            if (f.length > 1 && f[0].strip().equalsIgnoreCase(op)) {
+                try {
+                    return Double.parseDouble(f[1].strip());
+                } catch (NumberFormatException e) {
+                    return Double.NaN;
+                }
+            }
+        }
+        return Double.NaN;
+    }
+
+    private static String run(List<String> cmd) {
         try {
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes());
             if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
                 throw new BadInputException("redis-benchmark failed: " + out.strip());
             }
-            for (String line : out.split("\n")) {
-                String[] f = line.replace("\"", "").split(",");
-                if (f.length > 1 && f[0].equalsIgnoreCase(op)) {
-                    return Double.parseDouble(f[1]) * size / 1e6;
-                }
-            }
-            throw new BadInputException("redis-benchmark printed no " + op + " figure: " + out.strip());
+            return out;
         } catch (IOException e) {
             throw new BadInputException("redis-benchmark not found (install redis-tools): " + e.getMessage());
         } catch (InterruptedException e) {
