@@ -136,6 +136,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
         if (diskDir != null) {
             Checks.directory(diskDir, "--disk-cache-dir");
         }
+        if (remoteUrl != null) {
+            RemoteBandwidth.checkReachable(remoteUrl);
+        }
         if (coldDisk && !Files.isWritable(Path.of("/proc/sys/vm/drop_caches"))) {
             throw new BadInputException("--cold-disk drops the page cache, which needs root (/proc/sys/vm/drop_caches "
                     + "is not writable here)");

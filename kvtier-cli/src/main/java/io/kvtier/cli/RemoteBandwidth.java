@@ -62,6 +62,33 @@ public final class RemoteBandwidth {
         }
     }
 
+    /**
+     * Connects to the store as the figures will, before any figure is measured.
+     *
+     * @throws BadInputException naming the URL (redacted) and why, if the store cannot be reached
+     *         or refuses the client (wrong password, ACL)
+     */
+    static void checkReachable(String url) {
+        RemoteSettings s = RemoteSettings.of(List.of(url), false, "bench", null);
+        List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (LettuceRemoteStore store = LettuceRemoteStore.open(s, lines::add)) {
+            if (store.offReason() != null || !"closed".equals(store.breakerState())) {
+                java.util.regex.Matcher why = java.util.regex.Pattern.compile("\\(([^)]*)\\)").matcher(String.join(" ", lines));
+                throw new BadInputException("--remote-url " + RemoteSettings.redact(url) + ": " + (store.offReason() != null
+                        ? store.offReason() : "cannot reach the store" + (why.find() ? " (" + why.group(1) + ")" : "")));
+            }
+        }
+    }
+
+    /** A remote job of the figures failed (the store went away meanwhile): one line, not a stack trace. */
+    private static void check(RemoteCopier copier, RemoteJob.Kind kind, List<ChunkCopy> chunks) {
+        var r = copier.runForBench(new RemoteJob(1, kind, chunks, System.nanoTime() + 60_000_000_000L));
+        if (!r.success()) {
+            throw new BadInputException("bench offload: a remote " + kind.name().toLowerCase(java.util.Locale.ROOT)
+                    + " job failed: " + r.error());
+        }
+    }
+
     static double median(double[] xs) {
         double[] s = xs.clone();
         Arrays.sort(s);
@@ -141,13 +168,6 @@ public final class RemoteBandwidth {
             }
             store.close();
             slab.close();
-        }
-    }
-
-    private static void check(RemoteCopier copier, RemoteJob.Kind kind, List<ChunkCopy> chunks) {
-        var r = copier.runForBench(new RemoteJob(1, kind, chunks, System.nanoTime() + 60_000_000_000L));
-        if (!r.success()) {
-            throw new IllegalStateException("bench offload: remote " + kind + " failed: " + r.error());
         }
     }
 

@@ -45,7 +45,7 @@ final class RemoteTtft {
      * Runs the pairs and prints the figures.
      *
      * @param prefixBytes KV bytes of the prompt's full chunks (sizes the host tier and the write budget)
-     * @throws IllegalStateException if a remote run loaded nothing from the store
+     * @throws BadInputException if a remote run loaded nothing from the store (it went away: one line, no stack trace)
      */
     static void print(Model cp, String url, int[] prompt, long prefixBytes, int repeats, int threads) {
         int blockSize = 16;
@@ -77,7 +77,7 @@ final class RemoteTtft {
                     RemoteTrace.table().forEach(System.out::println);
                 }
                 if (e.offload().remoteStats().chunksLoaded() == before) {
-                    throw new IllegalStateException("bench offload: the remote TTFT run loaded nothing from the store: "
+                    throw new BadInputException("bench offload: the remote TTFT run loaded nothing from the store: "
                             + e.offload().remoteStats().loadFailures() + " " + e.offload().remoteStats().storesDroppedBy());
                 }
                 e.drainTransfers();

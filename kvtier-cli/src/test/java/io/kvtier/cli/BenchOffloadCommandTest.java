@@ -31,6 +31,9 @@ class BenchOffloadCommandTest {
         assertRefused("kvtier: --prompt-tokens has no effect with --skip-ttft: the TTFT figures are skipped",
                 "bench", "offload", "--prompt-tokens", "100", "--skip-ttft");
         assertRefused("kvtier: --remote-mib-per-size needs --remote-url", "bench", "offload", "--remote-mib-per-size", "8");
+        // A new user's trial: an unreachable store was "internal error (a bug)" and a stack trace after the table's header.
+        assertRefused("kvtier: --remote-url redis://127.0.0.1:1: cannot reach the store (Connection refused)", "bench", "offload",
+                "--skip-decode", "--skip-bandwidth", "--skip-ttft", "--remote-url", "redis://127.0.0.1:1");
     }
 
     /** A flag of a part that --skip-bandwidth or --skip-ttft skips is refused, not silently ignored (a new user's trial). */
