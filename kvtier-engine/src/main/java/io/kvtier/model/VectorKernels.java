@@ -286,6 +286,7 @@ final class VectorKernels implements Kernels {
                               int from, int to) {
         int q = (to - from) / 4;
         long qBytes = q * rowBytes;
+        float[] lanes = new float[4 * L];
         for (int r = from; r < from + q; r++) {
             long o0 = r * rowBytes, o1 = o0 + qBytes, o2 = o1 + qBytes, o3 = o2 + qBytes;
             int yAt = yOff + r;
@@ -313,14 +314,17 @@ final class VectorKernels implements Kernels {
                 s3 = FloatVector.fromMemorySegment(S, w, o3 + kb, LE).fma(xv, s3);
                 k += L;
             }
-            s0 = s0.add(t0);
-            s1 = s1.add(t1);
-            s2 = s2.add(t2);
-            s3 = s3.add(t3);
-            y[yAt] = Lanes.sum(s0);
-            y[yAt + q] = Lanes.sum(s1);
-            y[yAt + 2 * q] = Lanes.sum(s2);
-            y[yAt + 3 * q] = Lanes.sum(s3);
+            // The row sums from stored lanes, in scalar code with Lanes.sum's order: C2 ran out of
+            // nodes (NodeCountInliningCutoff) before it inlined the fourth Lanes.sum of this loop on
+            // 512-bit vectors, and boxed that vector on every trip (stories260K decode: 165-199 KB a token).
+            s0.add(t0).intoArray(lanes, 0);
+            s1.add(t1).intoArray(lanes, L);
+            s2.add(t2).intoArray(lanes, 2 * L);
+            s3.add(t3).intoArray(lanes, 3 * L);
+            y[yAt] = Lanes.sum(lanes, 0, L);
+            y[yAt + q] = Lanes.sum(lanes, L, L);
+            y[yAt + 2 * q] = Lanes.sum(lanes, 2 * L, L);
+            y[yAt + 3 * q] = Lanes.sum(lanes, 3 * L, L);
             if (k < in) {
                 long kb = (long) k * Float.BYTES;
                 y[yAt] += tail(w, o0 + kb, x, xOff + k, in - k);

@@ -59,4 +59,34 @@ public final class Lanes {
         }
         return s.lane(0);
     }
+    /**
+     * {@link #sum} of the {@code n} lanes stored at {@code lanes[off..off+n)} (by
+     * {@code intoArray}), in scalar code: the same pairs added in the same order, so the same bits.
+     * For kernels where C2 runs out of nodes before it inlines every {@link #sum}: a vector passed
+     * to a call that is not inlined is boxed (an array and an object per call).
+     *
+     * @param n 4, 8 or 16
+     * @throws IllegalArgumentException for another lane count
+     */
+    public static float sum(float[] lanes, int off, int n) {
+        return switch (n) {
+            case 16 -> sum8(lanes[off] + lanes[off + 8], lanes[off + 1] + lanes[off + 9], lanes[off + 2] + lanes[off + 10],
+                    lanes[off + 3] + lanes[off + 11], lanes[off + 4] + lanes[off + 12], lanes[off + 5] + lanes[off + 13],
+                    lanes[off + 6] + lanes[off + 14], lanes[off + 7] + lanes[off + 15]);
+            case 8 -> sum8(lanes[off], lanes[off + 1], lanes[off + 2], lanes[off + 3], lanes[off + 4], lanes[off + 5],
+                    lanes[off + 6], lanes[off + 7]);
+            case 4 -> sum4(lanes[off], lanes[off + 1], lanes[off + 2], lanes[off + 3]);
+            default -> throw new IllegalArgumentException("lane sums of 4, 8 or 16 lanes, got " + n);
+        };
+    }
+
+    /** Lane 0 of the 8-lane tree: lanes i and i+4, then i and i+2, then 0 and 1. */
+    private static float sum8(float a0, float a1, float a2, float a3, float a4, float a5, float a6, float a7) {
+        return sum4(a0 + a4, a1 + a5, a2 + a6, a3 + a7);
+    }
+
+    /** Lane 0 of the 4-lane tree: lanes i and i+2, then 0 and 1. */
+    private static float sum4(float a0, float a1, float a2, float a3) {
+        return (a0 + a2) + (a1 + a3);
+    }
 }
