@@ -92,6 +92,11 @@ final class BenchOffloadCommand implements Callable<Integer> {
     @Option(names = "--remote-mib-per-size", paramLabel = "MIB", defaultValue = "64", description = "MiB stored and loaded per chunk size on the remote server (default ${DEFAULT-VALUE})")
     long remoteMibPerSize;
 
+    @Option(names = "--remote-requests", paramLabel = "N", defaultValue = "256", description = "values stored and loaded per "
+            + "chunk size on the remote server, by the tier and by redis-benchmark: at least N and --remote-mib-per-size, "
+            + "rounded up to a multiple of 8 (default ${DEFAULT-VALUE})")
+    int remoteRequests;
+
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
 
@@ -126,8 +131,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
         Checks.notWith(spec, skipBandwidth && skipTtft && !coldDisk, "--skip-bandwidth --skip-ttft",
                 "no figure left writes files (only --cold-disk would)", List.of("--disk-cache-dir", "--disk-dir"));
         Checks.notWith(spec, skipDecode, "--skip-decode", "the decode figures are skipped", List.of("--model"));
-        Checks.needs(spec, remoteUrl != null, "--remote-url", "--remote-mib-per-size");
+        Checks.needs(spec, remoteUrl != null, "--remote-url", "--remote-mib-per-size", "--remote-requests");
         Checks.atLeast(remoteMibPerSize, 1, "--remote-mib-per-size");
+        Checks.atLeast(remoteRequests, 1, "--remote-requests");
         // Every model is opened (and closed) now: a wrong file fails in a second, not after the host-tier part.
         ModelOptions.check(model.model(), "--model");
         if (ttftModel != null) {
@@ -167,7 +173,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
                 coldDiskBandwidth(tmp.resolve("cold"));
             }
             if (remoteUrl != null) {
-                RemoteBandwidth.print(remoteUrl, remoteMibPerSize << 20, repeats);
+                RemoteBandwidth.print(remoteUrl, remoteRequests, remoteMibPerSize << 20, repeats);
             }
             if (!skipDecode) {
                 new io.kvtier.bench.OffloadDecodeBench(model.model(), threads.threads(), repeats, System.out).run();

@@ -23,42 +23,62 @@ import java.util.concurrent.TimeUnit;
  * read jobs of {@value #PIPELINE} chunks, header and payload, through the real copier and
  * store) beside {@code redis-benchmark} SET and GET of values of the same size on the same
  * server in the same run. Both sides use one connection and {@value #PIPELINE} commands in flight
- * ({@code redis-benchmark -c 1 -P 8}); redis-benchmark gets at least as many values per size as
- * the tier, more when its run would take under {@link #MIN_BENCHMARK_SECONDS}; each size runs a
- * warm-up round of the tier, then {@code repeats} rounds of tier, SET, GET (A B A B: a load
- * swing hits both sides of a round), and the medians are printed, the ratio being the median of
- * the rounds' own ratios.
+ * ({@code redis-benchmark -c 1 -P 8}) and the same number of values per size ({@link #values}),
+ * redis-benchmark more when its run would take under {@link #MIN_BENCHMARK_SECONDS}; each size runs
+ * a warm-up round of the tier, then {@code repeats} rounds of tier, SET, GET (A B A B: a load swing
+ * hits both sides of a round), and the medians are printed, the ratio being the median of the
+ * rounds' own ratios.
  */
 public final class RemoteBandwidth {
 
     static final int PIPELINE = 8;
     static final long[] SIZES = {64 << 10, 256 << 10, 1 << 20, 4 << 20};
 
+    /**
+     * Distinct keys the tier's side writes per size, a multiple of {@value #PIPELINE} (a job never
+     * has a key twice): more values overwrite them in turn, as redis-benchmark overwrites its one
+     * key, so 256 values of 4 MiB hold 256 MiB on the server, not 1 GiB.
+     */
+    static final int TIER_KEYS = 64;
+
     private RemoteBandwidth() {
     }
 
-    public static void print(String url, long bytesPerSize, int repeats) {
+    /**
+     * Values per size for both sides: at least {@code requests} and at least {@code minBytes} of
+     * them, rounded up to a multiple of {@value #PIPELINE}.
+     */
+    static int values(long size, int requests, long minBytes) {
+        long n = Math.max(requests, (minBytes + size - 1) / size);
+        return (int) Math.min(Integer.MAX_VALUE / 2, (n + PIPELINE - 1) / PIPELINE * PIPELINE);
+    }
+
+    public static void print(String url, int requests, long bytesPerSize, int repeats) {
         System.out.printf("== remote tier throughput against %s, MB/s: both sides one connection, %d commands in flight "
-                + "(redis-benchmark -c 1 -P %d), median of %d rounds ==%n", RemoteSettings.redact(url), PIPELINE, PIPELINE, repeats);
-        System.out.printf("%10s %12s %12s %12s %12s %10s %10s%n", "chunk", "tier store", "SET", "tier load", "GET",
-                "store/SET", "load/GET");
+                + "(redis-benchmark -c 1 -P %d), median of %d rounds; values per size: at least %d and %d MiB, "
+                + "a multiple of %d (redis-benchmark more until a run takes %.1f s) ==%n", RemoteSettings.redact(url), PIPELINE,
+                PIPELINE, repeats, requests, bytesPerSize >> 20, PIPELINE, MIN_BENCHMARK_SECONDS);
+        System.out.printf("%10s %8s %12s %12s %12s %12s %10s %10s %10s%n", "chunk", "values", "tier store", "SET", "tier load",
+                "GET", "store/SET", "load/GET", "rb values");
         for (long size : SIZES) {
-            int chunks = (int) Math.max(PIPELINE, bytesPerSize / size / PIPELINE * PIPELINE);
+            int chunks = values(size, requests, bytesPerSize);
             double[][] rounds = new double[6][repeats]; // tier store, SET, tier load, GET, store/SET, load/GET
+            long rbValues = Long.MAX_VALUE;
             try (Tier tier = new Tier(url, size)) {
                 tier.run(chunks); // warm-up
                 for (int r = 0; r < repeats; r++) {
                     double[] t = tier.run(chunks);
-                    double set = benchmark(url, "set", size, chunks);
-                    double get = benchmark(url, "get", size, chunks);
-                    double[] round = {t[0], set, t[1], get, t[0] / set, t[1] / get};
+                    Benchmark b = benchmark(url, size, chunks);
+                    rbValues = Math.min(rbValues, b.values());
+                    double[] round = {t[0], b.set(), t[1], b.get(), t[0] / b.set(), t[1] / b.get()};
                     for (int i = 0; i < round.length; i++) {
                         rounds[i][r] = round[i];
                     }
                 }
             }
-            System.out.printf("%10s %12.0f %12.0f %12.0f %12.0f %10.2f %10.2f%n", (size >> 10) + " KiB", median(rounds[0]),
-                    median(rounds[1]), median(rounds[2]), median(rounds[3]), median(rounds[4]), median(rounds[5]));
+            System.out.printf("%10s %8d %12.0f %12.0f %12.0f %12.0f %10.2f %10.2f %10d%n", (size >> 10) + " KiB", chunks,
+                    median(rounds[0]), median(rounds[1]), median(rounds[2]), median(rounds[3]), median(rounds[4]),
+                    median(rounds[5]), rbValues);
         }
     }
 
@@ -98,8 +118,8 @@ public final class RemoteBandwidth {
 
     /**
      * The tier's side: one store (one connection) and one host slab for a size; every round
-     * writes and reads the same keys (overwritten, as redis-benchmark's SET overwrites its key),
-     * deleted at the end.
+     * writes and reads the same keys, at most {@link #TIER_KEYS} (overwritten in turn, as
+     * redis-benchmark's SET overwrites its key), deleted at the end.
      */
     private static final class Tier implements AutoCloseable {
         private static final int TOKENS = 16;
@@ -131,7 +151,7 @@ public final class RemoteBandwidth {
                 List<ChunkCopy> writes = new ArrayList<>();
                 List<ChunkCopy> reads = new ArrayList<>();
                 for (int i = 0; i < PIPELINE; i++) {
-                    BlockKey key = key(first + i);
+                    BlockKey key = key((first + i) % TIER_KEYS);
                     int[] t = new int[TOKENS];
                     Arrays.fill(t, first + i);
                     MemorySegment p = slab.payloadOf(i, payload);
@@ -148,7 +168,7 @@ public final class RemoteBandwidth {
                 storeNanos += t1 - t0;
                 loadNanos += t2 - t1;
             }
-            written = Math.max(written, chunks);
+            written = Math.max(written, Math.min(chunks, TIER_KEYS)); // the keys 0 .. written-1
             double mb = (double) chunks * payload / 1e6;
             return new double[] {mb / (storeNanos / 1e9), mb / (loadNanos / 1e9)};
         }
@@ -172,50 +192,81 @@ public final class RemoteBandwidth {
     }
 
     /**
-     * Least time of a redis-benchmark run, s. It times a run in whole milliseconds: 32 SETs of
-     * 256 KiB (8 MiB, about 3 ms here) came out as 32,000 requests/s or {@code inf}. A shorter run
-     * is repeated with more requests.
+     * Least time of a redis-benchmark run of SET, and of GET, s. It times a run in whole
+     * milliseconds: 32 SETs of 256 KiB (8 MiB, about 3 ms here) came out as 32,000 requests/s or
+     * {@code inf}. A shorter run is repeated with more requests.
      */
     static final double MIN_BENCHMARK_SECONDS = 0.2;
 
+    /** redis-benchmark's SET and GET MB/s of one size, and the values each of them sent. */
+    record Benchmark(double set, double get, long values) {
+    }
+
     /**
-     * MB/s of redis-benchmark SET or GET of values of {@code size} bytes: at least {@code requests}
-     * requests, more until the run takes {@link #MIN_BENCHMARK_SECONDS}. GET reads the key the
-     * SET before it wrote ({@code -d} sizes only SET's values): {@link #print} runs SET first.
+     * redis-benchmark's SET and GET of values of {@code size} bytes, in one invocation
+     * ({@code -t set,get}): at least {@code requests} of each, more until both take
+     * {@link #MIN_BENCHMARK_SECONDS}. One invocation because GET ignores {@code -d}: it reads
+     * {@code key:__rand_int__} (one key, no {@code -r}), which holds what the SET before it wrote;
+     * {@code -t get} alone reads whatever value an earlier run left there (a 256 KiB SET, then
+     * {@code -t get -d 100}, reads 256 KiB). With the SET in the same run, every GET reads a value
+     * of {@code size} bytes.
      *
-     * @throws BadInputException if redis-benchmark is missing, fails, or never prints a finite figure
+     * @throws BadInputException if redis-benchmark is missing or fails, prints a figure that is
+     *         not a finite positive number, or still prints {@code inf} with many more requests:
+     *         one line naming the command and what it printed
      */
-    private static double benchmark(String url, String op, long size, int requests) {
+    private static Benchmark benchmark(String url, long size, int requests) {
         URI u = URI.create(url.replaceFirst("^rediss?://", "http://"));
         long n = Math.max(requests, 2 * PIPELINE);
-        String out = "";
+        String last = "";
         for (int run = 0; run < 6; run++) {
-            List<String> cmd = List.of("redis-benchmark", "-h", u.getHost(), "-p", String.valueOf(u.getPort()), "-t", op,
+            List<String> cmd = List.of("redis-benchmark", "-h", u.getHost(), "-p", String.valueOf(u.getPort()), "-t", "set,get",
                     "-d", String.valueOf(size), "-n", String.valueOf(n), "-c", "1", "-P", String.valueOf(PIPELINE), "--csv");
-            out = run(cmd);
-            double rps = requestsPerSecond(out, op);
-            if (rps > 0 && Double.isFinite(rps) && n / rps >= MIN_BENCHMARK_SECONDS) {
-                return rps * size / 1e6;
+            String out = run(cmd);
+            double set = requestsPerSecond(out, "set");
+            double get = requestsPerSecond(out, "get");
+            for (String op : List.of("SET", "GET")) {
+                double rps = op.equals("SET") ? set : get;
+                if (!(rps > 0)) { // NaN (no figure, not a number), zero or negative: refused, inf is retried below
+                    throw new BadInputException(String.join(" ", cmd) + ": no finite positive " + op + " requests/s in what it printed: "
+                            + oneLine(out));
+                }
             }
-            // Too short to time (or inf): enough requests for the least time at this rate, at least 4x.
-            long want = rps > 0 && Double.isFinite(rps) ? (long) Math.ceil(MIN_BENCHMARK_SECONDS * rps * 1.25) : 0;
+            if (Double.isFinite(set) && Double.isFinite(get) && n / set >= MIN_BENCHMARK_SECONDS && n / get >= MIN_BENCHMARK_SECONDS) {
+                return new Benchmark(set * size / 1e6, get * size / 1e6, n);
+            }
+            // Too short to time (or inf): enough requests for the least time at the faster rate, at least 4x.
+            double fastest = Math.max(set, get);
+            long want = Double.isFinite(fastest) ? (long) Math.ceil(MIN_BENCHMARK_SECONDS * fastest * 1.25) : 0;
             n = (Math.max(4 * n, want) + PIPELINE - 1) / PIPELINE * PIPELINE;
+            last = String.join(" ", cmd) + " printed " + oneLine(out);
         }
-        throw new BadInputException("redis-benchmark printed no finite " + op + " figure over "
-                + MIN_BENCHMARK_SECONDS + " s, last with -n " + n + ": " + out.strip());
+        throw new BadInputException("redis-benchmark ran under " + MIN_BENCHMARK_SECONDS + " s (or printed inf) six times; last, "
+                + last);
+    }
+
+    /** redis-benchmark's output on one line (its CSV lines joined by {@code " | "}), for an error line. */
+    private static String oneLine(String out) {
+        String s = String.join(" | ", out.strip().lines().map(String::strip).filter(l -> !l.isEmpty()).toList());
+        return s.isEmpty() ? "(nothing)" : s;
     }
 
     /**
      * The requests/s of {@code op} in redis-benchmark's {@code --csv} output
-     * ({@code "SET","13212.90",...}); NaN if it printed none, or no number ({@code inf}, when a
-     * run took under a millisecond).
+     * ({@code "SET","13212.90",...}): infinite for {@code inf} (a run that took under a
+     * millisecond), NaN if it printed no line of {@code op} or no number.
      */
     static double requestsPerSecond(String csv, String op) {
         for (String line : csv.split("\n")) {
             String[] f = line.replace("\"", "").split(",");
             if (f.length > 1 && f[0].strip().equalsIgnoreCase(op)) {
+                String v = f[1].strip();
+                if (v.equalsIgnoreCase("inf") || v.equalsIgnoreCase("+inf")) {
+                    return Double.POSITIVE_INFINITY;
+                }
                 try {
-                    return Double.parseDouble(f[1].strip());
+                    double d = Double.parseDouble(v);
+                    return Double.isInfinite(d) ? Double.NaN : d; // "Infinity" is no redis-benchmark figure
                 } catch (NumberFormatException e) {
                     return Double.NaN;
                 }
@@ -229,7 +280,7 @@ public final class RemoteBandwidth {
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes());
             if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new BadInputException("redis-benchmark failed: " + out.strip());
+                throw new BadInputException(String.join(" ", cmd) + " failed: " + oneLine(out));
             }
             return out;
         } catch (IOException e) {

@@ -31,6 +31,9 @@ class BenchOffloadCommandTest {
         assertRefused("kvtier: --prompt-tokens has no effect with --skip-ttft: the TTFT figures are skipped",
                 "bench", "offload", "--prompt-tokens", "100", "--skip-ttft");
         assertRefused("kvtier: --remote-mib-per-size needs --remote-url", "bench", "offload", "--remote-mib-per-size", "8");
+        assertRefused("kvtier: --remote-requests needs --remote-url", "bench", "offload", "--remote-requests", "64");
+        assertRefused("kvtier: --remote-requests must be at least 1, got 0", "bench", "offload", "--skip-decode", "--skip-bandwidth",
+                "--skip-ttft", "--remote-url", "redis://127.0.0.1:1", "--remote-requests", "0");
         // A new user's trial: an unreachable store was "internal error (a bug)" and a stack trace after the table's header.
         assertRefused("kvtier: --remote-url redis://127.0.0.1:1: cannot reach the store (Connection refused)", "bench", "offload",
                 "--skip-decode", "--skip-bandwidth", "--skip-ttft", "--remote-url", "redis://127.0.0.1:1");

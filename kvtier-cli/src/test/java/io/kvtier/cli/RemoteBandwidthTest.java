@@ -14,32 +14,62 @@ import org.junit.jupiter.api.Test;
  */
 class RemoteBandwidthTest {
 
+    /** redis-benchmark 7's {@code -t set,get --csv} output, a run too short to time giving {@code inf}. */
     @Test
-    void redisBenchmarksCsvFigureIsParsedAndInfIsNoFigure() {
-        String csv = "\"test\",\"rps\",\"avg_latency_ms\"\n\"SET\",\"13212.90\",\"0.564\"\n";
-        assertThat(RemoteBandwidth.requestsPerSecond(csv, "set")).isEqualTo(13212.90);
-        assertThat(RemoteBandwidth.requestsPerSecond(csv, "get")).isNaN();
-        assertThat(RemoteBandwidth.requestsPerSecond("\"GET\",\"inf\",\"0.000\"\n", "get")).isNaN();
+    void redisBenchmarksCsvFiguresAreParsedAndInfIsInfinite() {
+        String csv = """
+                "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+                "SET","2285.71","2.642","0.496","0.567","8.583","8.583","8.583"
+                "GET","inf","1.248","0.184","0.191","4.335","4.335","4.335"
+                """;
+        assertThat(RemoteBandwidth.requestsPerSecond(csv, "set")).isEqualTo(2285.71);
+        assertThat(RemoteBandwidth.requestsPerSecond(csv, "get")).isEqualTo(Double.POSITIVE_INFINITY);
+        assertThat(RemoteBandwidth.requestsPerSecond(csv, "lpush")).as("no line of it").isNaN();
+        assertThat(RemoteBandwidth.requestsPerSecond("\"GET\",\"n/a\",\"0.000\"\n", "get")).as("no number").isNaN();
+        assertThat(RemoteBandwidth.requestsPerSecond("\"GET\",\"Infinity\"\n", "get")).as("not redis-benchmark's inf").isNaN();
         assertThat(RemoteBandwidth.requestsPerSecond("", "get")).isNaN();
     }
 
-    /** Four rows, every figure a finite positive MB/s, each ratio the tier's figure over redis-benchmark's. */
+    /** At least --remote-requests and --remote-mib-per-size's bytes, rounded up to a multiple of the pipeline (8). */
+    @Test
+    void valuesPerSizeAreTheLargerCountRoundedUpToTheWholePipeline() {
+        assertThat(RemoteBandwidth.values(64 << 10, 256, 64L << 20)).isEqualTo(1024);
+        assertThat(RemoteBandwidth.values(4 << 20, 256, 64L << 20)).isEqualTo(256);
+        assertThat(RemoteBandwidth.values(4 << 20, 1, 1L << 20)).isEqualTo(8);
+        assertThat(RemoteBandwidth.values(256 << 10, 12, 2L << 20)).isEqualTo(16);
+        assertThat(RemoteBandwidth.values(3 << 20, 1, 10L << 20)).as("a partial value counts").isEqualTo(8);
+    }
+
+    /**
+     * Four rows, the values of each size, every figure a finite positive MB/s, each ratio the
+     * tier's figure over redis-benchmark's, and the tier's keys deleted after.
+     */
     @Test
     void theTableHasEverySizeWithFiguresAndTheirRatios() {
-        CliRun r = CliRun.of("bench", "offload", "--remote-url", RedisServers.standalone(), "--skip-bandwidth", "--skip-ttft",
-                "--skip-decode", "--remote-mib-per-size", "1", "--repeats", "1");
+        String url = RedisServers.standalone();
+        CliRun r = CliRun.of("bench", "offload", "--remote-url", url, "--skip-bandwidth", "--skip-ttft",
+                "--skip-decode", "--remote-requests", "12", "--remote-mib-per-size", "2", "--repeats", "1");
         assertThat(r.code()).as(r.err()).isZero();
         List<String> lines = r.out().lines().toList();
-        assertThat(lines.getFirst()).startsWith("== remote tier throughput against redis://").endsWith("median of 1 rounds ==");
+        assertThat(lines.getFirst()).startsWith("== remote tier throughput against redis://")
+                .contains("median of 1 rounds; values per size: at least 12 and 2 MiB, a multiple of 8").endsWith("==");
+        assertThat(lines.get(1).strip().split("\\s+")).containsExactly("chunk", "values", "tier", "store", "SET", "tier", "load",
+                "GET", "store/SET", "load/GET", "rb", "values");
         List<String> rows = lines.stream().filter(l -> l.strip().matches("\\d+ KiB .*")).toList();
         assertThat(rows).extracting(l -> l.strip().split("\\s+")[0]).containsExactly("64", "256", "1024", "4096");
+        // 64 KiB: 2 MiB is 32 values; 256 KiB and up: 12, rounded up to 16.
+        assertThat(rows).extracting(l -> l.strip().split("\\s+")[2]).containsExactly("32", "16", "16", "16");
         for (String row : rows) {
-            double[] f = Arrays.stream(row.strip().split("\\s+")).skip(2).mapToDouble(Double::parseDouble).toArray();
-            assertThat(f).as(row).hasSize(6);
+            String[] cells = row.strip().split("\\s+");
+            assertThat(cells).as(row).hasSize(10);
+            double[] f = Arrays.stream(cells).skip(3).limit(6).mapToDouble(Double::parseDouble).toArray();
             assertThat(Arrays.stream(f).allMatch(x -> Double.isFinite(x) && x > 0)).as("finite positive figures: " + row).isTrue();
             // Printed MB/s are rounded to 1, ratios to 0.01: the ratio of the printed figures is within both.
             assertThat(f[4]).as("store/SET of " + row).isCloseTo(f[0] / f[1], within(0.006 + 0.5 / f[1] * 1.01 + 0.5 * f[0] / (f[1] * f[1])));
             assertThat(f[5]).as("load/GET of " + row).isCloseTo(f[2] / f[3], within(0.006 + 0.5 / f[3] * 1.01 + 0.5 * f[2] / (f[3] * f[3])));
+            long rb = Long.parseLong(cells[9]);
+            assertThat(rb).as("redis-benchmark's values, at least the tier's, whole pipelines: " + row)
+                    .isGreaterThanOrEqualTo(Long.parseLong(cells[2])).isEqualTo(rb / 8 * 8);
         }
         assertThat(r.out()).doesNotContain("decode with offloading").doesNotContain("time to first token");
     }
