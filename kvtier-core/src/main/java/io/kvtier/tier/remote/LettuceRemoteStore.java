@@ -66,6 +66,14 @@ public final class LettuceRemoteStore implements RemoteStore {
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
     /** Least wait of {@link #open} for the first connection (see {@link #openWait}). */
     private static final Duration OPEN_WAIT_FLOOR = Duration.ofSeconds(3);
+    /** Whether a plain-TCP standalone store writes its SETs itself ({@link RespSetConnection}); property for comparisons. */
+    static final boolean DIRECT_SETS = Boolean.parseBoolean(System.getProperty("kvtier.remote.directSets", "true"));
+    /**
+     * Least value of the SETs written directly: smaller ones go through Lettuce's batch, as fast
+     * there at 64 KiB (docs/design-notes.md), and without a second client's query buffer on the
+     * server, which counts against a small maxmemory (property {@code kvtier.remote.directSetMinBytes}).
+     */
+    static final long DIRECT_SET_MIN_BYTES = Long.getLong("kvtier.remote.directSetMinBytes", 128 << 10);
     private final RemoteSettings settings;
     private final Consumer<String> warn;
     private final RedisClient client;
@@ -79,6 +87,8 @@ public final class LettuceRemoteStore implements RemoteStore {
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
     private final CircuitBreaker connectBreaker;
     private final SetArgs setArgs;
+    /** SETs straight to the socket (plain TCP, standalone); null: Lettuce's ({@link #setAll}). */
+    private final RespSetConnection directSets;
     private volatile StatefulConnection<String, byte[]> connection;
     private volatile RedisStringAsyncCommands<String, byte[]> strings;
     private volatile RedisKeyAsyncCommands<String, byte[]> keys;
@@ -123,6 +133,11 @@ public final class LettuceRemoteStore implements RemoteStore {
             connectedClusterOptions = null;
             topology = null;
         }
+        RedisURI first = uris.get(0);
+        String user = userOf(settings.urls().get(0));
+        directSets = settings.cluster() || first.isSsl() || !DIRECT_SETS ? null : new RespSetConnection(first.getHost(),
+                first.getPort(), "default".equals(user) ? null : user, settings.password(), first.getDatabase(), settings.ttl(),
+                settings.timeout());
     }
 
     /** The user named in a URL ({@code redis://user@host:port}), else {@code default}. */
@@ -423,42 +438,8 @@ public final class LettuceRemoteStore implements RemoteStore {
     public <T> CompletableFuture<T> read(String key, Function<ByteBuffer, T> sink) {
         return guarded(key, () -> {
             CommandArgs<String, byte[]> args = new CommandArgs<>(CODEC).addKey(key);
-            return dispatcher().dispatch(CommandType.GET, new SinkOutput<>(sink), args);
+            return dispatcher().dispatch(CommandType.GET, new SinkOutput<>(CODEC, sink), args);
         });
-    }
-
-    /** The reply of a GET handed to a sink as it is decoded; null (the key is absent) if no bulk string came. */
-    private static final class SinkOutput<T> extends CommandOutput<String, byte[], T> {
-        private final Function<ByteBuffer, T> sink;
-        private boolean set;
-
-        SinkOutput(Function<ByteBuffer, T> sink) {
-            super(CODEC, null);
-            this.sink = sink;
-        }
-
-        @Override
-        public void set(ByteBuffer bytes) {
-            set = true;
-            apply(bytes);
-        }
-
-        @Override
-        public void complete(int depth) {
-            if (!set && !hasError()) {
-                set = true;
-                apply(null);
-            }
-        }
-
-        /** A sink that throws fails its command, never the connection's decoding. */
-        private void apply(ByteBuffer bytes) {
-            try {
-                output = sink.apply(bytes);
-            } catch (RuntimeException e) {
-                setError("ERR the value's sink failed: " + e);
-            }
-        }
     }
 
     @Override
@@ -471,22 +452,26 @@ public final class LettuceRemoteStore implements RemoteStore {
     }
 
     /**
-     * Standalone: the SETs go to the connection as one batch, so Lettuce encodes them into one
-     * buffer and flushes once (see {@code RemoteCopier.SET_BATCH_BYTES} for the figures). Each
-     * command keeps its own deadline (the client's timeout options), and its answer goes through
-     * the node's breaker as a single {@link #set}'s does. A cluster sends each command on its own,
+     * Standalone: the SETs go out together, each through the node's breaker as a single
+     * {@link #set}'s does. On plain TCP, values of {@link #DIRECT_SET_MIN_BYTES} and more are written
+     * straight to a socket of their own ({@link RespSetConnection}: no copy on Lettuce's I/O
+     * thread); smaller ones, and all over TLS, Lettuce encodes
+     * as one batch into one buffer and flushes once (see {@code RemoteCopier.SET_BATCH_BYTES}).
+     * Each keeps a deadline of the settings' timeout. A cluster sends each command on its own,
      * routed by its key.
      */
     @Override
     public List<CompletableFuture<Void>> setAll(List<String> keys, List<byte[]> values) {
-        StatefulConnection<String, byte[]> c = connection;
-        if (settings.cluster() || c == null || keys.size() < 2) {
-            return RemoteStore.super.setAll(keys, values);
-        }
         if (keys.size() != values.size()) {
             throw new IllegalArgumentException(keys.size() + " keys, " + values.size() + " values");
         }
-        List<RedisCommand<String, byte[], ?>> batch = new ArrayList<>(keys.size());
+        StatefulConnection<String, byte[]> c = connection;
+        if (settings.cluster() || c == null) {
+            return RemoteStore.super.setAll(keys, values);
+        }
+        List<String> sentKeys = new ArrayList<>(keys.size());
+        List<byte[]> sentValues = new ArrayList<>(keys.size());
+        List<CompletableFuture<Void>> sent = new ArrayList<>(keys.size());
         List<CompletableFuture<Void>> answers = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             String key = keys.get(i);
@@ -495,22 +480,18 @@ public final class LettuceRemoteStore implements RemoteStore {
                 answers.add(tooLarge(value));
                 continue;
             }
-            CommandArgs<String, byte[]> args = new CommandArgs<>(CODEC).addKey(key).addValue(value);
-            if (setArgs != null) {
-                setArgs.build(args);
-            }
-            AsyncCommand<String, byte[], String> set = new AsyncCommand<>(new Command<>(CommandType.SET, new StatusOutput<>(CODEC), args));
+            CompletableFuture<Void> answer = new CompletableFuture<>();
             answers.add(guarded(key, () -> {
-                batch.add(set);   // only the commands the breaker lets through are sent
-                return set.thenApply(ok -> (Void) null);
+                sentKeys.add(key);   // only the commands the breaker lets through are sent
+                sentValues.add(value);
+                sent.add(answer);
+                return answer;
             }));
         }
-        if (!batch.isEmpty()) {
-            try {
-                c.dispatch(batch);
-            } catch (RuntimeException e) {
-                batch.forEach(cmd -> cmd.completeExceptionally(e));
-            }
+        if (directSets != null && sentValues.stream().allMatch(v -> v.length >= DIRECT_SET_MIN_BYTES)) {
+            directSets.setAll(sentKeys, sentValues, sent);
+        } else if (!sent.isEmpty()) {
+            LettuceSetBatch.dispatch(c, CODEC, setArgs, sentKeys, sentValues, sent);
         }
         return answers;
     }
@@ -593,6 +574,9 @@ public final class LettuceRemoteStore implements RemoteStore {
     @Override
     public void close() {
         closed = true;
+        if (directSets != null) {
+            directSets.close();
+        }
         // Bounded: the client's connections close without waiting on the server, then its threads end.
         LettuceResources.shutdown(client != null ? client : clusterClient, resources);
     }

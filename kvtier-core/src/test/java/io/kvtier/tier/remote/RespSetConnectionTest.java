@@ -1,0 +1,186 @@
+package io.kvtier.tier.remote;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import java.io.IOException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The SETs a plain-TCP store writes itself ({@link RespSetConnection}), on real servers: the
+ * values land byte for byte, with the TTL, in the database and as the ACL user the URL names;
+ * refusals fail their SETs with the server's reply; a frozen or killed server fails every SET
+ * owed within the timeout (never a hang), and the next SETs connect again. The tier's own path
+ * ({@link LettuceRemoteStore#setAll}) is checked end to end, including a refusal turning it off.
+ */
+class RespSetConnectionTest {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
+    @TempDir
+    java.nio.file.Path dir;
+
+    private static List<CompletableFuture<Void>> send(RespSetConnection c, List<String> keys, List<byte[]> values) {
+        List<CompletableFuture<Void>> answers = new ArrayList<>();
+        keys.forEach(k -> answers.add(new CompletableFuture<>()));
+        c.setAll(keys, values, answers);
+        return answers;
+    }
+
+    private static Throwable failure(CompletableFuture<?> f) {
+        Throwable t = catchThrowable(() -> f.get(30, TimeUnit.SECONDS));
+        assertThat(t).as("the SET failed (not a hang)").isInstanceOf(ExecutionException.class);
+        return t.getCause();
+    }
+
+    private static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    @Test
+    void theTierWritesLargeValuesItselfAndSmallOnesThroughLettuceEveryValueByteForByte() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
+             LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of(r.url()), false, "t", null)
+                     .withTimeout(TIMEOUT), line -> { })) {
+            int[][] batches = {{0, 1, 16 << 10, (int) LettuceRemoteStore.DIRECT_SET_MIN_BYTES - 1},
+                               {(int) LettuceRemoteStore.DIRECT_SET_MIN_BYTES, 262_145, 3 << 20}};
+            int[] clients = new int[batches.length];
+            for (int b = 0; b < batches.length; b++) {
+                List<String> keys = new ArrayList<>();
+                List<byte[]> values = new ArrayList<>();
+                for (int i = 0; i < batches[b].length; i++) {
+                    keys.add("kvt:v1:t:b" + b + ":k" + i);
+                    values.add(bytes(batches[b][i], 10L * b + i));
+                }
+                for (CompletableFuture<Void> a : s.setAll(keys, values)) {
+                    assertThat(a.get(30, TimeUnit.SECONDS)).isNull();
+                }
+                for (int i = 0; i < keys.size(); i++) {
+                    assertThat(s.get(keys.get(i)).get(30, TimeUnit.SECONDS)).as("batch %d value %d", b, i).isEqualTo(values.get(i));
+                }
+                clients[b] = r.cli("CLIENT", "LIST").split("\n").length; // redis-cli itself included
+            }
+            assertThat(clients).as("the large values' own connection").containsExactly(2, 3);
+            assertThat(s.breakerState()).isEqualTo("closed");
+        }
+    }
+
+    @Test
+    void theTtlTheDatabaseAndTheAclUserOfTheUrlAreUsed() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"), "user alice on >alice-pw ~kvt:* +@all");
+             RespSetConnection c = new RespSetConnection("127.0.0.1", r.port(), "alice", "alice-pw", 3,
+                     Duration.ofSeconds(100), TIMEOUT)) {
+            StringBuilder text = new StringBuilder();
+            Random random = new Random(7);
+            for (int i = 0; i < 1000; i++) {
+                text.append((char) ('a' + random.nextInt(26)));
+            }
+            byte[] v = text.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            assertThat(send(c, List.of("kvt:a"), List.of(v)).getFirst().get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(r.cli("--user", "alice", "--pass", "alice-pw", "-n", "3", "--no-auth-warning", "STRLEN", "kvt:a")).isEqualTo("1000");
+            assertThat(r.cli("--user", "alice", "--pass", "alice-pw", "-n", "0", "--no-auth-warning", "EXISTS", "kvt:a"))
+                    .as("not in database 0").isEqualTo("0");
+            long ttl = Long.parseLong(r.cli("--user", "alice", "--pass", "alice-pw", "-n", "3", "--no-auth-warning", "PTTL", "kvt:a"));
+            assertThat(ttl).isBetween(1L, 100_000L);
+            assertThat(r.cli("--user", "alice", "--pass", "alice-pw", "-n", "3", "--no-auth-warning", "GET", "kvt:a")).isEqualTo(text.toString());
+        }
+    }
+
+    @Test
+    void aWrongPasswordFailsEverySetWithTheServersReply() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"), "requirepass right-pw");
+             RespSetConnection c = new RespSetConnection("127.0.0.1", r.port(), null, "wrong-pw", 0, Duration.ZERO, TIMEOUT)) {
+            List<CompletableFuture<Void>> answers = send(c, List.of("kvt:a", "kvt:b"), List.of(new byte[] {1}, new byte[] {2}));
+            for (CompletableFuture<Void> a : answers) {
+                Throwable t = failure(a);
+                assertThat(t).isInstanceOf(RedisCommandExecutionException.class);
+                assertThat(RemoteErrors.isAuthError(t.getMessage())).as(t.getMessage()).isTrue();
+            }
+            assertThat(r.cli("-a", "right-pw", "--no-auth-warning", "DBSIZE")).isEqualTo("0");
+        }
+    }
+
+    @Test
+    void aRefusedKeyFailsItsSetAloneAndTheTierTurnsOff() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"), "user alice on >alice-pw ~other:* +@all");
+             RespSetConnection c = new RespSetConnection("127.0.0.1", r.port(), "alice", "alice-pw", 0, Duration.ZERO, TIMEOUT)) {
+            List<CompletableFuture<Void>> answers = send(c, List.of("kvt:a", "other:b"), List.of(new byte[] {1}, new byte[] {2}));
+            assertThat(failure(answers.get(0))).isInstanceOf(RedisCommandExecutionException.class).hasMessageStartingWith("NOPERM");
+            assertThat(answers.get(1).get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(r.cli("--user", "alice", "--pass", "alice-pw", "--no-auth-warning", "STRLEN", "other:b")).isEqualTo("1");
+        }
+        List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r2"), "user alice on >alice-pw ~other:* +@all");
+             LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of("redis://alice@127.0.0.1:" + r.port()),
+                     false, "t", "alice-pw").withTimeout(TIMEOUT), warnings::add)) {
+            byte[] large = new byte[(int) LettuceRemoteStore.DIRECT_SET_MIN_BYTES]; // written directly
+            List<CompletableFuture<Void>> answers = s.setAll(List.of("kvt:v1:t:ns:k1", "kvt:v1:t:ns:k2"), List.of(large, large));
+            assertThat(failure(answers.get(0))).isInstanceOf(RemoteFailure.class);
+            assertThat(s.offReason()).startsWith("the server refused key kvt:v1:t:ns:k1 (NOPERM ");
+            assertThat(warnings).containsExactly("remote tier off: " + s.offReason());
+        }
+    }
+
+    @Test
+    void aFrozenServerFailsEveryOwedSetWithinTheTimeoutAndTheNextSetsConnectAgain() throws Exception {
+        Duration timeout = Duration.ofMillis(500);
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
+             RespSetConnection c = new RespSetConnection("127.0.0.1", r.port(), null, null, 0, Duration.ZERO, timeout)) {
+            assertThat(send(c, List.of("kvt:warm"), List.of(new byte[] {1})).getFirst().get(30, TimeUnit.SECONDS)).isNull();
+            r.freeze();
+            long t0 = System.nanoTime();
+            // 3 x 8 MiB: more than the socket buffers hold, so a write blocks until the deadline closes it.
+            List<CompletableFuture<Void>> answers = send(c, List.of("kvt:a", "kvt:b", "kvt:c"),
+                    List.of(bytes(8 << 20, 1), bytes(8 << 20, 2), bytes(8 << 20, 3)));
+            for (CompletableFuture<Void> a : answers) {
+                assertThat(RemoteFailure.causeOf(failure(a))).isEqualTo(RemoteFailure.Cause.TIMEOUT);
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("failed within the deadlines").isLessThan(Duration.ofSeconds(20));
+            // Frozen after a small SET was written: its reply's deadline fails it.
+            CompletableFuture<Void> small = send(c, List.of("kvt:d"), List.of(new byte[] {4})).getFirst();
+            assertThat(RemoteFailure.causeOf(failure(small))).isEqualTo(RemoteFailure.Cause.TIMEOUT);
+            r.thaw();
+            assertThat(send(c, List.of("kvt:e"), List.of(new byte[] {5, 5})).getFirst().get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(r.cli("STRLEN", "kvt:e")).isEqualTo("2");
+        }
+    }
+
+    @Test
+    void aKilledServerFailsTheSetsAsUnavailableAndARestartedOneServesAgain() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
+             RespSetConnection c = new RespSetConnection("127.0.0.1", r.port(), null, null, 0, Duration.ZERO, TIMEOUT)) {
+            assertThat(send(c, List.of("kvt:warm"), List.of(new byte[] {1})).getFirst().get(30, TimeUnit.SECONDS)).isNull();
+            r.kill();
+            List<CompletableFuture<Void>> answers = send(c, List.of("kvt:a", "kvt:b"), List.of(bytes(1 << 20, 1), new byte[] {2}));
+            for (CompletableFuture<Void> a : answers) {
+                assertThat(RemoteFailure.causeOf(failure(a))).isEqualTo(RemoteFailure.Cause.UNAVAILABLE);
+            }
+            // Refused while it is down: each batch tries to connect once and fails at once.
+            assertThat(failure(send(c, List.of("kvt:c"), List.of(new byte[] {3})).getFirst())).isInstanceOf(IOException.class);
+            r.restart();
+            assertThat(send(c, List.of("kvt:d"), List.of(new byte[] {4, 4, 4})).getFirst().get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(r.cli("STRLEN", "kvt:d")).isEqualTo("3");
+        }
+    }
+
+    @Test
+    void setsAfterCloseFailAtOnce() throws Exception {
+        URI u = URI.create(RedisServers.standalone().replaceFirst("^redis://", "http://"));
+        RespSetConnection c = new RespSetConnection(u.getHost(), u.getPort(), null, null, 0, Duration.ZERO, TIMEOUT);
+        c.close();
+        assertThat(failure(send(c, List.of("kvt:closed"), List.of(new byte[] {1})).getFirst()))
+                .isInstanceOf(IOException.class).hasMessage("the store is closed");
+    }
+}
