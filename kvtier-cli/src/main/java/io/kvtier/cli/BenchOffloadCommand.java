@@ -206,16 +206,43 @@ final class BenchOffloadCommand implements Callable<Integer> {
     private void coldDiskBandwidth(Path dir) throws java.io.IOException {
         System.out.println("== disk tier reads from the device (GB/s; page cache dropped before each side, two passes) "
                 + "vs plain FileChannel ==");
-        Files.createDirectories(dir);
-        System.out.print(ColdDiskBandwidth.table(ColdDiskBandwidth.measure(dir, COLD_CHUNK_SIZES, diskMibPerSize << 20,
-                ColdDiskBandwidth::dropPageCache)));
+        String table = inOwnDir(dir, () -> ColdDiskBandwidth.table(ColdDiskBandwidth.measure(dir, COLD_CHUNK_SIZES,
+                diskMibPerSize << 20, ColdDiskBandwidth::dropPageCache)));
+        System.out.print(table);
     }
 
     private void diskBandwidth(Path dir) throws java.io.IOException {
         System.out.println("== disk tier bandwidth (GB/s; mean file time, slowest 2% left out; page cache, --disk-fsync none on both sides) vs plain FileChannel ==");
-        Files.createDirectories(dir);
-        System.out.print(DiskBandwidth.table(DiskBandwidth.measure(dir,
+        String table = inOwnDir(dir, () -> DiskBandwidth.table(DiskBandwidth.measure(dir,
                 DiskBandwidth.DEFAULT_CHUNK_SIZES, diskMibPerSize << 20, 3)));
+        System.out.print(table);
+    }
+
+    /** A figure measured in a directory of its own. */
+    interface DirFigure {
+        String measure() throws java.io.IOException;
+    }
+
+    /**
+     * Runs {@code figure} in {@code dir}, made for it when absent and removed again after it when
+     * left empty (the figure deletes its files): in a {@code --disk-cache-dir} of the user's the
+     * bench left an empty {@code bandwidth} directory behind (a new user's trial). A directory that
+     * was there before stays.
+     */
+    static String inOwnDir(Path dir, DirFigure figure) throws java.io.IOException {
+        boolean made = !Files.exists(dir);
+        Files.createDirectories(dir);
+        try {
+            return figure.measure();
+        } finally {
+            if (made) {
+                try {
+                    Files.deleteIfExists(dir);
+                } catch (java.nio.file.DirectoryNotEmptyException left) {
+                    // files the figure did not delete: not the bench's to guess about, they stay
+                }
+            }
+        }
     }
 
     /**

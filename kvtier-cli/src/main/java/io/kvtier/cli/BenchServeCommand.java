@@ -187,6 +187,7 @@ final class BenchServeCommand implements Callable<Integer> {
             io.kvtier.engine.LlamaRunner.checkBudgets(served.model(), config.blockSize(), on);
         }
         header.run();
+        disk.warnRoom();
         int bs = config.blockSize();
         if (engine.deviceBlocks == null) {
             int longest = (load.longestPromptTokens() + maxTokens + bs - 1) / bs;

@@ -2,6 +2,7 @@ package io.kvtier.cli;
 
 import io.kvtier.engine.OffloadSetup;
 import io.kvtier.offload.DiskWritePolicy;
+import io.kvtier.tier.disk.DiskCapacity;
 import io.kvtier.tier.disk.DiskFsync;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,14 +42,17 @@ public final class DiskOptions {
     double scanWait;
 
     /**
-     * Test seam: the bytes a new file may take on the filesystem holding a directory
-     * ({@link java.nio.file.FileStore#getUsableSpace}).
+     * Test seam: the bytes a new file may take on the filesystem holding an existing directory
+     * ({@link java.nio.file.FileStore#getUsableSpace}; -1: unknown).
      */
     static java.util.function.ToLongFunction<Path> usableSpace = DiskOptions::usableBytes;
 
     /** What the filesystem can give the tier when that is below the budget, else -1 ({@link #setup}). */
     private long room = -1;
     private long budget = -1;
+    /** The line {@link #warnRoom} prints (null: nothing to say), and whether it did. */
+    private String roomWarning;
+    private boolean warned;
 
     /** The disk tier's directory, or null if there is no disk tier. */
     public Path dir() {
@@ -109,19 +113,25 @@ public final class DiskOptions {
                     + "' (leave out --disk-cache-dir for no disk tier)");
         }
         this.budget = budget;
-        checkRoom();
+        measureRoom();
         return new OffloadSetup.DiskSetup(dir, budget, policy, sync, admitAfter,
                 terminal ? p -> System.err.print("\r" + p.line()) : null, line -> System.err.println("kvtier: " + line));
     }
 
     /**
-     * Says in one stderr line when the budget is more than the filesystem can hold (its usable
-     * space plus the tier's own files, which it may overwrite): the tier then fills the filesystem
-     * and its later writes fail (counted, never a wrong token), and the capacity in the summary is
-     * the budget's, not the disk's (a new user's trial: "1 used of 43690" on a 40 KiB tmpfs).
+     * Measures whether the budget is more than the filesystem can hold (its usable space plus the
+     * tier's own files, which it may overwrite), on the directory's nearest existing ancestor when
+     * the tier is to create it. If so, the tier fills the filesystem and its later writes fail
+     * (counted, never a wrong token), and the capacity in the summary is the budget's, not the
+     * disk's (a new user's trial: "1 used of 43690" on a 40 KiB tmpfs): {@link #warnRoom} says so
+     * and {@link #roomNote} gives the disk's figure. Files count as the budget counts them, in
+     * whole allocation units ({@link DiskCapacity#DEFAULT_ALLOCATION_UNIT}).
      */
-    private void checkRoom() {
-        long free = usableSpace.applyAsLong(dir);
+    private void measureRoom() {
+        room = -1;
+        roomWarning = null;
+        Path existing = existingAncestor(dir);
+        long free = existing == null ? -1 : usableSpace.applyAsLong(existing);
         if (free < 0) {
             return;   // unknown: nothing to say
         }
@@ -130,20 +140,60 @@ public final class DiskOptions {
             return;
         }
         room = free + own;
-        System.err.println("kvtier: --disk-cache-bytes " + bytes + " is more than the filesystem of " + dir + " holds: about "
+        roomWarning = "kvtier: --disk-cache-bytes " + bytes + " is more than the filesystem of " + dir + " holds: about "
                 + Sizes.describe(room) + (own > 0 ? " (" + Sizes.describe(own) + " of them the tier's own files)" : "")
-                + "; once it is full, disk writes fail and are counted");
+                + "; once it is full, disk writes fail and are counted";
     }
 
     /**
-     * The summary's note on the disk tier's capacity: {@code " (the filesystem holds about N)"}
-     * for a tier of {@code chunks} chunks whose budget is more than the filesystem holds, else "".
+     * Prints the one stderr line on a budget beyond the filesystem ({@link #measureRoom}), once
+     * per process however often {@link #setup} ran: call it when the run's input is all checked,
+     * so that a run refused for bad input does not print it.
      */
-    public String roomNote(long chunks) {
-        if (room < 0 || budget <= 0) {
+    public void warnRoom() {
+        if (roomWarning != null && !warned) {
+            warned = true;
+            System.err.println(roomWarning);
+        }
+    }
+
+    /**
+     * One disk tier's figures for {@link #roomNote}.
+     *
+     * @param capacity   its capacity in chunks (from the budget)
+     * @param used       chunks it holds
+     * @param chunkBytes bytes one chunk file takes on disk, as the budget counts them
+     *                   ({@link DiskCapacity#allocatedBytes})
+     */
+    public record TierRoom(long capacity, long used, long chunkBytes) {
+    }
+
+    /**
+     * The summary's note on the disk tiers' capacity: {@code " (the filesystem holds about N)"}
+     * when their budget is more than the filesystem holds, else "". N counts the room as the
+     * capacity is counted, in whole chunk files of {@code chunkBytes} (shared between several
+     * tiers, one per KV group, as their budgets are), and is never below the chunks they hold.
+     */
+    public String roomNote(java.util.List<TierRoom> tiers) {
+        if (room < 0 || tiers.isEmpty()) {
             return "";
         }
-        return " (the filesystem holds about " + (long) ((double) chunks * room / budget) + ")";
+        double budgets = tiers.stream().mapToDouble(t -> (double) t.capacity() * t.chunkBytes()).sum();
+        long chunks = 0;
+        for (TierRoom t : tiers) {
+            long share = tiers.size() == 1 ? room : (long) (room * ((double) t.capacity() * t.chunkBytes() / budgets));
+            chunks += Math.max(t.used(), share / Math.max(1, t.chunkBytes()));
+        }
+        return " (the filesystem holds about " + chunks + ")";
+    }
+
+    /** {@code dir} if it exists, else its nearest ancestor that does (the tier creates the rest); null if none. */
+    static Path existingAncestor(Path dir) {
+        Path p = dir.toAbsolutePath();
+        while (p != null && !java.nio.file.Files.exists(p)) {
+            p = p.getParent();
+        }
+        return p;
     }
 
     private static long usableBytes(Path dir) {
@@ -154,12 +204,19 @@ public final class DiskOptions {
         }
     }
 
-    /** Bytes of the tier's chunk files ({@code *.kvc}) below {@code dir}; 0 when unreadable. */
+    /**
+     * Bytes of the tier's chunk files ({@code *.kvc}) below {@code dir}, each rounded up to whole
+     * allocation units as the budget counts it; 0 when absent or unreadable.
+     */
     private static long ownFiles(Path dir) {
+        if (!java.nio.file.Files.isDirectory(dir)) {
+            return 0;
+        }
+        long unit = DiskCapacity.DEFAULT_ALLOCATION_UNIT;
         try (java.util.stream.Stream<Path> all = java.nio.file.Files.walk(dir)) {
             return all.filter(f -> f.getFileName().toString().endsWith(".kvc")).mapToLong(f -> {
                 try {
-                    return java.nio.file.Files.size(f);
+                    return (java.nio.file.Files.size(f) + unit - 1) / unit * unit;
                 } catch (java.io.IOException e) {
                     return 0;
                 }

@@ -128,11 +128,26 @@ final class GenerateReport {
         return r;
     }
 
+    /** Each disk tier's capacity, chunks held and allocated bytes a chunk ({@link DiskOptions#roomNote}); empty without one. */
+    List<DiskOptions.TierRoom> diskRooms() {
+        OffloadScheduler off = engine.offload();
+        List<DiskOptions.TierRoom> out = new ArrayList<>();
+        for (OffloadScheduler g : off == null ? List.<OffloadScheduler>of() : GroupStats.schedulers(off)) {
+            TierIndex d = g.diskIndex();
+            if (d != null && g.host().hasSlab()) {
+                out.add(new DiskOptions.TierRoom(d.capacity(), d.capacity() - d.freeSlots(),
+                        io.kvtier.tier.disk.DiskCapacity.allocatedBytes(g.host().slab().payloadBytesPerChunk(),
+                                g.host().slab().maxTokensPerChunk(), io.kvtier.tier.disk.DiskCapacity.DEFAULT_ALLOCATION_UNIT)));
+            }
+        }
+        return out;
+    }
+
     /**
-     * The summary lines; {@code diskRoom} gives the note after the disk tier's capacity in chunks
+     * The summary lines; {@code diskRoom} gives the note after the disk tiers' capacity in chunks
      * ({@link DiskOptions#roomNote}).
      */
-    void writeSummary(PrintStream err, java.util.function.LongFunction<String> diskRoom) {
+    void writeSummary(PrintStream err, java.util.function.Function<List<DiskOptions.TierRoom>, String> diskRoom) {
         Map<String, Object> s = stats();
         if (outcome.end() == GenerateRun.End.SIGNALLED) {
             err.printf("kvtier: stopped by a signal: %d of %d prompts finished and printed, %d not%n",
@@ -144,7 +159,7 @@ final class GenerateReport {
                     s.get("external_hit_tokens"), s.get("blocks_stored"), s.get("blocks_loaded"), s.get("load_failures"),
                     s.get("store_failures"), s.get("store_refusals"), s.get("host_chunks_used"), s.get("host_chunks_total"),
                     engine.offload().diskIndex() == null ? "" : ", disk chunks " + s.get("disk_chunks_used") + " used of "
-                            + s.get("disk_chunks_total") + diskRoom.apply(((Number) s.get("disk_chunks_total")).longValue()));
+                            + s.get("disk_chunks_total") + diskRoom.apply(diskRooms()));
             if (!((Map<?, ?>) s.get("blocks_not_stored")).isEmpty()) {
                 err.printf("kvtier: offload: blocks not stored, by reason: %s%n", s.get("blocks_not_stored"));
             }

@@ -60,6 +60,26 @@ class BenchOffloadCommandTest {
         assertThat(r.out()).as("no figure measured").isEmpty();
     }
 
+    /**
+     * In a --disk-cache-dir of the user's, the disk bandwidth figure leaves nothing of its own (C2
+     * of a new user's trial: an empty bandwidth directory stayed behind); what was there stays.
+     */
+    @Test
+    void theBandwidthFigureLeavesNoDirectoryInTheUsersDir() throws Exception {
+        Path mine = Files.createDirectory(dir.resolve("mine"));
+        Files.writeString(mine.resolve("notes.txt"), "mine");
+        CliRun r = CliRun.of("bench", "offload", "--disk-cache-dir", mine.toString(), "--skip-decode", "--skip-ttft",
+                "--seconds-per-size", "0.05", "--disk-mib-per-size", "4", "--threads", "1");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains("== disk tier bandwidth");
+        try (var left = Files.list(mine)) {
+            assertThat(left.map(f -> f.getFileName().toString()).toList()).containsExactly("notes.txt");
+        }
+        Path before = Files.createDirectory(mine.resolve("bandwidth"));
+        assertThat(BenchOffloadCommand.inOwnDir(before, () -> "figure")).isEqualTo("figure");
+        assertThat(before).as("a directory the bench did not make").isDirectory();
+    }
+
     @Test
     void aSignalDeletesTheTempDir() throws Exception {
         Path tmp = Files.createDirectory(dir.resolve("tmp"));

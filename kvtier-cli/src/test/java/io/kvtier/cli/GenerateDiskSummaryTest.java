@@ -6,6 +6,7 @@ import io.kvtier.engine.ReferenceRecords;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -22,14 +23,30 @@ class GenerateDiskSummaryTest {
     @TempDir
     Path dir;
 
+    /** Bytes one stories260K chunk file (16 tokens, 20,672 bytes) takes as the budget counts it: 6 units of 4 KiB. */
+    private static final long CHUNK_FILE = 24 * 1024;
+    private static final String WARNING = " is more than the filesystem of ";
+
     private CliRun generate(String... more) {
-        String[] base = {"generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
-            ReferenceRecords.tokenizer().toString(), "--prompt", PROMPT, "--max-tokens", "40", "--disk-cache-dir", dir.toString()};
-        String[] all = java.util.Arrays.copyOf(base, base.length + more.length);
-        System.arraycopy(more, 0, all, base.length, more.length);
-        CliRun r = CliRun.of(all);
+        return generateIn(dir, more);
+    }
+
+    private static CliRun generateIn(Path diskDir, String... more) {
+        CliRun r = run(diskDir, more);
         assertThat(r.code()).as(r.err()).isZero();
         return r;
+    }
+
+    private static CliRun run(Path diskDir, String... more) {
+        String[] base = {"generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
+            ReferenceRecords.tokenizer().toString(), "--prompt", PROMPT, "--max-tokens", "40", "--disk-cache-dir", diskDir.toString()};
+        String[] all = java.util.Arrays.copyOf(base, base.length + more.length);
+        System.arraycopy(more, 0, all, base.length, more.length);
+        return CliRun.of(all);
+    }
+
+    private static int count(String text, String part) {
+        return text.split(Pattern.quote(part), -1).length - 1;
     }
 
     private static Matcher disk(CliRun r) {
@@ -60,9 +77,9 @@ class GenerateDiskSummaryTest {
             assertThat(r.err()).contains("kvtier: --disk-cache-bytes 1G is more than the filesystem of " + dir
                     + " holds: about 40.0 KiB; once it is full, disk writes fail and are counted");
             Matcher m = disk(r);
-            long total = Long.parseLong(m.group(2));
             assertThat(m.group(4)).as(r.err()).isNotNull();
-            assertThat(Long.parseLong(m.group(4))).isEqualTo((long) ((double) total * 40 * 1024 / (1L << 30)));
+            // 40 KiB hold one chunk file; never fewer than the chunks the tier holds.
+            assertThat(Long.parseLong(m.group(4))).isEqualTo(Math.max(Long.parseLong(m.group(1)), 40 * 1024 / CHUNK_FILE));
 
             CliRun again = generate("--disk-cache-bytes", "1G");
             assertThat(again.err()).as("the tier's own files count as room").contains(" of them the tier's own files)");
@@ -72,5 +89,68 @@ class GenerateDiskSummaryTest {
         CliRun roomy = generate("--disk-cache-bytes", "1M");
         assertThat(roomy.err()).doesNotContain("is more than the filesystem");
         assertThat(disk(roomy).group(3)).isNull();
+    }
+
+    /**
+     * F1 of a new user's trial: the warning came twice (the flags' check before the model loads
+     * and the run's setup each printed it), and on a run then refused with exit 2 too.
+     */
+    @Test
+    void theRoomWarningIsPrintedOnceAndNotForARefusedRun() {
+        var real = DiskOptions.usableSpace;
+        DiskOptions.usableSpace = p -> 40 * 1024;
+        try {
+            CliRun r = generate("--disk-cache-bytes", "1G");
+            assertThat(count(r.err(), WARNING)).as(r.err()).isEqualTo(1);
+            CliRun refused = run(dir, "--disk-cache-bytes", "1G", "--cache-salt", "");
+            assertThat(refused.code()).isEqualTo(2);
+            assertThat(refused.err()).isEqualTo("kvtier: --cache-salt must be a non-empty string; leave the flag out for no salt\n");
+        } finally {
+            DiskOptions.usableSpace = real;
+        }
+    }
+
+    /** F1: a directory the tier has yet to create is measured on its nearest existing ancestor (it said nothing). */
+    @Test
+    void aDirectoryNotCreatedYetIsMeasuredOnItsNearestExistingAncestor() {
+        Path fresh = dir.resolve("new").resolve("sub");
+        List<Path> measured = new java.util.concurrent.CopyOnWriteArrayList<>();
+        var real = DiskOptions.usableSpace;
+        DiskOptions.usableSpace = p -> {
+            measured.add(p);
+            return 40 * 1024;
+        };
+        try {
+            CliRun r = generateIn(fresh, "--disk-cache-bytes", "1G");
+            assertThat(count(r.err(), "kvtier: --disk-cache-bytes 1G is more than the filesystem of " + fresh
+                    + " holds: about 40.0 KiB; once it is full, disk writes fail and are counted\n")).as(r.err()).isEqualTo(1);
+            assertThat(measured).isNotEmpty().allMatch(p -> p.equals(dir.toAbsolutePath()));
+            assertThat(Files.isDirectory(fresh)).isTrue();
+        } finally {
+            DiskOptions.usableSpace = real;
+        }
+    }
+
+    /**
+     * F2: the estimate divided the files' sizes (20,672 bytes each) by the 24 KiB a chunk takes in
+     * the budget, so a full filesystem holding 42 chunks "held about 35": it counts the files as the
+     * budget does, and never says fewer than the chunks held.
+     */
+    @Test
+    void theEstimateCountsFilesAsTheBudgetDoesAndIsNeverBelowTheChunksHeld() {
+        long held = Long.parseLong(disk(generate("--disk-cache-bytes", "1M")).group(1));
+        assertThat(held).isPositive();
+        var real = DiskOptions.usableSpace;
+        DiskOptions.usableSpace = p -> 0; // a full filesystem: only the tier's own files are room
+        try {
+            CliRun r = generate("--disk-cache-bytes", "1G");
+            assertThat(r.err()).contains("holds: about " + Sizes.describe(held * CHUNK_FILE) + " ("
+                    + Sizes.describe(held * CHUNK_FILE) + " of them the tier's own files)");
+            Matcher m = disk(r);
+            assertThat(Long.parseLong(m.group(1))).isEqualTo(held);
+            assertThat(Long.parseLong(m.group(4))).isEqualTo(held);
+        } finally {
+            DiskOptions.usableSpace = real;
+        }
     }
 }

@@ -26,14 +26,15 @@ final class BehindTiers {
     /**
      * @param chunkBytes bytes of one chunk ({@code blocksPerChunk} device blocks)
      * @param namespace  the scheduler's namespace digest
+     * @param headFirst  whether a chunk is hit only with every chunk before it (a full-attention group)
      */
     BehindTiers(OffloadConfig config, DiskTierParts diskParts, RemoteTierParts remoteParts, HostTier host,
                 TransferEngine transfers, JobRegistry jobs, OffloadStats stats, long chunkBytes, int blockSize,
-                io.kvtier.kv.BlockKey namespace) {
+                io.kvtier.kv.BlockKey namespace, boolean headFirst) {
         int chunk = config.blocksPerChunk();
         this.disk = diskParts == null ? null : new DiskChain(diskParts.index(), diskParts.store(), diskParts.scan(), host,
                 transfers, jobs, stats, diskParts.policy(), diskParts.admitAfter(), chunk, chunkBytes,
-                config.jobDeadline().toNanos(), namespace);
+                config.jobDeadline().toNanos(), namespace, headFirst);
         this.remote = remoteParts == null ? null : new RemoteChain(remoteParts, host, transfers, jobs, stats, chunk, chunkBytes,
                 chunk * blockSize, namespace);
         this.all = Stream.<TierBehindHost>of(disk, remote).filter(Objects::nonNull).toList();

@@ -37,6 +37,12 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
     private final long deadlineNanos;
     private final long bytesPerChunk;
     private final BlockKey namespace;
+    /**
+     * Whether a chunk is of use only with every chunk before it (a full-attention group: a lookup
+     * starts at the chain's head), so that storing it must never evict one of them; a
+     * sliding-window group's hit needs only its window.
+     */
+    private final boolean headFirst;
     private final List<BlockKey> pendingDeletions = new ArrayList<>();
     private final Set<BlockKey> promoted = new HashSet<>();
     /** Disk writes started to save host victims (write-on-evict); host stores wait while any runs. */
@@ -49,8 +55,9 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
 
     DiskChain(TierIndex index, DiskStore store, DiskIndexScan scan, HostTier host, TransferEngine transfers,
               JobRegistry jobs, OffloadStats stats, DiskWritePolicy writePolicy, int admitAfter, int blocksPerChunk,
-              long bytesPerChunk, long deadlineNanos, BlockKey namespace) {
+              long bytesPerChunk, long deadlineNanos, BlockKey namespace, boolean headFirst) {
         super(writePolicy, admitAfter, Math.max(1, index.capacity()));
+        this.headFirst = headFirst;
         this.bytesPerChunk = bytesPerChunk;
         this.namespace = namespace;
         this.index = index;
@@ -90,11 +97,12 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
             if (c.payloadLength() != bytesPerChunk) {
                 // The namespace covers the chunk geometry, so such a file is not of this directory.
                 pendingDeletions.add(c.key());
-            } else if (index.prepareStore(List.of(c.key()), List.of(c.parent())) instanceof StorePlan.Accepted a) {
+            } else if (index.prepareStore(List.of(c.key()), List.of(c.parent()), heldPrefixes(List.of(c.parent()), k -> null))
+                    instanceof StorePlan.Accepted a) {
                 pendingDeletions.addAll(a.evicted());
                 index.completeStore(List.of(c.key()), true);
             } else {
-                pendingDeletions.add(c.key()); // no room for it: the file goes
+                pendingDeletions.add(c.key()); // no room for it but in place of its own prefix: the file goes
             }
         });
         deletePending(epoch);
@@ -239,10 +247,17 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
         if (keys.isEmpty()) {
             return -1;
         }
-        int fits = index.fittingPrefix(keys, Set.of()); // more than the disk holds: the first ones
-        if (fits == 0 || !(index.prepareStore(keys.subList(0, fits), parents.subList(0, fits))
+        // A chunk written in place of a chunk before it (F3 of a new user's trial: a one-chunk disk
+        // kept the child and lost its head, so the next run hit nothing) is skipped instead.
+        Set<BlockKey> prefixes = heldPrefixes(parents, host.index()::parentOf);
+        int fits = index.fittingPrefix(keys, prefixes); // more than the disk holds: the first ones
+        int prefixKept = prefixes.isEmpty() ? 0 : index.fittingPrefix(keys, Set.of()) - fits;
+        stats.notStored(OffloadStats.DISK_PREFIX_KEPT, (long) prefixKept * blocksPerChunk);
+        if (fits == 0 || !(index.prepareStore(keys.subList(0, fits), parents.subList(0, fits), prefixes)
                 instanceof StorePlan.Accepted a) || a.toStore().isEmpty()) {
-            stats.storeRefusals++;
+            if (prefixKept == 0) {
+                stats.storeRefusals++;
+            }
             return -1;
         }
         pendingDeletions.addAll(a.evicted());
@@ -259,6 +274,15 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
         jobs.add(new OffloadJob.DiskWrite(id, toStore, deletions, epoch, deadline));
         transfers.submit(new DiskJob(id, DiskJob.Kind.WRITE, copies, deletions, deadline));
         return id;
+    }
+
+    /**
+     * The disk entries a store of chunks with {@code parents} must not evict: the chunks before
+     * them held here ({@link TierIndex#heldPrefixes}); none in a window group, or while the
+     * store needs no eviction (the walk up the chains is then skipped).
+     */
+    private Set<BlockKey> heldPrefixes(List<BlockKey> parents, java.util.function.UnaryOperator<BlockKey> parentElsewhere) {
+        return headFirst && index.freeSlots() < parents.size() ? index.heldPrefixes(parents, parentElsewhere) : Set.of();
     }
 
     private List<BlockKey> takeDeletions() {

@@ -108,7 +108,8 @@ public final class OffloadScheduler implements AutoCloseable {
         this.namespace = namespace.digest();
         this.blockSize = pool.layout().blockSize();
         this.behind = new BehindTiers(config, diskParts, remoteParts, host, transfers, jobs, stats,
-                (long) config.blocksPerChunk() * pool.layout().bytesPerBlock(), blockSize, this.namespace);
+                (long) config.blocksPerChunk() * pool.layout().bytesPerBlock(), blockSize, this.namespace,
+                group == null || group.window() == 0);
         DiskChain disk = behind.disk;
         RemoteChain remote = behind.remote;
         this.chain = new ChunkChain(config.blocksPerChunk(), blockSize, this.namespace);

@@ -68,6 +68,13 @@ public final class OffloadStats {
     /** Reason: the disk tier only reads its directory (another process owns it), so no host chunk is written there. */
     public static final String DISK_READ_ONLY = "disk-read-only";
 
+    /**
+     * Reason: writing the chunk to the disk tier would have evicted a chunk before it in its chain
+     * (its parent, or further up) from the disk; a lookup starts at the chain's head, so the disk
+     * keeps the prefix and skips the chunk.
+     */
+    public static final String DISK_PREFIX_KEPT = "disk-prefix-kept";
+
     /** Reason (lazy stores): a block of the chunk left the device prefix cache before its store ran. */
     public static final String EVICTED_BEFORE_STORE = "evicted-before-store";
     /** Reason (lazy stores): the chunk reached the horizon, but a chunk before it was evicted unstored. */

@@ -346,6 +346,30 @@ public final class TierIndex {
         return out;
     }
 
+    /**
+     * The entries of this tier that hold a chunk before one of the chunks whose parents are
+     * {@code parents}, in its chain: from each parent up, every key this tier holds (not being
+     * removed). A parent this tier does not hold is followed through {@code parentElsewhere} (e.g.
+     * the host tier's {@link #parentOf}; null: the walk ends there, as at the namespace seed). A
+     * store that evicted one of them would leave a hole before its own chunks, and a chain is hit
+     * from its head; pass the answer as {@code keep} to {@link #fittingPrefix} and
+     * {@link #prepareStore(List, List, Set)}. Walks each chain once; no side effects.
+     */
+    public Set<BlockKey> heldPrefixes(List<BlockKey> parents, java.util.function.UnaryOperator<BlockKey> parentElsewhere) {
+        Set<BlockKey> held = new HashSet<>();
+        Set<BlockKey> walked = new HashSet<>();
+        for (BlockKey p : parents) {
+            while (p != null && walked.add(p)) {
+                Entry e = entries.get(p);
+                if (e != null && !e.doomed) {
+                    held.add(p);
+                }
+                p = e != null ? e.parent : parentElsewhere.apply(p);
+            }
+        }
+        return held;
+    }
+
     /** The parent key recorded for {@code key}, or null if absent. */
     public BlockKey parentOf(BlockKey key) {
         Entry e = entries.get(key);

@@ -82,4 +82,29 @@ class TierIndexPrefixTest {
         assertThat(tier.descendantsOf(k(3))).isEmpty();
         tier.completeStore(branch.toStore(), true);
     }
+
+    /**
+     * The held prefixes of a store: the chunks before it in its chain that this tier holds, found
+     * through this tier's parents and, past a chunk it does not hold, another tier's (F3 of a new
+     * user's trial: the disk evicted a chain's head to store a chunk after it).
+     */
+    @Test
+    void heldPrefixesWalkThroughChunksHeldElsewhere() {
+        stored(1); // the head, held here; 2 is held only elsewhere (the host), 3 is to be stored
+        stored(50, 51); // another chain
+        java.util.function.UnaryOperator<io.kvtier.kv.BlockKey> elsewhere = key -> key.equals(k(2)) ? k(1) : null;
+        assertThat(ids(List.copyOf(tier.heldPrefixes(List.of(k(2)), elsewhere)))).containsExactly(1L);
+        assertThat(tier.heldPrefixes(List.of(k(2)), key -> null)).as("the walk ends at a chunk nobody knows").isEmpty();
+        assertThat(ids(List.copyOf(tier.heldPrefixes(List.of(k(51)), elsewhere)))).containsExactlyInAnyOrder(50L, 51L);
+
+        TierIndex one = new TierIndex("disk", 1, CachePolicy.lru(), KvEvents.buffered());
+        Accepted head = (Accepted) one.prepareStore(keys(1), parents(1));
+        one.completeStore(head.toStore(), true);
+        Set<io.kvtier.kv.BlockKey> keep = one.heldPrefixes(List.of(k(2)), elsewhere);
+        assertThat(one.fittingPrefix(keys(3), keep)).isZero();
+        assertThat(one.prepareStore(keys(3), parents(3), keep)).isInstanceOf(StorePlan.Refused.class);
+        assertThat(one.lookup(keys(1, 2, 3))).isEqualTo(new TierLookup.Hit(1));
+        assertThat(one.evictions()).isZero();
+        one.checkInvariants();
+    }
 }

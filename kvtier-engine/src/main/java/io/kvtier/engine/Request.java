@@ -186,7 +186,9 @@ public final class Request implements io.kvtier.offload.SequenceView {
     }
 
     void addExternalHitTokens(String tier, int tokens) {
-        externalHitTokens.merge(tier, tokens, Integer::sum);
+        // A tier whose hit was lost whole goes, as in the run's OffloadStats: the jsonl line and the
+        // summary agree ({"remote":0} beside {} before).
+        externalHitTokens.merge(tier, tokens, (a, b) -> a + b == 0 ? null : a + b);
         if (preemptions == 0) {
             promptExternalHitTokens += tokens;
         }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.OffloadConfig;
+import io.kvtier.offload.OffloadStats;
 import io.kvtier.tier.TierIndex;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -96,6 +97,43 @@ class DiskChainTest {
             assertThat(b.externalHitTokens()).isEqualTo(Map.of("disk", 8));
             assertThat(f.offload.stats().blocksLoaded().get("disk")).isEqualTo(2);
             assertThat(b.outputIds()).containsExactly(reference(range(1, 9), 3));
+            f.assertDrained();
+        }
+    }
+
+    /**
+     * F3 of a new user's trial: a disk tier of one chunk holds the chain's head A; its child B,
+     * completed during decode and written later, would evict A (a child without its parent is
+     * never hit: a lookup starts at the head), so B is skipped and counted, and the next run of
+     * the same prompt hits A on disk.
+     */
+    @Test
+    void aOneChunkDiskKeepsTheParentAndSkipsItsChild() {
+        int[] prompt = range(1, 7); // 7 tokens: A full at prefill, B (3 prompt tokens) full after the first decode step
+        Request first;
+        try (OffloadFixture f = OffloadFixture.withDisk(FingerprintEngines.config(4, 64), 4, OffloadConfig.DEFAULT, dir, 1,
+                DiskWritePolicy.THROUGH)) {
+            first = f.submit(prompt, 3);
+            f.step(); // prefill: A stored to the host
+            f.engine.drainTransfers(); // and written to disk before B is stored (as on a slower model)
+            f.run();
+            f.engine.drainTransfers();
+            TierIndex disk = f.offload.diskIndex();
+            assertThat(disk.state(first.blockKeys().get(0))).as("A").isEqualTo(TierIndex.EntryState.READY);
+            assertThat(disk.state(first.blockKeys().get(1))).as("B").isEqualTo(TierIndex.EntryState.ABSENT);
+            assertThat(disk.evictions()).isZero();
+            assertThat(f.offload.stats().blocksStored()).containsEntry("disk", 1L);
+            assertThat(f.offload.stats().blocksNotStored()).containsEntry(OffloadStats.DISK_PREFIX_KEPT, 1L);
+            assertThat(chunkFiles(dir)).singleElement().matches(p -> p.getFileName().toString()
+                    .startsWith(first.blockKeys().get(0).toString()));
+            f.assertDrained();
+        }
+        try (OffloadFixture f = OffloadFixture.withDisk(FingerprintEngines.config(4, 64), 4, OffloadConfig.DEFAULT, dir, 1,
+                DiskWritePolicy.THROUGH)) {
+            f.offload.awaitDiskScan(Duration.ofSeconds(30));
+            Request again = f.runOne(prompt, 3);
+            assertThat(again.externalHitTokens()).isEqualTo(Map.of("disk", 4));
+            assertThat(again.outputIds()).containsExactly(reference(prompt, 3));
             f.assertDrained();
         }
     }
