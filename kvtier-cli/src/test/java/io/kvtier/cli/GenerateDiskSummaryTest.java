@@ -70,9 +70,7 @@ class GenerateDiskSummaryTest {
     /** A budget beyond the filesystem is said at start and in the summary (F3: "1 used of 43690" on a 40 KiB tmpfs). */
     @Test
     void aBudgetLargerThanTheFilesystemIsSaid() {
-        var real = DiskOptions.usableSpace;
-        DiskOptions.usableSpace = p -> 40 * 1024;
-        try {
+        withUsableSpace(p -> 40 * 1024, () -> {
             CliRun r = generate("--disk-cache-bytes", "1G");
             assertThat(r.err()).contains("kvtier: --disk-cache-bytes 1G is more than the filesystem of " + dir
                     + " holds: about 40.0 KiB; once it is full, disk writes fail and are counted");
@@ -83,9 +81,7 @@ class GenerateDiskSummaryTest {
 
             CliRun again = generate("--disk-cache-bytes", "1G");
             assertThat(again.err()).as("the tier's own files count as room").contains(" of them the tier's own files)");
-        } finally {
-            DiskOptions.usableSpace = real;
-        }
+        });
         CliRun roomy = generate("--disk-cache-bytes", "1M");
         assertThat(roomy.err()).doesNotContain("is more than the filesystem");
         assertThat(disk(roomy).group(3)).isNull();
@@ -97,17 +93,13 @@ class GenerateDiskSummaryTest {
      */
     @Test
     void theRoomWarningIsPrintedOnceAndNotForARefusedRun() {
-        var real = DiskOptions.usableSpace;
-        DiskOptions.usableSpace = p -> 40 * 1024;
-        try {
+        withUsableSpace(p -> 40 * 1024, () -> {
             CliRun r = generate("--disk-cache-bytes", "1G");
             assertThat(count(r.err(), WARNING)).as(r.err()).isEqualTo(1);
             CliRun refused = run(dir, "--disk-cache-bytes", "1G", "--cache-salt", "");
             assertThat(refused.code()).isEqualTo(2);
             assertThat(refused.err()).isEqualTo("kvtier: --cache-salt must be a non-empty string; leave the flag out for no salt\n");
-        } finally {
-            DiskOptions.usableSpace = real;
-        }
+        });
     }
 
     /** F1: a directory the tier has yet to create is measured on its nearest existing ancestor (it said nothing). */
@@ -115,20 +107,16 @@ class GenerateDiskSummaryTest {
     void aDirectoryNotCreatedYetIsMeasuredOnItsNearestExistingAncestor() {
         Path fresh = dir.resolve("new").resolve("sub");
         List<Path> measured = new java.util.concurrent.CopyOnWriteArrayList<>();
-        var real = DiskOptions.usableSpace;
-        DiskOptions.usableSpace = p -> {
+        withUsableSpace(p -> {
             measured.add(p);
             return 40 * 1024;
-        };
-        try {
+        }, () -> {
             CliRun r = generateIn(fresh, "--disk-cache-bytes", "1G");
             assertThat(count(r.err(), "kvtier: --disk-cache-bytes 1G is more than the filesystem of " + fresh
                     + " holds: about 40.0 KiB; once it is full, disk writes fail and are counted\n")).as(r.err()).isEqualTo(1);
             assertThat(measured).isNotEmpty().allMatch(p -> p.equals(dir.toAbsolutePath()));
             assertThat(Files.isDirectory(fresh)).isTrue();
-        } finally {
-            DiskOptions.usableSpace = real;
-        }
+        });
     }
 
     /**
@@ -140,15 +128,22 @@ class GenerateDiskSummaryTest {
     void theEstimateCountsFilesAsTheBudgetDoesAndIsNeverBelowTheChunksHeld() {
         long held = Long.parseLong(disk(generate("--disk-cache-bytes", "1M")).group(1));
         assertThat(held).isPositive();
-        var real = DiskOptions.usableSpace;
-        DiskOptions.usableSpace = p -> 0; // a full filesystem: only the tier's own files are room
-        try {
+        withUsableSpace(p -> 0, () -> { // a full filesystem: only the tier's own files are room
             CliRun r = generate("--disk-cache-bytes", "1G");
             assertThat(r.err()).contains("holds: about " + Sizes.describe(held * CHUNK_FILE) + " ("
                     + Sizes.describe(held * CHUNK_FILE) + " of them the tier's own files)");
             Matcher m = disk(r);
             assertThat(Long.parseLong(m.group(1))).isEqualTo(held);
             assertThat(Long.parseLong(m.group(4))).isEqualTo(held);
+        });
+    }
+
+    /** Runs {@code body} with {@link DiskOptions#usableSpace} replaced by {@code space}, then puts it back. */
+    private static void withUsableSpace(java.util.function.ToLongFunction<Path> space, Runnable body) {
+        var real = DiskOptions.usableSpace;
+        DiskOptions.usableSpace = space;
+        try {
+            body.run();
         } finally {
             DiskOptions.usableSpace = real;
         }
