@@ -32,6 +32,11 @@ import java.util.concurrent.TimeUnit;
 public final class RemoteBandwidth {
 
     static final int PIPELINE = 8;
+    /**
+     * The one key redis-benchmark's SET and GET use (its own name, {@code -r} not given): deleted
+     * after each of its runs (a key of that name the server held before is overwritten by it).
+     */
+    static final String BENCHMARK_KEY = "key:__rand_int__";
     static final long[] SIZES = {64 << 10, 256 << 10, 1 << 20, 4 << 20};
 
     /**
@@ -53,7 +58,13 @@ public final class RemoteBandwidth {
         return (int) Math.min(Integer.MAX_VALUE / 2, (n + PIPELINE - 1) / PIPELINE * PIPELINE);
     }
 
-    public static void print(String url, int requests, long bytesPerSize, int repeats) {
+    /**
+     * Prints the table.
+     *
+     * @param password the remote password ({@code --remote-password-file} or {@value RemoteOptions#PASSWORD_ENV}), or null
+     * @throws BadInputException if the store stops answering or a run of redis-benchmark fails: one line
+     */
+    public static void print(String url, String password, int requests, long bytesPerSize, int repeats) {
         System.out.printf("== remote tier throughput against %s, MB/s: both sides one connection, %d commands in flight "
                 + "(redis-benchmark -c 1 -P %d), median of %d rounds; values per size: at least %d and %d MiB, "
                 + "a multiple of %d (redis-benchmark more until a run takes %.1f s) ==%n", RemoteSettings.redact(url), PIPELINE,
@@ -64,11 +75,12 @@ public final class RemoteBandwidth {
             int chunks = values(size, requests, bytesPerSize);
             double[][] rounds = new double[6][repeats]; // tier store, SET, tier load, GET, store/SET, load/GET
             long rbValues = Long.MAX_VALUE;
-            try (Tier tier = new Tier(url, size)) {
+            try (Tier tier = new Tier(url, password, size)) {
                 tier.run(chunks); // warm-up
                 for (int r = 0; r < repeats; r++) {
                     double[] t = tier.run(chunks);
-                    Benchmark b = benchmark(url, size, chunks);
+                    Benchmark b = benchmark(url, password, size, chunks);
+                    tier.store.delete(BENCHMARK_KEY); // redis-benchmark's own key: not left behind
                     rbValues = Math.min(rbValues, b.values());
                     double[] round = {t[0], b.set(), t[1], b.get(), t[0] / b.set(), t[1] / b.get()};
                     for (int i = 0; i < round.length; i++) {
@@ -88,16 +100,25 @@ public final class RemoteBandwidth {
      * @throws BadInputException naming the URL (redacted) and why, if the store cannot be reached
      *         or refuses the client (wrong password, ACL)
      */
-    static void checkReachable(String url) {
-        RemoteSettings s = RemoteSettings.of(List.of(url), false, "bench", null);
+    static void checkReachable(String url, String password) {
+        open(RemoteSettings.of(List.of(url), false, "bench", password), url).close();
+    }
+
+    /**
+     * The store, connected, or one line naming the URL (redacted) and why not: it cannot be
+     * reached, does not answer, or refuses the client (wrong password, ACL). The client's own
+     * lines (the engine's "every lookup misses until it answers") do not fit a bench, which stops.
+     */
+    private static LettuceRemoteStore open(RemoteSettings s, String url) {
         List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
-        try (LettuceRemoteStore store = LettuceRemoteStore.open(s, lines::add)) {
-            if (store.offReason() != null || !"closed".equals(store.breakerState())) {
-                java.util.regex.Matcher why = java.util.regex.Pattern.compile("\\(([^)]*)\\)").matcher(String.join(" ", lines));
-                throw new BadInputException("--remote-url " + RemoteSettings.redact(url) + ": " + (store.offReason() != null
-                        ? store.offReason() : "cannot reach the store" + (why.find() ? " (" + why.group(1) + ")" : "")));
-            }
+        LettuceRemoteStore store = LettuceRemoteStore.open(s, lines::add);
+        if (store.offReason() != null || !"closed".equals(store.breakerState())) {
+            store.close();
+            java.util.regex.Matcher why = java.util.regex.Pattern.compile("\\(([^)]*)\\)").matcher(String.join(" ", lines));
+            throw new BadInputException("--remote-url " + RemoteSettings.redact(url) + ": " + (store.offReason() != null
+                    ? store.offReason() : "cannot reach the store" + (why.find() ? " (" + why.group(1) + ")" : "")));
         }
+        return store;
     }
 
     /** A remote job of the figures failed (the store went away meanwhile): one line, not a stack trace. */
@@ -132,11 +153,11 @@ public final class RemoteBandwidth {
         private final byte[] bytes;
         private int written;
 
-        Tier(String url, long payload) {
+        Tier(String url, String password, long payload) {
             this.payload = payload;
-            RemoteSettings s = RemoteSettings.of(List.of(url), false, "bench", null).withTimeout(java.time.Duration.ofSeconds(10));
+            RemoteSettings s = RemoteSettings.of(List.of(url), false, "bench", password).withTimeout(java.time.Duration.ofSeconds(10));
+            this.store = open(s, url);
             this.slab = new HostSlab(2 * PIPELINE, payload, TOKENS);
-            this.store = LettuceRemoteStore.open(s, line -> System.err.println("kvtier: " + line));
             this.keys = new RemoteKeys("bench", ns);
             this.copier = new RemoteCopier(slab, store, keys, payload);
             this.bytes = new byte[(int) payload];
@@ -215,20 +236,29 @@ public final class RemoteBandwidth {
      *         not a finite positive number, or still prints {@code inf} with many more requests:
      *         one line naming the command and what it printed
      */
-    private static Benchmark benchmark(String url, long size, int requests) {
+    private static Benchmark benchmark(String url, String password, long size, int requests) {
         URI u = URI.create(url.replaceFirst("^rediss?://", "http://"));
+        List<String> auth = new ArrayList<>();
+        if (password != null) { // on redis-benchmark's command line: -a is its only way (it warns, on stderr, that it is visible)
+            auth.addAll(List.of("-a", password));
+            if (u.getUserInfo() != null) {
+                auth.addAll(List.of("--user", u.getUserInfo()));
+            }
+        }
         long n = Math.max(requests, 2 * PIPELINE);
         String last = "";
         for (int run = 0; run < 6; run++) {
-            List<String> cmd = List.of("redis-benchmark", "-h", u.getHost(), "-p", String.valueOf(u.getPort()), "-t", "set,get",
-                    "-d", String.valueOf(size), "-n", String.valueOf(n), "-c", "1", "-P", String.valueOf(PIPELINE), "--csv");
+            List<String> cmd = new ArrayList<>(List.of("redis-benchmark", "-h", u.getHost(), "-p", String.valueOf(u.getPort()),
+                    "-t", "set,get", "-d", String.valueOf(size), "-n", String.valueOf(n), "-c", "1", "-P", String.valueOf(PIPELINE),
+                    "--csv"));
+            cmd.addAll(auth);
             String out = run(cmd);
             double set = requestsPerSecond(out, "set");
             double get = requestsPerSecond(out, "get");
             for (String op : List.of("SET", "GET")) {
                 double rps = op.equals("SET") ? set : get;
                 if (!(rps > 0)) { // NaN (no figure, not a number), zero or negative: refused, inf is retried below
-                    throw new BadInputException(String.join(" ", cmd) + ": no finite positive " + op + " requests/s in what it printed: "
+                    throw new BadInputException(shown(cmd) + ": no finite positive " + op + " requests/s in what it printed: "
                             + oneLine(out));
                 }
             }
@@ -239,10 +269,21 @@ public final class RemoteBandwidth {
             double fastest = Math.max(set, get);
             long want = Double.isFinite(fastest) ? (long) Math.ceil(MIN_BENCHMARK_SECONDS * fastest * 1.25) : 0;
             n = (Math.max(4 * n, want) + PIPELINE - 1) / PIPELINE * PIPELINE;
-            last = String.join(" ", cmd) + " printed " + oneLine(out);
+            last = shown(cmd) + " printed " + oneLine(out);
         }
         throw new BadInputException("redis-benchmark ran under " + MIN_BENCHMARK_SECONDS + " s (or printed inf) six times; last, "
                 + last);
+    }
+
+    /** A command line as an error line shows it: the password after {@code -a} hidden. */
+    static String shown(List<String> cmd) {
+        List<String> s = new ArrayList<>(cmd);
+        for (int i = 0; i + 1 < s.size(); i++) {
+            if (s.get(i).equals("-a")) {
+                s.set(i + 1, "***");
+            }
+        }
+        return String.join(" ", s);
     }
 
     /** redis-benchmark's output on one line (its CSV lines joined by {@code " | "}), for an error line. */
@@ -280,7 +321,7 @@ public final class RemoteBandwidth {
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
             String out = new String(p.getInputStream().readAllBytes());
             if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new BadInputException(String.join(" ", cmd) + " failed: " + oneLine(out));
+                throw new BadInputException(shown(cmd) + " failed: " + oneLine(out));
             }
             return out;
         } catch (IOException e) {

@@ -40,9 +40,11 @@ public final class RemoteOptions {
             description = "key prefix of the engines that share chunks (kvt:v1:NAME:...; ACL key patterns isolate tenants; default ${DEFAULT-VALUE})")
     String tenant;
 
-    @Option(names = "--remote-password-file", paramLabel = "FILE",
-            description = "file holding the password of the URL's user (or of 'default'); without it, the environment variable "
-                    + PASSWORD_ENV + " if set")
+    /** {@code --remote-password-file}'s description, shared with {@code bench offload}. */
+    static final String PASSWORD_FILE_DESCRIPTION = "file holding the password of the URL's user (or of 'default'); without it, "
+            + "the environment variable " + PASSWORD_ENV + " if set";
+
+    @Option(names = "--remote-password-file", paramLabel = "FILE", description = PASSWORD_FILE_DESCRIPTION)
     Path passwordFile;
 
     @Option(names = "--remote-ca-file", paramLabel = "FILE",
@@ -138,6 +140,16 @@ public final class RemoteOptions {
     }
 
     private String password() {
+        return readPassword(passwordFile);
+    }
+
+    /**
+     * The remote password: from {@code passwordFile} (stripped) when given, else from
+     * {@value #PASSWORD_ENV}, else null. Shared with {@code bench offload --remote-password-file}.
+     *
+     * @throws BadInputException for a missing, empty or unreadable file
+     */
+    static String readPassword(Path passwordFile) {
         if (passwordFile != null) {
             Checks.exists(passwordFile, "--remote-password-file"); // was "cannot read it (/path)", naming no cause
             try {

@@ -47,12 +47,12 @@ final class RemoteTtft {
      * @param prefixBytes KV bytes of the prompt's full chunks (sizes the host tier and the write budget)
      * @throws BadInputException if a remote run loaded nothing from the store (it went away: one line, no stack trace)
      */
-    static void print(Model cp, String url, int[] prompt, long prefixBytes, int repeats, int threads) {
+    static void print(Model cp, String url, String password, int[] prompt, long prefixBytes, int repeats, int threads) {
         int blockSize = 16;
         var layout = cp.config().kvLayout(blockSize);
         EngineConfig config = new EngineConfig(blockSize, 2 * layout.blocksFor(cp.config().seqLen()), 4096, 4, true, -1);
         String tenant = "bench" + Long.toHexString(new Random().nextLong() & 0xffffffL);
-        RemoteSettings settings = RemoteSettings.of(List.of(url), false, tenant, null).withTimeout(Duration.ofSeconds(10));
+        RemoteSettings settings = RemoteSettings.of(List.of(url), false, tenant, password).withTimeout(Duration.ofSeconds(10));
         OffloadSetup setup = new OffloadSetup(prefixBytes * 2 + (64L << 20), 0, "lru", OffloadConfig.DEFAULT).withRemote(
                 new OffloadSetup.RemoteSetup(settings, DiskWritePolicy.THROUGH, 1, Math.max(64L << 20, 2 * prefixBytes),
                         System.err::println));

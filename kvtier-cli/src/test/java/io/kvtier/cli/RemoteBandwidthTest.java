@@ -74,6 +74,39 @@ class RemoteBandwidthTest {
         assertThat(r.out()).doesNotContain("decode with offloading").doesNotContain("time to first token");
     }
 
+    /**
+     * A new user's trial: {@code bench offload} could not reach a server with a password (no
+     * {@code --remote-password-file}, {@code KVTIER_REMOTE_PASSWORD} ignored), and left
+     * redis-benchmark's 4 MiB key behind. Now the tier and redis-benchmark both authenticate as the
+     * URL's ACL user, the password is never printed, and the server ends with no key; a wrong
+     * password is one line.
+     */
+    @Test
+    void aPasswordFileReachesAnAclUserAndNothingIsLeftBehind(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        try (io.kvtier.tier.remote.OwnRedis r = io.kvtier.tier.remote.OwnRedis.start(dir.resolve("r"),
+                "user bob on >bob-secret-pw ~* +@all", "user default off")) {
+            java.nio.file.Path pw = java.nio.file.Files.writeString(dir.resolve("pw"), "bob-secret-pw\n");
+            String url = "redis://bob@127.0.0.1:" + r.port();
+            CliRun ok = CliRun.of("bench", "offload", "--remote-url", url, "--remote-password-file", pw.toString(),
+                    "--skip-bandwidth", "--skip-ttft", "--skip-decode", "--remote-requests", "8", "--remote-mib-per-size", "1",
+                    "--repeats", "1");
+            assertThat(ok.code()).as(ok.err()).isZero();
+            assertThat(ok.out().lines().filter(l -> l.strip().matches("\\d+ KiB .*"))).hasSize(4);
+            assertThat(ok.out() + ok.err()).doesNotContain("bob-secret-pw");
+            assertThat(r.cli("--user", "bob", "--pass", "bob-secret-pw", "--no-auth-warning", "DBSIZE"))
+                    .as("no tier key, no redis-benchmark key").isEqualTo("0");
+
+            java.nio.file.Path wrong = java.nio.file.Files.writeString(dir.resolve("wrong"), "not-it");
+            CliRun refused = CliRun.of("bench", "offload", "--remote-url", url, "--remote-password-file", wrong.toString(),
+                    "--skip-bandwidth", "--skip-ttft", "--skip-decode");
+            assertThat(refused.code()).isEqualTo(2);
+            assertThat(refused.err()).startsWith("kvtier: --remote-url redis://***@127.0.0.1:" + r.port() + ": authentication failed (WRONGPASS")
+                    .doesNotContain("not-it").hasLineCount(1);
+            assertThat(refused.out()).isEmpty();
+        }
+    }
+
     @Test
     void theModelFlagIsRefusedWhenTheDecodeFiguresAreSkipped() {
         CliRun r = CliRun.of("bench", "offload", "--skip-decode", "--skip-bandwidth", "--skip-ttft", "--model", "x.bin");
