@@ -75,4 +75,20 @@ public final class CircuitBreaker {
     public synchronized long opens() {
         return opens;
     }
+
+    /** The breakers of the nodes {@code isCurrent} accepts (those serving slots now). */
+    static java.util.List<CircuitBreaker> current(java.util.Map<String, CircuitBreaker> breakers, java.util.function.Predicate<String> isCurrent) {
+        return breakers.entrySet().stream().filter(e -> isCurrent.test(e.getKey())).map(java.util.Map.Entry::getValue).toList();
+    }
+
+    /**
+     * The tier's breaker state from its nodes' breakers: {@code closed} when every node's is
+     * closed, {@code open} when none is, else {@code partial}. A half-open breaker (its open
+     * period over, no operation has succeeded since) counts as open: a dead store must not show
+     * as healthy on a dashboard between two failed trials.
+     */
+    static String stateOf(java.util.Collection<CircuitBreaker> nodes, long now) {
+        long open = nodes.stream().filter(b -> b.state(now) != CircuitBreaker.State.CLOSED).count();
+        return open == 0 ? "closed" : open == nodes.size() ? "open" : "partial";
+    }
 }

@@ -86,6 +86,8 @@ public final class LettuceRemoteStore implements RemoteStore {
     private final List<RedisURI> uris;
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
     private final CircuitBreaker connectBreaker;
+    /** Whether the line saying a node's breaker opened was printed and the one saying all closed again not yet. */
+    private final java.util.concurrent.atomic.AtomicBoolean saidDown = new java.util.concurrent.atomic.AtomicBoolean();
     private final SetArgs setArgs;
     /** SETs straight to the socket (plain TCP, standalone); null: Lettuce's ({@link #setAll}). */
     private final RespSetConnection directSets;
@@ -347,6 +349,16 @@ public final class LettuceRemoteStore implements RemoteStore {
         return n == null ? NO_MASTER + SlotHash.getSlot(key) : n.getNodeId();
     }
 
+    /** The server holding {@code key} for a line: the URL when standalone, the slot's master ({@code host:port}) in a cluster. */
+    private String where(String key) {
+        if (connection instanceof StatefulRedisClusterConnection<String, byte[]> c) {
+            RedisClusterNode n = c.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+            return n == null ? "the cluster (no master for slot " + SlotHash.getSlot(key) + ")"
+                    : "cluster node " + n.getUri().getHost() + ":" + n.getUri().getPort();
+        }
+        return RemoteSettings.redact(settings.urls().get(0));
+    }
+
     private CircuitBreaker breaker(String node) {
         return breakers.computeIfAbsent(node, n -> new CircuitBreaker(settings.failuresToOpen(), settings.breakerOpen().toNanos()));
     }
@@ -382,6 +394,10 @@ public final class LettuceRemoteStore implements RemoteStore {
         return f.handle((v, err) -> {
             if (err == null) {
                 b.success();
+                if (saidDown.get() && "closed".equals(breakerState()) && saidDown.compareAndSet(true, false)) {
+                    warn.accept("remote tier: " + (settings.cluster() ? "every cluster node" : RemoteSettings.redact(settings.urls().get(0)))
+                            + " answers again");
+                }
                 return v;
             }
             String msg = RemoteErrors.messageOf(err);
@@ -390,7 +406,14 @@ public final class LettuceRemoteStore implements RemoteStore {
             if (off != null) {
                 turnOff(off); // for good: no breaker counts it
             } else {
+                long opened = b.opens();
                 b.failure(System.nanoTime());
+                if (b.opens() > opened && saidDown.compareAndSet(false, true)) {
+                    // Once per outage, not per breaker period: a frozen store would say it every second.
+                    warn.accept("remote tier: " + where(key) + " stopped answering (" + cause.label()
+                            + ": " + RemoteErrors.reasonOf(err) + "); lookups miss and writes are dropped until it answers"
+                            + " (tried again every " + settings.breakerOpen().toMillis() + " ms)");
+                }
                 if (settings.cluster() && cause != RemoteFailure.Cause.ERROR) {
                     topology.request(); // a dead or frozen master: its replica may serve the slot by now
                 }
@@ -525,7 +548,7 @@ public final class LettuceRemoteStore implements RemoteStore {
             return "open";
         }
         if (!(connection instanceof StatefulRedisClusterConnection<String, byte[]> c)) {
-            return stateOf(breakers.values(), System.nanoTime());
+            return CircuitBreaker.stateOf(breakers.values(), System.nanoTime());
         }
         // A node that no longer serves a slot (a failed-over master) gets no command, so its
         // breaker would stay open for ever: only the nodes that own slots now count.
@@ -535,25 +558,8 @@ public final class LettuceRemoteStore implements RemoteStore {
                 owners.add(n.getNodeId());
             }
         }
-        return stateOf(current(breakers, node -> owners.contains(node) || node.startsWith(NO_MASTER)
+        return CircuitBreaker.stateOf(CircuitBreaker.current(breakers, node -> owners.contains(node) || node.startsWith(NO_MASTER)
                 && c.getPartitions().getMasterBySlot(Integer.parseInt(node.substring(NO_MASTER.length()))) == null), System.nanoTime());
-    }
-
-    /** The breakers of the nodes {@code isCurrent} accepts (those serving slots now). */
-    static List<CircuitBreaker> current(Map<String, CircuitBreaker> breakers, java.util.function.Predicate<String> isCurrent) {
-        return breakers.entrySet().stream().filter(e -> isCurrent.test(e.getKey())).map(Map.Entry::getValue).toList();
-    }
-
-    /**
-     * The tier's breaker state from its nodes' breakers: {@code closed} when every node's is
-     * closed, {@code open} when none is, else {@code partial}. A half-open breaker (its open
-     * period over, no operation has succeeded since) counts as open: a dead store must not show
-     * as healthy on a dashboard between two failed trials.
-     */
-
-    static String stateOf(java.util.Collection<CircuitBreaker> nodes, long now) {
-        long open = nodes.stream().filter(b -> b.state(now) != CircuitBreaker.State.CLOSED).count();
-        return open == 0 ? "closed" : open == nodes.size() ? "open" : "partial";
     }
 
     /**

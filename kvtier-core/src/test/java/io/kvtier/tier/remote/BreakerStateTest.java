@@ -19,18 +19,18 @@ class BreakerStateTest {
     @Test
     void aHalfOpenBreakerIsNotReportedClosed() {
         CircuitBreaker b = openedAt(0);
-        assertThat(LettuceRemoteStore.stateOf(List.of(b), 10)).isEqualTo("open");
+        assertThat(CircuitBreaker.stateOf(List.of(b), 10)).isEqualTo("open");
         assertThat(b.allows(PERIOD + 1)).as("half-open: a trial may go").isTrue();
-        assertThat(LettuceRemoteStore.stateOf(List.of(b), PERIOD + 1)).as("no success since it opened").isEqualTo("open");
+        assertThat(CircuitBreaker.stateOf(List.of(b), PERIOD + 1)).as("no success since it opened").isEqualTo("open");
         b.success();
-        assertThat(LettuceRemoteStore.stateOf(List.of(b), PERIOD + 2)).isEqualTo("closed");
+        assertThat(CircuitBreaker.stateOf(List.of(b), PERIOD + 2)).isEqualTo("closed");
     }
 
     @Test
     void someNodesOpenIsPartial() {
         CircuitBreaker closed = new CircuitBreaker(1, PERIOD);
-        assertThat(LettuceRemoteStore.stateOf(List.of(closed, openedAt(0)), 5 * PERIOD)).isEqualTo("partial");
-        assertThat(LettuceRemoteStore.stateOf(List.of(closed, new CircuitBreaker(3, PERIOD)), 0)).isEqualTo("closed");
+        assertThat(CircuitBreaker.stateOf(List.of(closed, openedAt(0)), 5 * PERIOD)).isEqualTo("partial");
+        assertThat(CircuitBreaker.stateOf(List.of(closed, new CircuitBreaker(3, PERIOD)), 0)).isEqualTo("closed");
     }
 
     /** trial 10 #3: a failed-over master gets no command, so its open breaker must not count for ever. */
@@ -39,9 +39,9 @@ class BreakerStateTest {
         java.util.Map<String, CircuitBreaker> breakers = new java.util.LinkedHashMap<>();
         breakers.put("old-master", openedAt(0));
         breakers.put("promoted", new CircuitBreaker(1, PERIOD));
-        assertThat(LettuceRemoteStore.stateOf(LettuceRemoteStore.current(breakers, n -> true), 5 * PERIOD)).isEqualTo("partial");
-        assertThat(LettuceRemoteStore.stateOf(LettuceRemoteStore.current(breakers, n -> n.equals("promoted")), 5 * PERIOD))
+        assertThat(CircuitBreaker.stateOf(CircuitBreaker.current(breakers, n -> true), 5 * PERIOD)).isEqualTo("partial");
+        assertThat(CircuitBreaker.stateOf(CircuitBreaker.current(breakers, n -> n.equals("promoted")), 5 * PERIOD))
                 .isEqualTo("closed");
-        assertThat(LettuceRemoteStore.current(breakers, n -> n.equals("old-master"))).containsExactly(breakers.get("old-master"));
+        assertThat(CircuitBreaker.current(breakers, n -> n.equals("old-master"))).containsExactly(breakers.get("old-master"));
     }
 }

@@ -91,6 +91,36 @@ class RemoteFailureTest {
         }
     }
 
+    /**
+     * A new user's trial: a store frozen during a run said nothing until the summary. The breaker's
+     * opening is one line, once however long the outage (not once per trial period), and the first
+     * success after it another.
+     */
+    @Test
+    void aStoreThatStopsAnsweringIsSaidOnceAndItsReturnOnce() throws Exception {
+        List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
+             LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of(r.url()), false, "t", null)
+                     .withTimeout(Duration.ofMillis(200)).withBreakerOpen(Duration.ofMillis(50)), lines::add)) {
+            s.set("k", new byte[] {1}).get();
+            r.freeze();
+            for (int i = 0; i < 3; i++) {
+                assertThat(failureOf(s.get("k"))).isEqualTo(RemoteFailure.Cause.TIMEOUT);
+            }
+            assertThat(s.breakerState()).isEqualTo("open");
+            Thread.sleep(60); // past the open period: the trial times out and re-opens it, saying nothing
+            assertThat(failureOf(s.get("k"))).isEqualTo(RemoteFailure.Cause.TIMEOUT);
+            assertThat(s.breakerOpens()).as("a failed trial is no new opening").isEqualTo(1);
+            assertThat(lines).containsExactly("remote tier: " + r.url() + " stopped answering (timeout: "
+                    + "GET. Command timed out after 200 millisecond(s)); lookups miss and writes are dropped until it answers"
+                    + " (tried again every 50 ms)");
+            r.thaw();
+            Thread.sleep(60);
+            assertThat(s.get("k").get()).containsExactly(1);
+            assertThat(lines).hasSize(2).last().isEqualTo("remote tier: " + r.url() + " answers again");
+        }
+    }
+
     @Test
     void anErrorReplyIsAnError() throws Exception {
         try (OwnRedis r = OwnRedis.start(dir.resolve("r"))) {
