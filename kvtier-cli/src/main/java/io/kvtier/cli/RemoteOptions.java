@@ -117,8 +117,9 @@ public final class RemoteOptions {
         long inFlight = Checks.atLeast(Sizes.parseBytes(maxInFlight, "--remote-max-in-flight"), 1, "--remote-max-in-flight");
         long valueLimit = Checks.atLeast(Sizes.parseBytes(maxValue, "--remote-max-value"), 1, "--remote-max-value");
         RemoteSettings settings;
+        String password = password();
         try {
-            settings = new RemoteSettings(urls, mode.equals("cluster"), tenant, password(),
+            settings = new RemoteSettings(urls, mode.equals("cluster"), tenant, password,
                     Duration.ofMillis(timeoutMillis), Duration.ofMillis((long) (ttl * 1000)), valueLimit, 3,
                     Duration.ofMillis(breakerOpenMillis), caFile());
         } catch (IllegalArgumentException e) {
@@ -129,7 +130,10 @@ public final class RemoteOptions {
         } catch (IllegalArgumentException e) {
             throw new BadInputException("--remote-tenant: " + e.getMessage());
         }
-        return new OffloadSetup.RemoteSetup(settings, policy, admitAfter, inFlight, line -> System.err.println("kvtier: " + line));
+        // A server that wants a password the user did not give: say where one goes (a new user's trial).
+        String hint = password != null ? "" : " (no password was given: --remote-password-file FILE or " + PASSWORD_ENV + ")";
+        return new OffloadSetup.RemoteSetup(settings, policy, admitAfter, inFlight, line -> System.err.println("kvtier: " + line
+                + (line.startsWith("remote tier off: authentication failed") ? hint : "")));
     }
 
     private Path caFile() {

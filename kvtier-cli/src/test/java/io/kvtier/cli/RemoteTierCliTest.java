@@ -103,6 +103,21 @@ class RemoteTierCliTest {
         assertThat(remote.get("off_reason").isNull()).isTrue();
     }
 
+    /**
+     * A new user's trial: a server that wants a password, none given, said only the server's long
+     * NOAUTH line. It now also says where a password goes; with a password given it does not.
+     */
+    @Test
+    void noPasswordForAServerThatWantsOneSaysWhereItGoes() throws Exception {
+        try (io.kvtier.tier.remote.OwnRedis r = io.kvtier.tier.remote.OwnRedis.start(dir.resolve("r"), "requirepass pw-1")) {
+            assertThat(generate(dir.resolve("stats.json"), "--remote-url", r.url()).lines()).hasSize(LONG_PROMPTS.length);
+            assertThat(stderr()).filteredOn(l -> l.startsWith("kvtier: remote tier off: ")).singleElement().asString()
+                    .startsWith("kvtier: remote tier off: authentication failed (NOAUTH ")
+                    .endsWith("): check the remote user and password (no password was given: --remote-password-file FILE or "
+                            + RemoteOptions.PASSWORD_ENV + ")");
+        }
+    }
+
     /** trial10: a wrong password read "breaker off (opened 1 time)" in the summary: the tier is off, no breaker did it. */
     @Test
     void aWrongPasswordIsTierOffInTheSummaryAndTheStats() throws IOException, InterruptedException {
