@@ -7,6 +7,7 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.net.URI;
 import java.time.Duration;
 
 /**
@@ -21,17 +22,26 @@ final class BenchKeys {
     }
 
     /**
-     * Deletes the tenant's keys; returns how many.
+     * A bench's {@code redis://[user@]host:port} or {@code rediss://} URL as a {@link URI} whose
+     * host, port and user info are the server's (the bench hands them to redis-benchmark too).
+     */
+    static URI endpoint(String url) {
+        return URI.create(url.replaceFirst("^rediss?://", "http://"));
+    }
+
+    /**
+     * Deletes the tenant's keys on the server of {@code url} (TLS for {@code rediss://}, with the
+     * JVM's trusted CAs), as the URL's user; returns how many.
      *
-     * @param tls      whether the server speaks TLS (the JVM's trusted CAs)
-     * @param user     the ACL user, or null for the default user
      * @param password null: no AUTH
      * @throws io.lettuce.core.RedisException if the server cannot be reached or refuses
      */
-    static long deleteTenant(String host, int port, boolean tls, String user, String password, String tenant) {
-        RedisURI.Builder b = RedisURI.builder().withHost(host).withPort(port).withSsl(tls).withTimeout(Duration.ofSeconds(10));
+    static long deleteTenant(String url, String password, String tenant) {
+        URI u = endpoint(url);
+        RedisURI.Builder b = RedisURI.builder().withHost(u.getHost()).withPort(u.getPort()).withSsl(url.startsWith("rediss://"))
+                .withTimeout(Duration.ofSeconds(10));
         if (password != null) {
-            b = user == null ? b.withPassword(password.toCharArray()) : b.withAuthentication(user, password);
+            b = u.getUserInfo() == null ? b.withPassword(password.toCharArray()) : b.withAuthentication(u.getUserInfo(), password);
         }
         RedisClient client = RedisClient.create(b.build());
         try (StatefulRedisConnection<String, String> c = client.connect()) {

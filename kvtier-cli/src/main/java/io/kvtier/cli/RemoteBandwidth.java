@@ -237,7 +237,7 @@ public final class RemoteBandwidth {
      *         one line naming the command and what it printed
      */
     private static Benchmark benchmark(String url, String password, long size, int requests) {
-        URI u = URI.create(url.replaceFirst("^rediss?://", "http://"));
+        URI u = BenchKeys.endpoint(url);
         List<String> auth = new ArrayList<>();
         if (password != null) { // on redis-benchmark's command line: -a is its only way (it warns, on stderr, that it is visible)
             auth.addAll(List.of("-a", password));

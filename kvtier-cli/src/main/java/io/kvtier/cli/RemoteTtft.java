@@ -92,14 +92,15 @@ final class RemoteTtft {
                     pairs[i - 1] = new Sample[] {r, h, s};
                 }
             }
-        }
-        // The prompts' chunks, written under this run's own tenant, are not left on the server.
-        java.net.URI u = java.net.URI.create(url.replaceFirst("^rediss?://", "http://"));
-        try {
-            BenchKeys.deleteTenant(u.getHost(), u.getPort(), url.startsWith("rediss://"), u.getUserInfo(), password, tenant);
-        } catch (RuntimeException e) { // the figures stand; say what is left where
-            System.err.println("kvtier: bench offload: could not delete its keys kvt:v1:" + tenant + ":* from "
-                    + RemoteSettings.redact(url) + " (" + e.getMessage() + ")");
+        } finally {
+            // The prompts' chunks, written under this run's own tenant, are not left on the server,
+            // also when a run failed (the store went away: then this says what is left where).
+            try {
+                BenchKeys.deleteTenant(url, password, tenant);
+            } catch (RuntimeException e) {
+                System.err.println("kvtier: bench offload: could not delete its keys kvt:v1:" + tenant + ":* from "
+                        + RemoteSettings.redact(url) + " (" + e.getMessage() + ")");
+            }
         }
         System.out.print(report(pairs, RemoteSettings.redact(url)));
     }

@@ -88,7 +88,7 @@ public final class CircuitBreaker {
      * as healthy on a dashboard between two failed trials.
      */
     static String stateOf(java.util.Collection<CircuitBreaker> nodes, long now) {
-        long open = nodes.stream().filter(b -> b.state(now) != CircuitBreaker.State.CLOSED).count();
+        long open = nodes.stream().filter(b -> b.state(now) != State.CLOSED).count();
         return open == 0 ? "closed" : open == nodes.size() ? "open" : "partial";
     }
 }
