@@ -56,13 +56,30 @@ public final class RemoteCopier {
     static final boolean CHECK_ON_TAKER = Boolean.getBoolean("kvtier.remote.checkOnTaker");
 
     /**
-     * Bytes of values a read job has asked for and not yet taken, at most (one value at least).
-     * The store's timeout of a command starts when it is sent, and the values on one connection
-     * arrive one after another: with every GET of a long hit sent at once, the last ones waited
-     * for all the bytes ahead of them and expired on a loaded machine. With the window, a GET is
-     * sent when an earlier answer is taken, so its timeout covers at most this many bytes ahead.
+     * Bytes of values a read job has asked for and not yet taken, at most ({@value #MIN_WINDOW_VALUES}
+     * values at least). The store's timeout of a command starts when it is sent, and the values on
+     * one connection arrive one after another, so a window bounds how many bytes queue ahead of any
+     * GET. It is small because the server pays for every value asked for: Redis copies each answered
+     * value into a reply buffer of its own, allocated when the GET runs and freed once written. With
+     * 32 MiB in flight (27 values of the 110M shape) the server allocated about 32 MiB of fresh
+     * reply memory at each promotion, and on this VM, where memory the allocator had given back is
+     * slow to touch again, it served the 73 MB prefix at 2.5 ms a MB: the remote TTFT of the 110M
+     * shape was 278-284 ms, 4.5-4.7x recompute; with 2 MiB (two values) 128-141 ms, 9.5-10.6x, A B
+     * A B in one session (docs/design-notes.md, "A small read window"). Two values in flight keep
+     * the server busy while the client checks and copies the one before. More than a link's
+     * bandwidth-delay product (1.25 GB/s x 1 ms is 1.25 MB) buys nothing.
+     * {@code -Dkvtier.remote.readWindowBytes} for experiments.
      */
-    public static final long READ_WINDOW_BYTES = 32L << 20;
+    public static final long READ_WINDOW_BYTES = Long.getLong("kvtier.remote.readWindowBytes", 2L << 20);
+
+    /** Values a read job keeps in flight at least, whatever their size (see {@link #READ_WINDOW_BYTES}). */
+    static final int MIN_WINDOW_VALUES = 2;
+
+    /**
+     * Bytes of values a read job's deadline allows per two timeouts of the store ({@link #readDeadline}):
+     * a progress deadline, the job having at least one timeout for every 32 MiB it reads.
+     */
+    static final long DEADLINE_BYTES = 32L << 20;
 
     /**
      * Bytes of values a read job asks for at once, before the window opens one value per answer
@@ -346,9 +363,12 @@ public final class RemoteCopier {
         return ChunkHeader.encodedSize(c.tokensShared().length) + payloadBytes(c);
     }
 
-    /** GETs a read job keeps in flight: {@link #READ_WINDOW_BYTES} of its values of {@code value} bytes, at least one. */
+    /**
+     * GETs a read job keeps in flight: {@link #READ_WINDOW_BYTES} of its values of {@code value}
+     * bytes, at least {@link #MIN_WINDOW_VALUES}.
+     */
     private int readWindow(long value) {
-        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, readWindowBytes / value));
+        return (int) Math.max(MIN_WINDOW_VALUES, Math.min(Integer.MAX_VALUE, readWindowBytes / value));
     }
 
     /**
@@ -360,12 +380,12 @@ public final class RemoteCopier {
     }
 
     /**
-     * Deadline of a read job of {@code valueBytes} in all: twice the store's timeout per window of
-     * {@link #READ_WINDOW_BYTES} (the windows arrive one after another), from {@code now}.
+     * Deadline of a read job of {@code valueBytes} in all: twice the store's timeout per
+     * {@link #DEADLINE_BYTES} of them, from {@code now}.
      */
     public static long readDeadline(long now, long timeoutNanos, long valueBytes) {
-        long windows = Math.max(1, (valueBytes + READ_WINDOW_BYTES - 1) / READ_WINDOW_BYTES);
-        return now + 2 * timeoutNanos * windows;
+        long parts = Math.max(1, (valueBytes + DEADLINE_BYTES - 1) / DEADLINE_BYTES);
+        return now + 2 * timeoutNanos * parts;
     }
 
     /** A claim nothing contends for: always entered, never ended (a job run outside a transfer engine). */

@@ -37,7 +37,9 @@ public final class RemoteTrace {
 
     /**
      * The marks recorded since the last {@link #clear}, oldest first, one line each: milliseconds
-     * since the first mark, since the mark before, the thread and the label.
+     * since the first mark, since the mark before, the thread and the label; after them, the first
+     * mark's {@link System#nanoTime()} (CLOCK_MONOTONIC on Linux, so a {@code perf sched record -k mono}
+     * of the same run lines up with the marks) and its wall-clock time (a JFR recording's event times).
      */
     public static List<String> table() {
         List<Mark> marks = new ArrayList<>(MARKS);
@@ -49,6 +51,10 @@ public final class RemoteTrace {
             lines.add(String.format("%9.3f %+8.3f  %-28s %s", (m.nanos() - first) / 1e6, (m.nanos() - prev) / 1e6,
                     m.thread(), m.what()));
             prev = m.nanos();
+        }
+        if (!marks.isEmpty()) {
+            java.time.Instant wall = java.time.Instant.now().minusNanos(System.nanoTime() - first);
+            lines.add(String.format("%9s (the first mark at System.nanoTime() %d ns, %s)", "", first, wall));
         }
         return lines;
     }

@@ -314,6 +314,25 @@ class RemoteCopierTest {
     }
 
     /**
+     * A window of fewer bytes than two values still keeps two GETs in flight
+     * ({@link RemoteCopier#MIN_WINDOW_VALUES}): the server copies the next value while the client
+     * checks the one before (the default window, 2 MiB, holds under two values of a 110M-shape
+     * chunk). GETs sent after k answers: min(8, k + 2).
+     */
+    @Test
+    void aWindowBelowTwoValuesKeepsTwoGetsInFlight() throws Exception {
+        FakeHeldStore fake = new FakeHeldStore();
+        long value = ChunkHeader.encodedSize(TOKENS) + BLOCKS * BYTES_PER_BLOCK;
+        RemoteCopier c = new RemoteCopier(slab, fake, keys, BYTES_PER_BLOCK, value + value / 2, 2, false);
+        TransferResult[] result = new TransferResult[1];
+        Thread reader = startRead(c, -1, result);
+        assertThat(fake.awaitGets(2)).isTrue();
+        Thread.sleep(50); // time for a copier that sends more than two to do so
+        assertThat(fake.getsSent()).as("GETs sent before any answer").isEqualTo(2);
+        answerAll(fake, reader, result, new int[] {3, 4, 5, 6, 7, 8, 8, 8});
+    }
+
+    /**
      * Answers the eight GETs of {@link #startRead} one by one, asserting after each how many GETs
      * the read has sent ({@code expected[k-1]} after k answers), then that all eight chunks landed.
      */
