@@ -421,11 +421,12 @@ final class VectorKernels implements Kernels {
      */
     void matmulRowwise(MemorySegment w, int in, int out, float[] x, int n, float[] y, int rowFrom, int rowTo) {
         long rowBytes = (long) in * Float.BYTES;
+        float[] lanes = new float[16 * L]; // tile4x4's accumulators, stored for their sums
         int r = rowFrom;
         for (; r + 4 <= rowTo; r += 4) {
             int i = 0;
             for (; i + 4 <= n; i += 4) {
-                tile4x4(w, r * rowBytes, rowBytes, in, x, i * in, y, i * out + r, out);
+                tile4x4(w, r * rowBytes, rowBytes, in, x, i * in, y, i * out + r, out, lanes);
             }
             for (; i < n; i++) {
                 matvec(w, in, x, i * in, y, i * out, r, r + 4);
@@ -463,10 +464,11 @@ final class VectorKernels implements Kernels {
 
     /**
      * Y[i..i+3][r..r+3] for 4 weight rows starting at byte {@code wOff} and 4 activation rows
-     * starting at {@code xOff}; 16 accumulators, each loaded vector used 4 times.
+     * starting at {@code xOff}; 16 accumulators, each loaded vector used 4 times. {@code lanes}
+     * (16 L floats, the caller's) takes the accumulators for their sums.
      */
     private static void tile4x4(MemorySegment w, long wOff, long rowBytes, int in, float[] x, int xOff,
-                                float[] y, int yOff, int out) {
+                                float[] y, int yOff, int out, float[] lanes) {
         FloatVector a00 = FloatVector.zero(S), a01 = a00, a02 = a00, a03 = a00;
         FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
         FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
@@ -486,26 +488,34 @@ final class VectorKernels implements Kernels {
             v = FloatVector.fromArray(S, x, x3 + k);
             a03 = w0.fma(v, a03); a13 = w1.fma(v, a13); a23 = w2.fma(v, a23); a33 = w3.fma(v, a33);
         }
-        // y row i+j, column r+q gets a_qj (no helper method: every vector op must inline, see class doc)
-        y[yOff] = Lanes.sum(a00);
-        y[yOff + 1] = Lanes.sum(a10);
-        y[yOff + 2] = Lanes.sum(a20);
-        y[yOff + 3] = Lanes.sum(a30);
-        int y1 = yOff + out;
-        y[y1] = Lanes.sum(a01);
-        y[y1 + 1] = Lanes.sum(a11);
-        y[y1 + 2] = Lanes.sum(a21);
-        y[y1 + 3] = Lanes.sum(a31);
-        int y2 = y1 + out;
-        y[y2] = Lanes.sum(a02);
-        y[y2 + 1] = Lanes.sum(a12);
-        y[y2 + 2] = Lanes.sum(a22);
-        y[y2 + 3] = Lanes.sum(a32);
-        int y3 = y2 + out;
-        y[y3] = Lanes.sum(a03);
-        y[y3 + 1] = Lanes.sum(a13);
-        y[y3 + 2] = Lanes.sum(a23);
-        y[y3 + 3] = Lanes.sum(a33);
+        // y row i+j, column r+q gets a_qj. The sums from stored lanes, in scalar code with
+        // Lanes.sum's order (the same bits): with 16 Lanes.sum(FloatVector) calls here C2 ran out of
+        // nodes (NodeCountInliningCutoff) on 512-bit vectors and boxed the accumulators it did not
+        // inline, on every call: an 8-token step of the 110M shape allocated 59.5 MB (a 1000-token
+        // prefill, through PackedMatmul, 0.2 MB), and where the heap's pages were not resident the
+        // step took 4x as long (docs/design-notes.md, "A small read window").
+        a00.intoArray(lanes, 0);
+        a10.intoArray(lanes, L);
+        a20.intoArray(lanes, 2 * L);
+        a30.intoArray(lanes, 3 * L);
+        a01.intoArray(lanes, 4 * L);
+        a11.intoArray(lanes, 5 * L);
+        a21.intoArray(lanes, 6 * L);
+        a31.intoArray(lanes, 7 * L);
+        a02.intoArray(lanes, 8 * L);
+        a12.intoArray(lanes, 9 * L);
+        a22.intoArray(lanes, 10 * L);
+        a32.intoArray(lanes, 11 * L);
+        a03.intoArray(lanes, 12 * L);
+        a13.intoArray(lanes, 13 * L);
+        a23.intoArray(lanes, 14 * L);
+        a33.intoArray(lanes, 15 * L);
+        for (int j = 0; j < 4; j++) {
+            int yRow = yOff + j * out;
+            for (int q = 0; q < 4; q++) {
+                y[yRow + q] = Lanes.sum(lanes, (4 * j + q) * L, L);
+            }
+        }
         if (k < in) {
             long kb = (long) k * Float.BYTES;
             int rest = in - k;
