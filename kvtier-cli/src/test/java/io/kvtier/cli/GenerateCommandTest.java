@@ -221,6 +221,13 @@ class GenerateCommandTest {
                 new String[] {"--remote-url 'redis://localhost:63x9': the port must be a number from 1 to 65535, got '63x9'",
                         "--remote-url", "redis://localhost:63x9"},
                 new String[] {"--remote-url 'redis://:6379' names no host", "--remote-url", "redis://:6379"},
+                new String[] {"--remote-url 'redis://127.0.0.1:6379/abc': the database (the URL's path) must be a number from 0, "
+                        + "as in redis://host:port/3, got 'abc'", "--remote-url", "redis://127.0.0.1:6379/abc"},
+                new String[] {"the database (the URL's path) must be a number from 0, as in redis://host:port/3, got '-1'",
+                        "--remote-url", "redis://127.0.0.1:6379/-1"},
+                new String[] {"got '99999999999'", "--remote-url", "redis://127.0.0.1:6379/99999999999"},
+                new String[] {"--remote-url 'redis://127.0.0.1:6379:5': host '127.0.0.1:6379' has a colon; expected "
+                        + "redis://[user@]host:port (an IPv6 address in brackets)", "--remote-url", "redis://127.0.0.1:6379:5"},
                 new String[] {"--remote-url redis://kvtier-a@127.0.0.1:1 names user kvtier-a but no password was given: give it with "
                         + "--remote-password-file or KVTIER_REMOTE_PASSWORD", "--remote-url", "redis://kvtier-a@127.0.0.1:1"},
                 new String[] {"--remote-url 'redis://a b:6379' is not a URL", "--remote-url", "redis://a b:6379"},

@@ -98,8 +98,10 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
     }
 
     /**
-     * Checks that {@code url} names a host and, if it gives one, a port in 1..65535: the client
-     * would otherwise fail later with a message that does not name the flag.
+     * Checks that {@code url} names a host (one colon before the port; an IPv6 address in
+     * brackets), if it gives one a port in 1..65535, and if it has a path a database number
+     * ({@code /3}): the client would otherwise fail later with a message that does not name the
+     * flag ({@code For input string: "abc"}), or keep trying a host it cannot parse.
      */
     private static void checkHostAndPort(String url) {
         java.net.URI uri;
@@ -116,6 +118,15 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
         String host = port == null ? hostPort : hostPort.substring(0, colon);
         if (host.isEmpty() || host.equals("[]")) {
             throw new IllegalArgumentException("--remote-url '" + redact(url) + "' names no host; expected redis://[user@]host:port");
+        }
+        if (!host.startsWith("[") && host.contains(":")) {
+            throw new IllegalArgumentException("--remote-url '" + redact(url) + "': host '" + host
+                    + "' has a colon; expected redis://[user@]host:port (an IPv6 address in brackets)");
+        }
+        String path = uri.getRawPath() == null ? "" : uri.getRawPath();
+        if (!path.isEmpty() && !path.equals("/") && !path.substring(1).matches("[0-9]{1,9}")) {
+            throw new IllegalArgumentException("--remote-url '" + redact(url) + "': the database (the URL's path) must be a number"
+                    + " from 0, as in redis://host:port/3, got '" + path.substring(1) + "'");
         }
         if (port != null) {
             int p;
