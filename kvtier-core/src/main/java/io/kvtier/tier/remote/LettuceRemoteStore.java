@@ -260,6 +260,10 @@ public final class LettuceRemoteStore implements RemoteStore {
                     }
                     if (RemoteErrors.isAuthError(msg)) {
                         turnOff(RemoteErrors.authFailed(msg));
+                    } else if ((msg + lastConnectError).contains("DB index is out of range")) {
+                        // The store answered: it has no database of the URL's number, and never will.
+                        turnOff(RemoteSettings.redact(settings.urls().get(0)) + " has no such database ("
+                                + RemoteErrors.firstLine(lastConnectError) + "): check the number after the port");
                     } else if (settings.cluster() && (msg + lastConnectError).contains("cluster support disabled")) {
                         // The store answered: it is standalone, and will never answer as a cluster.
                         turnOff(RemoteSettings.redact(settings.urls().get(0)) + " is not a cluster node ("

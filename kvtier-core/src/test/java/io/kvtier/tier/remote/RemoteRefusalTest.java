@@ -65,6 +65,17 @@ class RemoteRefusalTest {
         }
     }
 
+    /** trial17 F2: a database the server does not have said "cannot reach ... until it answers". */
+    @Test
+    void aDatabaseTheServerDoesNotHaveTurnsTheTierOff() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
+             LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of(r.url() + "/99"), false, "t", null)
+                     .withTimeout(Duration.ofSeconds(10)), warnings::add)) {
+            assertOff(s, r.url() + "/99 has no such database (");
+            assertThat(s.offReason()).contains("DB index is out of range").endsWith("): check the number after the port");
+        }
+    }
+
     @Test
     void noPasswordWhereOneIsRequiredTurnsTheTierOff() throws Exception {
         try (OwnRedis r = OwnRedis.start(dir.resolve("r"), "requirepass right-secret");
