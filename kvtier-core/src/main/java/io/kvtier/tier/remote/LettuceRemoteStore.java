@@ -83,6 +83,8 @@ public final class LettuceRemoteStore implements RemoteStore {
     private final CircuitBreaker connectBreaker;
     /** Whether the line saying a node's breaker opened was printed and the one saying all closed again not yet. */
     private final java.util.concurrent.atomic.AtomicBoolean saidDown = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Whether the line about a full store (OOM refusals) was said: once a run. */
+    private final java.util.concurrent.atomic.AtomicBoolean saidFull = new java.util.concurrent.atomic.AtomicBoolean();
     private final SetArgs setArgs;
     /** SETs straight to the socket (plain TCP, standalone); null: Lettuce's ({@link #setAll}). */
     private final RespSetConnection directSets;
@@ -404,6 +406,11 @@ public final class LettuceRemoteStore implements RemoteStore {
             String off = refusal(key, msg);
             if (off != null) {
                 turnOff(off); // for good: no breaker counts it
+            } else if (cause == RemoteFailure.Cause.ERROR && RemoteErrors.isReply(err)) {
+                // The server answered: no breaker counts a refusal (a full store still serves reads).
+                if (msg.contains("OOM ") && saidFull.compareAndSet(false, true)) {
+                    warn.accept(RemoteErrors.storeFull(where(key), msg));
+                }
             } else {
                 long opened = b.opens();
                 b.failure(System.nanoTime());

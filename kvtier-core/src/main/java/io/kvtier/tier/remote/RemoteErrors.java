@@ -81,6 +81,22 @@ final class RemoteErrors {
         return sb.toString();
     }
 
+    /** The line about a store that refuses writes with OOM ({@code where}: the URL or node). */
+    static String storeFull(String where, String msg) {
+        return "remote tier: " + where + " is full and refuses writes (" + firstLine(msg) + "); writes fail until it has room,"
+                + " lookups and loads go on (a maxmemory-policy that evicts, such as allkeys-lru, keeps it writable)";
+    }
+
+    /** Whether {@code t} (or a cause) is the server's error reply to a command, not a failure to reach it. */
+    static boolean isReply(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof io.lettuce.core.RedisCommandExecutionException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     static String firstLine(String msg) {
         String s = msg;
         for (String part : msg.split(" / ")) {

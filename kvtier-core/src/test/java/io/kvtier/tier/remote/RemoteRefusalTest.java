@@ -100,6 +100,31 @@ class RemoteRefusalTest {
         }
     }
 
+    /**
+     * trial17 F3: a full store that does not evict (noeviction) refuses every SET with OOM but still
+     * serves GETs; it was reported as "stopped answering" and its breaker opened, so loads missed
+     * too. Now the refusals fail their writes alone, the breaker stays closed, one line says why.
+     */
+    @Test
+    void aFullStoreRefusesWritesButStillServesReads() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"), "maxmemory-policy noeviction");
+             LettuceRemoteStore s = open(r.url(), null)) {
+            s.set("kvt:v1:t:ns:kept", new byte[] {7}).get();
+            r.cli("config", "set", "maxmemory", "1");
+            for (int i = 0; i < 5; i++) {
+                Throwable t = failure(s.set("kvt:v1:t:ns:k" + i, new byte[] {1}));
+                assertThat(RemoteFailure.causeOf(t)).isEqualTo(RemoteFailure.Cause.ERROR);
+                assertThat(t).hasMessageContaining("OOM");
+            }
+            assertThat(s.breakerState()).isEqualTo("closed");
+            assertThat(s.get("kvt:v1:t:ns:kept").get()).containsExactly(7);
+            assertThat(warnings).hasSize(1);
+            assertThat(warnings.getFirst()).startsWith("remote tier: " + r.url() + " is full and refuses writes (OOM ")
+                    .endsWith("writes fail until it has room, lookups and loads go on (a maxmemory-policy that evicts, such as"
+                            + " allkeys-lru, keeps it writable)");
+        }
+    }
+
     @Test
     void anotherErrorReplyLeavesTheTierOn() throws Exception {
         try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
