@@ -125,10 +125,9 @@ public final class RemoteOptions {
         } catch (IllegalArgumentException e) {
             throw new BadInputException(e.getMessage());
         }
-        try {
-            new io.kvtier.tier.remote.RemoteKeys(tenant, new io.kvtier.kv.BlockKey(0, 0, 0, 0)); // checks the tenant
-        } catch (IllegalArgumentException e) {
-            throw new BadInputException("--remote-tenant: " + e.getMessage());
+        String tenantProblem = io.kvtier.tier.remote.RemoteKeys.tenantProblem(tenant);
+        if (tenantProblem != null) {
+            throw new BadInputException("--remote-tenant " + tenantProblem);
         }
         // A server that wants a password the user did not give: say where one goes (a new user's trial).
         String hint = password != null ? "" : " (no password was given: --remote-password-file FILE or " + PASSWORD_ENV + ")";

@@ -24,11 +24,24 @@ public final class RemoteKeys {
      *                                  tenant's keys look like another's)
      */
     public RemoteKeys(String tenant, BlockKey namespace) {
-        if (!TENANT.matcher(tenant).matches()) {
-            throw new IllegalArgumentException("remote tenant must be 1 to 64 characters of A-Z a-z 0-9 _ . -, got '"
-                    + tenant + "'");
+        String problem = tenantProblem(tenant);
+        if (problem != null) {
+            throw new IllegalArgumentException("remote tenant " + problem);
         }
         this.prefix = "kvt:v1:" + tenant + ":" + HexFormat.of().toHexDigits(namespace.w0()) + ":";
+    }
+
+    /**
+     * What is wrong with {@code tenant} ("must be 1 to 64 characters of ..., got '...'", control
+     * characters shown escaped), or null if it is a valid tenant.
+     */
+    public static String tenantProblem(String tenant) {
+        if (TENANT.matcher(tenant).matches()) {
+            return null;
+        }
+        StringBuilder shown = new StringBuilder();
+        tenant.codePoints().forEach(c -> shown.append(Character.isISOControl(c) ? String.format("\\u%04x", c) : Character.toString(c)));
+        return "must be 1 to 64 characters of A-Z a-z 0-9 _ . -, got '" + shown + "'";
     }
 
     /** The key of a chunk. */
