@@ -406,7 +406,7 @@ public final class LettuceRemoteStore implements RemoteStore {
             String off = refusal(key, msg);
             if (off != null) {
                 turnOff(off); // for good: no breaker counts it
-            } else if (cause == RemoteFailure.Cause.ERROR && RemoteErrors.isReply(err)) {
+            } else if (RemoteFailure.isErrorReply(err)) {
                 // The server answered: no breaker counts a refusal (a full store still serves reads).
                 if (msg.contains("OOM ") && saidFull.compareAndSet(false, true)) {
                     warn.accept(RemoteErrors.storeFull(where(key), msg));

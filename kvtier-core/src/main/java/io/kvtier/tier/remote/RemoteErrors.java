@@ -87,16 +87,6 @@ final class RemoteErrors {
                 + " lookups and loads go on (a maxmemory-policy that evicts, such as allkeys-lru, keeps it writable)";
     }
 
-    /** Whether {@code t} (or a cause) is the server's error reply to a command, not a failure to reach it. */
-    static boolean isReply(Throwable t) {
-        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-            if (c instanceof io.lettuce.core.RedisCommandExecutionException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     static String firstLine(String msg) {
         String s = msg;
         for (String part : msg.split(" / ")) {

@@ -66,13 +66,27 @@ public final class RemoteFailure extends RuntimeException {
      * </ul>
      */
     public static Cause causeOf(Throwable t) {
+        Throwable c = tellingCause(t);
+        return c == null ? Cause.ERROR : kindOf(c);
+    }
+
+    /**
+     * Whether {@code t} is, by {@link #causeOf}'s reading, the server's error reply (an
+     * {@link Cause#ERROR} that the server sent, as OOM or WRONGTYPE): the server answered.
+     */
+    public static boolean isErrorReply(Throwable t) {
+        Throwable c = tellingCause(t);
+        return c instanceof RedisCommandExecutionException && kindOf(c) == Cause.ERROR;
+    }
+
+    /** The first throwable in {@code t}'s chain whose own kind tells ({@link #kindOf}), or null. */
+    private static Throwable tellingCause(Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
-            Cause k = kindOf(c);
-            if (k != null) {
-                return k;
+            if (kindOf(c) != null) {
+                return c;
             }
         }
-        return Cause.ERROR;
+        return null;
     }
 
     /** The cause {@code t} itself tells, or null to look at its cause. */

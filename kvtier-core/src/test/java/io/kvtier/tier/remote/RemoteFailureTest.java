@@ -161,4 +161,19 @@ class RemoteFailureTest {
             assertThat(RemoteFailure.causeOf(c.thrown())).as("%s", c.thrown()).isEqualTo(c.cause());
         }
     }
+
+    /** The server's own error replies (it answered: no breaker counts them), and nothing else. */
+    @Test
+    void onlyTheServersErrorRepliesAreErrorReplies() {
+        assertThat(List.<Throwable>of(new RedisCommandExecutionException("OOM command not allowed when used memory > 'maxmemory'."),
+                new CompletionException(new RedisCommandExecutionException("WRONGTYPE Operation against a key")),
+                new java.util.concurrent.ExecutionException(new RedisCommandExecutionException("ERR something"))))
+                .allMatch(RemoteFailure::isErrorReply);
+        assertThat(List.<Throwable>of(new RedisCommandExecutionException("LOADING Redis is loading the dataset in memory"),
+                new RedisCommandExecutionException("CLUSTERDOWN The cluster is down"),
+                new CompletionException(new RedisCommandTimeoutException("t")), new SocketException("Connection reset"),
+                new RedisProtocolException("Invalid first byte"), new IllegalStateException("a bug"),
+                new RemoteFailure(RemoteFailure.Cause.ERROR, "OOM command not allowed")))
+                .noneMatch(RemoteFailure::isErrorReply);
+    }
 }
