@@ -493,7 +493,7 @@ final class VectorKernels implements Kernels {
         // nodes (NodeCountInliningCutoff) on 512-bit vectors and boxed the accumulators it did not
         // inline, on every call: an 8-token step of the 110M shape allocated 59.5 MB (a 1000-token
         // prefill, through PackedMatmul, 0.2 MB), and where the heap's pages were not resident the
-        // step took 4x as long (docs/design-notes.md, "A small read window").
+        // step took 4x as long (docs/design-notes.md, "Vector code that C2 cannot finish inlining boxes").
         a00.intoArray(lanes, 0);
         a10.intoArray(lanes, L);
         a20.intoArray(lanes, 2 * L);
