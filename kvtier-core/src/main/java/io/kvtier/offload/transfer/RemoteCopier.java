@@ -2,6 +2,7 @@ package io.kvtier.offload.transfer;
 
 import io.kvtier.tier.ChunkHeader;
 import io.kvtier.tier.HostSlab;
+import io.kvtier.tier.remote.MemoryClaim;
 import io.kvtier.tier.remote.RemoteFailure;
 import io.kvtier.tier.remote.RemoteKeys;
 import io.kvtier.tier.remote.RemoteStore;
@@ -30,14 +31,11 @@ public final class RemoteCopier {
     public static final String TIMEOUT = "timeout";
     public static final String OVERSIZE = "oversize";
 
-    /** The worker's side of a job's claim (see {@link AsyncTransferEngine}). */
-    interface Claim {
-        /** Claims the job's memory; false if the job expired (touch nothing). */
-        boolean enter();
-
-        /** Releases the claim taken by {@link #enter()}. */
-        void exit();
-
+    /**
+     * The worker's side of a job's claim (see {@link AsyncTransferEngine}): {@link #enter()} claims
+     * the job's memory, false if the job expired (touch nothing).
+     */
+    interface Claim extends MemoryClaim {
         /** Whether the job expired or ended: {@link #enter()} will not succeed again (touch nothing). */
         boolean ended();
     }
@@ -216,6 +214,14 @@ public final class RemoteCopier {
                 warnOversize(size, limit);
                 continue;
             }
+            if (store.setsFromMemory(size)) {
+                batch.send(); // in chunk order: parents first
+                if (!setFromSlot(c, key, claim, answers)) {
+                    batch.drop();
+                    return null;
+                }
+                continue;
+            }
             if (!claim.enter()) {
                 batch.drop();
                 return null;
@@ -227,14 +233,42 @@ public final class RemoteCopier {
                 claim.exit();
             }
             if (value == null) {
-                answers.add(CompletableFuture.failedFuture(new IllegalStateException(
-                        "error: host slot " + c.slot() + " does not hold chunk " + c.key().shortHex())));
+                answers.add(notHeld(c));
                 continue;
             }
             batch.add(key, value);
         }
         batch.send();
         return take(job, claim, answers, null);
+    }
+
+    /**
+     * A SET written straight from chunk {@code c}'s slot ({@link RemoteStore#setFrom}), verified
+     * there first (header and CRC32C of the payload, as a read is): its answer goes to
+     * {@code answers}. False if the job ended (touch nothing more). The slot holds its chunk
+     * from the check to the last byte sent: every read of it is under the job's claim, and while the
+     * job can be claimed its slots are not reused.
+     */
+    private boolean setFromSlot(ChunkCopy c, String key, Claim claim, List<CompletableFuture<?>> answers) {
+        long payloadBytes = payloadBytes(c);
+        MemorySegment header = slab.headerOf(c.slot()).asSlice(0, ChunkHeader.encodedSize(c.tokensShared().length));
+        MemorySegment payload = slab.payloadOf(c.slot(), payloadBytes);
+        if (!claim.enter()) {
+            return false;
+        }
+        boolean holds;
+        try {
+            holds = ChunkHeader.verifyAt(header, 0, c.namespace(), c.key(), c.parent(), c.tokensShared(), payload).ok();
+        } finally {
+            claim.exit();
+        }
+        answers.add(holds ? store.setFrom(key, header, payload, claim) : notHeld(c));
+        return !claim.ended();
+    }
+
+    private static CompletableFuture<Void> notHeld(ChunkCopy c) {
+        return CompletableFuture.failedFuture(new IllegalStateException(
+                "error: host slot " + c.slot() + " does not hold chunk " + c.key().shortHex()));
     }
 
     /**

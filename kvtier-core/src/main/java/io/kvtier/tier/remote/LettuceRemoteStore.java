@@ -21,6 +21,7 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
 import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -86,7 +87,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     /** Whether the line about a full store (OOM refusals) was said: once a run. */
     private final java.util.concurrent.atomic.AtomicBoolean saidFull = new java.util.concurrent.atomic.AtomicBoolean();
     private final SetArgs setArgs;
-    /** SETs straight to the socket (plain TCP, standalone); null: Lettuce's ({@link #setAll}). */
+    /** Large SETs straight from memory to a socket of their own (plain TCP, standalone, {@link #setFrom}); else null. */
     private final RespSetConnection directSets;
     private volatile StatefulConnection<String, byte[]> connection;
     private volatile RedisStringAsyncCommands<String, byte[]> strings;
@@ -107,9 +108,9 @@ public final class LettuceRemoteStore implements RemoteStore {
         Duration connectTimeout = settings.timeout().compareTo(CONNECT_TIMEOUT) > 0 ? settings.timeout() : CONNECT_TIMEOUT;
         this.uris = new ArrayList<>();
         for (String u : settings.urls()) {
-            RedisURI.Builder b = RedisURI.builder(RedisURI.create(withoutUser(u))).withTimeout(connectTimeout);
+            RedisURI.Builder b = RedisURI.builder(RedisURI.create(RemoteSettings.withoutUser(u))).withTimeout(connectTimeout);
             if (settings.password() != null) {
-                b.withAuthentication(userOf(u), settings.password());
+                b.withAuthentication(RemoteSettings.userOf(u), settings.password());
             }
             uris.add(b.build());
         }
@@ -133,24 +134,10 @@ public final class LettuceRemoteStore implements RemoteStore {
             topology = null;
         }
         RedisURI first = uris.get(0);
-        String user = userOf(settings.urls().get(0));
+        String user = RemoteSettings.userOf(settings.urls().get(0));
         directSets = settings.cluster() || first.isSsl() || !DIRECT_SETS ? null : new RespSetConnection(first.getHost(),
                 first.getPort(), "default".equals(user) ? null : user, settings.password(), first.getDatabase(), settings.ttl(),
                 settings.timeout());
-    }
-
-    /** The user named in a URL ({@code redis://user@host:port}), else {@code default}. */
-    private static String userOf(String url) {
-        String authority = url.substring(url.indexOf("://") + 3);
-        int at = authority.indexOf('@');
-        return at > 0 ? authority.substring(0, at) : "default";
-    }
-
-    /** The URL without its user part (Lettuce would read {@code user@} as a password). */
-    private static String withoutUser(String url) {
-        int scheme = url.indexOf("://") + 3;
-        int at = url.indexOf('@', scheme);
-        return at > 0 ? url.substring(0, scheme) + url.substring(at + 1) : url;
     }
 
     /**
@@ -411,7 +398,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                 if (msg.contains("OOM ") && saidFull.compareAndSet(false, true)) {
                     warn.accept(RemoteErrors.storeFull(where(key), msg));
                 }
-            } else {
+            } else if (!RemoteFailure.isCancelled(err)) { // memory taken back mid-SET: no sign of the server's health
                 long opened = b.opens();
                 b.failure(System.nanoTime());
                 if (b.opens() > opened && saidDown.compareAndSet(false, true)) {
@@ -482,10 +469,8 @@ public final class LettuceRemoteStore implements RemoteStore {
 
     /**
      * Standalone: the SETs go out together, each through the node's breaker as a single
-     * {@link #set}'s does. On plain TCP, values of {@link #DIRECT_SET_MIN_BYTES} and more are written
-     * straight to a socket of their own ({@link RespSetConnection}: no copy on Lettuce's I/O
-     * thread); smaller ones, and all over TLS, Lettuce encodes
-     * as one batch into one buffer and flushes once (see {@code RemoteCopier.SET_BATCH_BYTES}).
+     * {@link #set}'s does: Lettuce encodes them as one batch into one buffer and flushes once (see
+     * {@code RemoteCopier.SET_BATCH_BYTES}; large values on plain TCP go through {@link #setFrom}).
      * Each keeps a deadline of the settings' timeout. A cluster sends each command on its own,
      * routed by its key.
      */
@@ -517,12 +502,29 @@ public final class LettuceRemoteStore implements RemoteStore {
                 return answer;
             }));
         }
-        if (directSets != null && sentValues.stream().allMatch(v -> v.length >= DIRECT_SET_MIN_BYTES)) {
-            directSets.setAll(sentKeys, sentValues, sent);
-        } else if (!sent.isEmpty()) {
+        if (!sent.isEmpty()) {
             LettuceSetBatch.dispatch(c, CODEC, setArgs, sentKeys, sentValues, sent);
         }
         return answers;
+    }
+
+    /** Plain TCP, standalone: {@link #DIRECT_SET_MIN_BYTES} up to the limit, by {@link RespSetConnection} (no copy). */
+    @Override
+    public boolean setsFromMemory(long bytes) {
+        return directSets != null && bytes >= DIRECT_SET_MIN_BYTES && bytes <= maxValueBytes;
+    }
+
+    @Override
+    public CompletableFuture<Void> setFrom(String key, MemorySegment header, MemorySegment payload, MemoryClaim claim) {
+        long n = header.byteSize() + payload.byteSize();
+        if (!setsFromMemory(n)) {
+            throw new UnsupportedOperationException("a value of " + n + " bytes is not set from memory here: setAll");
+        }
+        return guarded(key, () -> {
+            CompletableFuture<Void> answer = new CompletableFuture<>();
+            directSets.set(key, new ByteBuffer[] {header.asByteBuffer(), payload.asByteBuffer()}, claim, answer);
+            return answer;
+        });
     }
 
     private CompletableFuture<Void> tooLarge(byte[] value) {

@@ -79,6 +79,19 @@ public final class RemoteFailure extends RuntimeException {
         return c instanceof RedisCommandExecutionException && kindOf(c) == Cause.ERROR;
     }
 
+    /**
+     * Whether {@code t} is the caller's own cancellation (a SET whose memory its job took back,
+     * {@link RemoteStore#setFrom}): no sign of the store's health, so no breaker counts it.
+     */
+    public static boolean isCancelled(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof java.util.concurrent.CancellationException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The first throwable in {@code t}'s chain whose own kind tells ({@link #kindOf}), or null. */
     private static Throwable tellingCause(Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {

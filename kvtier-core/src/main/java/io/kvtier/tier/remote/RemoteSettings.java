@@ -155,4 +155,18 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
                 + " tenant=" + tenant + " password=" + (password == null ? "none" : "***") + " timeout=" + timeout
                 + " ttl=" + ttl + " maxValueBytes=" + maxValueBytes + (caFile == null ? "" : " caFile=" + caFile) + "]";
     }
+
+    /** The user named in a URL ({@code redis://user@host:port}), else {@code default}. */
+    static String userOf(String url) {
+        String authority = url.substring(url.indexOf("://") + 3);
+        int at = authority.indexOf('@');
+        return at > 0 ? authority.substring(0, at) : "default";
+    }
+
+    /** The URL without its user part (Lettuce would read {@code user@} as a password). */
+    static String withoutUser(String url) {
+        int scheme = url.indexOf("://") + 3;
+        int at = url.indexOf('@', scheme);
+        return at > 0 ? url.substring(0, scheme) + url.substring(at + 1) : url;
+    }
 }

@@ -44,6 +44,29 @@ public interface RemoteStore extends AutoCloseable {
         return answers;
     }
 
+    /**
+     * Whether {@link #setFrom} takes a value of {@code bytes} bytes (else the caller copies it and
+     * calls {@link #setAll}). This default: never.
+     */
+    default boolean setsFromMemory(long bytes) {
+        return false;
+    }
+
+    /**
+     * Sets {@code key} to {@code header} followed by {@code payload}, read straight from that
+     * memory into the connection, each read under {@code claim}, never held while the store is
+     * slow (see {@link MemoryClaim}). Returns once the value is sent or failed; the answer fails
+     * with a {@link java.util.concurrent.CancellationException} if the claim was refused (if the
+     * value was partly sent, the store never completes that SET). Only where {@link #setsFromMemory}
+     * said so.
+     *
+     * @throws UnsupportedOperationException this default
+     */
+    default CompletableFuture<Void> setFrom(String key, java.lang.foreign.MemorySegment header,
+                                            java.lang.foreign.MemorySegment payload, MemoryClaim claim) {
+        throw new UnsupportedOperationException("this store copies its values: setAll");
+    }
+
     /** Whether {@code key} exists; refreshes its recency for the store's eviction. */
     CompletableFuture<Boolean> touch(String key);
 

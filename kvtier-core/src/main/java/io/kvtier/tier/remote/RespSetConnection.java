@@ -4,11 +4,15 @@ import io.lettuce.core.RedisCommandExecutionException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
@@ -21,11 +25,13 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * SETs written straight to a standalone server's socket, pipelined: each command's RESP head, its
- * value and the closing CRLF go to the kernel in one gathering write from the calling thread, and
- * a reader thread takes the replies in order and completes each SET's future. Lettuce copies every
- * value into its own buffer on its event-loop thread before the socket write; at 256 KiB that copy
- * and the hand-off between the two threads held the tier's stores to 0.2-0.35 of redis-benchmark's
- * SET ({@code bench offload --remote-url}), while a plain pipelined socket write reached it
+ * value and the closing CRLF go to the kernel in gathering, non-blocking writes from the calling
+ * thread, straight from the value's own memory (a host slot, under its job's claim: no copy in the
+ * process), and a reader thread takes the replies in order and completes each SET's future.
+ * Lettuce copies every value into its own buffer on its event-loop thread before the socket write;
+ * at 256 KiB that copy and the hand-off between the two threads held the tier's stores to 0.2-0.35
+ * of redis-benchmark's SET ({@code bench offload --remote-url}), and a copy of the slot on the
+ * caller's thread to about 0.35, while a plain pipelined socket write reached it
  * (docs/design-notes.md). Plain TCP only: a TLS or cluster store keeps Lettuce's SETs.
  *
  * <p>The connection opens at first use and again after a failure (AUTH and SELECT pipelined ahead
@@ -34,8 +40,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * stream, a write or a reply not done within the timeout closes it and fails every SET not answered
  * yet: {@link IOException} (a lost connection) or {@link TimeoutException} (a frozen server), the
  * kinds {@link RemoteFailure#causeOf} counts as unavailable and timeout. An error reply fails its
- * SET alone ({@link RedisCommandExecutionException}, as Lettuce reports it). Thread-safe: writers
- * take turns, so the order of the replies is the order of the queued answers.
+ * SET alone ({@link RedisCommandExecutionException}, as Lettuce reports it); a claim taken back
+ * mid-value closes the connection too, failing what it owed with a {@link CancellationException}
+ * (the caller's own doing: no sign of the server's health). Thread-safe: writers take turns, so the order of the replies is the order of the queued answers.
  */
 final class RespSetConnection implements AutoCloseable {
 
@@ -77,47 +84,69 @@ final class RespSetConnection implements AutoCloseable {
     }
 
     /**
-     * Sends {@code SET keys[i] values[i]} for every i, in order, and completes {@code answers[i]}
-     * with its reply (null for OK), or exceptionally as the class comment says. Returns once every
-     * command is written (or the connection failed); the replies arrive later.
-     *
-     * @throws IllegalArgumentException if the three lists differ in size
+     * Sends {@code SET key <the bytes of value's buffers, in order>} and completes {@code answer}
+     * with its reply, or exceptionally as the class comment says. The buffers are handed to the
+     * kernel straight from their memory (a direct buffer: no copy on the heap), each kernel copy
+     * under {@code claim}, never held while the socket is full. If the claim is refused before the
+     * first byte, the SET is not sent ({@code answer} fails with a {@link CancellationException});
+     * after it, the connection is closed, so the server never completes the partial SET, and every
+     * SET it still owed fails with that exception (the next SET connects again). Returns once
+     * the command is written, or false if it was not (the answer has failed).
      */
-    void setAll(List<String> keys, List<byte[]> values, List<CompletableFuture<Void>> answers) {
-        if (keys.size() != values.size() || keys.size() != answers.size()) {
-            throw new IllegalArgumentException(keys.size() + " keys, " + values.size() + " values, " + answers.size() + " answers");
+    boolean set(String key, ByteBuffer[] value, MemoryClaim claim, CompletableFuture<Void> answer) {
+        long n = 0;
+        for (ByteBuffer b : value) {
+            n += b.remaining();
         }
-        if (keys.isEmpty()) {
-            return;
-        }
+        ByteBuffer[] parts = new ByteBuffer[value.length + 2];
+        parts[0] = head(key, n);
+        System.arraycopy(value, 0, parts, 1, value.length);
+        parts[parts.length - 1] = tail();
         writing.lock();
         try {
-            if (closed) {
-                IOException e = new IOException("the store is closed");
-                answers.forEach(a -> a.completeExceptionally(e));
-                return;
+            Link l = connected(answer);
+            if (l == null) {
+                return false;
             }
-            Link l = link;
-            if (l == null || l.failed()) {
-                try {
-                    l = link = open();
-                } catch (IOException e) {
-                    answers.forEach(a -> a.completeExceptionally(e));
-                    return;
+            l.pending.add(answer); // queued before it is written: its reply finds it
+            switch (l.write(claim, parts)) {
+                case WRITTEN -> {
+                    l.replyDeadline(answer);
+                    return true;
+                }
+                case NOT_STARTED -> {
+                    l.pending.remove(answer); // nothing of it was sent: no reply will come
+                    answer.completeExceptionally(new CancellationException("the SET's memory was taken back before it was sent"));
+                    return false;
+                }
+                default -> {
+                    return false; // the link failed, and the answer with it
                 }
             }
-            for (int i = 0; i < keys.size(); i++) {
-                l.pending.add(answers.get(i)); // queued before it is written: its reply finds it
-                if (!l.write(head(keys.get(i), values.get(i).length), ByteBuffer.wrap(values.get(i)), tail())) {
-                    Throwable why = l.failure.get();
-                    answers.subList(i + 1, answers.size()).forEach(a -> a.completeExceptionally(why));
-                    return;
-                }
-            }
-            l.replyDeadline(answers.getLast());
         } finally {
             writing.unlock();
         }
+    }
+
+    /** The open link, connecting first if there is none; null (and {@code answer} failed) if it cannot. */
+    private Link connected(CompletableFuture<Void> answer) {
+        if (closed) {
+            answer.completeExceptionally(new IOException("the store is closed"));
+            return null;
+        }
+        if (link == null || link.failed()) {
+            if (link != null) {
+                link.release();
+            }
+            try {
+                link = open();
+            } catch (IOException e) {
+                link = null;
+                answer.completeExceptionally(e);
+                return null;
+            }
+        }
+        return link;
     }
 
     private Link open() throws IOException {
@@ -133,7 +162,14 @@ final class RespSetConnection implements AutoCloseable {
             ch.close();
             throw e;
         }
-        Link l = new Link(ch);
+        Link l;
+        try {
+            ch.configureBlocking(false); // writes never block: a claim is held for one kernel copy only
+            l = new Link(ch);
+        } catch (IOException e) {
+            ch.close();
+            throw e;
+        }
         l.reader.start();
         for (byte[] c : handshake) {
             CompletableFuture<Void> answer = new CompletableFuture<>();
@@ -143,7 +179,7 @@ final class RespSetConnection implements AutoCloseable {
                 }
             });
             l.pending.add(answer);
-            if (!l.write(ByteBuffer.wrap(c))) {
+            if (l.write(MemoryClaim.OWNED, ByteBuffer.wrap(c)) != Written.WRITTEN) {
                 break;
             }
         }
@@ -151,7 +187,7 @@ final class RespSetConnection implements AutoCloseable {
     }
 
     /** The RESP head of {@code SET key <value of n bytes>}, up to the value's own length line. */
-    private ByteBuffer head(String key, int n) {
+    private ByteBuffer head(String key, long n) {
         byte[] k = key.getBytes(StandardCharsets.UTF_8);
         String start = (ttlArgs == null ? "*3" : "*5") + "\r\n$3\r\nSET\r\n$" + k.length + "\r\n";
         String valueLength = "\r\n$" + n + "\r\n";
@@ -185,21 +221,42 @@ final class RespSetConnection implements AutoCloseable {
         try {
             if (link != null) {
                 link.fail(new IOException("the store is closed"));
+                link.release();
             }
         } finally {
             writing.unlock();
         }
     }
 
-    /** One TCP connection, the answers it owes in order, and the thread reading its replies. */
+    /** How a command's write ended. */
+    private enum Written {
+        /** Every byte is with the kernel. */
+        WRITTEN,
+        /** The claim was refused before the first byte: nothing was sent, the connection is fine. */
+        NOT_STARTED,
+        /** The connection failed (and every answer it owed with it). */
+        FAILED
+    }
+
+    /**
+     * One TCP connection in non-blocking mode, the answers it owes in order, and the thread reading
+     * its replies. Each side waits on a selector of its own, so a writer never holds a claim while
+     * the socket is full.
+     */
     private final class Link {
         final SocketChannel ch;
         final ConcurrentLinkedQueue<CompletableFuture<Void>> pending = new ConcurrentLinkedQueue<>();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final Selector readable;
+        final Selector writable;
         final Thread reader;
 
-        Link(SocketChannel ch) {
+        Link(SocketChannel ch) throws IOException {
             this.ch = ch;
+            this.readable = Selector.open();
+            this.writable = Selector.open();
+            ch.register(readable, SelectionKey.OP_READ);
+            ch.register(writable, SelectionKey.OP_WRITE);
             this.reader = new Thread(this::read, "kvtier-remote-set-replies");
             reader.setDaemon(true);
         }
@@ -208,25 +265,55 @@ final class RespSetConnection implements AutoCloseable {
             return failure.get() != null;
         }
 
-        /** Writes the buffers whole before the timeout; false (and the link failed) if not. */
-        boolean write(ByteBuffer... parts) {
+        /**
+         * Writes the buffers whole before the timeout, each kernel copy under {@code claim}; a
+         * claim refused after the first byte, a write not done by the timeout or an I/O error
+         * fails the link.
+         */
+        Written write(MemoryClaim claim, ByteBuffer... parts) {
             long left = 0;
             for (ByteBuffer p : parts) {
                 left += p.remaining();
             }
-            ScheduledFuture<?> deadline = DEADLINES.schedule(() -> fail(new TimeoutException(
-                    "a SET was not written within " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms")), timeoutNanos, TimeUnit.NANOSECONDS);
+            long deadline = System.nanoTime() + timeoutNanos;
+            boolean started = false;
             try {
                 while (left > 0) {
-                    left -= ch.write(parts);
+                    if (failed()) {
+                        return failWith(failure.get()); // e.g. a reply deadline: the answers queued since fail too
+                    }
+                    if (!claim.enter()) {
+                        return started ? failWith(new CancellationException("a SET's memory was taken back while it was"
+                                + " being written: the connection is closed, so the server never completes that SET"))
+                                : Written.NOT_STARTED;
+                    }
+                    long n;
+                    try {
+                        n = ch.write(parts);
+                    } finally {
+                        claim.exit();
+                    }
+                    left -= n;
+                    started |= n > 0;
+                    if (left > 0 && n == 0) {
+                        long wait = deadline - System.nanoTime();
+                        if (wait <= 0) {
+                            return failWith(new TimeoutException("a SET was not written within "
+                                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms"));
+                        }
+                        writable.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(wait))); // the socket is full
+                        writable.selectedKeys().clear();
+                    }
                 }
-                return true;
-            } catch (IOException e) {
-                fail(e); // a timeout closed the channel first: its failure stands
-                return false;
-            } finally {
-                deadline.cancel(false);
+                return Written.WRITTEN;
+            } catch (IOException | ClosedSelectorException e) {
+                return failWith(e); // a reply deadline closed the channel first: its failure stands
             }
+        }
+
+        private Written failWith(Throwable why) {
+            fail(why);
+            return Written.FAILED;
         }
 
         /** Fails the link unless {@code last} is answered within the timeout. */
@@ -247,18 +334,35 @@ final class RespSetConnection implements AutoCloseable {
             } catch (IOException ignored) {
                 // closing is all that is left to do
             }
+            readable.wakeup();
+            writable.wakeup();
             for (CompletableFuture<Void> a; (a = pending.poll()) != null; ) {
                 a.completeExceptionally(failure.get());
+            }
+        }
+
+        /** Closes the writers' selector: the link is failed and replaced, or the store closed. */
+        void release() {
+            try {
+                writable.close();
+            } catch (IOException ignored) {
+                // nothing is waiting on it: the writing lock is held
             }
         }
 
         /** The reader thread: simple-string and error replies, one per queued answer. */
         private void read() {
             ByteBuffer in = ByteBuffer.allocate(16 << 10);
-            try {
-                while (true) {
-                    if (ch.read(in) < 0) {
+            try (Selector r = readable) {
+                while (!failed()) {
+                    int n = ch.read(in);
+                    if (n < 0) {
                         throw new IOException("the server closed the connection");
+                    }
+                    if (n == 0) {
+                        r.select(); // woken by a reply or by fail()
+                        r.selectedKeys().clear();
+                        continue;
                     }
                     in.flip();
                     for (String line; (line = line(in)) != null; ) {
@@ -280,7 +384,7 @@ final class RespSetConnection implements AutoCloseable {
                         throw new IOException("a reply line longer than " + in.capacity() + " bytes");
                     }
                 }
-            } catch (IOException e) {
+            } catch (IOException | ClosedSelectorException e) {
                 fail(e);
             }
         }

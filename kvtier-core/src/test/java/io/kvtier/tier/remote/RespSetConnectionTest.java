@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.lettuce.core.RedisCommandExecutionException;
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,11 +33,33 @@ class RespSetConnectionTest {
     @TempDir
     java.nio.file.Path dir;
 
+    /** SETs of heap values one after another; after the first that fails, the rest fail with it unsent. */
     private static List<CompletableFuture<Void>> send(RespSetConnection c, List<String> keys, List<byte[]> values) {
         List<CompletableFuture<Void>> answers = new ArrayList<>();
-        keys.forEach(k -> answers.add(new CompletableFuture<>()));
-        c.setAll(keys, values, answers);
+        Throwable failed = null;
+        for (int i = 0; i < keys.size(); i++) {
+            CompletableFuture<Void> a = new CompletableFuture<>();
+            answers.add(a);
+            if (failed != null) {
+                a.completeExceptionally(failed);
+            } else if (!c.set(keys.get(i), new ByteBuffer[] {ByteBuffer.wrap(values.get(i))}, MemoryClaim.OWNED, a)) {
+                failed = a.exceptionNow();
+            }
+        }
         return answers;
+    }
+
+    /** A native copy of {@code value}, as a host slot holds it. */
+    private static MemorySegment offHeap(Arena arena, byte[] value) {
+        MemorySegment m = arena.allocate(Math.max(1, value.length));
+        MemorySegment.copy(MemorySegment.ofArray(value), 0, m, 0, value.length);
+        return m.asSlice(0, value.length);
+    }
+
+    /** {@link LettuceRemoteStore#setFrom} of {@code value} cut into a header of 100 bytes and the rest. */
+    private static CompletableFuture<Void> setFrom(LettuceRemoteStore s, Arena arena, String key, byte[] value, MemoryClaim claim) {
+        MemorySegment m = offHeap(arena, value);
+        return s.setFrom(key, m.asSlice(0, 100), m.asSlice(100), claim);
     }
 
     private static Throwable failure(CompletableFuture<?> f) {
@@ -50,30 +75,100 @@ class RespSetConnectionTest {
     }
 
     @Test
-    void theTierWritesLargeValuesItselfAndSmallOnesThroughLettuceEveryValueByteForByte() throws Exception {
+    void theTierWritesLargeValuesFromMemoryItselfAndSmallOnesThroughLettuceEveryValueByteForByte() throws Exception {
         try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
+             Arena arena = Arena.ofConfined();
              LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of(r.url()), false, "t", null)
                      .withTimeout(TIMEOUT), line -> { })) {
-            int[][] batches = {{0, 1, 16 << 10, (int) LettuceRemoteStore.DIRECT_SET_MIN_BYTES - 1},
-                               {(int) LettuceRemoteStore.DIRECT_SET_MIN_BYTES, 262_145, 3 << 20}};
-            int[] clients = new int[batches.length];
-            for (int b = 0; b < batches.length; b++) {
-                List<String> keys = new ArrayList<>();
-                List<byte[]> values = new ArrayList<>();
-                for (int i = 0; i < batches[b].length; i++) {
-                    keys.add("kvt:v1:t:b" + b + ":k" + i);
-                    values.add(bytes(batches[b][i], 10L * b + i));
-                }
-                for (CompletableFuture<Void> a : s.setAll(keys, values)) {
-                    assertThat(a.get(30, TimeUnit.SECONDS)).isNull();
-                }
-                for (int i = 0; i < keys.size(); i++) {
-                    assertThat(s.get(keys.get(i)).get(30, TimeUnit.SECONDS)).as("batch %d value %d", b, i).isEqualTo(values.get(i));
-                }
-                clients[b] = r.cli("CLIENT", "LIST").split("\n").length; // redis-cli itself included
+            int min = (int) LettuceRemoteStore.DIRECT_SET_MIN_BYTES;
+            int[] small = {0, 1, 16 << 10, min - 1};
+            int[] large = {min, 262_145, 3 << 20};
+            List<String> keys = new ArrayList<>();
+            List<byte[]> values = new ArrayList<>();
+            for (int i = 0; i < small.length; i++) {
+                assertThat(s.setsFromMemory(small[i])).as("%d bytes go through Lettuce", small[i]).isFalse();
+                keys.add("kvt:v1:t:small:k" + i);
+                values.add(bytes(small[i], i));
             }
-            assertThat(clients).as("the large values' own connection").containsExactly(2, 3);
+            for (CompletableFuture<Void> a : s.setAll(keys, values)) {
+                assertThat(a.get(30, TimeUnit.SECONDS)).isNull();
+            }
+            int lettuceOnly = r.cli("CLIENT", "LIST").split("\n").length; // redis-cli itself included
+            List<CompletableFuture<Void>> answers = new ArrayList<>();
+            for (int i = 0; i < large.length; i++) {
+                assertThat(s.setsFromMemory(large[i])).as("%d bytes are set from memory", large[i]).isTrue();
+                keys.add("kvt:v1:t:large:k" + i);
+                values.add(bytes(large[i], 10 + i));
+                answers.add(setFrom(s, arena, keys.getLast(), values.getLast(), MemoryClaim.OWNED));
+            }
+            for (CompletableFuture<Void> a : answers) {
+                assertThat(a.get(30, TimeUnit.SECONDS)).isNull();
+            }
+            for (int i = 0; i < keys.size(); i++) {
+                assertThat(s.get(keys.get(i)).get(30, TimeUnit.SECONDS)).as(keys.get(i)).isEqualTo(values.get(i));
+            }
+            assertThat(new int[] {lettuceOnly, r.cli("CLIENT", "LIST").split("\n").length})
+                    .as("the large values' own connection").containsExactly(2, 3);
+            assertThat(s.setsFromMemory(s.maxValueBytes() + 1)).as("above the limit").isFalse();
             assertThat(s.breakerState()).isEqualTo("closed");
+        }
+    }
+
+    /**
+     * A claim refused before the first byte sends nothing and keeps the connection; one refused
+     * mid-value closes it, so the server never completes that SET (here: the server frozen after
+     * the first part, then thawed); no breaker counts either, and the next SET connects again.
+     */
+    @Test
+    void aClaimTakenBackMidValueClosesTheConnectionSoThePartialSetNeverLands() throws Exception {
+        List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
+             Arena arena = Arena.ofConfined();
+             // A breaker that opens at the first failure: a cancellation counted as one would open it.
+             LettuceRemoteStore s = LettuceRemoteStore.open(new RemoteSettings(List.of(r.url()), false, "t", null, TIMEOUT,
+                     Duration.ZERO, RemoteSettings.DEFAULT_MAX_VALUE_BYTES, 1, Duration.ofMinutes(1), null), warnings::add)) {
+            byte[] v = bytes(1 << 20, 1);
+            MemoryClaim refused = new MemoryClaim() {
+                @Override
+                public boolean enter() {
+                    return false;
+                }
+
+                @Override
+                public void exit() {
+                    throw new AssertionError("exit without enter");
+                }
+            };
+            assertThat(setFrom(s, arena, "kvt:v1:t:warm", v, MemoryClaim.OWNED).get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(failure(setFrom(s, arena, "kvt:v1:t:never", v, refused)))
+                    .hasMessage("the SET's memory was taken back before it was sent");
+            assertThat(setFrom(s, arena, "kvt:v1:t:after", v, MemoryClaim.OWNED).get(30, TimeUnit.SECONDS)).isNull();
+            int clients = r.cli("CLIENT", "LIST").split("\n").length;
+
+            r.freeze();
+            int[] grants = {0};
+            MemoryClaim once = new MemoryClaim() { // grants the first kernel copy only: the socket fills, the job ends
+                @Override
+                public boolean enter() {
+                    return grants[0]++ == 0;
+                }
+
+                @Override
+                public void exit() {
+                }
+            };
+            CompletableFuture<Void> partial = setFrom(s, arena, "kvt:v1:t:partial", bytes(64 << 20, 3), once);
+            assertThat(grants[0]).as("entered twice: a first part written, then refused").isEqualTo(2);
+            assertThat(failure(partial)).hasMessageStartingWith("a SET's memory was taken back while it was being written");
+            r.thaw();
+            assertThat(setFrom(s, arena, "kvt:v1:t:next", v, MemoryClaim.OWNED).get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(r.cli("EXISTS", "kvt:v1:t:never")).isEqualTo("0");
+            assertThat(r.cli("EXISTS", "kvt:v1:t:partial")).as("the partial SET never completes").isEqualTo("0");
+            assertThat(r.cli("STRLEN", "kvt:v1:t:next")).isEqualTo(String.valueOf(v.length));
+            assertThat(r.cli("CLIENT", "LIST").split("\n").length).as("the closed connection replaced by one").isEqualTo(clients);
+            assertThat(s.breakerState()).as("cancellations are no failures of the store").isEqualTo("closed");
+            assertThat(s.breakerOpens()).isZero();
+            assertThat(warnings).isEmpty();
         }
     }
 
@@ -126,7 +221,12 @@ class RespSetConnectionTest {
              LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of("redis://alice@127.0.0.1:" + r.port()),
                      false, "t", "alice-pw").withTimeout(TIMEOUT), warnings::add)) {
             byte[] large = new byte[(int) LettuceRemoteStore.DIRECT_SET_MIN_BYTES]; // written directly
-            List<CompletableFuture<Void>> answers = s.setAll(List.of("kvt:v1:t:ns:k1", "kvt:v1:t:ns:k2"), List.of(large, large));
+            List<CompletableFuture<Void>> answers;
+            try (Arena arena = Arena.ofConfined()) {
+                answers = List.of(setFrom(s, arena, "kvt:v1:t:ns:k1", large, MemoryClaim.OWNED),
+                        setFrom(s, arena, "kvt:v1:t:ns:k2", large, MemoryClaim.OWNED));
+                answers.forEach(a -> catchThrowable(() -> a.get(30, TimeUnit.SECONDS))); // answered before the memory goes
+            }
             assertThat(failure(answers.get(0))).isInstanceOf(RemoteFailure.class);
             assertThat(s.offReason()).startsWith("the server refused key kvt:v1:t:ns:k1 (NOPERM ");
             assertThat(warnings).containsExactly("remote tier off: " + s.offReason());
