@@ -99,7 +99,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
 
     @Option(names = "--remote-requests", paramLabel = "N", defaultValue = "256", description = "values stored and loaded per "
             + "chunk size on the remote server, by the tier and by redis-benchmark: at least N and --remote-mib-per-size, "
-            + "rounded up to a multiple of 8 (default ${DEFAULT-VALUE})")
+            + "rounded up to a multiple of 8, and more until each side's run takes 0.2 s (default ${DEFAULT-VALUE})")
     int remoteRequests;
 
     @picocli.CommandLine.Spec

@@ -57,8 +57,13 @@ class RemoteBandwidthTest {
                 "GET", "store/SET", "load/GET", "rb", "values");
         List<String> rows = lines.stream().filter(l -> l.strip().matches("\\d+ KiB .*")).toList();
         assertThat(rows).extracting(l -> l.strip().split("\\s+")[0]).containsExactly("64", "256", "1024", "4096");
-        // 64 KiB: 2 MiB is 32 values; 256 KiB and up: 12, rounded up to 16.
-        assertThat(rows).extracting(l -> l.strip().split("\\s+")[2]).containsExactly("32", "16", "16", "16");
+        // At least: 64 KiB, 2 MiB is 32 values; 256 KiB and up, 12 rounded up to 16; more until 0.2 s of each.
+        long[] least = {32, 16, 16, 16};
+        for (int i = 0; i < rows.size(); i++) {
+            long values = Long.parseLong(rows.get(i).strip().split("\\s+")[2]);
+            assertThat(values).as("the tier's values, whole pipelines: " + rows.get(i)).isGreaterThanOrEqualTo(least[i])
+                    .isEqualTo(values / 8 * 8);
+        }
         for (String row : rows) {
             String[] cells = row.strip().split("\\s+");
             assertThat(cells).as(row).hasSize(10);
@@ -68,8 +73,8 @@ class RemoteBandwidthTest {
             assertThat(f[4]).as("store/SET of " + row).isCloseTo(f[0] / f[1], within(0.006 + 0.5 / f[1] * 1.01 + 0.5 * f[0] / (f[1] * f[1])));
             assertThat(f[5]).as("load/GET of " + row).isCloseTo(f[2] / f[3], within(0.006 + 0.5 / f[3] * 1.01 + 0.5 * f[2] / (f[3] * f[3])));
             long rb = Long.parseLong(cells[9]);
-            assertThat(rb).as("redis-benchmark's values, at least the tier's, whole pipelines: " + row)
-                    .isGreaterThanOrEqualTo(Long.parseLong(cells[2])).isEqualTo(rb / 8 * 8);
+            assertThat(rb).as("redis-benchmark's values, whole pipelines: " + row)
+                    .isGreaterThanOrEqualTo(least[rows.indexOf(row)]).isEqualTo(rb / 8 * 8);
         }
         assertThat(r.out()).doesNotContain("decode with offloading").doesNotContain("time to first token");
     }
