@@ -41,8 +41,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * yet: {@link IOException} (a lost connection) or {@link TimeoutException} (a frozen server), the
  * kinds {@link RemoteFailure#causeOf} counts as unavailable and timeout. An error reply fails its
  * SET alone ({@link RedisCommandExecutionException}, as Lettuce reports it); a claim taken back
- * mid-value closes the connection too, failing what it owed with a {@link CancellationException}
- * (the caller's own doing: no sign of the server's health). Thread-safe: writers take turns, so the order of the replies is the order of the queued answers.
+ * mid-value (the socket did not take the value before its job's deadline) closes the connection
+ * too, failing what it owed with a {@link TimeoutException}; one refused before the first byte
+ * fails that SET alone with a {@link CancellationException} (the caller's own doing). Thread-safe: writers take turns, so the order of the replies is the order of the queued answers.
  */
 final class RespSetConnection implements AutoCloseable {
 
@@ -174,7 +175,8 @@ final class RespSetConnection implements AutoCloseable {
         for (byte[] c : handshake) {
             CompletableFuture<Void> answer = new CompletableFuture<>();
             answer.whenComplete((v, err) -> {
-                if (err != null) {
+                // A server without a password refuses AUTH but serves the SETs behind it, as Lettuce's connection.
+                if (err != null && !String.valueOf(err.getMessage()).contains("without any password configured")) {
                     l.fail(err); // every SET behind it fails with the server's refusal
                 }
             });
@@ -283,9 +285,10 @@ final class RespSetConnection implements AutoCloseable {
                         return failWith(failure.get()); // e.g. a reply deadline: the answers queued since fail too
                     }
                     if (!claim.enter()) {
-                        return started ? failWith(new CancellationException("a SET's memory was taken back while it was"
-                                + " being written: the connection is closed, so the server never completes that SET"))
-                                : Written.NOT_STARTED;
+                        // Cut mid-value: the socket did not take the value before its job's deadline, a slow store.
+                        return started ? failWith(new TimeoutException("a SET's memory was taken back while it was"
+                                + " being written (its job's deadline): the connection is closed, so the server never"
+                                + " completes that SET")) : Written.NOT_STARTED;
                     }
                     long n;
                     try {
