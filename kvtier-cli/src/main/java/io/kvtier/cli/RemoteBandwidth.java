@@ -183,17 +183,18 @@ public final class RemoteBandwidth {
                 for (int i = 0; i < PIPELINE; i++) {
                     int k = (stored + i) % TIER_KEYS;
                     lastWrite[k] = stored + i;
+                    int[] t = tokens(stored + i);
                     MemorySegment p = slab.payloadOf(i, payload);
                     MemorySegment.copy(MemorySegment.ofArray(bytes), 0, p, 0, payload);
-                    ChunkHeader.of(ns, key(k), ns, tokens(stored + i), payload, ChunkHeader.crc32c(p)).writeTo(slab.headerOf(i), 0);
-                    writes.add(new ChunkCopy(new int[] {-1}, i, ns, key(k), ns, tokens(stored + i)));
+                    ChunkHeader.of(ns, key(k), ns, t, payload, ChunkHeader.crc32c(p)).writeTo(slab.headerOf(i), 0);
+                    writes.add(new ChunkCopy(new int[] {-1}, i, ns, key(k), ns, t));
                 }
                 long t0 = System.nanoTime();
                 check(copier, RemoteJob.Kind.WRITE, writes);
                 storeNanos += System.nanoTime() - t0;
             }
-            written = Math.max(written, Math.min(stored, TIER_KEYS)); // the keys 0 .. written-1
             int keys = Math.min(stored, TIER_KEYS);
+            written = Math.max(written, keys); // the keys 0 .. written-1
             long loadNanos = 0;
             int loaded = 0;
             for (; loaded < chunks || loadNanos < MIN_BENCHMARK_SECONDS * 1e9; loaded += PIPELINE) {

@@ -250,20 +250,24 @@ public final class RemoteCopier {
      * job can be claimed its slots are not reused.
      */
     private boolean setFromSlot(ChunkCopy c, String key, Claim claim, List<CompletableFuture<?>> answers) {
-        long payloadBytes = payloadBytes(c);
-        MemorySegment header = slab.headerOf(c.slot()).asSlice(0, ChunkHeader.encodedSize(c.tokensShared().length));
-        MemorySegment payload = slab.payloadOf(c.slot(), payloadBytes);
         if (!claim.enter()) {
             return false;
         }
         boolean holds;
         try {
-            holds = ChunkHeader.verifyAt(header, 0, c.namespace(), c.key(), c.parent(), c.tokensShared(), payload).ok();
+            holds = verifyInSlot(c).ok();
         } finally {
             claim.exit();
         }
-        answers.add(holds ? store.setFrom(key, header, payload, claim) : notHeld(c));
+        MemorySegment header = slab.headerOf(c.slot()).asSlice(0, ChunkHeader.encodedSize(c.tokensShared().length));
+        answers.add(holds ? store.setFrom(key, header, slab.payloadOf(c.slot(), payloadBytes(c)), claim) : notHeld(c));
         return !claim.ended();
+    }
+
+    /** Chunk {@code c} checked where it sits in its host slot (call under the job's claim). */
+    private ChunkHeader.Verification verifyInSlot(ChunkCopy c) {
+        return ChunkHeader.verifyAt(slab.headerOf(c.slot()), 0, c.namespace(), c.key(), c.parent(), c.tokensShared(),
+                slab.payloadOf(c.slot(), payloadBytes(c)));
     }
 
     private static CompletableFuture<Void> notHeld(ChunkCopy c) {
@@ -518,8 +522,7 @@ public final class RemoteCopier {
         }
         ChunkHeader.Verification v;
         try {
-            v = device != null ? device.load(c) : ChunkHeader.verifyAt(slab.headerOf(c.slot()), 0, c.namespace(), c.key(),
-                    c.parent(), c.tokensShared(), slab.payloadOf(c.slot(), payloadBytes(c)));
+            v = device != null ? device.load(c) : verifyInSlot(c);
         } finally {
             claim.exit();
         }

@@ -398,7 +398,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                 if (msg.contains("OOM ") && saidFull.compareAndSet(false, true)) {
                     warn.accept(RemoteErrors.storeFull(where(key), msg));
                 }
-            } else if (!RemoteFailure.isCancelled(err)) { // memory taken back mid-SET: no sign of the server's health
+            } else if (!RemoteFailure.isCancelled(err)) { // a SET never sent: no sign of the server's health
                 long opened = b.opens();
                 b.failure(System.nanoTime());
                 if (b.opens() > opened && saidDown.compareAndSet(false, true)) {

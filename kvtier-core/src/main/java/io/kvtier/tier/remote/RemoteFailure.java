@@ -80,8 +80,9 @@ public final class RemoteFailure extends RuntimeException {
     }
 
     /**
-     * Whether {@code t} is the caller's own cancellation (a SET whose memory its job took back,
-     * {@link RemoteStore#setFrom}): no sign of the store's health, so no breaker counts it.
+     * Whether {@code t} is the caller's own cancellation (a SET whose memory its job took back
+     * before it was sent, {@link RemoteStore#setFrom}): no sign of the store's health, so no
+     * breaker counts it.
      */
     public static boolean isCancelled(Throwable t) {
         for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {

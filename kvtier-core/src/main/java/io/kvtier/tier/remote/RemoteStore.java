@@ -57,8 +57,8 @@ public interface RemoteStore extends AutoCloseable {
      * memory into the connection, each read under {@code claim}, never held while the store is
      * slow (see {@link MemoryClaim}). Returns once the value is sent or failed; the answer fails
      * with a {@link java.util.concurrent.CancellationException} if the claim was refused before
-     * the first byte, and as a timeout if after it (the store never completes that SET). Only where {@link #setsFromMemory}
-     * said so.
+     * the first byte, and as a timeout if after it (the store never completes that SET). Only
+     * where {@link #setsFromMemory} said so.
      *
      * @throws UnsupportedOperationException this default
      */

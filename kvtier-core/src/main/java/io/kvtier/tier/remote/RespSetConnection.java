@@ -43,7 +43,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * SET alone ({@link RedisCommandExecutionException}, as Lettuce reports it); a claim taken back
  * mid-value (the socket did not take the value before its job's deadline) closes the connection
  * too, failing what it owed with a {@link TimeoutException}; one refused before the first byte
- * fails that SET alone with a {@link CancellationException} (the caller's own doing). Thread-safe: writers take turns, so the order of the replies is the order of the queued answers.
+ * fails that SET alone with a {@link CancellationException} (the caller's own doing).
+ * Thread-safe: writers take turns, so the order of the replies is the order of the queued answers.
  */
 final class RespSetConnection implements AutoCloseable {
 
@@ -91,7 +92,7 @@ final class RespSetConnection implements AutoCloseable {
      * under {@code claim}, never held while the socket is full. If the claim is refused before the
      * first byte, the SET is not sent ({@code answer} fails with a {@link CancellationException});
      * after it, the connection is closed, so the server never completes the partial SET, and every
-     * SET it still owed fails with that exception (the next SET connects again). Returns once
+     * SET it still owed fails with a {@link TimeoutException} (the next SET connects again). Returns once
      * the command is written, or false if it was not (the answer has failed).
      */
     boolean set(String key, ByteBuffer[] value, MemoryClaim claim, CompletableFuture<Void> answer) {
