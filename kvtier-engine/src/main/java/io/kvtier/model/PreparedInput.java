@@ -26,7 +26,7 @@ record PreparedInput(float[] x, int n, float[] f32, float[] decoded, Q8Activatio
         boolean int8 = false;
         for (Weight wt : ws) {
             f32 |= wt.type() == TensorType.F32;
-            encoded |= wt.type() != TensorType.F32 && !wt.interleaved();   // interleaved Q4_0 takes x unpacked
+            encoded |= wt.type() != TensorType.F32 && !wt.interleaved();   // an interleaved weight takes x unpacked
             int8 |= QuantMatmul.int8(wt);
         }
         int in = ws[0].cols();
@@ -39,7 +39,7 @@ record PreparedInput(float[] x, int n, float[] f32, float[] decoded, Q8Activatio
             packedDecoded = a.packedForDecoded(PackedMatmul.packedLength(n, in));
             PackedMatmul.pack(x, n, in, packedDecoded);
         }
-        // Decode products with Q8_0 (or interleaved Q4_0) weights: x quantized once here, as llama.cpp does.
+        // Decode products with Q8_0 or Q4_0 weights: x quantized once here, as llama.cpp does.
         Q8Activations q8 = null;
         if (int8 && activations == QuantActivations.Q8_0 && n < QuantMatmul.SCRATCH_FROM) {
             q8 = a.q8;
@@ -51,7 +51,7 @@ record PreparedInput(float[] x, int n, float[] f32, float[] decoded, Q8Activatio
     /**
      * Prepares {@code x[n][ws[0].cols()]} for the batch-invariant mode: nothing packed; the rows
      * quantized to Q8_0 for the weights {@link QuantMatmul#int8} accepts when {@code activations}
-     * is {@link QuantActivations#Q8_0}, and always for interleaved Q4_0 (its only one-row kernel
+     * is {@link QuantActivations#Q8_0}, and always for an interleaved weight (its only one-row kernel
      * takes Q8_0 activations), whatever {@code n}, as a decode step of one row does.
      */
     static PreparedInput rowByRow(float[] x, int n, Weight[] ws, Activations a, QuantActivations activations) {

@@ -1,6 +1,6 @@
 package io.kvtier.model;
 
-import io.kvtier.model.tensor.Q4Interleaved;
+import io.kvtier.model.tensor.Interleaved;
 import io.kvtier.model.tensor.QuantMatmul;
 import io.kvtier.model.tensor.ScalarQuant;
 import io.kvtier.model.tensor.TensorType;
@@ -24,7 +24,7 @@ import java.util.Random;
  * of the rounds) and the median per-round ratio. Args: type (Q4_0, Q8_0), batch rows, rounds,
  * and optionally {@code interleaved} (Q4_0): then the first variant is the route a Q4_0 matrix in
  * its file layout takes (packed from a vector of rows, row-wise tiles below) and the second the
- * same matrix repacked by {@link Q4Interleaved} through {@link QuantMatmul#matmul} (its group
+ * same matrix repacked by {@link Interleaved} through {@link QuantMatmul#matmul} (its group
  * tiles). The weights are off-heap, as a model file's bytes are: the group decode's short loads
  * from a heap {@code byte[]} segment ran about 7x slower.
  * <pre>
@@ -57,7 +57,7 @@ public final class QuantBatchComparison {
             Weight second = null;
             if (interleavedAb) {
                 MemorySegment copy = offHeap(buf.array());
-                Q4Interleaved.repackInPlace(copy, out, in);
+                Interleaved.repackInPlace(TensorType.Q4_0, copy, out, in);
                 second = new Weight(type, copy, out, in, true);
             }
             float[] x = new float[n * in];

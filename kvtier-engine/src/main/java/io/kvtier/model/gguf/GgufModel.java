@@ -7,7 +7,7 @@ import io.kvtier.model.ModelConfig;
 import io.kvtier.model.ModelFormatException;
 import io.kvtier.model.QuantActivations;
 import io.kvtier.model.tensor.FiniteCheck;
-import io.kvtier.model.tensor.Q4Interleaved;
+import io.kvtier.model.tensor.Interleaved;
 import io.kvtier.model.tensor.TensorType;
 import io.kvtier.model.tensor.Weight;
 import java.lang.foreign.MemorySegment;
@@ -30,8 +30,8 @@ import java.util.List;
  * {@code ffn_down}, and Gemma's {@code post_attention_norm} and {@code post_ffw_norm}. Gemma's norm
  * weights are used as stored: llama.cpp's converter has already added Gemma's {@code 1 +} to them.
  *
- * <p>Q4_0 matrices whose rows come in whole {@link Q4Interleaved#GROUP}s are repacked at load, in
- * place in the file's memory (no second copy), into {@link Q4Interleaved}'s layout for the decode
+ * <p>Q4_0 and Q8_0 matrices whose rows come in whole {@link Interleaved#GROUP}s are repacked at load, in
+ * place in the file's memory (no second copy), into {@link Interleaved}'s layout for the decode
  * kernel on Q8_0 activations, unless {@code -Dkvtier.quant.interleave=false} or
  * {@code -Dkvtier.quant.activations=f32} (whose decode would not use it); {@link #modelId()} is
  * then computed first, from the file's bytes as read.
@@ -148,11 +148,11 @@ public final class GgufModel implements Model {
             throw new ModelFormatException(name + ": tensor " + t.name() + " is " + t.type()
                     + ", which kvtier does not compute with (supported: " + java.util.Arrays.toString(TensorType.values()) + ")");
         }
-        if (type == TensorType.Q4_0 && Q4Interleaved.ENABLED && Q4Interleaved.fits(rows, cols)
+        if (Interleaved.supports(type) && Interleaved.ENABLED && Interleaved.fits(rows, cols)
                 && QuantActivations.fromSystemProperty() == QuantActivations.Q8_0
-                && Q4Interleaved.finiteScales(file.data(t), rows, cols)) {   // the repacked kernels' scales are finite
+                && Interleaved.finiteScales(type, file.data(t), rows, cols)) {   // the repacked kernels' scales are finite
             MemorySegment data = file.repackable(t);
-            Q4Interleaved.repackInPlace(data, rows, cols);
+            Interleaved.repackInPlace(type, data, rows, cols);
             return new Weight(type, data.asReadOnly(), rows, cols, true);
         }
         return new Weight(type, file.data(t), rows, cols);

@@ -16,7 +16,7 @@ public final class Q8Activations {
     /** Half-rounded block scales as floats, {@code [rows][cols / 32]}. */
     float[] d = new float[0];
     /**
-     * Per activation row, what {@link Q4Interleaved}'s kernel reads, each row an array of its own
+     * Per activation row, what the {@link Interleaved} kernels read ({@code offsets}: Q4_0's only), each row an array of its own
      * (C2 compiled that kernel with every activation broadcast loaded from memory only when a
      * row's values start at index 0 of their array): {@code pairs[row]} ({@code cols / 2} ints),
      * {@code offsets[row]} and {@code scales[row]} ({@code cols / 32} each).
@@ -30,6 +30,12 @@ public final class Q8Activations {
      * {@code scales}: the rows' part of {@link #d}.
      */
     int[][] pairs = new int[0][];
+    /**
+     * Per activation row, what {@link Q8Interleaved}'s kernel broadcasts: int {@code j} holds
+     * value {@code 2j} in its low 16 bits and value {@code 2j + 1} in its high 16 bits
+     * ({@code cols / 2} ints).
+     */
+    int[][] adjacent = new int[0][];
     int[][] offsets = new int[0][];
     float[][] scales = new float[0][];
     private int cols;
@@ -50,6 +56,7 @@ public final class Q8Activations {
         }
         if (pairs.length < rows || pairs[0].length != cols / 2) {
             pairs = new int[rows][cols / 2];
+            adjacent = new int[rows][cols / 2];
             offsets = new int[rows][cols / 32];
             scales = new float[rows][cols / 32];
         }
@@ -76,6 +83,9 @@ public final class Q8Activations {
                 }
             }
             offsets[row][rb] = (-8 * low & 0xFFFF) | (-8 * high << 16);
+            for (int j = 0; j < 16; j++) {
+                adjacent[row][16 * rb + j] = (q[o + 2 * j] & 0xFFFF) | (q[o + 2 * j + 1] << 16);
+            }
             scales[row][rb] = d[b];
         }
     }

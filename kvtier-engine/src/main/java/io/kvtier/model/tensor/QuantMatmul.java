@@ -41,7 +41,7 @@ public final class QuantMatmul {
         int cols = w.cols();
         int rows = w.rows();
         if (w.interleaved()) {
-            Q4InterleavedTiles.matmul(w.data(), rows, cols, x, n, y, rowFrom, rowTo);
+            InterleavedTiles.matmul(w.type(), w.data(), rows, cols, x, n, y, rowFrom, rowTo);
             return;
         }
         if (n < SCRATCH_FROM) {
@@ -96,7 +96,7 @@ public final class QuantMatmul {
     /**
      * Whether {@code w} has a kernel on Q8_0-quantized activations
      * ({@link #matmul(Weight, Q8Activations, int, float[], int, int)}): a type
-     * {@link Int8Dot#supports}, or an interleaved Q4_0 weight ({@link Q4Interleaved}).
+     * {@link Int8Dot#supports}, or an interleaved weight ({@link Interleaved}).
      */
     public static boolean int8(Weight w) {
         return w.interleaved() || Int8Dot.supports(w.type());
@@ -106,14 +106,14 @@ public final class QuantMatmul {
      * As {@link #matmul(Weight, float[], int, float[], int, int)} for rows of activations quantized to Q8_0 ({@code x}, quantized from the
      * {@code [n][cols]} input), for a weight {@link #int8} accepts: each weight row is streamed
      * once per activation row through {@link Int8Dot}, or each group of interleaved rows through
-     * {@link Q4Interleaved}. Any number of rows (decode takes it below {@link #SCRATCH_FROM}, the
+     * {@link Interleaved}. Any number of rows (decode takes it below {@link #SCRATCH_FROM}, the
      * batch-invariant mode for every step), each computed the same way whatever the others.
      */
     public static void matmul(Weight w, Q8Activations x, int n, float[] y, int rowFrom, int rowTo) {
         int cols = w.cols();
         int rows = w.rows();
         if (w.interleaved()) {
-            Q4Interleaved.matmul(w.data(), rows, cols, x, n, y, rowFrom, rowTo);
+            Interleaved.matmul(w.type(), w.data(), rows, cols, x, n, y, rowFrom, rowTo);
             return;
         }
         int r = rowFrom;
@@ -203,7 +203,7 @@ public final class QuantMatmul {
     /** Decodes row {@code r} of {@code w} into {@code dst[dstOff..dstOff+cols-1]} (embedding lookup). */
     public static void row(Weight w, int r, float[] dst, int dstOff) {
         if (w.interleaved()) {
-            Q4Interleaved.decodeRow(w.data(), w.cols(), r, dst, dstOff);
+            Interleaved.decodeRow(w.type(), w.data(), w.cols(), r, dst, dstOff);
             return;
         }
         VectorDequant.row(w.type(), w.data(), w.rowOffset(r), dst, dstOff, w.cols());

@@ -7,16 +7,16 @@ import java.util.Objects;
  * A weight matrix {@code [rows][cols]} in its file encoding: row {@code r} is the
  * {@code type.rowBytes(cols)} bytes at {@code r * rowBytes()} of {@code data} (a slice of the
  * model file's bytes; never copied again), unless {@code interleaved}: then {@code data} (the
- * same bytes, the same size) holds a Q4_0 matrix repacked in place by {@link Q4Interleaved}, whose
+ * same bytes, the same size) holds a Q4_0 or Q8_0 matrix repacked in place by {@link Interleaved}, whose
  * rows are read only through {@link QuantMatmul}.
  *
  * @param type encoding of every row
  * @param data the matrix bytes, exactly {@code rows * rowBytes()} long
  * @param rows output dimension (ggml {@code ne[1]})
  * @param cols input dimension (ggml {@code ne[0]}), a multiple of the type's block size
- * @param interleaved whether {@code data} is in {@link Q4Interleaved}'s layout (Q4_0 only)
+ * @param interleaved whether {@code data} is in {@link Interleaved}'s layout (Q4_0 and Q8_0 only)
  * @throws IllegalArgumentException when the sizes disagree, or an interleaved weight is not a
- *         Q4_0 matrix {@link Q4Interleaved#fits} accepts
+ *         Q4_0 or Q8_0 matrix {@link Interleaved#fits} accepts
  */
 public record Weight(TensorType type, MemorySegment data, int rows, int cols, boolean interleaved) {
 
@@ -36,17 +36,17 @@ public record Weight(TensorType type, MemorySegment data, int rows, int cols, bo
             throw new IllegalArgumentException(type + " weight [" + rows + "][" + cols + "] needs " + expected
                     + " bytes, got " + data.byteSize());
         }
-        if (interleaved && (type != TensorType.Q4_0 || !Q4Interleaved.fits(rows, cols))) {
+        if (interleaved && (!Interleaved.supports(type) || !Interleaved.fits(rows, cols))) {
             throw new IllegalArgumentException("cannot interleave a " + type + " weight [" + rows + "][" + cols + "]");
         }
     }
 
     /**
-     * Rows that a thread split should keep together: {@link Q4Interleaved#GROUP} for an
+     * Rows that a thread split should keep together: {@link Interleaved#GROUP} for an
      * interleaved weight (a cut group is computed whole for each side), else 1.
      */
     public int rowGroup() {
-        return interleaved ? Q4Interleaved.GROUP : 1;
+        return interleaved ? Interleaved.GROUP : 1;
     }
 
     /** Bytes of one row. */

@@ -27,7 +27,7 @@ final class Int8Candidates {
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(LE);
     private static final VectorSpecies<Short> S2 = L == 16 ? ShortVector.SPECIES_512 : ShortVector.SPECIES_256;
     private static final VectorSpecies<Byte> B2L = L == 16 ? ByteVector.SPECIES_256 : ByteVector.SPECIES_128;
-    private static final int G = Q4Interleaved.GROUP;
+    private static final int G = Interleaved.GROUP;
     private static final long BB = Q4Interleaved.BLOCK_BYTES;
 
     private Int8Candidates() {

@@ -1,23 +1,17 @@
 package io.kvtier.model.tensor;
 
-import static io.kvtier.model.tensor.Q4Interleaved.BLOCK_BYTES;
-import static io.kvtier.model.tensor.Q4Interleaved.GROUP;
+import static io.kvtier.model.tensor.Interleaved.GROUP;
 import static io.kvtier.model.tensor.QuantSpecies.F;
-import static io.kvtier.model.tensor.QuantSpecies.I;
 import static io.kvtier.model.tensor.QuantSpecies.L;
-import static io.kvtier.model.tensor.QuantSpecies.S;
 
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
-import jdk.incubator.vector.VectorOperators;
 
 /**
- * The float32-activation product on Q4_0 weights repacked by {@link Q4Interleaved} (prefill
- * chunks, batches of sequences, {@code kvtier.quant.activations=f32}): each group of
- * {@link Q4Interleaved#GROUP} rows is decoded once per call into a tile {@code [cols][GROUP]}
+ * The float32-activation product on Q4_0 and Q8_0 weights repacked by {@link Interleaved} (prefill
+ * chunks, batches of sequences): each group of
+ * {@link Interleaved#GROUP} rows is decoded once per call into a tile {@code [cols][GROUP]}
+ * ({@link Q4Interleaved#decodeGroup}, {@link Q8Interleaved#decodeGroup})
  * (lanes = rows, so a tile vector is one column of 16 rows and an accumulator is 16 finished
  * outputs: no lane reductions, and each activation row's 16 outputs are one contiguous store),
  * then {@value #ACT_ROWS} activation rows at a time meet two groups' tiles: per column 2 tile
@@ -33,15 +27,14 @@ import jdk.incubator.vector.VectorOperators;
  * the range is computed whole into scratch and only its rows in the range are copied.
  * The tile and that scratch are per thread, kept across calls.
  */
-final class Q4InterleavedTiles {
+final class InterleavedTiles {
 
     /** Activation rows per pass of the kernels. */
     static final int ACT_ROWS = 8;
     /** Two groups per pass only with 32 vector registers (AVX-512): 16 accumulators + 2 tile vectors + a broadcast. */
     private static final boolean PAIRS = L == 16;
-    private static final ByteOrder LE = ByteOrder.LITTLE_ENDIAN;
 
-    private Q4InterleavedTiles() {
+    private InterleavedTiles() {
     }
 
     /** Per-thread scratch: the decoded tiles of two groups, the outputs of cut groups. */
@@ -75,13 +68,14 @@ final class Q4InterleavedTiles {
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     /**
-     * For output rows {@code rowFrom..rowTo-1} of the repacked {@code [rows][cols]} matrix
+     * For output rows {@code rowFrom..rowTo-1} of the repacked {@code type} matrix {@code [rows][cols]}
      * {@code w}: {@code y[i*rows + r] = sum_c W[r][c] x[i*cols + c]}, {@code i < n}, with
      * {@code x} float32 {@code [n][cols]}, {@code y} {@code [n][rows]}.
      */
-    static void matmul(MemorySegment w, int rows, int cols, float[] x, int n, float[] y, int rowFrom, int rowTo) {
+    static void matmul(TensorType type, MemorySegment w, int rows, int cols, float[] x, int n, float[] y, int rowFrom, int rowTo) {
         int nb = cols / 32;
         int span = cols * GROUP;
+        long groupBytes = nb * Interleaved.blockBytes(type);
         Scratch scratch = SCRATCH.get();
         float[] tile = scratch.tile(2 * span);
         float[] xt = scratch.xt((n + ACT_ROWS - 1) / ACT_ROWS * ACT_ROWS * cols);
@@ -93,9 +87,9 @@ final class Q4InterleavedTiles {
             boolean wholeA = r0 >= rowFrom && r0 + GROUP <= rowTo;
             boolean wholeB = pair && r0 + 2 * GROUP <= rowTo;   // r0 + GROUP > rowFrom already
             float[] part = wholeA && (wholeB || !pair) ? null : scratch.part(2 * n * GROUP);
-            decodeGroup(w, (long) g * nb * BLOCK_BYTES, nb, tile, 0);
+            decodeGroup(type, w, g * groupBytes, nb, tile, 0);
             if (pair) {
-                decodeGroup(w, (long) (g + 1) * nb * BLOCK_BYTES, nb, tile, span);
+                decodeGroup(type, w, (g + 1) * groupBytes, nb, tile, span);
             }
             // a cut group's outputs go to part ([n][GROUP], group B's after group A's), then its rows in the range are copied
             float[] outA = wholeA ? y : part;
@@ -129,32 +123,12 @@ final class Q4InterleavedTiles {
         }
     }
 
-    /**
-     * Decodes the group at byte {@code base} ({@code nb} blocks) into {@code tile[tileOff + c * GROUP + r]}
-     * = value {@code c} of the group's row {@code r}: per block 4 vectors of the layout's paired
-     * lanes read as {@code GROUP} ints (int lane r = row r's values {@code 8m .. 8m+7}, one nibble
-     * each), each nibble shifted out by a constant, masked, offset by 8, converted and scaled by
-     * its row's {@code d} (made as {@link Q4Interleaved#SCALES} says). The 8 nibbles are written out: a loop
-     * over them shifted by a variable count, which C2 did not unroll.
-     */
-    static void decodeGroup(MemorySegment w, long base, int nb, float[] tile, int tileOff) {
-        for (int b = 0; b < nb; b++) {
-            long p = base + b * BLOCK_BYTES;
-            IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, p, LE).convertShape(VectorOperators.S2I, I, 0);
-            FloatVector d = h.lanewise(VectorOperators.LSHL, 13).and(0x8FFFE000).reinterpretAsFloats().mul(0x1p112f);
-            int o = tileOff + 32 * b * GROUP;
-            for (int m = 0; m < 4; m++) {
-                IntVector v = IntVector.fromMemorySegment(I, w, p + 2L * GROUP + 4L * GROUP * m, LE);
-                int at = o + 8 * m * GROUP;
-                ((FloatVector) v.and(0xF).sub(8).convert(VectorOperators.I2F, 0)).mul(d).intoArray(tile, at);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 4).and(0xF).sub(8).convert(VectorOperators.I2F, 0)).mul(d).intoArray(tile, at + GROUP);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 8).and(0xF).sub(8).convert(VectorOperators.I2F, 0)).mul(d).intoArray(tile, at + 2 * GROUP);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 12).and(0xF).sub(8).convert(VectorOperators.I2F, 0)).mul(d).intoArray(tile, at + 3 * GROUP);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 16).and(0xF).sub(8).convert(VectorOperators.I2F, 0)).mul(d).intoArray(tile, at + 4 * GROUP);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 20).and(0xF).sub(8).convert(VectorOperators.I2F, 0)).mul(d).intoArray(tile, at + 5 * GROUP);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 24).and(0xF).sub(8).convert(VectorOperators.I2F, 0)).mul(d).intoArray(tile, at + 6 * GROUP);
-                ((FloatVector) v.lanewise(VectorOperators.LSHR, 28).sub(8).convert(VectorOperators.I2F, 0)).mul(d).intoArray(tile, at + 7 * GROUP);
-            }
+    /** Decodes the group at byte {@code base} ({@code nb} blocks) into {@code tile[tileOff + c * GROUP + r]} = value {@code c} of the group's row {@code r}. */
+    private static void decodeGroup(TensorType type, MemorySegment w, long base, int nb, float[] tile, int tileOff) {
+        if (type == TensorType.Q4_0) {
+            Q4Interleaved.decodeGroup(w, base, nb, tile, tileOff);
+        } else {
+            Q8Interleaved.decodeGroup(w, base, nb, tile, tileOff);
         }
     }
 
