@@ -49,8 +49,30 @@ final class RemoteErrors {
             root = next;
         }
         String m = root.getMessage() == null ? root.getClass().getSimpleName() : firstLine(root.getMessage());
+        String notResp = notResp(m);
+        if (notResp != null) {
+            return notResp;
+        }
         int address = m.indexOf(": /"); // netty's "Connection refused: /127.0.0.1:6379"
         return address > 0 ? m.substring(0, address) : m;
+    }
+
+    /** Lettuce's decoder on a reply that is not RESP: {@code Invalid first byte: 60 (<) at buffer index 1 decoding using null}. */
+    private static final java.util.regex.Pattern INVALID_FIRST_BYTE = java.util.regex.Pattern.compile("Invalid first byte: (\\d+)");
+
+    /**
+     * The reason for a server that answered in another protocol (an HTTP server, a mistyped
+     * port), naming the reply's first character, or null for any other message: Lettuce's own
+     * words name its decoder's internals (a new user's trial).
+     */
+    static String notResp(String message) {
+        java.util.regex.Matcher m = INVALID_FIRST_BYTE.matcher(message);
+        if (!m.find()) {
+            return null;
+        }
+        int b = Integer.parseInt(m.group(1));
+        String first = b > 32 && b < 127 ? "'" + (char) b + "'" : "byte " + b;
+        return "its reply is not the Redis protocol (it began with " + first + "): is the port a Redis or Valkey server's?";
     }
 
     /**
@@ -81,10 +103,16 @@ final class RemoteErrors {
         return sb.toString();
     }
 
-    /** The line about a store that refuses writes with OOM ({@code where}: the URL or node). */
+    /**
+     * The line about a store that refuses writes with OOM ({@code where}: the URL or node). Both
+     * policies can say OOM: noeviction when full, an evicting one when a value is larger than
+     * what it can free (a new user's server with allkeys-lru and a small maxmemory), so the line
+     * names both rather than advising a policy the store may already have.
+     */
     static String storeFull(String where, String msg) {
         return "remote tier: " + where + " is full and refuses writes (" + firstLine(msg) + "); writes fail until it has room,"
-                + " lookups and loads go on (a maxmemory-policy that evicts, such as allkeys-lru, keeps it writable)";
+                + " lookups and loads go on (under maxmemory-policy noeviction a full store refuses every write; one that"
+                + " evicts, such as allkeys-lru, refuses only values too large for its maxmemory)";
     }
 
     static String firstLine(String msg) {

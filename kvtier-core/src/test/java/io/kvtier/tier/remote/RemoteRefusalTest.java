@@ -65,6 +65,40 @@ class RemoteRefusalTest {
         }
     }
 
+    /**
+     * trial19: a URL naming another kind of server (here a fake that answers every connection as
+     * an HTTP server would) said Lettuce's decoder internals ("Invalid first byte: 72 (H) at buffer
+     * index 1 decoding using null"); the line names the reply's first character and asks about the port.
+     */
+    @Test
+    void aServerThatIsNotRedisIsNamedAsSuch() throws Exception {
+        try (java.net.ServerSocket http = new java.net.ServerSocket(0, 8, java.net.InetAddress.getLoopbackAddress())) {
+            Thread answering = Thread.ofVirtual().start(() -> {
+                while (!http.isClosed()) {
+                    try (java.net.Socket c = http.accept()) {
+                        c.getInputStream().read(new byte[512]);
+                        c.getOutputStream().write("HTTP/1.1 400 Bad Request\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                        c.getOutputStream().flush();
+                        Thread.sleep(50);
+                    } catch (java.io.IOException | InterruptedException closed) {
+                        return;
+                    }
+                }
+            });
+            String url = "redis://127.0.0.1:" + http.getLocalPort();
+            try (LettuceRemoteStore s = open(url, null)) {
+                assertThat(warnings).containsExactly("remote tier: cannot reach " + url + " (its reply is not the Redis protocol"
+                        + " (it began with 'H'): is the port a Redis or Valkey server's?); every lookup misses until it answers");
+                assertThat(s.breakerState()).isEqualTo("open");
+            } finally {
+                http.close();
+                answering.join(5_000);
+            }
+        }
+        assertThat(RemoteErrors.notResp("Invalid first byte: 10 (\n) at buffer index 1")).contains("(it began with byte 10)");
+        assertThat(RemoteErrors.notResp("Connection refused")).isNull();
+    }
+
     /** trial17 F2: a database the server does not have said "cannot reach ... until it answers". */
     @Test
     void aDatabaseTheServerDoesNotHaveTurnsTheTierOff() throws Exception {
@@ -120,8 +154,9 @@ class RemoteRefusalTest {
             assertThat(s.get("kvt:v1:t:ns:kept").get()).containsExactly(7);
             assertThat(warnings).hasSize(1);
             assertThat(warnings.getFirst()).startsWith("remote tier: " + r.url() + " is full and refuses writes (OOM ")
-                    .endsWith("writes fail until it has room, lookups and loads go on (a maxmemory-policy that evicts, such as"
-                            + " allkeys-lru, keeps it writable)");
+                    .endsWith("writes fail until it has room, lookups and loads go on (under maxmemory-policy noeviction a full"
+                            + " store refuses every write; one that evicts, such as allkeys-lru, refuses only values too large for its"
+                            + " maxmemory)");
         }
     }
 
