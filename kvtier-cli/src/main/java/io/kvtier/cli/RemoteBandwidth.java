@@ -97,14 +97,35 @@ public final class RemoteBandwidth {
     }
 
     /**
-     * Connects to the store as the figures will, before any figure is measured.
+     * Connects to the store as the figures will, and writes (then deletes) one key of each side,
+     * before any figure is measured: a user whose ACL confines it to other keys is one line here,
+     * not a NOPERM after the table's header (a new user's trial).
      *
      * @throws BadInputException naming the URL (redacted) and why, if the store cannot be reached
      *         or refuses the client (wrong password, ACL)
      */
     static void checkReachable(String url, String password) {
-        open(RemoteSettings.of(List.of(url), false, "bench", password), url).close();
+        try (LettuceRemoteStore store = open(RemoteSettings.of(List.of(url), false, "bench", password), url)) {
+            for (String key : List.of(PROBE_KEY, BENCHMARK_KEY)) {
+                try {
+                    store.set(key, new byte[] {0}).get(30, java.util.concurrent.TimeUnit.SECONDS);
+                    store.delete(key);
+                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                    String why = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null
+                            ? e.getCause().getMessage() : "no answer within 30 s";
+                    throw new BadInputException("--remote-url " + RemoteSettings.redact(url) + ": cannot write " + key + " (" + why
+                            + "): bench offload's tier writes kvt:v1:bench* keys and redis-benchmark writes " + BENCHMARK_KEY
+                            + ", so its user's ACL must allow both");
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new BadInputException("bench offload: interrupted");
+                }
+            }
+        }
     }
+
+    /** A key of the tier's tenant that {@link #checkReachable} writes and deletes. */
+    static final String PROBE_KEY = "kvt:v1:bench:probe";
 
     /**
      * The store, connected, or one line naming the URL (redacted) and why not: it cannot be

@@ -90,7 +90,7 @@ class RemoteBandwidthTest {
     void aPasswordFileReachesAnAclUserAndNothingIsLeftBehind(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
             throws Exception {
         try (io.kvtier.tier.remote.OwnRedis r = io.kvtier.tier.remote.OwnRedis.start(dir.resolve("r"),
-                "user bob on >bob-secret-pw ~* +@all", "user default off")) {
+                "user bob on >bob-secret-pw ~* +@all", "user carol on >carol-pw ~kvt:v1:bench* +@all", "user default off")) {
             java.nio.file.Path pw = java.nio.file.Files.writeString(dir.resolve("pw"), "bob-secret-pw\n");
             String url = "redis://bob@127.0.0.1:" + r.port();
             CliRun ok = CliRun.of("bench", "offload", "--remote-url", url, "--remote-password-file", pw.toString(),
@@ -109,6 +109,18 @@ class RemoteBandwidthTest {
             assertThat(refused.err()).startsWith("kvtier: --remote-url redis://***@127.0.0.1:" + r.port() + ": authentication failed (WRONGPASS")
                     .doesNotContain("not-it").hasLineCount(1);
             assertThat(refused.out()).isEmpty();
+
+            // trial18: a user confined to the tier's keys got NOPERM after the table's header; now one line before it
+            java.nio.file.Path carolPw = java.nio.file.Files.writeString(dir.resolve("carol"), "carol-pw");
+            CliRun confined = CliRun.of("bench", "offload", "--remote-url", "redis://carol@127.0.0.1:" + r.port(),
+                    "--remote-password-file", carolPw.toString(), "--skip-bandwidth", "--skip-ttft", "--skip-decode");
+            assertThat(confined.code()).isEqualTo(2);
+            assertThat(confined.err()).startsWith("kvtier: --remote-url redis://***@127.0.0.1:" + r.port()
+                    + ": cannot write key:__rand_int__ (NOPERM").endsWith("): bench offload's tier writes kvt:v1:bench* keys and"
+                    + " redis-benchmark writes key:__rand_int__, so its user's ACL must allow both\n").hasLineCount(1);
+            assertThat(confined.out()).isEmpty();
+            assertThat(r.cli("--user", "bob", "--pass", "bob-secret-pw", "--no-auth-warning", "DBSIZE"))
+                    .as("the probe of the tier's keys deleted").isEqualTo("0");
         }
     }
 

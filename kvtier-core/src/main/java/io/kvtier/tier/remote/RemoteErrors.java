@@ -72,7 +72,7 @@ final class RemoteErrors {
         }
         int b = Integer.parseInt(m.group(1));
         String first = b > 32 && b < 127 ? "'" + (char) b + "'" : "byte " + b;
-        return "its reply is not the Redis protocol (it began with " + first + "): is the port a Redis or Valkey server's?";
+        return "its reply is not the Redis protocol, it began with " + first + ": is the port a Redis or Valkey server's?";
     }
 
     /**

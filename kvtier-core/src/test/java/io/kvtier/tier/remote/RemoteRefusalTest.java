@@ -87,15 +87,15 @@ class RemoteRefusalTest {
             });
             String url = "redis://127.0.0.1:" + http.getLocalPort();
             try (LettuceRemoteStore s = open(url, null)) {
-                assertThat(warnings).containsExactly("remote tier: cannot reach " + url + " (its reply is not the Redis protocol"
-                        + " (it began with 'H'): is the port a Redis or Valkey server's?); every lookup misses until it answers");
+                assertThat(warnings).containsExactly("remote tier: cannot reach " + url + " (its reply is not the Redis protocol,"
+                        + " it began with 'H': is the port a Redis or Valkey server's?); every lookup misses until it answers");
                 assertThat(s.breakerState()).isEqualTo("open");
             } finally {
                 http.close();
                 answering.join(5_000);
             }
         }
-        assertThat(RemoteErrors.notResp("Invalid first byte: 10 (\n) at buffer index 1")).contains("(it began with byte 10)");
+        assertThat(RemoteErrors.notResp("Invalid first byte: 10 (\n) at buffer index 1")).contains(", it began with byte 10:");
         assertThat(RemoteErrors.notResp("Connection refused")).isNull();
     }
 
