@@ -66,9 +66,9 @@ public final class RemoteBandwidth {
      */
     public static void print(String url, String password, int requests, long bytesPerSize, int repeats) {
         System.out.printf("== remote tier throughput against %s, MB/s: both sides one connection, %d commands in flight "
-                + "(redis-benchmark -c 1 -P %d), median of %d rounds; values per size: at least %d and %d MiB, "
+                + "(redis-benchmark -c 1 -P %d), median of %s; values per size: at least %d and %d MiB, "
                 + "a multiple of %d (either side more until its run takes %.1f s) ==%n", RemoteSettings.redact(url), PIPELINE,
-                PIPELINE, repeats, requests, bytesPerSize >> 20, PIPELINE, MIN_BENCHMARK_SECONDS);
+                PIPELINE, io.kvtier.text.Plural.count(repeats, "round"), requests, bytesPerSize >> 20, PIPELINE, MIN_BENCHMARK_SECONDS);
         System.out.printf("%10s %8s %12s %12s %12s %12s %10s %10s %10s%n", "chunk", "values", "tier store", "SET", "tier load",
                 "GET", "store/SET", "load/GET", "rb values");
         for (long size : SIZES) {

@@ -133,13 +133,13 @@ final class RemoteTtft {
             cpuRatio[i] = rc[i] / hc[i];
         }
         return String.format(java.util.Locale.ROOT,
-                "prefix from remote:   %8.2f ms  (%.1fx faster than recompute %.2f ms: median of %d pairs' own ratios, "
+                "prefix from remote:   %8.2f ms  (%.1fx faster than recompute %.2f ms: median of %s, "
                         + "range %.1f-%.1fx; medians of each side; empty host tier: probe, promotion from %s, load)%n"
                         + "  by process CPU:     %8.2f ms  (%.1fx less than recompute %.2f ms, range %.1f-%.1fx)%n"
                         + "  the step alone:     %8.2f ms  (process CPU %.2f ms; the prompt again, its prefix on the device); "
                         + "the remote hit beyond it %.2f ms%n",
                 RemoteBandwidth.median(hw) * 1e3, RemoteBandwidth.median(wallRatio), RemoteBandwidth.median(rw) * 1e3,
-                pairs.length, min(wallRatio), max(wallRatio), where,
+                pairs.length == 1 ? "1 pair's own ratio" : pairs.length + " pairs' own ratios", min(wallRatio), max(wallRatio), where,
                 RemoteBandwidth.median(hc) * 1e3, RemoteBandwidth.median(cpuRatio), RemoteBandwidth.median(rc) * 1e3,
                 min(cpuRatio), max(cpuRatio), RemoteBandwidth.median(step) * 1e3, RemoteBandwidth.median(stepCpu) * 1e3,
                 RemoteBandwidth.median(beyond) * 1e3);

@@ -52,7 +52,7 @@ class RemoteBandwidthTest {
         assertThat(r.code()).as(r.err()).isZero();
         List<String> lines = r.out().lines().toList();
         assertThat(lines.getFirst()).startsWith("== remote tier throughput against redis://")
-                .contains("median of 1 rounds; values per size: at least 12 and 2 MiB, a multiple of 8").endsWith("==");
+                .contains("median of 1 round; values per size: at least 12 and 2 MiB, a multiple of 8").endsWith("==");
         assertThat(lines.get(1).strip().split("\\s+")).containsExactly("chunk", "values", "tier", "store", "SET", "tier", "load",
                 "GET", "store/SET", "load/GET", "rb", "values");
         List<String> rows = lines.stream().filter(l -> l.strip().matches("\\d+ KiB .*")).toList();
