@@ -39,7 +39,7 @@ record PreparedInput(float[] x, int n, float[] f32, float[] decoded, Q8Activatio
             packedDecoded = a.packedForDecoded(PackedMatmul.packedLength(n, in));
             PackedMatmul.pack(x, n, in, packedDecoded);
         }
-        // Decode products with Q8_0 or Q4_0 weights: x quantized once here, as llama.cpp does.
+        // Decode products with Q8_0 or interleaved Q4_0 weights: x quantized once here, as llama.cpp does.
         Q8Activations q8 = null;
         if (int8 && activations == QuantActivations.Q8_0 && n < QuantMatmul.SCRATCH_FROM) {
             q8 = a.q8;

@@ -16,7 +16,7 @@ public final class Q8Activations {
     /** Half-rounded block scales as floats, {@code [rows][cols / 32]}. */
     float[] d = new float[0];
     /**
-     * Per activation row, what the {@link Interleaved} kernels read ({@code offsets}: Q4_0's only), each row an array of its own
+     * Per activation row, what {@link Q4Interleaved}'s kernel reads, each row an array of its own
      * (C2 compiled that kernel with every activation broadcast loaded from memory only when a
      * row's values start at index 0 of their array): {@code pairs[row]} ({@code cols / 2} ints),
      * {@code offsets[row]} and {@code scales[row]} ({@code cols / 32} each).

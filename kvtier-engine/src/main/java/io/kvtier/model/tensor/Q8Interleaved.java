@@ -17,12 +17,13 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * The Q8_0 quants of {@link Interleaved}'s layout and its kernels: after a block's {@code GROUP}
  * scales, 8 vectors of {@code 4 GROUP} bytes; vector {@code k} holds, per row r at bytes
- * {@code 4r .. 4r+3}, the four values that the activation pairs {@code 2k} and {@code 2k + 1}
- * of {@link Q8Activations#pairs} meet ({@link #byteAt}). Read as {@code 2 GROUP} shorts, a vector's
- * low bytes (sign-extended by {@code << 8, >> 8}) meet pair {@code 2k} broadcast as one int, its
- * high bytes ({@code >> 8}) pair {@code 2k + 1}: lane {@code 2r} meets the pairs' low values and
- * lane {@code 2r + 1} their high values, so the activations need no other arrangement than the
- * one Q4_0's kernel uses.
+ * {@code 4r .. 4r+3}, the block's values {@code 4k, 4k+2, 4k+1, 4k+3} ({@link #byteAt}). Read as
+ * {@code 2 GROUP} shorts, a vector's low bytes (sign-extended by {@code << 8, >> 8}: values
+ * {@code 4k, 4k+1} in lanes {@code 2r, 2r+1}) meet the activation pair {@code (4k, 4k+1)}
+ * broadcast as one int, its high bytes ({@code >> 8}: values {@code 4k+2, 4k+3}) the pair
+ * {@code (4k+2, 4k+3)} ({@link Q8Activations#adjacent}). So int lane r of a vector's products
+ * sums row r's four products of values {@code 4k .. 4k+3}: int32 lane k of llama.cpp's
+ * {@code ggml_vec_dot_q8_0_q8_0} (AVX2), which the kernel then scales and adds in that order.
  *
  * <p>Overflow: a product of an int8 weight and an activation quant is at most
  * {@code 128 * 127 = 16256} in magnitude, so a short lane holds the sum of its two products
@@ -43,10 +44,9 @@ final class Q8Interleaved {
 
     /**
      * Byte index, from the start of a group's block, of value {@code j} (0..31) of the group's row
-     * {@code r}. Pair {@code 4m + t} holds values {@code 8m + t} (low) and {@code 8m + 4 + t}
-     * (high), so vector {@code k = 2m + t/2} holds pairs {@code 2k} (t even) and {@code 2k + 1}
-     * (t odd): byte {@code 4r} meets pair 2k's low value, {@code 4r + 1} pair 2k+1's low value,
-     * {@code 4r + 2} and {@code 4r + 3} their high values.
+     * {@code r}: vector {@code k = j / 4}, byte {@code 4r} value {@code 4k} (low byte of short
+     * lane 2r), {@code 4r + 1} value {@code 4k + 2} (its high byte), {@code 4r + 2} value
+     * {@code 4k + 1} and {@code 4r + 3} value {@code 4k + 3} (short lane 2r+1).
      */
     static int byteAt(int r, int j) {
         int u = j & 3;
@@ -68,14 +68,16 @@ final class Q8Interleaved {
     }
 
     /**
-     * Groups {@code gFrom..gTo-1} against one activation row ({@code xp}, {@code xd}: its
-     * {@link Q8Activations#pairs} and scales): group g's {@code GROUP} dot products into
-     * {@code out[outOff + g*GROUP ..]}. Per block: 8 loads of {@code 2 GROUP} shorts, each split
-     * into its low and high bytes, each multiplied by an activation pair broadcast as one int and
-     * the two added in shorts; each int lane's two shorts sign-extended and added into the
-     * block's int sums; one convert, the {@code GROUP} scales made floats from their half bits
-     * ({@link Interleaved#SCALES}), one FMA. Written out: a helper returning a vector is boxed
-     * when C2 does not inline it into a kernel this large.
+     * Groups {@code gFrom..gTo-1} against one activation row ({@code xa}, {@code xd}: its
+     * {@link Q8Activations#adjacent} pairs and scales): group g's {@code GROUP} dot products into
+     * {@code out[outOff + g*GROUP ..]}. Per block: the {@code GROUP} scales made floats from their
+     * half bits ({@link Interleaved#SCALES}) times the block's activation scale; 8 loads of
+     * {@code 2 GROUP} shorts, each split into its low and high bytes, each multiplied by an
+     * activation pair broadcast as one int and the two added in shorts; each int lane's two
+     * shorts sign-extended and added, converted, and added by one FMA into accumulator k of 8. The
+     * 8 accumulators are added at the end as llama.cpp's {@code hsum_float_8} adds its lanes.
+     * Written out: a helper returning a vector is boxed when C2 does not inline it into a kernel
+     * this large.
      */
     static void groups(MemorySegment w, int nb, int gFrom, int gTo, int[] xa, float[] xd, float[] out, int outOff) {
         for (int g = gFrom; g < gTo; g++) {

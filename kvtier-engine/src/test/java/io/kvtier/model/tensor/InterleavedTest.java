@@ -178,15 +178,7 @@ class InterleavedTest {
     void q8ExtremeBlocksGiveTheExactIntegerSum() {
         int cols = 4 * 32;
         int rows = 2 * G;
-        ByteBuffer b = BlockPacker.le(34 * rows * cols / 32);
-        for (int r = 0; r < rows; r++) {
-            for (int k = 0; k < cols / 32; k++) {
-                int[] q = new int[32];
-                Arrays.fill(q, r % 2 == 0 ? -128 : 127);
-                BlockPacker.q8_0(b, 1f, q);
-            }
-        }
-        MemorySegment w = MemorySegment.ofArray(Arrays.copyOf(b.array(), b.position()));
+        MemorySegment w = extremeQ8(rows, cols);
         float[] x = new float[cols];
         for (int k = 0; k < cols; k++) {
             x[k] = (k / 32) % 2 == 0 ? -127f : 127f;   // quants -127 and 127 with scale 1
@@ -201,13 +193,7 @@ class InterleavedTest {
             assertThat(y[r]).as("row %d", r).isEqualTo(0f);   // two blocks of +q*127*32 and two of -q*127*32 cancel
         }
         // one block alone: the largest sums, exactly
-        ByteBuffer single = BlockPacker.le(34 * rows);
-        for (int r = 0; r < rows; r++) {
-            int[] q = new int[32];
-            Arrays.fill(q, r % 2 == 0 ? -128 : 127);
-            BlockPacker.q8_0(single, 1f, q);
-        }
-        MemorySegment one = MemorySegment.ofArray(Arrays.copyOf(single.array(), single.position()));
+        MemorySegment one = extremeQ8(rows, 32);
         Q8Activations x1 = new Q8Activations();
         x1.quantize(Arrays.copyOf(x, 32), 1, 32);
         float[] y1 = new float[rows];
@@ -216,6 +202,19 @@ class InterleavedTest {
             assertThat(y1[r]).as("row %d", r).isEqualTo(r % 2 == 0 ? 128f * 127 * 32 : -127f * 127 * 32);
         }
         assertThat(y1[0]).isEqualTo(520192f);   // 16 short lanes' pairs of 32512 into one int per row
+    }
+
+    /** A row-major Q8_0 matrix with unit scales, every weight -128 in even rows and 127 in odd ones. */
+    private static MemorySegment extremeQ8(int rows, int cols) {
+        ByteBuffer b = BlockPacker.le(34 * rows * cols / 32);
+        for (int r = 0; r < rows; r++) {
+            for (int k = 0; k < cols / 32; k++) {
+                int[] q = new int[32];
+                Arrays.fill(q, r % 2 == 0 ? -128 : 127);
+                BlockPacker.q8_0(b, 1f, q);
+            }
+        }
+        return MemorySegment.ofArray(Arrays.copyOf(b.array(), b.position()));
     }
 
     /**
