@@ -174,9 +174,11 @@ final class GenerateReport {
                 }
             }
             if (s.get("remote") instanceof Map<?, ?> r) {
-                err.printf("kvtier: remote: %s chunks stored, %s loaded, %s probes, %s stores dropped %s, load failures %s, "
-                                + "store failures %s, %s%n",
-                        r.get("chunks_stored"), r.get("chunks_loaded"), r.get("probes"), r.get("stores_dropped"),
+                err.printf("kvtier: remote: %s chunks stored in %s, %s loaded, %s found %s present, %s stores dropped %s, "
+                                + "load failures %s, store failures %s, %s%n",
+                        r.get("chunks_stored"), Plural.count(((Number) r.get("writes")).longValue(), "write job"),
+                        r.get("chunks_loaded"), Plural.count(((Number) r.get("probes")).longValue(), "probe"),
+                        Plural.count(((Number) r.get("chunks_probed_present")).longValue(), "chunk"), r.get("stores_dropped"),
                         r.get("stores_dropped_by"), r.get("load_failures"), r.get("store_failures"),
                         breaker((String) r.get("breaker_state"), ((Number) r.get("breaker_opens")).longValue(),
                                 (String) r.get("off_reason")));

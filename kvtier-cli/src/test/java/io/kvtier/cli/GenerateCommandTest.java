@@ -233,6 +233,11 @@ class GenerateCommandTest {
                 new String[] {"--remote-url redis://kvtier-a@127.0.0.1:1 names user kvtier-a but no password was given: give it with "
                         + "--remote-password-file or KVTIER_REMOTE_PASSWORD", "--remote-url", "redis://kvtier-a@127.0.0.1:1"},
                 new String[] {"--remote-url 'redis://a b:6379' is not a URL", "--remote-url", "redis://a b:6379"},
+                new String[] {"--remote-url 'redis://127.0.0.1:6379?timeout=10s': kvtier reads no query ('?timeout=10s'); give the "
+                        + "database as the path (redis://host:port/3), the timeout with --remote-timeout", "--remote-url",
+                        "redis://127.0.0.1:6379?timeout=10s"},
+                new String[] {"--remote-url 'redis://127.0.0.1:6379/2#x': kvtier reads no fragment ('#x')", "--remote-url",
+                        "redis://127.0.0.1:6379/2#x"},
                 new String[] {"--store-horizon needs --store-policy lazy", "--store-horizon", "4"},
                 new String[] {"--store-policy needs the host tier", "--store-policy", "lazy", "--host-cache-bytes", "0"},
                 new String[] {"--load-policy needs the host tier", "--load-policy", "faster", "--host-cache-bytes", "0"})) {

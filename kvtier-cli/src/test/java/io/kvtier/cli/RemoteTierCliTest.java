@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvtier.engine.ReferenceRecords;
 import io.kvtier.engine.ReferenceRecords.Record;
+import io.kvtier.text.Plural;
 import io.kvtier.tier.remote.RedisServers;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -157,6 +158,12 @@ class RemoteTierCliTest {
         List<String> lines = generate(urls, cluster, tenant, stats).lines().toList();
         assertThat(stderr()).as("stderr of the second process").allMatch(l -> l.startsWith("kvtier: "));
         JsonNode second = JSON.readTree(stats.toFile()).get("remote");
+        assertThat(stderr()).filteredOn(l -> l.startsWith("kvtier: remote: ")).singleElement().asString().startsWith(
+                "kvtier: remote: " + second.get("chunks_stored") + " chunks stored in " + Plural.count(second.get("writes").asLong(),
+                        "write job") + ", " + second.get("chunks_loaded") + " loaded, " + Plural.count(second.get("probes").asLong(), "probe")
+                        + " found " + Plural.count(second.get("chunks_probed_present").asLong(), "chunk") + " present, ");
+        assertThat(second.get("chunks_probed_present").asLong()).as("every loaded chunk was probed present first")
+                .isGreaterThanOrEqualTo(second.get("chunks_loaded").asLong());
         // The first process stored every full chunk of the prompts; the second loads those before each last token.
         assertThat(second.get("chunks_loaded").asLong()).isPositive().isLessThanOrEqualTo(first.get("chunks_stored").asLong());
         assertThat(second.get("load_failures").size()).isZero();

@@ -100,8 +100,9 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
     /**
      * Checks that {@code url} names a host (one colon before the port; an IPv6 address in
      * brackets), if it gives one a port in 1..65535, and if it has a path a database number
-     * ({@code /3}): the client would otherwise fail later with a message that does not name the
-     * flag ({@code For input string: "abc"}), or keep trying a host it cannot parse.
+     * ({@code /3}), and that it has no query or fragment: the client would otherwise fail later
+     * with a message that does not name the flag ({@code For input string: "abc"}), keep trying a
+     * host it cannot parse, or read a {@code ?timeout=} that kvtier's own connection ignores.
      */
     private static void checkHostAndPort(String url) {
         java.net.URI uri;
@@ -110,6 +111,14 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
         } catch (java.net.URISyntaxException e) {
             throw new IllegalArgumentException("--remote-url '" + redact(url) + "' is not a URL (" + e.getReason()
                     + "); expected redis://[user@]host:port");
+        }
+        if (uri.getRawQuery() != null || uri.getRawFragment() != null) {
+            // Lettuce reads some query parameters (timeout, database) and kvtier's own SET
+            // connection none: one meaning for both is the path and the flags, so refuse the rest.
+            throw new IllegalArgumentException("--remote-url '" + redact(url) + "': kvtier reads no "
+                    + (uri.getRawQuery() != null ? "query ('?" + uri.getRawQuery() + "')" : "fragment ('#" + uri.getRawFragment() + "')")
+                    + "; give the database as the path (redis://host:port/3), the timeout with --remote-timeout,"
+                    + " the password with --remote-password-file");
         }
         String authority = uri.getRawAuthority() == null ? "" : uri.getRawAuthority();
         String hostPort = authority.substring(authority.indexOf('@') + 1);
