@@ -304,9 +304,12 @@ public final class LettuceRemoteStore implements RemoteStore {
         readBulkLimit();
     }
 
-    /** Lowers the value limit below the server's proto-max-bulk-len when CONFIG GET is allowed. */
+    /** Sets the value limit below the server's proto-max-bulk-len when CONFIG GET is allowed (at connection, and after a refusal). */
     private void readBulkLimit() {
         StatefulConnection<String, byte[]> conn = connection;
+        if (conn == null) {
+            return;
+        }
         CompletionStage<Map<String, String>> cfg = conn instanceof StatefulRedisClusterConnection<String, byte[]> c
                 ? c.async().configGet("proto-max-bulk-len")
                 : ((StatefulRedisConnection<String, byte[]>) conn).async().configGet("proto-max-bulk-len");
@@ -390,13 +393,15 @@ public final class LettuceRemoteStore implements RemoteStore {
             }
             String msg = RemoteErrors.messageOf(err);
             RemoteFailure.Cause cause = RemoteFailure.causeOf(err);
-            String off = refusal(key, msg);
+            String off = RemoteErrors.refusal(settings.cluster() ? null : settings.urls().get(0), key, msg);
             if (off != null) {
                 turnOff(off); // for good: no breaker counts it
             } else if (RemoteFailure.isErrorReply(err)) {
                 // The server answered: no breaker counts a refusal (a full store still serves reads).
                 if (msg.contains("OOM ") && saidFull.compareAndSet(false, true)) {
                     warn.accept(RemoteErrors.storeFull(where(key), msg));
+                } else if (msg.contains("invalid bulk length")) {
+                    readBulkLimit(); // proto-max-bulk-len lowered since the start: larger values are not sent from now on
                 }
             } else if (!RemoteFailure.isCancelled(err)) { // a SET never sent: no sign of the server's health
                 long opened = b.opens();
@@ -413,26 +418,6 @@ public final class LettuceRemoteStore implements RemoteStore {
             }
             throw new RemoteFailure(cause, RemoteErrors.firstLine(msg));
         });
-    }
-
-    /**
-     * Why an error reply to a command on {@code key} turns the tier off for good, or null: a
-     * MOVED or ASK in standalone mode (the URL names a cluster node: about two in three keys
-     * would fail), or a refusal of the user ({@link RemoteErrors#isAuthError}, the check made at
-     * connection too: on a command, mostly an ACL that refuses the key).
-     */
-    private String refusal(String key, String msg) {
-        if (!settings.cluster() && (msg.contains("MOVED") || msg.contains("ASK "))) {
-            return RemoteSettings.redact(settings.urls().get(0)) + " is a cluster node (" + RemoteErrors.firstLine(msg)
-                    + "): give --remote-mode cluster";
-        }
-        if (!RemoteErrors.isAuthError(msg)) {
-            return null;
-        }
-        return msg.contains("NOPERM")
-                ? "the server refused key " + key + " (" + RemoteErrors.firstLine(msg) + "): give this user access to ~"
-                        + key.substring(0, key.lastIndexOf(':') + 1) + "*"
-                : RemoteErrors.authFailed(msg);
     }
 
     /** The async commands of {@link #strings} (standalone or cluster: both dispatch any command, routed by its key). */
@@ -523,7 +508,13 @@ public final class LettuceRemoteStore implements RemoteStore {
         return guarded(key, () -> {
             CompletableFuture<Void> answer = new CompletableFuture<>();
             directSets.set(key, new ByteBuffer[] {header.asByteBuffer(), payload.asByteBuffer()}, claim, answer);
-            return answer;
+            // A server whose proto-max-bulk-len was lowered below the value may close the socket
+            // before its error reply is read: a failure of a large SET reads the limit again.
+            return answer.whenComplete((v, e) -> {
+                if (e != null && !RemoteFailure.isCancelled(e)) {
+                    readBulkLimit();
+                }
+            });
         });
     }
 

@@ -109,6 +109,27 @@ final class RemoteErrors {
      * what it can free (a new user's server with allkeys-lru and a small maxmemory), so the line
      * names both rather than advising a policy the store may already have.
      */
+    /**
+     * Why an error reply to a command on {@code key} turns the tier off for good, or null: a
+     * MOVED or ASK in standalone mode (the URL names a cluster node: about two in three keys
+     * would fail; {@code standaloneUrl} is null in cluster mode), or a refusal of the user
+     * ({@link #isAuthError}, the check made at connection too: on a command, mostly an ACL that
+     * refuses the key).
+     */
+    static String refusal(String standaloneUrl, String key, String msg) {
+        if (standaloneUrl != null && (msg.contains("MOVED") || msg.contains("ASK "))) {
+            return RemoteSettings.redact(standaloneUrl) + " is a cluster node (" + firstLine(msg)
+                    + "): give --remote-mode cluster";
+        }
+        if (!isAuthError(msg)) {
+            return null;
+        }
+        return msg.contains("NOPERM")
+                ? "the server refused key " + key + " (" + firstLine(msg) + "): give this user access to ~"
+                        + key.substring(0, key.lastIndexOf(':') + 1) + "*"
+                : authFailed(msg);
+    }
+
     static String storeFull(String where, String msg) {
         return "remote tier: " + where + " is full and refuses writes (" + firstLine(msg) + "); writes fail until it has room,"
                 + " lookups and loads go on (under maxmemory-policy noeviction a full store refuses every write; one that"

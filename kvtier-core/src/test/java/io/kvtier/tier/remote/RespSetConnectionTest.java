@@ -115,6 +115,38 @@ class RespSetConnectionTest {
     }
 
     /**
+     * A new user's trial: proto-max-bulk-len lowered on a running server below the values (1 MiB
+     * against 2 MiB) failed every large SET, as "stopped answering (Connection reset by peer)"
+     * when the server closed the socket before its error reply was read, and kept doing so. Now
+     * the first refusal reads the limit again: the next values above it are not sent (the copier
+     * counts them as oversize and says so once), smaller ones still are, and the breaker stays closed.
+     */
+    @Test
+    void aBulkLimitLoweredWhileRunningIsReadAgainAtTheFirstRefusal() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
+             Arena arena = Arena.ofConfined();
+             LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of(r.url()), false, "t", null)
+                     .withTimeout(TIMEOUT), line -> { })) {
+            assertThat(setFrom(s, arena, "kvt:v1:t:a", bytes(2 << 20, 1), MemoryClaim.OWNED).get(30, TimeUnit.SECONDS)).isNull();
+            r.cli("CONFIG", "SET", "proto-max-bulk-len", "1mb");
+            Throwable refused = failure(setFrom(s, arena, "kvt:v1:t:b", bytes(2 << 20, 2), MemoryClaim.OWNED));
+            assertThat(RemoteFailure.causeOf(refused)).as("%s", refused)
+                    .isIn(RemoteFailure.Cause.ERROR, RemoteFailure.Cause.UNAVAILABLE);
+            long limit = (1 << 20) - (64 << 10);
+            for (long end = System.nanoTime() + 10_000_000_000L; s.maxValueBytes() != limit && System.nanoTime() < end; ) {
+                Thread.sleep(10);
+            }
+            assertThat(s.maxValueBytes()).as("the server's new limit less 64 KiB").isEqualTo(limit);
+            assertThat(s.setsFromMemory(2 << 20)).isFalse();
+            assertThat(failure(s.set("kvt:v1:t:c", bytes(2 << 20, 3)))).hasMessageContaining("exceeds the remote limit of " + limit);
+            assertThat(setFrom(s, arena, "kvt:v1:t:d", bytes((int) limit, 4), MemoryClaim.OWNED).get(30, TimeUnit.SECONDS)).isNull();
+            assertThat(r.cli("STRLEN", "kvt:v1:t:d")).isEqualTo(Long.toString(limit));
+            assertThat(r.cli("EXISTS", "kvt:v1:t:b")).isEqualTo("0");
+            assertThat(s.breakerState()).isEqualTo("closed");
+        }
+    }
+
+    /**
      * A claim refused before the first byte sends nothing and keeps the connection; one refused
      * mid-value closes it, so the server never completes that SET (here: the server frozen after
      * the first part, then thawed) and counts as a timeout (the store did not take the value in
