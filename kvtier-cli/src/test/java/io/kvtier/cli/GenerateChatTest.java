@@ -26,11 +26,11 @@ class GenerateChatTest {
     /**
      * Llama 3.2's template (its own date, since the reference fixed 26 Jul 2024, is replaced by
      * today's: compare the ids around it) gives llama.cpp's prompt ids; Qwen2.5's gives them
-     * exactly, and the reply is the dequantized reference's greedy tokens up to a stop token.
+     * exactly, and the reply is llama.cpp's greedy tokens up to a stop token.
      */
     @Test
     void chatPromptsAreTheTemplatesIds() throws IOException {
-        JsonNode qwen = ChatReferences.chat("qwen2-bpe-q8_0.deqf32.ref.jsonl");
+        JsonNode qwen = ChatReferences.chat("qwen2-bpe-q8_0.ref.jsonl");
         CliRun r = CliRun.of("generate", "--model", ChatReferences.ref("qwen2-bpe-q8_0.gguf").toString(), "--chat",
                 "--system", "You are a helpful assistant.", "--prompt", "Write one short sentence about the sea.",
                 "--max-tokens", "8", "--output", "jsonl", "--device-blocks", "16");

@@ -10,7 +10,7 @@ import io.kvtier.model.tensor.Weight;
  * every part of the pool that computes their rows: for F32 weights packed in the kernels' layout
  * ({@code f32}), for encoded ones in {@link PackedMatmul}'s ({@code decoded}, null below a
  * vector of rows), and quantized to Q8_0 blocks for the weights {@link QuantMatmul#int8} accepts ({@code q8}, null
- * unless a decode step meets such weights with {@link QuantActivations#Q8_0}). The arrays are
+ * unless such weights meet {@link QuantActivations#Q8_0}, whatever the rows). The arrays are
  * the scratch of an {@link Activations}: valid until the next preparation.
  *
  * <p>{@link #rowByRow} prepares for the batch-invariant mode instead: every activation row goes
@@ -39,9 +39,11 @@ record PreparedInput(float[] x, int n, float[] f32, float[] decoded, Q8Activatio
             packedDecoded = a.packedForDecoded(PackedMatmul.packedLength(n, in));
             PackedMatmul.pack(x, n, in, packedDecoded);
         }
-        // Decode products with Q8_0 or interleaved Q4_0 weights: x quantized once here, as llama.cpp does.
+        // Products with Q8_0 or interleaved Q4_0 weights: x quantized once here, as llama.cpp does,
+        // in prefill and batches too (float tiles there made a request's tokens follow neither of
+        // llama.cpp's arithmetics: its prompt in float32, its decode steps in int8).
         Q8Activations q8 = null;
-        if (int8 && activations == QuantActivations.Q8_0 && n < QuantMatmul.SCRATCH_FROM) {
+        if (int8 && activations == QuantActivations.Q8_0) {
             q8 = a.q8;
             q8.quantize(x, n, in);
         }

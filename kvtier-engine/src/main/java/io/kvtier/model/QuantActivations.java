@@ -3,12 +3,13 @@ package io.kvtier.model;
 import java.util.Locale;
 
 /**
- * How the activations meet Q8_0 weights in decode (fewer than {@link QuantMatmul#SCRATCH_FROM}
- * tokens in a step): {@link #Q8_0} quantizes them to Q8_0 blocks first and multiplies in
- * integers, as llama.cpp does (its plain references); {@link #F32} multiplies the exactly
- * dequantized weights with float32 activations (its {@code .deqf32} references). Larger
- * steps (prefill, batches) always take F32. The default is the system property
- * {@value #PROPERTY} ({@code q8_0} or {@code f32}), else {@link #Q8_0}.
+ * How the activations meet Q8_0 and Q4_0 weights ({@link io.kvtier.model.tensor.QuantMatmul#int8}),
+ * in every step, decode, prefill and batches alike: {@link #Q8_0} quantizes them to Q8_0 blocks
+ * first and multiplies in integers, as llama.cpp does (its plain references: a request's greedy
+ * tokens are llama.cpp's); {@link #F32} multiplies the exactly dequantized weights with float32
+ * activations (its {@code .deqf32} references). Other encodings (Q4_K, Q6_K, F16, BF16) always
+ * meet float32 activations. The default is the system property {@value #PROPERTY} ({@code q8_0}
+ * or {@code f32}), else {@link #Q8_0}.
  */
 public enum QuantActivations {
     Q8_0, F32;

@@ -45,7 +45,7 @@ public final class SplitComparison {
         Path path = Path.of(args[0]);
         int rounds = Integer.parseInt(args[1]);
         String[] names = Arrays.copyOfRange(args, 2, args.length);
-        try (Checkpoint m = Checkpoint.load(path); Arena arena = Arena.ofShared()) {
+        try (Model m = Models.load(path); Arena arena = Arena.ofShared()) {
             long bytes = weightBytes(m);
             int dim = m.config().dim();
             int rows = (int) (bytes / (dim * 4L));

@@ -106,8 +106,8 @@ public final class QuantMatmul {
      * As {@link #matmul(Weight, float[], int, float[], int, int)} for rows of activations quantized to Q8_0 ({@code x}, quantized from the
      * {@code [n][cols]} input), for a weight {@link #int8} accepts: each weight row is streamed
      * once per activation row through {@link Int8Dot}, or each group of interleaved rows through
-     * {@link Interleaved}. Any number of rows (decode takes it below {@link #SCRATCH_FROM}, the
-     * batch-invariant mode for every step), each computed the same way whatever the others.
+     * {@link Interleaved}. Any number of rows (every step with Q8_0 activations, the default),
+     * each computed the same way whatever the others.
      */
     public static void matmul(Weight w, Q8Activations x, int n, float[] y, int rowFrom, int rowTo) {
         int cols = w.cols();

@@ -47,6 +47,8 @@ class GgufInt8ReferenceTest {
      */
     static final double MAX_DEVIATION = 0.06;
     static final double MAX_MEDIAN = 0.02;
+    /** A greedy margin float noise may flip: well below the flips' 0.037 x RMS, above float32's 1e-5. */
+    static final double CLOSE_MARGIN = 0.01;
 
     @TempDir
     static Path cache;
@@ -90,6 +92,42 @@ class GgufInt8ReferenceTest {
             assertThat(pct(dev, 1.0)).as("%s: largest deviation", where).isLessThanOrEqualTo(MAX_DEVIATION);
             assertThat(pct(dev, 0.5)).as("%s: median deviation", where).isLessThanOrEqualTo(MAX_MEDIAN);
         }
+    }
+
+    /**
+     * A new user's trial: with the prompt computed in one step, as the engine's prefill does, the
+     * greedy tokens left llama.cpp's at a margin of 0.05 x RMS (llama3-bpe-q8_0's short prompt at
+     * step 1), because a step of 4 tokens or more took float32 activations while decode quantized
+     * them. Now every step quantizes them, and all 32 greedy tokens are llama.cpp's, up to the
+     * first step whose margin is float noise (below {@value #CLOSE_MARGIN} x RMS: one, at step 23
+     * of llama-spm512-q4_0's long prompt, margin 0.005 x RMS), at 1 and at 2 threads.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("cases")
+    void greedyTokensAfterAOneStepPrefillAreLlamaCpps(String file, String kind, LlamaCppReference ref) {
+        int expected = 0;   // steps before the first close call
+        while (expected < ref.generatedIds().length && margin(ref.generated().get(expected), ref.nVocab()) >= CLOSE_MARGIN) {
+            expected++;
+        }
+        for (ForkJoinPool threads : new ForkJoinPool[] {pool1, pool}) {
+            try (GgufModel model = GgufModel.load(LlamaCppReference.folder().resolve(file + ".gguf"), new DigestCache(cache));
+                 Transformer t = new Transformer(model, Kernels.best(), threads, QuantActivations.Q8_0);
+                 LogitsDriver d = new LogitsDriver(t, 16, ref.promptIds().length + 32)) {
+                int[] ids = new int[expected];
+                float[] logits = d.feed(ref.promptIds());
+                for (int s = 0; s < expected; s++) {
+                    ids[s] = LogitsDriver.argmax(logits);
+                    logits = d.feed(ids[s]);
+                }
+                assertThat(ids).as("%s %s at %d thread(s)", file, kind, threads.getParallelism())
+                        .containsExactly(Arrays.copyOf(ref.generatedIds(), expected));
+            }
+        }
+    }
+
+    /** Top-1 minus top-2 logit over the RMS. */
+    static double margin(LlamaCppReference.Logits l, int nVocab) {
+        return (l.values()[0] - l.values()[1]) / l.rms(nVocab);
     }
 
     /**
