@@ -6,7 +6,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 /** The server's one Jackson mapper (thread-safe) and the OpenAI error object. */
 final class Json {
 
-    static final ObjectMapper MAPPER = new ObjectMapper();
+    /**
+     * Strict where a lenient reading would guess: text after the object ({@code {...} trailing})
+     * and a key given twice (which value counts?) are malformed JSON, as the OpenAI API has it.
+     */
+    static final ObjectMapper MAPPER = com.fasterxml.jackson.databind.json.JsonMapper.builder()
+            .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .build();
 
     private Json() {
     }

@@ -237,17 +237,35 @@ final class RequestParser {
             throw ApiError.contextLength("This model's maximum context length is " + maxPositions + " tokens. However, your "
                     + param + " has " + bytes + " bytes, more than that many tokens can hold. Please reduce the length.", param);
         }
-        int nul = text.indexOf('\0');
-        if (nul >= 0) {
-            // The tokenizers treat NUL as the end of a C string (run.c): refused on every route alike.
-            throw ApiError.badRequest("your " + param + " has a NUL character (\\u0000) at character " + nul
-                    + (chat ? " of the rendered chat" : "") + "; remove it", param);
+        String bad = badCharacter(text);
+        if (bad != null) {
+            throw ApiError.badRequest("your " + param + " has " + bad + (chat ? " of the rendered chat" : "") + "; remove it", param);
         }
         int[] ids = chat ? model.encodeChat(text, addSpecial) : model.encode(text, addSpecial);
         if (limit && ids.length > maxPositions) {
             throw tooLong(ids.length, param);
         }
         return ids;
+    }
+
+    /**
+     * Where {@code text} holds a character no tokenizer takes, or null: a NUL (the tokenizers treat
+     * it as the end of a C string, as run.c does) or half a surrogate pair (JSON's {@code "\\ud800"}
+     * escape decodes to no Unicode character; the CLI refuses the same as invalid UTF-8).
+     */
+    static String badCharacter(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c == 0) {
+                return "a NUL character (\\u0000) at character " + i;
+            }
+            if (Character.isHighSurrogate(c) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                return String.format(java.util.Locale.ROOT, "half a surrogate pair (\\u%04x) at character %d, not valid Unicode", (int) c, i);
+            }
+        }
+        return null;
     }
 
     private String renderChat(JsonNode messages, boolean addGenerationPrompt) throws ApiError {
@@ -268,10 +286,9 @@ final class RequestParser {
                         + "'function', 'tool', and 'developer'.", "messages.[" + i + "].role");
             }
             String text = content(m, role, where, "messages.[" + i + "].content");
-            int nul = text.indexOf('\0');
-            if (nul >= 0) {
-                throw ApiError.badRequest(where + ".content has a NUL character (\\u0000) at character " + nul + "; remove it",
-                        "messages.[" + i + "].content");
+            String bad = badCharacter(text);
+            if (bad != null) {
+                throw ApiError.badRequest(where + ".content has " + bad + "; remove it", "messages.[" + i + "].content");
             }
             list.add(new ChatMessage(role, text, templateFields(m, i)));
         }

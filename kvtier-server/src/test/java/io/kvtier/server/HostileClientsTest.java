@@ -93,9 +93,21 @@ class HostileClientsTest {
         "{\"prompt\": \"a\", \"stream_options\": {\"include_usage\": true}} | stream_options | only allowed with \"stream\": true",
         "{\"prompt\": \"a\", \"cache_salt\": 7} | cache_salt | must be a string",
         "{\"prompt\": \"x\\u0000y\"} | prompt | has a NUL character (\\u0000) at character 1;",
+        "{\"prompt\": \"ab\\ud800\"} | prompt | your prompt has half a surrogate pair (\\ud800) at character 2, not valid Unicode; remove it",
+        "{\"prompt\": \"\\udc00x\"} | prompt | half a surrogate pair (\\udc00) at character 0",
+        "{\"prompt\": \"hi\"} trailing |  | malformed JSON",
+        "{\"prompt\": \"hi\"} {} |  | malformed JSON",
+        "{\"prompt\": \"hi\", \"max_tokens\": 2, \"max_tokens\": 3} |  | Duplicate field 'max_tokens'",
     })
     void badCompletionRequestsGetA400NamingTheParameter(String body, String param, String message) {
         assertError(f.post("/v1/completions", body), 400, param, message);
+    }
+
+    /** A whole surrogate pair (an emoji escaped as JSON does) is a character like any other. */
+    @Test
+    void aWholeSurrogatePairIsAccepted() {
+        HttpResponse<String> r = f.post("/v1/completions", "{\"prompt\": \"a \\ud83d\\ude00\", \"max_tokens\": 2}");
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
     }
 
     @ParameterizedTest(name = "{0}")
@@ -115,6 +127,7 @@ class HostileClientsTest {
         "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}, {\"role\": \"assistant\"}]} | messages.[1].content | Missing required parameter",
         "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"max_completion_tokens\": -1} | max_completion_tokens | must be in 1..",
         "{\"messages\": [{\"role\": \"user\", \"content\": \"x\\u0000y\"}]} | messages.[0].content | has a NUL character (\\u0000) at character 1;",
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"x\\ud83d\"}]} | messages.[0].content | has half a surrogate pair (\\ud83d) at character 1",
     })
     void badChatRequestsGetA400NamingTheParameter(String body, String param, String message) {
         assertError(f.post("/v1/chat/completions", body), 400, param, message);
