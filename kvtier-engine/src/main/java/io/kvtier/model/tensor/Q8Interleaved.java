@@ -144,6 +144,106 @@ final class Q8Interleaved {
     }
 
     /**
+     * {@link #groups} for two activation rows at once ({@code xa}/{@code xd} to {@code out} at
+     * {@code outOff}, {@code xb}/{@code xe} to {@code outB} at {@code outOffB}): each weight vector
+     * is loaded and split into its byte halves once for both, each row's arithmetic and order are
+     * {@link #groups}' (the same bits). For prefill and batches, where every product meets many rows.
+     * Written out as {@link #groups} is: with a helper for a row's vector step, C2 boxed the
+     * vectors (prefill 10x slower).
+     */
+    static void groups2(MemorySegment w, int nb, int gFrom, int gTo, int[] xa, float[] xd, float[] out, int outOff,
+                        int[] xb, float[] xe, float[] outB, int outOffB) {
+        for (int g = gFrom; g < gTo; g++) {
+            long base = (long) g * nb * BLOCK_BYTES;
+            FloatVector a0 = FloatVector.zero(F), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+            FloatVector b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
+            for (int b = 0; b < nb; b++) {
+                long p = base + b * BLOCK_BYTES + 2L * GROUP;
+                int xi = 16 * b;
+                IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, p - 2L * GROUP, LE).convertShape(VectorOperators.S2I, I, 0);
+                FloatVector dw = h.lanewise(VectorOperators.LSHL, 13).and(0x8FFFE000).reinterpretAsFloats().mul(0x1p112f);
+                FloatVector d = dw.mul(xd[b]);
+                FloatVector e = dw.mul(xe[b]);
+                ShortVector v = ShortVector.fromMemorySegment(S2, w, p, LE);
+                ShortVector lo = v.lanewise(VectorOperators.LSHL, 8).lanewise(VectorOperators.ASHR, 8);
+                ShortVector hi = v.lanewise(VectorOperators.ASHR, 8);
+                IntVector si;
+                si = lo.mul(IntVector.broadcast(I, xa[xi + 0]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xa[xi + 1]).reinterpretAsShorts())).reinterpretAsInts();
+                a0 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(d, a0);
+                si = lo.mul(IntVector.broadcast(I, xb[xi + 0]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xb[xi + 1]).reinterpretAsShorts())).reinterpretAsInts();
+                b0 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(e, b0);
+                v = ShortVector.fromMemorySegment(S2, w, p + 4L * GROUP, LE);
+                lo = v.lanewise(VectorOperators.LSHL, 8).lanewise(VectorOperators.ASHR, 8);
+                hi = v.lanewise(VectorOperators.ASHR, 8);
+                si = lo.mul(IntVector.broadcast(I, xa[xi + 2]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xa[xi + 3]).reinterpretAsShorts())).reinterpretAsInts();
+                a1 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(d, a1);
+                si = lo.mul(IntVector.broadcast(I, xb[xi + 2]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xb[xi + 3]).reinterpretAsShorts())).reinterpretAsInts();
+                b1 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(e, b1);
+                v = ShortVector.fromMemorySegment(S2, w, p + 8L * GROUP, LE);
+                lo = v.lanewise(VectorOperators.LSHL, 8).lanewise(VectorOperators.ASHR, 8);
+                hi = v.lanewise(VectorOperators.ASHR, 8);
+                si = lo.mul(IntVector.broadcast(I, xa[xi + 4]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xa[xi + 5]).reinterpretAsShorts())).reinterpretAsInts();
+                a2 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(d, a2);
+                si = lo.mul(IntVector.broadcast(I, xb[xi + 4]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xb[xi + 5]).reinterpretAsShorts())).reinterpretAsInts();
+                b2 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(e, b2);
+                v = ShortVector.fromMemorySegment(S2, w, p + 12L * GROUP, LE);
+                lo = v.lanewise(VectorOperators.LSHL, 8).lanewise(VectorOperators.ASHR, 8);
+                hi = v.lanewise(VectorOperators.ASHR, 8);
+                si = lo.mul(IntVector.broadcast(I, xa[xi + 6]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xa[xi + 7]).reinterpretAsShorts())).reinterpretAsInts();
+                a3 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(d, a3);
+                si = lo.mul(IntVector.broadcast(I, xb[xi + 6]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xb[xi + 7]).reinterpretAsShorts())).reinterpretAsInts();
+                b3 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(e, b3);
+                v = ShortVector.fromMemorySegment(S2, w, p + 16L * GROUP, LE);
+                lo = v.lanewise(VectorOperators.LSHL, 8).lanewise(VectorOperators.ASHR, 8);
+                hi = v.lanewise(VectorOperators.ASHR, 8);
+                si = lo.mul(IntVector.broadcast(I, xa[xi + 8]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xa[xi + 9]).reinterpretAsShorts())).reinterpretAsInts();
+                a4 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(d, a4);
+                si = lo.mul(IntVector.broadcast(I, xb[xi + 8]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xb[xi + 9]).reinterpretAsShorts())).reinterpretAsInts();
+                b4 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(e, b4);
+                v = ShortVector.fromMemorySegment(S2, w, p + 20L * GROUP, LE);
+                lo = v.lanewise(VectorOperators.LSHL, 8).lanewise(VectorOperators.ASHR, 8);
+                hi = v.lanewise(VectorOperators.ASHR, 8);
+                si = lo.mul(IntVector.broadcast(I, xa[xi + 10]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xa[xi + 11]).reinterpretAsShorts())).reinterpretAsInts();
+                a5 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(d, a5);
+                si = lo.mul(IntVector.broadcast(I, xb[xi + 10]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xb[xi + 11]).reinterpretAsShorts())).reinterpretAsInts();
+                b5 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(e, b5);
+                v = ShortVector.fromMemorySegment(S2, w, p + 24L * GROUP, LE);
+                lo = v.lanewise(VectorOperators.LSHL, 8).lanewise(VectorOperators.ASHR, 8);
+                hi = v.lanewise(VectorOperators.ASHR, 8);
+                si = lo.mul(IntVector.broadcast(I, xa[xi + 12]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xa[xi + 13]).reinterpretAsShorts())).reinterpretAsInts();
+                a6 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(d, a6);
+                si = lo.mul(IntVector.broadcast(I, xb[xi + 12]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xb[xi + 13]).reinterpretAsShorts())).reinterpretAsInts();
+                b6 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(e, b6);
+                v = ShortVector.fromMemorySegment(S2, w, p + 28L * GROUP, LE);
+                lo = v.lanewise(VectorOperators.LSHL, 8).lanewise(VectorOperators.ASHR, 8);
+                hi = v.lanewise(VectorOperators.ASHR, 8);
+                si = lo.mul(IntVector.broadcast(I, xa[xi + 14]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xa[xi + 15]).reinterpretAsShorts())).reinterpretAsInts();
+                a7 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(d, a7);
+                si = lo.mul(IntVector.broadcast(I, xb[xi + 14]).reinterpretAsShorts()).add(hi.mul(IntVector.broadcast(I, xb[xi + 15]).reinterpretAsShorts())).reinterpretAsInts();
+                b7 = ((FloatVector) si.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16).add(si.lanewise(VectorOperators.ASHR, 16))
+                        .convert(VectorOperators.I2F, 0)).fma(e, b7);
+            }
+            a0.add(a4).add(a2.add(a6)).add(a1.add(a5).add(a3.add(a7))).intoArray(out, outOff + g * GROUP);
+            b0.add(b4).add(b2.add(b6)).add(b1.add(b5).add(b3.add(b7))).intoArray(outB, outOffB + g * GROUP);
+        }
+    }
+
+    /**
      * Decodes the group at byte {@code base} ({@code nb} blocks) into {@code tile[tileOff + c * GROUP + r]}
      * = value {@code c} of the group's row {@code r}: per block 8 vectors read as {@code GROUP}
      * ints (int lane r = row r's four values of the vector, {@link #byteAt}), each byte
