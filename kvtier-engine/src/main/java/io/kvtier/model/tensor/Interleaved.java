@@ -49,7 +49,7 @@ public final class Interleaved {
     static final String SCALES = "<< 13, & 0x8FFFE000, * 2^112";
     /** Groups a decode product takes at a time before the next activation row: about 55-300 KB of weights at the 110M shape's widths, which stay in L2 for the other rows. */
     static final int CHUNK_GROUPS = 128 / GROUP;
-    /** Q8_0 products take activation rows two at a time ({@link Q8Interleaved#groups2}); property {@code kvtier.quant.pairedRows=false} turns it off, for comparisons. */
+    /** Products take activation rows two at a time ({@link Q8Interleaved#groups2}, {@link Q4Interleaved#groups2}); property {@code kvtier.quant.pairedRows=false} turns it off, for comparisons. */
     static final boolean PAIRED_ROWS = !"false".equals(System.getProperty("kvtier.quant.pairedRows"));
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
@@ -165,8 +165,11 @@ public final class Interleaved {
         for (int g = gFirst; g < gEnd; g += CHUNK_GROUPS) {
             int to = Math.min(gEnd, g + CHUNK_GROUPS);
             int i = 0;
-            if (type == TensorType.Q8_0 && PAIRED_ROWS) {
-                for (; i + 1 < n; i += 2) {
+            for (; PAIRED_ROWS && i + 1 < n; i += 2) {
+                if (type == TensorType.Q4_0) {
+                    Q4Interleaved.groups2(w, nb, g, to, x.pairs[i], x.scales[i], x.offsets[i], y, i * rows,
+                            x.pairs[i + 1], x.scales[i + 1], x.offsets[i + 1], y, (i + 1) * rows);
+                } else {
                     Q8Interleaved.groups2(w, nb, g, to, x.adjacent[i], x.scales[i], y, i * rows,
                             x.adjacent[i + 1], x.scales[i + 1], y, (i + 1) * rows);
                 }

@@ -139,6 +139,90 @@ final class Q4Interleaved {
     }
 
     /**
+     * {@link #groups} for two activation rows at once ({@code xp}/{@code xd}/{@code xoff} to
+     * {@code out} at {@code outOff}, {@code yp}/{@code yd}/{@code yoff} to {@code outB} at
+     * {@code outOffB}): each weight vector is loaded and split into its nibbles once for both; each
+     * row's arithmetic and order are {@link #groups}' (the same bits). Written out as
+     * {@link #groups} is (a helper returning a vector would be boxed).
+     */
+    static void groups2(MemorySegment w, int nb, int gFrom, int gTo, int[] xp, float[] xd, int[] xoff, float[] out, int outOff,
+                        int[] yp, float[] yd, int[] yoff, float[] outB, int outOffB) {
+        for (int g = gFrom; g < gTo; g++) {
+            long base = (long) g * nb * BLOCK_BYTES;
+            FloatVector acc = FloatVector.zero(F);
+            FloatVector accB = acc;
+            for (int b = 0; b < nb; b++) {
+                long p = base + b * BLOCK_BYTES + 2L * GROUP;
+                int xi = 16 * b;
+                ShortVector s = IntVector.broadcast(I, xoff[b]).reinterpretAsShorts();
+                ShortVector t = IntVector.broadcast(I, yoff[b]).reinterpretAsShorts();
+                ShortVector v = ShortVector.fromMemorySegment(S2, w, p, LE);
+                ShortVector n0 = v.and((short) 0xF);
+                ShortVector n1 = v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF);
+                ShortVector n2 = v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF);
+                ShortVector n3 = v.lanewise(VectorOperators.LSHR, 12);
+                s = s.add(n0.mul(IntVector.broadcast(I, xp[xi + 0]).reinterpretAsShorts()))
+                        .add(n1.mul(IntVector.broadcast(I, xp[xi + 1]).reinterpretAsShorts()))
+                        .add(n2.mul(IntVector.broadcast(I, xp[xi + 2]).reinterpretAsShorts()))
+                        .add(n3.mul(IntVector.broadcast(I, xp[xi + 3]).reinterpretAsShorts()));
+                t = t.add(n0.mul(IntVector.broadcast(I, yp[xi + 0]).reinterpretAsShorts()))
+                        .add(n1.mul(IntVector.broadcast(I, yp[xi + 1]).reinterpretAsShorts()))
+                        .add(n2.mul(IntVector.broadcast(I, yp[xi + 2]).reinterpretAsShorts()))
+                        .add(n3.mul(IntVector.broadcast(I, yp[xi + 3]).reinterpretAsShorts()));
+                v = ShortVector.fromMemorySegment(S2, w, p + 4L * GROUP, LE);
+                n0 = v.and((short) 0xF);
+                n1 = v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF);
+                n2 = v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF);
+                n3 = v.lanewise(VectorOperators.LSHR, 12);
+                s = s.add(n0.mul(IntVector.broadcast(I, xp[xi + 4]).reinterpretAsShorts()))
+                        .add(n1.mul(IntVector.broadcast(I, xp[xi + 5]).reinterpretAsShorts()))
+                        .add(n2.mul(IntVector.broadcast(I, xp[xi + 6]).reinterpretAsShorts()))
+                        .add(n3.mul(IntVector.broadcast(I, xp[xi + 7]).reinterpretAsShorts()));
+                t = t.add(n0.mul(IntVector.broadcast(I, yp[xi + 4]).reinterpretAsShorts()))
+                        .add(n1.mul(IntVector.broadcast(I, yp[xi + 5]).reinterpretAsShorts()))
+                        .add(n2.mul(IntVector.broadcast(I, yp[xi + 6]).reinterpretAsShorts()))
+                        .add(n3.mul(IntVector.broadcast(I, yp[xi + 7]).reinterpretAsShorts()));
+                v = ShortVector.fromMemorySegment(S2, w, p + 8L * GROUP, LE);
+                n0 = v.and((short) 0xF);
+                n1 = v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF);
+                n2 = v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF);
+                n3 = v.lanewise(VectorOperators.LSHR, 12);
+                s = s.add(n0.mul(IntVector.broadcast(I, xp[xi + 8]).reinterpretAsShorts()))
+                        .add(n1.mul(IntVector.broadcast(I, xp[xi + 9]).reinterpretAsShorts()))
+                        .add(n2.mul(IntVector.broadcast(I, xp[xi + 10]).reinterpretAsShorts()))
+                        .add(n3.mul(IntVector.broadcast(I, xp[xi + 11]).reinterpretAsShorts()));
+                t = t.add(n0.mul(IntVector.broadcast(I, yp[xi + 8]).reinterpretAsShorts()))
+                        .add(n1.mul(IntVector.broadcast(I, yp[xi + 9]).reinterpretAsShorts()))
+                        .add(n2.mul(IntVector.broadcast(I, yp[xi + 10]).reinterpretAsShorts()))
+                        .add(n3.mul(IntVector.broadcast(I, yp[xi + 11]).reinterpretAsShorts()));
+                v = ShortVector.fromMemorySegment(S2, w, p + 12L * GROUP, LE);
+                n0 = v.and((short) 0xF);
+                n1 = v.lanewise(VectorOperators.LSHR, 4).and((short) 0xF);
+                n2 = v.lanewise(VectorOperators.LSHR, 8).and((short) 0xF);
+                n3 = v.lanewise(VectorOperators.LSHR, 12);
+                s = s.add(n0.mul(IntVector.broadcast(I, xp[xi + 12]).reinterpretAsShorts()))
+                        .add(n1.mul(IntVector.broadcast(I, xp[xi + 13]).reinterpretAsShorts()))
+                        .add(n2.mul(IntVector.broadcast(I, xp[xi + 14]).reinterpretAsShorts()))
+                        .add(n3.mul(IntVector.broadcast(I, xp[xi + 15]).reinterpretAsShorts()));
+                t = t.add(n0.mul(IntVector.broadcast(I, yp[xi + 12]).reinterpretAsShorts()))
+                        .add(n1.mul(IntVector.broadcast(I, yp[xi + 13]).reinterpretAsShorts()))
+                        .add(n2.mul(IntVector.broadcast(I, yp[xi + 14]).reinterpretAsShorts()))
+                        .add(n3.mul(IntVector.broadcast(I, yp[xi + 15]).reinterpretAsShorts()));
+                IntVector h = (IntVector) ShortVector.fromMemorySegment(S, w, p - 2L * GROUP, LE).convertShape(VectorOperators.S2I, I, 0);
+                FloatVector d = h.lanewise(VectorOperators.LSHL, 13).and(0x8FFFE000).reinterpretAsFloats().mul(0x1p112f);
+                IntVector halves = s.reinterpretAsInts();
+                IntVector sum = halves.add(halves.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
+                acc = ((FloatVector) sum.convert(VectorOperators.I2F, 0)).fma(d.mul(xd[b]), acc);
+                halves = t.reinterpretAsInts();
+                sum = halves.add(halves.lanewise(VectorOperators.LSHL, 16)).lanewise(VectorOperators.ASHR, 16);
+                accB = ((FloatVector) sum.convert(VectorOperators.I2F, 0)).fma(d.mul(yd[b]), accB);
+            }
+            acc.intoArray(out, outOff + g * GROUP);
+            accB.intoArray(outB, outOffB + g * GROUP);
+        }
+    }
+
+    /**
      * Decodes the group at byte {@code base} ({@code nb} blocks) into {@code tile[tileOff + c * GROUP + r]}
      * = value {@code c} of the group's row {@code r}: per block 4 vectors of the layout's paired
      * lanes read as {@code GROUP} ints (int lane r = row r's values {@code 8m .. 8m+7}, one nibble
