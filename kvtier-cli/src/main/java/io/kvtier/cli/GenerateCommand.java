@@ -120,6 +120,14 @@ final class GenerateCommand implements Callable<Integer> {
             // An empty salt would silently share the unsalted blocks (vLLM refuses an empty cache_salt too).
             throw new BadInputException("--cache-salt must be a non-empty string; leave the flag out for no salt");
         }
+        for (String salt : cacheSalts) {
+            // Bytes that are not UTF-8 all become U+FFFD: two such salts would be one tenant.
+            int bad = salt.indexOf('\uFFFD');
+            if (bad >= 0) {
+                throw new BadInputException("--cache-salt: the text is not valid UTF-8 (the JVM replaced bytes at character "
+                        + (bad + 1) + " with U+FFFD, so salts differing there would share blocks)");
+            }
+        }
         if (!cacheSalts.isEmpty() && cacheSalts.size() != 1 && cacheSalts.size() != texts.size()) {
             throw new BadInputException("--cache-salt given " + cacheSalts.size() + " times for " + texts.size()
                     + " prompts: give it once, or once per prompt");
@@ -128,6 +136,15 @@ final class GenerateCommand implements Callable<Integer> {
         OffloadSetup offloadSetup = offload.setup(eviction, disk, System.console() != null && System.console().isTerminal());
         offloadSetup = remote.addTo(offloadSetup);
         OffloadOptions.checkKvGroups(offloadSetup, modelPath);
+        // Installed before the model loads (a large GGUF's first load hashes it for seconds): a
+        // signal then stops the run before its first step, with the summary, not silently.
+        try (StopSignals signals = StopSignals.install()) {
+            return loadAndGenerate(signals, texts, modelPath, sampling, offloadSetup);
+        }
+    }
+
+    private int loadAndGenerate(StopSignals signals, List<String> texts, Path modelPath, SamplingParams sampling,
+                                OffloadSetup offloadSetup) throws IOException {
         Model checkpoint = ModelOptions.load(modelPath, "--model");
         try {
             TextTokenizer tok = tokenizer.forModel(checkpoint);
@@ -140,18 +157,17 @@ final class GenerateCommand implements Callable<Integer> {
             EngineConfig config = engineOptions.config(checkpoint, batch, -1, ids, maxTokens.maxTokens())
                     .withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds())
                     .withPrefillPriority(offload.prefillPriority(offloadSetup.enabled()));
-            return generate(checkpoint, config, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
+            return generate(signals, checkpoint, config, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
         } finally {
             checkpoint.close(); // the engine closes it too; closing twice is harmless
         }
     }
 
     /** Runs the tokenized prompts: results printed as they finish, the summary, a clean stop on SIGINT/SIGTERM. */
-    private int generate(Model checkpoint, EngineConfig config, TextTokenizer tok, List<String> texts, List<int[]> ids,
-                         SamplingParams sampling, OffloadSetup offloadSetup, long tokenizeNanos) {
+    private int generate(StopSignals signals, Model checkpoint, EngineConfig config, TextTokenizer tok, List<String> texts,
+                         List<int[]> ids, SamplingParams sampling, OffloadSetup offloadSetup, long tokenizeNanos) {
         GenerateRun.Outcome outcome;
-        try (StopSignals signals = StopSignals.install();
-             Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads.threads(), offloadSetup)) {
+        try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads.threads(), offloadSetup)) {
             String readOnly = engine.offload() == null ? null : engine.offload().diskReadOnlyReason();
             if (readOnly != null) {
                 System.err.println("kvtier: " + readOnly);

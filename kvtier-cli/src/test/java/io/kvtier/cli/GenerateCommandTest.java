@@ -233,6 +233,10 @@ class GenerateCommandTest {
                 new String[] {"--remote-url redis://kvtier-a@127.0.0.1:1 names user kvtier-a but no password was given: give it with "
                         + "--remote-password-file or KVTIER_REMOTE_PASSWORD", "--remote-url", "redis://kvtier-a@127.0.0.1:1"},
                 new String[] {"--remote-url 'redis://a b:6379' is not a URL", "--remote-url", "redis://a b:6379"},
+                new String[] {"--remote-url must not hold a password (redis://***@127.0.0.1:6379)", "--remote-url",
+                        "redis://u:se@cret@127.0.0.1:6379"},
+                new String[] {"--cache-salt: the text is not valid UTF-8 (the JVM replaced bytes at character 2 with U+FFFD",
+                        "--cache-salt", "a\uFFFDb"},
                 new String[] {"--remote-url 'redis://127.0.0.1:6379?timeout=10s': kvtier reads no query ('?timeout=10s'); give the "
                         + "database as the path (redis://host:port/3), the timeout with --remote-timeout", "--remote-url",
                         "redis://127.0.0.1:6379?timeout=10s"},

@@ -49,10 +49,13 @@ final class BodyReader {
 
     /**
      * Jackson's message without its source-location text ("[Source: REDACTED (...); line: 1, column: 27]"
-     * becomes "line 1, column 27"), followed by where the parser stopped.
+     * becomes "line 1, column 27") and its configuration advice, followed by where the parser stopped.
      */
     static String jsonProblem(JsonProcessingException e) {
-        String what = e.getOriginalMessage().replaceAll("\\[Source: [^;]*; line: (\\d+), column: (\\d+)\\]", "line $1, column $2");
+        String what = e.getOriginalMessage().startsWith("Trailing token") ? "text after the JSON object"
+                : e.getOriginalMessage().replaceAll("\\[Source: [^;]*; line: (\\d+), column: (\\d+)\\]", "line $1, column $2")
+                        // Jackson's advice to its own users ("enable `JsonReadFeature.X` to allow") is not the client's
+                        .replaceAll("[:;,]?\\s*\\(?(?:or )?enable `[^`]+`[^)\\n]*\\)?", "");
         var at = e.getLocation();
         return at == null || at.getLineNr() < 1 ? what : what + " (at line " + at.getLineNr() + ", column " + at.getColumnNr() + ")";
     }

@@ -162,6 +162,11 @@ final class RequestParser {
         if (salt != null && salt.isEmpty()) {
             throw ApiError.badRequest("Parameter 'cache_salt' must be a non-empty string if provided.", "cache_salt");
         }
+        String bad = salt == null ? null : badCharacter(salt);
+        if (bad != null) {
+            // Half a surrogate pair becomes '?' in UTF-8: "\ud800" and "?" would be one tenant.
+            throw ApiError.badRequest("cache_salt has " + bad + "; two such salts could share blocks", "cache_salt");
+        }
         return salt;
     }
 

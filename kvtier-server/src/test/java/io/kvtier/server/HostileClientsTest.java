@@ -92,11 +92,13 @@ class HostileClientsTest {
         "{\"prompt\": \"a\", \"stream\": true, \"stream_options\": {\"include_usage\": 1}} | stream_options.include_usage | stream_options.include_usage must be true or false",
         "{\"prompt\": \"a\", \"stream_options\": {\"include_usage\": true}} | stream_options | only allowed with \"stream\": true",
         "{\"prompt\": \"a\", \"cache_salt\": 7} | cache_salt | must be a string",
+        "{\"prompt\": \"a\", \"cache_salt\": \"\\ud800\"} | cache_salt | cache_salt has half a surrogate pair (\\ud800) at character 0, not valid Unicode; two such salts could share blocks",
         "{\"prompt\": \"x\\u0000y\"} | prompt | has a NUL character (\\u0000) at character 1;",
         "{\"prompt\": \"ab\\ud800\"} | prompt | your prompt has half a surrogate pair (\\ud800) at character 2, not valid Unicode; remove it",
         "{\"prompt\": \"\\udc00x\"} | prompt | half a surrogate pair (\\udc00) at character 0",
         "{\"prompt\": \"hi\"} trailing |  | malformed JSON",
-        "{\"prompt\": \"hi\"} {} |  | malformed JSON",
+        "{\"prompt\": \"hi\"} {} |  | malformed JSON in the request body: text after the JSON object (at line 1",
+        "{\"prompt\": \"hi\", \"temperature\": NaN} |  | malformed JSON in the request body: Non-standard token 'NaN' (at line 1",
         "{\"prompt\": \"hi\", \"max_tokens\": 2, \"max_tokens\": 3} |  | Duplicate field 'max_tokens'",
     })
     void badCompletionRequestsGetA400NamingTheParameter(String body, String param, String message) {

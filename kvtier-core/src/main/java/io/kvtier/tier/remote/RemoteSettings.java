@@ -154,7 +154,7 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
     /** A URL with any user-info part replaced by {@code ***}, for messages. */
     public static String redact(String url) {
         int scheme = url.indexOf("://");
-        int at = url.indexOf('@');
+        int at = url.lastIndexOf('@');   // the last: a password may hold '@' itself
         return scheme >= 0 && at > scheme ? url.substring(0, scheme + 3) + "***" + url.substring(at) : url;
     }
 
