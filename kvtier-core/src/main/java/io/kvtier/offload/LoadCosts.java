@@ -1,6 +1,7 @@
 package io.kvtier.offload;
 
 import io.kvtier.tier.HostTier;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
@@ -99,7 +100,7 @@ final class LoadCosts {
 
     /** Measured load bandwidth per tier, bytes/s (tiers with no completed job are absent). */
     Map<String, Double> bandwidths() {
-        return Map.copyOf(bytesPerSecond);
+        return Collections.unmodifiableSortedMap(new TreeMap<>(bytesPerSecond));
     }
 
     /** Estimated marginal prefill speed, tokens/s, at position 0 in a full step; NaN before any pass was measured. */

@@ -1,5 +1,6 @@
 package io.kvtier.offload;
 
+import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -135,7 +136,7 @@ public final class OffloadStats {
      * writes host slots to files.
      */
     public Map<String, Transfers> stores() {
-        return Map.copyOf(stores);
+        return Collections.unmodifiableSortedMap(new TreeMap<>(stores));
     }
 
     /**
@@ -143,7 +144,7 @@ public final class OffloadStats {
      * reads files into host slots (a promotion).
      */
     public Map<String, Transfers> loads() {
-        return Map.copyOf(loads);
+        return Collections.unmodifiableSortedMap(new TreeMap<>(loads));
     }
 
     void notStored(String reason, long blocks) {
@@ -154,7 +155,7 @@ public final class OffloadStats {
 
     /** Prompt tokens whose KV was loaded from each tier instead of computed. */
     public Map<String, Long> externalHitTokens() {
-        return Map.copyOf(externalHitTokens);
+        return Collections.unmodifiableSortedMap(new TreeMap<>(externalHitTokens));
     }
 
     public long externalHitTokensTotal() {
@@ -163,12 +164,12 @@ public final class OffloadStats {
 
     /** Device blocks written to each tier by completed stores. */
     public Map<String, Long> blocksStored() {
-        return Map.copyOf(blocksStored);
+        return Collections.unmodifiableSortedMap(new TreeMap<>(blocksStored));
     }
 
     /** Device blocks filled from each tier by completed loads. */
     public Map<String, Long> blocksLoaded() {
-        return Map.copyOf(blocksLoaded);
+        return Collections.unmodifiableSortedMap(new TreeMap<>(blocksLoaded));
     }
 
     /**
@@ -181,7 +182,7 @@ public final class OffloadStats {
      * did not fit beside its head; those blocks were recomputed). Each block is counted once per request.
      */
     public Map<String, Long> blocksNotStored() {
-        return Map.copyOf(blocksNotStored);
+        return Collections.unmodifiableSortedMap(new TreeMap<>(blocksNotStored));
     }
 
     public long bytesStored() {

@@ -1,5 +1,6 @@
 package io.kvtier.offload;
 
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -40,7 +41,7 @@ public final class RemoteStats {
 
     /** Chunks whose promotion failed, by cause: {@code miss}, {@code timeout}, {@code verify}, {@code unavailable}, {@code error}. */
     public Map<String, Long> loadFailures() {
-        return Map.copyOf(loadFailures);
+        return Collections.unmodifiableSortedMap(new TreeMap<>(loadFailures));
     }
 
     /**
@@ -49,7 +50,7 @@ public final class RemoteStats {
      * counts that chunk and every later one).
      */
     public Map<String, Long> storeFailures() {
-        return Map.copyOf(storeFailures);
+        return Collections.unmodifiableSortedMap(new TreeMap<>(storeFailures));
     }
 
     /** Probe jobs sent (each a pipeline of TOUCH commands). */
@@ -87,7 +88,7 @@ public final class RemoteStats {
      * {@value #UNAVAILABLE} (tier off, breaker open), {@value #SLOW} (write latency high).
      */
     public Map<String, Long> storesDroppedBy() {
-        return Map.copyOf(storesDroppedBy);
+        return Collections.unmodifiableSortedMap(new TreeMap<>(storesDroppedBy));
     }
 
     /** Bytes of values being written now (header and payload). */

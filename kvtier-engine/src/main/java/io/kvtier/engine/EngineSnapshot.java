@@ -7,9 +7,11 @@ import io.kvtier.offload.RemoteStats;
 import io.kvtier.tier.TierIndex;
 import io.kvtier.tier.disk.DiskIndexScan;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * An immutable copy of an engine's counters and gauges at one moment, taken on the engine thread
@@ -40,7 +42,7 @@ public record EngineSnapshot(int running, int waiting, int deviceBlocks, int dev
                            long preemptions, long steps, long queriedTokens, long deviceHitTokens,
                            long externalQueriedTokens, long externalHitTokens) {
         public Counters {
-            finishedBy = Map.copyOf(finishedBy);
+            finishedBy = Collections.unmodifiableSortedMap(new TreeMap<>(finishedBy));
         }
     }
 
@@ -73,11 +75,11 @@ public record EngineSnapshot(int running, int waiting, int deviceBlocks, int dev
                           DiskIndexScan.Progress diskScan, RemoteStats remote, List<Offload> groups) {
         public Offload {
             groups = List.copyOf(groups);
-            externalHitTokens = Map.copyOf(externalHitTokens);
-            blocksStored = Map.copyOf(blocksStored);
-            blocksLoaded = Map.copyOf(blocksLoaded);
-            stores = Map.copyOf(stores);
-            loads = Map.copyOf(loads);
+            externalHitTokens = Collections.unmodifiableSortedMap(new TreeMap<>(externalHitTokens));
+            blocksStored = Collections.unmodifiableSortedMap(new TreeMap<>(blocksStored));
+            blocksLoaded = Collections.unmodifiableSortedMap(new TreeMap<>(blocksLoaded));
+            stores = Collections.unmodifiableSortedMap(new TreeMap<>(stores));
+            loads = Collections.unmodifiableSortedMap(new TreeMap<>(loads));
             tiers = List.copyOf(tiers);
         }
     }
