@@ -509,9 +509,10 @@ public final class LettuceRemoteStore implements RemoteStore {
             CompletableFuture<Void> answer = new CompletableFuture<>();
             directSets.set(key, new ByteBuffer[] {header.asByteBuffer(), payload.asByteBuffer()}, claim, answer);
             // A server whose proto-max-bulk-len was lowered below the value may close the socket
-            // before its error reply is read: a failure of a large SET reads the limit again.
+            // before its error reply is read (that reply, when read, is guarded's case): a large
+            // SET's lost connection reads the limit again.
             return answer.whenComplete((v, e) -> {
-                if (e != null && !RemoteFailure.isCancelled(e)) {
+                if (e != null && RemoteFailure.causeOf(e) == RemoteFailure.Cause.UNAVAILABLE) {
                     readBulkLimit();
                 }
             });
