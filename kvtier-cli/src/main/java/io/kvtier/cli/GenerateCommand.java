@@ -122,11 +122,7 @@ final class GenerateCommand implements Callable<Integer> {
         }
         for (String salt : cacheSalts) {
             // Bytes that are not UTF-8 all become U+FFFD: two such salts would be one tenant.
-            int bad = salt.indexOf('\uFFFD');
-            if (bad >= 0) {
-                throw new BadInputException("--cache-salt: the text is not valid UTF-8 (the JVM replaced bytes at character "
-                        + (bad + 1) + " with U+FFFD, so salts differing there would share blocks)");
-            }
+            PromptSource.checkArgument(salt, "--cache-salt", ": salts differing there would share blocks");
         }
         if (!cacheSalts.isEmpty() && cacheSalts.size() != 1 && cacheSalts.size() != texts.size()) {
             throw new BadInputException("--cache-salt given " + cacheSalts.size() + " times for " + texts.size()

@@ -46,10 +46,15 @@ final class PromptSource {
      * only trace left (a prompt file's bytes are checked themselves, by {@link #parse}).
      */
     static void checkArgument(String prompt, String flag) {
-        int bad = prompt.indexOf('\uFFFD');
+        checkArgument(prompt, flag, "; give such text in a --prompts file, whose bytes kvtier checks itself");
+    }
+
+    /** {@link #checkArgument(String, String)} for any flag's text, {@code advice} ending the line. */
+    static void checkArgument(String text, String flag, String advice) {
+        int bad = text.indexOf('\uFFFD');
         if (bad >= 0) {
             throw new BadInputException(flag + ": the text is not valid UTF-8 (the JVM replaced bytes at character "
-                    + (bad + 1) + " with U+FFFD); give such text in a --prompts file, whose bytes kvtier checks itself");
+                    + (bad + 1) + " with U+FFFD)" + advice);
         }
     }
 

@@ -49,6 +49,11 @@ class RespSetConnectionTest {
         return answers;
     }
 
+    /** The tier's store on {@code r}, tenant {@code t}, standalone, warnings dropped. */
+    private static LettuceRemoteStore store(OwnRedis r) {
+        return LettuceRemoteStore.open(RemoteSettings.of(List.of(r.url()), false, "t", null).withTimeout(TIMEOUT), line -> { });
+    }
+
     /** A native copy of {@code value}, as a host slot holds it. */
     private static MemorySegment offHeap(Arena arena, byte[] value) {
         MemorySegment m = arena.allocate(Math.max(1, value.length));
@@ -78,8 +83,7 @@ class RespSetConnectionTest {
     void theTierWritesLargeValuesFromMemoryItselfAndSmallOnesThroughLettuceEveryValueByteForByte() throws Exception {
         try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
              Arena arena = Arena.ofConfined();
-             LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of(r.url()), false, "t", null)
-                     .withTimeout(TIMEOUT), line -> { })) {
+             LettuceRemoteStore s = store(r)) {
             int min = (int) LettuceRemoteStore.DIRECT_SET_MIN_BYTES;
             int[] small = {0, 1, 16 << 10, min - 1};
             int[] large = {min, 262_145, 3 << 20};
@@ -125,8 +129,7 @@ class RespSetConnectionTest {
     void aBulkLimitLoweredWhileRunningIsReadAgainAtTheFirstRefusal() throws Exception {
         try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
              Arena arena = Arena.ofConfined();
-             LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of(r.url()), false, "t", null)
-                     .withTimeout(TIMEOUT), line -> { })) {
+             LettuceRemoteStore s = store(r)) {
             assertThat(setFrom(s, arena, "kvt:v1:t:a", bytes(2 << 20, 1), MemoryClaim.OWNED).get(30, TimeUnit.SECONDS)).isNull();
             r.cli("CONFIG", "SET", "proto-max-bulk-len", "1mb");
             Throwable refused = failure(setFrom(s, arena, "kvt:v1:t:b", bytes(2 << 20, 2), MemoryClaim.OWNED));

@@ -166,13 +166,7 @@ public final class Interleaved {
             int to = Math.min(gEnd, g + CHUNK_GROUPS);
             int i = 0;
             for (; PAIRED_ROWS && i + 1 < n; i += 2) {
-                if (type == TensorType.Q4_0) {
-                    Q4Interleaved.groups2(w, nb, g, to, x.pairs[i], x.scales[i], x.offsets[i], y, i * rows,
-                            x.pairs[i + 1], x.scales[i + 1], x.offsets[i + 1], y, (i + 1) * rows);
-                } else {
-                    Q8Interleaved.groups2(w, nb, g, to, x.adjacent[i], x.scales[i], y, i * rows,
-                            x.adjacent[i + 1], x.scales[i + 1], y, (i + 1) * rows);
-                }
+                groupsPaired(type, w, nb, g, to, x, i, y, rows);
             }
             for (; i < n; i++) {
                 groups(type, w, nb, g, to, x, i, y, i * rows);
@@ -208,6 +202,18 @@ public final class Interleaved {
             Q4Interleaved.groups(w, nb, gFrom, gTo, x.pairs[i], x.scales[i], x.offsets[i], out, outOff);
         } else {
             Q8Interleaved.groups(w, nb, gFrom, gTo, x.adjacent[i], x.scales[i], out, outOff);
+        }
+    }
+
+    /** {@link #groups} for activation rows {@code i} and {@code i + 1} at once, into rows {@code i} and {@code i + 1} of {@code y[n][rows]}. */
+    private static void groupsPaired(TensorType type, MemorySegment w, int nb, int gFrom, int gTo, Q8Activations x, int i,
+                                     float[] y, int rows) {
+        if (type == TensorType.Q4_0) {
+            Q4Interleaved.groups2(w, nb, gFrom, gTo, x.pairs[i], x.scales[i], x.offsets[i], y, i * rows,
+                    x.pairs[i + 1], x.scales[i + 1], x.offsets[i + 1], y, (i + 1) * rows);
+        } else {
+            Q8Interleaved.groups2(w, nb, gFrom, gTo, x.adjacent[i], x.scales[i], y, i * rows,
+                    x.adjacent[i + 1], x.scales[i + 1], y, (i + 1) * rows);
         }
     }
 }
