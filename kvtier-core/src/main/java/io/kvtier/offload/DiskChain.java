@@ -11,8 +11,10 @@ import io.kvtier.tier.StorePlan;
 import io.kvtier.tier.TierIndex;
 import io.kvtier.tier.disk.DiskIndexScan;
 import io.kvtier.tier.disk.DiskStore;
+import io.kvtier.tier.disk.RestartScan;
 import io.kvtier.tier.disk.ScannedChunk;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -28,7 +30,7 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
 
     private final TierIndex index;
     private final DiskStore store;
-    private final DiskIndexScan scan;
+    private final RestartScan scan;
     private final HostTier host;
     private final TransferEngine transfers;
     private final JobRegistry jobs;
@@ -44,6 +46,13 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
      */
     private final boolean headFirst;
     private final List<BlockKey> pendingDeletions = new ArrayList<>();
+    /**
+     * Chunks this run dropped from the index while the restart scan runs. The scan reports a file
+     * as it was when listed, possibly before this run wrote, evicted or deleted it: adopting such a
+     * report again would bring back an entry whose file is gone (a failed load later) and evict a
+     * live one to make room. This run's decision is the newer one; emptied once the scan finished.
+     */
+    private final Set<BlockKey> droppedWhileScanning = new HashSet<>();
     private final Set<BlockKey> promoted = new HashSet<>();
     /** Disk writes started to save host victims (write-on-evict); host stores wait while any runs. */
     private final Set<Long> evictWrites = new HashSet<>();
@@ -53,7 +62,7 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
     /** Back-off after a failed disk write (disk full, read-only, I/O error): stores to disk stop, then retry. */
     static final long WRITE_PAUSE_NANOS = 1_000_000_000L;
 
-    DiskChain(TierIndex index, DiskStore store, DiskIndexScan scan, HostTier host, TransferEngine transfers,
+    DiskChain(TierIndex index, DiskStore store, RestartScan scan, HostTier host, TransferEngine transfers,
               JobRegistry jobs, OffloadStats stats, DiskWritePolicy writePolicy, int admitAfter, int blocksPerChunk,
               long bytesPerChunk, long deadlineNanos, BlockKey namespace, boolean headFirst) {
         super(writePolicy, admitAfter, Math.max(1, index.capacity()));
@@ -91,7 +100,7 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
             return;
         }
         scan.drain(Integer.MAX_VALUE, (ScannedChunk c) -> {
-            if (index.state(c.key()) != TierIndex.EntryState.ABSENT) {
+            if (index.state(c.key()) != TierIndex.EntryState.ABSENT || droppedWhileScanning.contains(c.key())) {
                 return;
             }
             if (c.payloadLength() != bytesPerChunk) {
@@ -99,13 +108,29 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
                 pendingDeletions.add(c.key());
             } else if (index.prepareStore(List.of(c.key()), List.of(c.parent()), heldPrefixes(List.of(c.parent()), k -> null))
                     instanceof StorePlan.Accepted a) {
-                pendingDeletions.addAll(a.evicted());
+                deleteFiles(a.evicted());
                 index.completeStore(List.of(c.key()), true);
             } else {
                 pendingDeletions.add(c.key()); // no room for it but in place of its own prefix: the file goes
             }
         });
+        if (scan.finished()) {
+            droppedWhileScanning.clear();
+        }
         deletePending(epoch);
+    }
+
+    /** Deletes the files of {@code keys}, whose entries this run just dropped from the index (a disk job takes them). */
+    private void deleteFiles(Collection<BlockKey> keys) {
+        pendingDeletions.addAll(keys);
+        dropped(keys);
+    }
+
+    /** Notes entries this run dropped, so that a report of the restart scan cannot bring them back. */
+    private void dropped(Collection<BlockKey> keys) {
+        if (scan != null && !scan.finished()) {
+            droppedWhileScanning.addAll(keys);
+        }
     }
 
     /** Starts a disk job deleting the files of {@link #pendingDeletions} now (if any, and the disk is writable). */
@@ -260,7 +285,7 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
             }
             return -1;
         }
-        pendingDeletions.addAll(a.evicted());
+        deleteFiles(a.evicted());
         List<BlockKey> toStore = a.toStore();
         int[] slots = host.index().prepareLoad(toStore);
         List<ChunkCopy> copies = new ArrayList<>();
@@ -339,6 +364,8 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
                 List<BlockKey> after = index.descendantsOf(bad);
                 index.remove(bad);
                 after.forEach(index::remove);
+                dropped(List.of(bad));
+                dropped(after);
             }
         }
     }
@@ -369,7 +396,7 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
      */
     @Override
     void clear(long epoch) {
-        pendingDeletions.addAll(index.keys());
+        deleteFiles(index.keys());
         index.clear();
         promoted.clear();
         deletePending(epoch);

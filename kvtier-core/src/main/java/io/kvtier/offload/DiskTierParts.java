@@ -1,8 +1,8 @@
 package io.kvtier.offload;
 
 import io.kvtier.tier.TierIndex;
-import io.kvtier.tier.disk.DiskIndexScan;
 import io.kvtier.tier.disk.DiskStore;
+import io.kvtier.tier.disk.RestartScan;
 
 /**
  * What the offload scheduler needs to put a disk tier behind the host tier.
@@ -14,5 +14,5 @@ import io.kvtier.tier.disk.DiskStore;
  * @param policy     when chunks are written to disk
  * @param admitAfter write a chunk to disk only from its N-th use (1 = always)
  */
-public record DiskTierParts(TierIndex index, DiskStore store, DiskIndexScan scan, DiskWritePolicy policy, int admitAfter) {
+public record DiskTierParts(TierIndex index, DiskStore store, RestartScan scan, DiskWritePolicy policy, int admitAfter) {
 }

@@ -4,12 +4,16 @@ import static io.kvtier.engine.FingerprintEngines.range;
 import static io.kvtier.engine.FingerprintEngines.reference;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.kv.BlockKey;
 import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.offload.OffloadStats;
+import io.kvtier.tier.ChunkHeader;
 import io.kvtier.tier.TierIndex;
+import io.kvtier.tier.disk.ScannedChunk;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
@@ -181,6 +185,49 @@ class DiskChainTest {
             assertThat(f.offload.stats().loadFailures()).isEqualTo(1);
             assertThat(f.offload.diskIndex().state(a.blockKeys().get(0))).as("the bad entry is dropped")
                     .isNotEqualTo(TierIndex.EntryState.LOADING);
+            assertThat(b.externalHitTokens().getOrDefault("disk", 0)).isZero();
+            assertThat(b.outputIds()).containsExactly(reference(range(1, 5), 3));
+            f.assertDrained();
+        }
+    }
+
+    /**
+     * The restart scan reports a file as it was when listed, which may be before this run wrote
+     * and evicted its chunk (deleting the file): such a report must not bring the entry back. If
+     * it did, the next lookup would load a file that is gone (a failed load), and adopting it
+     * would evict a live entry of the full disk tier to make room.
+     */
+    @Test
+    void aChunkDroppedWhileTheScanRunsIsNotAdoptedFromItsStaleReport() throws IOException {
+        HeldScan scan = new HeldScan();
+        try (OffloadFixture f = OffloadFixture.withDisk(FingerprintEngines.config(4, 64), 2, OffloadConfig.DEFAULT, dir, 2,
+                DiskWritePolicy.THROUGH, scan)) {
+            Request a = f.runOne(range(1, 5), 1);
+            f.engine.drainTransfers();
+            BlockKey h1 = a.blockKeys().get(0);
+            List<Path> files = chunkFiles(dir);
+            assertThat(files).hasSize(1);
+            byte[] file = Files.readAllBytes(files.get(0));
+            ChunkHeader header = ChunkHeader.readFrom(MemorySegment.ofArray(file), 0);
+            assertThat(header.key()).isEqualTo(h1);
+            // The scan lists h1's file now and reports it only after the run has evicted it.
+            ScannedChunk listed = new ScannedChunk(h1, header.parent(), header.tokens().length, header.payloadLength(),
+                    file.length, Files.getLastModifiedTime(files.get(0)).toMillis());
+            Request c = f.runOne(range(30, 38), 1); // two chunks into the 2-chunk disk tier: h1 is evicted, its file deleted
+            f.engine.drainTransfers();
+            assertThat(f.offload.diskIndex().state(h1)).isEqualTo(TierIndex.EntryState.ABSENT);
+            assertThat(chunkFiles(dir)).hasSize(2);
+            scan.report(listed);
+            scan.end();
+            assertThat(f.offload.poll()).isEmpty(); // drains the scan's reports, as every step does
+            assertThat(f.offload.diskIndex().state(h1)).as("h1 adopted from the stale report")
+                    .isEqualTo(TierIndex.EntryState.ABSENT);
+            for (BlockKey k : c.blockKeys().subList(0, 2)) {
+                assertThat(f.offload.diskIndex().state(k)).as("c's chunk %s", k).isEqualTo(TierIndex.EntryState.READY);
+            }
+            f.engine.resetDevicePrefixCache();
+            Request b = f.runOne(range(1, 5), 3);
+            assertThat(f.offload.stats().loadFailures()).isZero();
             assertThat(b.externalHitTokens().getOrDefault("disk", 0)).isZero();
             assertThat(b.outputIds()).containsExactly(reference(range(1, 5), 3));
             f.assertDrained();

@@ -61,7 +61,7 @@ final class OffloadFixture extends CheckedEngineFixture {
 
     /** @param hasher null for the real SHA-256 hasher; a test hasher (e.g. one that collides) otherwise */
     OffloadFixture(EngineConfig engineConfig, int hostChunks, OffloadConfig config, String policy, BlockHasher hasher) {
-        this(engineConfig, hostChunks, config, policy, hasher, null, 0, io.kvtier.offload.DiskWritePolicy.THROUGH, null, 0);
+        this(engineConfig, hostChunks, config, policy, hasher, null, 0, io.kvtier.offload.DiskWritePolicy.THROUGH, null, null, 0);
     }
 
     /**
@@ -70,7 +70,13 @@ final class OffloadFixture extends CheckedEngineFixture {
      */
     static OffloadFixture withDisk(EngineConfig engineConfig, int hostChunks, OffloadConfig config, java.nio.file.Path diskDir,
                                    int diskChunks, io.kvtier.offload.DiskWritePolicy policy) {
-        return new OffloadFixture(engineConfig, hostChunks, config, "lru", null, diskDir, diskChunks, policy, null, 0);
+        return withDisk(engineConfig, hostChunks, config, diskDir, diskChunks, policy, null);
+    }
+
+    /** {@link #withDisk} whose restart scan is {@code scan} (null: a real scan of {@code diskDir}). */
+    static OffloadFixture withDisk(EngineConfig engineConfig, int hostChunks, OffloadConfig config, java.nio.file.Path diskDir,
+                                   int diskChunks, io.kvtier.offload.DiskWritePolicy policy, io.kvtier.tier.disk.RestartScan scan) {
+        return new OffloadFixture(engineConfig, hostChunks, config, "lru", null, diskDir, diskChunks, policy, scan, null, 0);
     }
 
     /**
@@ -80,7 +86,7 @@ final class OffloadFixture extends CheckedEngineFixture {
     static OffloadFixture withRemote(EngineConfig engineConfig, int hostChunks, OffloadConfig config, String policy,
                                      io.kvtier.tier.remote.RemoteSettings remote, long maxBytesInFlight) {
         return new OffloadFixture(engineConfig, hostChunks, config, policy, null, null, 0, io.kvtier.offload.DiskWritePolicy.THROUGH,
-                remote, maxBytesInFlight);
+                null, remote, maxBytesInFlight);
     }
 
     /** The remote tier's keys (null without one). */
@@ -90,7 +96,8 @@ final class OffloadFixture extends CheckedEngineFixture {
 
     private OffloadFixture(EngineConfig engineConfig, int hostChunks, OffloadConfig config, String policy, BlockHasher hasher,
                            java.nio.file.Path diskDir, int diskChunks, io.kvtier.offload.DiskWritePolicy diskPolicy,
-                           io.kvtier.tier.remote.RemoteSettings remote, long remoteBytesInFlight) {
+                           io.kvtier.tier.disk.RestartScan diskScan, io.kvtier.tier.remote.RemoteSettings remote,
+                           long remoteBytesInFlight) {
         this.layout = FingerprintModelRunner.layout(engineConfig.blockSize());
         this.blocksPerChunk = config.blocksPerChunk();
         this.pool = new BlockPool(engineConfig.deviceBlocks(), layout);
@@ -122,7 +129,7 @@ final class OffloadFixture extends CheckedEngineFixture {
             this.transferEngine = new io.kvtier.offload.transfer.AsyncTransferEngine(copier,
                     new io.kvtier.offload.transfer.DiskCopier(host.slab(), store, layout.bytesPerBlock()));
             TierIndex diskIndex = new TierIndex("disk", diskChunks, CachePolicy.named("lru", diskChunks), events);
-            var scan = io.kvtier.tier.disk.DiskIndexScan.start(store, 1, p -> { });
+            var scan = diskScan != null ? diskScan : io.kvtier.tier.disk.DiskIndexScan.start(store, 1, p -> { });
             this.offload = new OffloadScheduler(config, pool, host, transferEngine, ns,
                     new io.kvtier.offload.DiskTierParts(diskIndex, store, scan, diskPolicy, 1));
         }

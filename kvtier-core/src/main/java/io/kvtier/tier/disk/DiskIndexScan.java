@@ -52,7 +52,7 @@ import java.util.function.Consumer;
  * <p>Threads: one coordinator and {@code threads} workers, all daemons, gone when the scan ends or
  * {@link #close()} is called. {@link #drain} is for one consumer thread.
  */
-public final class DiskIndexScan implements AutoCloseable {
+public final class DiskIndexScan implements RestartScan {
 
     /**
      * Counts of a scan so far.
@@ -143,12 +143,7 @@ public final class DiskIndexScan implements AutoCloseable {
         return scan;
     }
 
-    /**
-     * Hands up to {@code max} found chunks to {@code sink}, oldest file first, on the calling
-     * thread (the engine thread, each step). Never blocks.
-     *
-     * @return how many were handed over
-     */
+    @Override
     public int drain(int max, Consumer<? super ScannedChunk> sink) {
         int n = 0;
         for (ScannedChunk c; n < max && (c = queue.poll()) != null; n++) {
@@ -157,12 +152,12 @@ public final class DiskIndexScan implements AutoCloseable {
         return n;
     }
 
-    /** Whether the scan is over and every found chunk was drained. */
+    @Override
     public boolean finished() {
         return ended && queue.isEmpty();
     }
 
-    /** Counts so far. */
+    @Override
     public Progress progress() {
         return new Progress(listedFiles.get(), scanned.get(), found.get(), tempDeleted.get(), badDeleted.get(),
                 skipped.get(), listed, ended);
@@ -174,6 +169,7 @@ public final class DiskIndexScan implements AutoCloseable {
      *
      * @return whether the scan is over
      */
+    @Override
     public boolean awaitEnd(Duration timeout) throws InterruptedException {
         return endLatch.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
     }
