@@ -31,11 +31,7 @@ final class HeldScan implements RestartScan {
 
     @Override
     public int drain(int max, Consumer<? super ScannedChunk> sink) {
-        int n = 0;
-        for (ScannedChunk c; n < max && (c = queue.poll()) != null; n++) {
-            sink.accept(c);
-        }
-        return n;
+        return RestartScan.drain(queue, max, sink);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.kvtier.tier.disk;
 
 import java.time.Duration;
+import java.util.Queue;
 import java.util.function.Consumer;
 
 /**
@@ -35,4 +36,13 @@ public interface RestartScan extends AutoCloseable {
     /** Stops the scan; chunks not yet found are never delivered (they stay misses). */
     @Override
     void close();
+
+    /** {@link #drain} of a scan whose found chunks wait in {@code queue}, in order. */
+    static int drain(Queue<ScannedChunk> queue, int max, Consumer<? super ScannedChunk> sink) {
+        int n = 0;
+        for (ScannedChunk c; n < max && (c = queue.poll()) != null; n++) {
+            sink.accept(c);
+        }
+        return n;
+    }
 }
