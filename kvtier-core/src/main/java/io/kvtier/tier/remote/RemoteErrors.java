@@ -53,9 +53,18 @@ final class RemoteErrors {
         if (notResp != null) {
             return notResp;
         }
+        if (m.contains("RedisHandshakeHandler not registered")) {
+            // Lettuce's words when the connection was closed before its handshake could start or
+            // report (the server hung up at once, its reason lost): say that, not Lettuce's internals.
+            return CLOSED_IN_HANDSHAKE;
+        }
         int address = m.indexOf(": /"); // netty's "Connection refused: /127.0.0.1:6379"
         return address > 0 ? m.substring(0, address) : m;
     }
+
+    /** A server that closed the connection before the handshake (Lettuce says "RedisHandshakeHandler not registered"). */
+    static final String CLOSED_IN_HANDSHAKE = "the server closed the connection during the handshake: is the port a Redis or"
+            + " Valkey server's?";
 
     /** Lettuce's decoder on a reply that is not RESP: {@code Invalid first byte: 60 (<) at buffer index 1 decoding using null}. */
     private static final java.util.regex.Pattern INVALID_FIRST_BYTE = java.util.regex.Pattern.compile("Invalid first byte: (\\d+)");

@@ -76,11 +76,16 @@ class RemoteRefusalTest {
             Thread answering = Thread.ofVirtual().start(() -> {
                 while (!http.isClosed()) {
                     try (java.net.Socket c = http.accept()) {
-                        c.getInputStream().read(new byte[512]);
+                        byte[] in = new byte[512];
+                        c.getInputStream().read(in);
                         c.getOutputStream().write("HTTP/1.1 400 Bad Request\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
                         c.getOutputStream().flush();
-                        Thread.sleep(50);
-                    } catch (java.io.IOException | InterruptedException closed) {
+                        // Open until the client closes it: a server closing first races Lettuce's handshake (its
+                        // own failure then reads "RedisHandshakeHandler not registered"; see RemoteErrors.reasonOf).
+                        while (c.getInputStream().read(in) >= 0) {
+                            // the client's further bytes, if any
+                        }
+                    } catch (java.io.IOException closed) {
                         return;
                     }
                 }
@@ -97,6 +102,9 @@ class RemoteRefusalTest {
         }
         assertThat(RemoteErrors.notResp("Invalid first byte: 10 (\n) at buffer index 1")).contains(", it began with byte 10:");
         assertThat(RemoteErrors.notResp("Connection refused")).isNull();
+        assertThat(RemoteErrors.reasonOf(new java.util.concurrent.CompletionException(
+                new IllegalStateException("RedisHandshakeHandler not registered"))))
+                .isEqualTo("the server closed the connection during the handshake: is the port a Redis or Valkey server's?");
     }
 
     /** trial17 F2: a database the server does not have said "cannot reach ... until it answers". */
