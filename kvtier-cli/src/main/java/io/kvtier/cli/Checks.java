@@ -132,10 +132,13 @@ final class Checks {
         return Float.isFinite(value) ? shown(new java.math.BigDecimal(Float.toString(value))) : Float.toString(value);
     }
 
-    /** Plain digits up to 15 before the point ({@code 1000000000}), else with an exponent ({@code 1E+99}). */
+    /**
+     * Plain digits up to 15 before or after the point ({@code 1000000000}, {@code 0.001}), else with
+     * an exponent ({@code 1E+99}, {@code 1E-46}).
+     */
     private static String shown(java.math.BigDecimal d) {
         java.math.BigDecimal s = d.stripTrailingZeros();
-        return s.precision() - s.scale() > 15 ? s.toString() : s.toPlainString();
+        return s.precision() - s.scale() > 15 || s.scale() > 15 ? s.toString() : s.toPlainString();
     }
 
     /** An output file that can be created: a non-empty path whose parent directory exists and which is not a directory. */

@@ -8,11 +8,12 @@ public final class SamplingOptions {
 
     @Option(names = "--temperature", defaultValue = "0", paramLabel = "T",
             description = "0 = greedy (default); otherwise sample from softmax(logits / T)")
-    float temperature;
+    double temperature; // parsed as typed; the range is checked on the float the sampler takes
+
 
     @Option(names = "--top-p", defaultValue = "1", paramLabel = "P",
             description = "nucleus sampling threshold in (0, 1] (default ${DEFAULT-VALUE} = off)")
-    float topP;
+    double topP;
 
     @Option(names = "--seed", defaultValue = "42", paramLabel = "S",
             description = "seed of the per-request sampling streams (default ${DEFAULT-VALUE})")
@@ -20,12 +21,14 @@ public final class SamplingOptions {
 
     /** The sampling parameters; {@link BadInputException} naming the flag if a value is out of range. */
     public SamplingParams params() {
-        if (!(temperature >= 0 && temperature <= 2)) { // the server's (and OpenAI's) range: one rule for the concept
+        float t = (float) temperature;
+        float p = (float) topP;
+        if (!(temperature >= 0 && t >= 0 && t <= 2)) { // the server's (and OpenAI's) range: one rule for the concept
             throw new BadInputException("--temperature must be in [0, 2], got " + Checks.shown(temperature));
         }
-        if (!(topP > 0 && topP <= 1)) {
+        if (!(topP > 0 && p > 0 && p <= 1)) { // 1e-46 is 0 as a float: refused, naming what was typed
             throw new BadInputException("--top-p must be in (0, 1], got " + Checks.shown(topP));
         }
-        return new SamplingParams(temperature, topP, seed);
+        return new SamplingParams(t, p, seed);
     }
 }

@@ -55,6 +55,8 @@ class TrialSixRefusalsTest {
                 "--temperature must be in [0, 2], got -1");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--temperature", "1e9"), "--temperature must be in [0, 2], got 1000000000");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--top-p", "1.1"), "--top-p must be in (0, 1], got 1.1");
+        // trial21: a value that is 0 as a float was refused as "got 0".
+        assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--top-p", "1e-46"), "--top-p must be in (0, 1], got 1E-46");
         assertOneLineError(CliRun.of("serve", "--shutdown-grace", "-1"), "--shutdown-grace must be in 0..86400 seconds, got -1");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--host-cache-bytes", "1M", "--disk-cache-dir",
                 dir.resolve("kv").toString(), "--disk-scan-wait", "-1"), "--disk-scan-wait must be between 0 and 86400 seconds, got -1");

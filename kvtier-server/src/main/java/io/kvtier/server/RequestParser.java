@@ -42,8 +42,8 @@ final class RequestParser {
         int room = maxPositions - prompt.length + 1; // the last token sampled needs no KV slot
         String maxField = body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
         int maxTokens = Math.min(optInt(body, maxField, room, 1, Integer.MAX_VALUE), room);
-        float temperature = (float) optDouble(body, "temperature", 1.0, 0.0, 2.0);
-        float topP = (float) optDouble(body, "top_p", 1.0, Double.MIN_VALUE, 1.0);
+        float temperature = optFloat(body, "temperature", 1f, 0f, false, 2f);
+        float topP = optFloat(body, "top_p", 1f, 0f, true, 1f);
         // A client's seed names its stream (the same request repeats); without one, the stream
         // also depends on the request id, so concurrent unseeded requests draw independently.
         JsonNode seedNode = body.get("seed");
@@ -448,16 +448,28 @@ final class RequestParser {
         return v.asLong();
     }
 
-    private static double optDouble(JsonNode body, String field, double dflt, double min, double max) throws ApiError {
+    /**
+     * A number field as the float the sampler takes, in [min, max] or (min, max] with
+     * {@code minExclusive}: the range holds for the float, so a value that rounds out of it (a
+     * top_p of 1e-46 is 0 as a float) is refused naming what the client sent.
+     */
+    private static float optFloat(JsonNode body, String field, float dflt, float min, boolean minExclusive, float max)
+            throws ApiError {
         JsonNode v = body.get(field);
         if (v == null || v.isNull()) {
             return dflt;
         }
-        if (!v.isNumber() || !(v.asDouble() >= min && v.asDouble() <= max)) {
-            throw ApiError.badRequest(field + " must be a number in " + (min == Double.MIN_VALUE ? "(0" : "[" + min)
-                    + ", " + max + "], got " + v, field);
+        double d = v.asDouble();
+        float f = (float) d;
+        if (!v.isNumber() || !(inRange(d, min, minExclusive, max) && inRange(f, min, minExclusive, max))) {
+            throw ApiError.badRequest(field + " must be a number in " + (minExclusive ? "(" : "[") + min + ", " + max
+                    + "], got " + v, field);
         }
-        return v.asDouble();
+        return f;
+    }
+
+    private static boolean inRange(double v, float min, boolean minExclusive, float max) {
+        return (minExclusive ? v > min : v >= min) && v <= max;
     }
 
     private static boolean optBool(JsonNode body, String field, boolean dflt) throws ApiError {
