@@ -60,10 +60,16 @@ public final class DiskOptions {
     }
 
     /**
-     * Waits up to {@code --disk-scan-wait} for the disk tier's scan of existing files (nothing to
-     * wait for without offloading), then ends the scan's progress line on a terminal.
+     * Once the engine is built: says in one line why the disk tier only reads its directory, if it
+     * does (another process owns it), then waits up to {@code --disk-scan-wait} for the disk tier's
+     * scan of existing files (nothing to wait for without offloading), and ends the scan's progress
+     * line on a terminal. The same for {@code generate} and {@code serve}.
      */
-    public void awaitScan(io.kvtier.engine.Engine engine, boolean terminal) {
+    public void opened(io.kvtier.engine.Engine engine, boolean terminal) {
+        String readOnly = engine.offload() == null ? null : engine.offload().diskReadOnlyReason();
+        if (readOnly != null) {
+            System.err.println("kvtier: " + readOnly);
+        }
         if (engine.offload() != null && !scanWait().isZero()) {
             engine.offload().awaitDiskScan(scanWait());
             if (dir() != null && terminal) {

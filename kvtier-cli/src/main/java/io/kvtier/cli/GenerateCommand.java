@@ -164,11 +164,7 @@ final class GenerateCommand implements Callable<Integer> {
                          List<int[]> ids, SamplingParams sampling, OffloadSetup offloadSetup, long tokenizeNanos) {
         GenerateRun.Outcome outcome;
         try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads.threads(), offloadSetup)) {
-            String readOnly = engine.offload() == null ? null : engine.offload().diskReadOnlyReason();
-            if (readOnly != null) {
-                System.err.println("kvtier: " + readOnly);
-            }
-            disk.awaitScan(engine, System.console() != null && System.console().isTerminal());
+            disk.opened(engine, System.console() != null && System.console().isTerminal());
             List<Request> requests = new ArrayList<>();
             for (int i = 0; i < ids.size(); i++) {
                 String salt = cacheSalts.isEmpty() ? null : cacheSalts.get(cacheSalts.size() == 1 ? 0 : i);

@@ -97,7 +97,7 @@ final class ServeCommand implements Callable<Integer> {
         KvEvents events = kvEvents.events();
         Engine engine = LlamaRunner.engine(checkpoint, engineOptions.config(checkpoint, batch, -1).withStopTokens(text.stopTokenIds()).withPrefillPriority(offload.prefillPriority(offloadSetup.enabled())), Kernels.best(),
                 threads.threads(), offloadSetup, events);
-        disk.awaitScan(engine, terminal);
+        disk.opened(engine, terminal);
         disk.warnRoom();
         ServerTelemetry telemetry;
         try {

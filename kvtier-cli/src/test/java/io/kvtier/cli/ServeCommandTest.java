@@ -70,12 +70,26 @@ class ServeCommandTest {
         }
     }
 
+    /**
+     * Also (trial21): with a disk directory another process owns, serve says in one line that it
+     * only reads it, as generate does (it said nothing, and wrote nothing there).
+     */
     @Test
     void sigtermLetsAStreamInFlightFinishWithinTheGrace(@TempDir Path dir) throws Exception {
-        SseRun run = streamThenSigterm(dir, "30", List.of());
-        assertThat(run.lines).as(String.join("\n", run.lines)).anyMatch(l -> l.contains("\"finish_reason\":\""));
-        assertThat(run.lines.getLast()).isEqualTo("data: [DONE]");
-        assertThat(run.stderr).contains("kvtier: stopping").contains("kvtier: stopped");
+        io.kvtier.kv.Namespace ns;
+        try (io.kvtier.model.Checkpoint c = io.kvtier.model.Checkpoint.load(io.kvtier.engine.ReferenceRecords.model())) {
+            ns = io.kvtier.kv.Namespace.of(c.modelId(), c.config().kvLayout(16));
+        }
+        Path kv = dir.resolve("kv");
+        try (io.kvtier.tier.disk.DiskStore owner = io.kvtier.tier.disk.DiskStore.open(kv, ns.digest(),
+                io.kvtier.tier.disk.DiskFsync.NONE)) {
+            assertThat(owner.role()).isEqualTo(io.kvtier.tier.disk.DiskStore.Role.OWNER);
+            SseRun run = streamThenSigterm(dir, "30", List.of("--disk-cache-dir", kv.toString()));
+            assertThat(run.lines).as(String.join("\n", run.lines)).anyMatch(l -> l.contains("\"finish_reason\":\""));
+            assertThat(run.lines.getLast()).isEqualTo("data: [DONE]");
+            assertThat(run.stderr).contains("kvtier: stopping").contains("kvtier: stopped")
+                    .containsOnlyOnce("kvtier: disk cache " + kv).containsOnlyOnce("; this process only reads it");
+        }
     }
 
     @Test
