@@ -33,6 +33,10 @@ final class BenchServeCommand implements Callable<Integer> {
             description = "with --url: the model name to send (default: the first of GET /v1/models)")
     String servedModel;
 
+    /** With --url: the key of a server that requires one. */
+    @Mixin
+    ApiKeyOptions apiKey;
+
     @Mixin
     ModelOptions model;
 
@@ -125,6 +129,8 @@ final class BenchServeCommand implements Callable<Integer> {
         Checks.notWith(spec, url != null, "--url", "it configures the servers bench serve starts, not a running one",
                 serverFlags());
         Checks.needs(spec, url != null, "--url", "--served-model-name");
+        Checks.needs(spec, url != null, "--url", ApiKeyOptions.FLAGS);
+        String key = apiKey.key();
         if (url == null) {
             offload.check(eviction, disk); // as generate and serve do, before the warm-up
         }
@@ -138,7 +144,7 @@ final class BenchServeCommand implements Callable<Integer> {
         if (url != null) {
             String base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
             try {
-                var entry = listedModel(base, servedModel);
+                var entry = listedModel(base, servedModel, key);
                 String name = servedModel.isEmpty() ? entry.path("id").asText() : servedModel;
                 // Before the header, as for the servers bench serve starts: a run that cannot fit is one line.
                 int seqLen = entry.path("max_model_len").asInt(0);
@@ -149,7 +155,7 @@ final class BenchServeCommand implements Callable<Integer> {
                 }
                 header.run();
                 String before = scrape(base);
-                sides.add(new ServeBenchReport.Side("server", load.run(base, name), before, scrape(base)));
+                sides.add(new ServeBenchReport.Side("server", load.run(base, name, key), before, scrape(base)));
             } catch (java.net.ConnectException e) {
                 throw new BadInputException("--url " + url + ": cannot reach the server ("
                         + (e.getCause() instanceof java.nio.channels.UnresolvedAddressException ? "unknown host" : "connection refused")
@@ -244,8 +250,9 @@ final class BenchServeCommand implements Callable<Integer> {
      * {@code name} is empty); an entry with only {@code id} when the list does not hold it (the
      * server may still serve the name).
      */
-    private static com.fasterxml.jackson.databind.JsonNode listedModel(String base, String name) throws IOException, InterruptedException {
-        String body = get(base + "/v1/models");
+    private static com.fasterxml.jackson.databind.JsonNode listedModel(String base, String name, String key)
+            throws IOException, InterruptedException {
+        String body = get(base + "/v1/models", key);
         var data = new com.fasterxml.jackson.databind.ObjectMapper().readTree(body).path("data");
         if (data.isEmpty() && name.isEmpty()) {
             throw new BadInputException("bench serve: " + base + "/v1/models lists no model; give --served-model-name");
@@ -261,15 +268,22 @@ final class BenchServeCommand implements Callable<Integer> {
     /** The server's /metrics text, or empty if it has none. */
     private static String scrape(String base) throws IOException, InterruptedException {
         try {
-            return get(base + "/metrics");
+            return get(base + "/metrics", null); // an open route
         } catch (BadInputException e) {
             return "";
         }
     }
 
-    private static String get(String url) throws IOException, InterruptedException {
-        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(url)).GET().build(),
+    /** GET with {@code key} as {@code Authorization: Bearer} (null: none); one line for any status but 200. */
+    private static String get(String url, String key) throws IOException, InterruptedException {
+        HttpRequest.Builder req = HttpRequest.newBuilder(URI.create(url)).GET();
+        HttpResponse<String> r = HttpClient.newHttpClient().send(key == null ? req.build() : req.header("Authorization", "Bearer " + key).build(),
                 HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() == 401) {
+            throw new BadInputException("bench serve: GET " + url + " answered 401: " + (key == null
+                    ? "the server requires an API key; give it with --api-key-file, --api-key-env or --api-key"
+                    : "the server refused the API key given"));
+        }
         if (r.statusCode() != 200) {
             throw new BadInputException("bench serve: GET " + url + " answered " + r.statusCode());
         }

@@ -83,8 +83,13 @@ record ServeLoad(int conversations, int turns, int systemTokens, int userTokens,
      * @throws BadInputException if the server answers a request with an error (its message is kept)
      */
     Result run(String baseUrl, String model) throws IOException, InterruptedException {
+        return run(baseUrl, model, null);
+    }
+
+    /** {@link #run(String, String)} sending {@code apiKey} as {@code Authorization: Bearer} (null: none). */
+    Result run(String baseUrl, String model, String apiKey) throws IOException, InterruptedException {
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
-        Client c = new Client(http, baseUrl, model, sampling);
+        Client c = new Client(http, baseUrl, model, sampling, apiKey);
         int[] system = c.tokens(SYSTEM_TEXT, systemTokens, true);
         Histogram ttft = histogram();
         Histogram itl = histogram();
@@ -163,7 +168,7 @@ record ServeLoad(int conversations, int turns, int systemTokens, int userTokens,
     }
 
     /** The HTTP side: {@code /tokenize} and streamed {@code /v1/completions}. */
-    private record Client(HttpClient http, String base, String model, io.kvtier.engine.SamplingParams sampling) {
+    private record Client(HttpClient http, String base, String model, io.kvtier.engine.SamplingParams sampling, String apiKey) {
 
         /**
          * {@code n} token ids: those of {@code text} (without its BOS), repeated as often as needed;
@@ -249,9 +254,9 @@ record ServeLoad(int conversations, int turns, int systemTokens, int userTokens,
 
         private <T> HttpResponse<T> post(String path, JsonNode body, HttpResponse.BodyHandler<T> handler)
                 throws IOException, InterruptedException {
-            HttpRequest req = HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))).build();
-            HttpResponse<T> r = http.send(req, handler);
+            HttpRequest.Builder req = HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+            HttpResponse<T> r = http.send(apiKey == null ? req.build() : req.header("Authorization", "Bearer " + apiKey).build(), handler);
             if (r.statusCode() != 200) {
                 Object b = r.body();
                 String text = b instanceof Stream<?> s ? String.join("\n", s.map(String::valueOf).toList()) : String.valueOf(b);

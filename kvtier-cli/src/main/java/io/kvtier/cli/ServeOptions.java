@@ -1,11 +1,9 @@
 package io.kvtier.cli;
 
 import io.kvtier.server.ServerConfig;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -21,15 +19,9 @@ public final class ServeOptions {
     @Option(names = "--port", defaultValue = "8000", paramLabel = "N", description = "TCP port (default ${DEFAULT-VALUE}; 0 picks a free one)")
     int port;
 
-    @Option(names = "--api-key", paramLabel = "KEY",
-            description = "require 'Authorization: Bearer KEY' on /v1/* and the cache routes (visible in the process list: prefer --api-key-file or --api-key-env)")
-    String apiKey;
-
-    @Option(names = "--api-key-file", paramLabel = "FILE", description = "read the API key from FILE (surrounding whitespace dropped)")
-    Path apiKeyFile;
-
-    @Option(names = "--api-key-env", paramLabel = "VAR", description = "read the API key from the environment variable VAR")
-    String apiKeyEnv;
+    /** The key clients must send; none: every route is open. */
+    @Mixin
+    ApiKeyOptions apiKey;
 
     @Option(names = "--served-model-name", paramLabel = "NAME",
             description = "the model's name in the API (default: the checkpoint's file name without its extension)")
@@ -66,7 +58,7 @@ public final class ServeOptions {
         if (!(shutdownGrace >= 0) || shutdownGrace > 86_400) {
             throw new BadInputException("--shutdown-grace must be in 0..86400 seconds, got " + Checks.shown(shutdownGrace));
         }
-        return new ServerConfig(host, port, key(), body, Duration.ofMillis((long) (shutdownGrace * 1000)), null);
+        return new ServerConfig(host, port, apiKey.key(), body, Duration.ofMillis((long) (shutdownGrace * 1000)), null);
     }
 
     /** The address must name this machine (or all of it: 0.0.0.0, ::), else nothing could be bound. */
@@ -101,31 +93,5 @@ public final class ServeOptions {
         String file = checkpoint.getFileName().toString();
         int dot = file.lastIndexOf('.');
         return dot > 0 ? file.substring(0, dot) : file;
-    }
-
-    private String key() {
-        int sources = (apiKey != null ? 1 : 0) + (apiKeyFile != null ? 1 : 0) + (apiKeyEnv != null ? 1 : 0);
-        if (sources > 1) {
-            throw new BadInputException("give one of --api-key, --api-key-file, --api-key-env");
-        }
-        String key = apiKey;
-        if (apiKeyFile != null) {
-            try {
-                key = Files.readString(Checks.inputFile(apiKeyFile, "--api-key-file"), StandardCharsets.UTF_8).strip();
-            } catch (IOException e) {
-                throw new BadInputException("--api-key-file " + apiKeyFile + ": cannot read (" + e.getMessage() + ")");
-            }
-        } else if (apiKeyEnv != null) {
-            key = System.getenv(apiKeyEnv);
-            if (key == null) {
-                throw new BadInputException("--api-key-env " + apiKeyEnv + ": the variable is not set");
-            }
-            key = key.strip();
-        }
-        if (key != null && key.isEmpty()) {
-            throw new BadInputException("the API key is empty (" + (apiKeyFile != null ? "--api-key-file " + apiKeyFile
-                    : apiKeyEnv != null ? "--api-key-env " + apiKeyEnv : "--api-key") + ")");
-        }
-        return key;
     }
 }

@@ -130,6 +130,48 @@ class BenchServeCommandTest {
         }
     }
 
+    /**
+     * trial21: a server that requires an API key could not be benchmarked (401, no flag for it).
+     * The fake answers each route only with {@code Bearer k1}; its completions route answers 418
+     * with a marker, so the run's one line shows every request carried the key.
+     */
+    @Test
+    void aRunningServersApiKeyIsSentOnEveryRequest(@TempDir Path dir) throws Exception {
+        com.sun.net.httpserver.HttpServer fake = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        java.util.Map<String, String> bodies = java.util.Map.of(
+                "/v1/models", "{\"object\":\"list\",\"data\":[{\"id\":\"m\",\"object\":\"model\",\"max_model_len\":4096}]}",
+                "/tokenize", "{\"tokens\":[1,5,6,7]}",
+                "/v1/completions", "reached with the key");
+        bodies.forEach((route, text) -> fake.createContext(route, ex -> {
+            boolean keyed = "Bearer k1".equals(ex.getRequestHeaders().getFirst("Authorization"));
+            byte[] body = (keyed ? text : "{\"error\":{\"message\":\"no key\"}}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(!keyed ? 401 : route.equals("/v1/completions") ? 418 : 200, body.length);
+            ex.getResponseBody().write(body);
+            ex.close();
+        }));
+        fake.start();
+        try {
+            String url = "http://127.0.0.1:" + fake.getAddress().getPort();
+            CliRun none = CliRun.of("bench", "serve", "--url", url);
+            assertThat(none.code()).as(none.err()).isEqualTo(2);
+            assertThat(none.err().strip()).isEqualTo("kvtier: bench serve: GET " + url + "/v1/models answered 401: the server"
+                    + " requires an API key; give it with --api-key-file, --api-key-env or --api-key");
+            CliRun wrong = CliRun.of("bench", "serve", "--url", url, "--api-key", "k2");
+            assertThat(wrong.err().strip()).isEqualTo("kvtier: bench serve: GET " + url + "/v1/models answered 401: the server"
+                    + " refused the API key given");
+            Path keyFile = java.nio.file.Files.writeString(dir.resolve("key"), "k1\n");
+            CliRun keyed = CliRun.of("bench", "serve", "--url", url, "--api-key-file", keyFile.toString(), "--conversations", "1",
+                    "--turns", "1", "--system-tokens", "4", "--user-tokens", "4", "--max-tokens", "2");
+            assertThat(keyed.code()).as(keyed.err()).isEqualTo(2);
+            assertThat(keyed.err().strip()).isEqualTo("kvtier: bench serve: /v1/completions answered 418: reached with the key");
+        } finally {
+            fake.stop(0);
+        }
+        CliRun noUrl = CliRun.of("bench", "serve", "--api-key", "k1");
+        assertThat(noUrl.err().strip()).isEqualTo("kvtier: --api-key needs --url");
+    }
+
     /** Every GGUF architecture opens as serve opens it (the GGUF magic was read as a llama2.c header: exit 2). */
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"llama-spm512-q8_0.gguf", "qwen2-bpe-q8_0.gguf", "gemma3-spm515-f32.gguf"})
