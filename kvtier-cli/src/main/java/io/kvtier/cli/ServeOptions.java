@@ -52,6 +52,9 @@ public final class ServeOptions {
         if (host.isBlank()) {
             throw new BadInputException("--host: empty address");
         }
+        // An IPv6 address as in a URL ([::1]) is the address itself: the brackets belong to URLs.
+        String host = this.host.length() > 2 && this.host.startsWith("[") && this.host.endsWith("]")
+                ? this.host.substring(1, this.host.length() - 1) : this.host;
         checkLocal(host);
         Checks.atLeast(maxWaiting, 0, "--max-waiting");
         long body = Checks.atLeast(Sizes.parseBytes(maxBodyBytes, "--max-body-bytes"), 1, "--max-body-bytes");
@@ -61,7 +64,10 @@ public final class ServeOptions {
         return new ServerConfig(host, port, apiKey.key(), body, Duration.ofMillis((long) (shutdownGrace * 1000)), null);
     }
 
-    /** The address must name this machine (or all of it: 0.0.0.0, ::), else nothing could be bound. */
+    /**
+     * The address must name this machine (or all of it: 0.0.0.0, ::), else nothing could be bound;
+     * every loopback address is (Linux answers on all of 127.0.0.0/8, not only 127.0.0.1).
+     */
     private static void checkLocal(String host) {
         java.net.InetAddress addr;
         try {
@@ -70,7 +76,7 @@ public final class ServeOptions {
             throw new BadInputException("--host " + host + ": not an IP address or a known host name");
         }
         try {
-            if (!addr.isAnyLocalAddress() && java.net.NetworkInterface.getByInetAddress(addr) == null) {
+            if (!addr.isAnyLocalAddress() && !addr.isLoopbackAddress() && java.net.NetworkInterface.getByInetAddress(addr) == null) {
                 throw new BadInputException("--host " + host + ": " + addr.getHostAddress() + " is not an address of this machine");
             }
         } catch (java.net.SocketException e) {
