@@ -65,7 +65,7 @@ final class KvEventsCommand implements Callable<Integer> {
     public Integer call() {
         count = countFlag == null ? Long.MAX_VALUE : Checks.atLeast(countFlag, 1, "--count");
         PrintStream out = System.out;
-        try (ZContext ctx = new ZContext()) {
+        try (ZContext ctx = io.kvtier.telemetry.ZmqErrors.context()) {
             ctx.setLinger(0); // nothing is sent that must outlive the command
             ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
             sub.subscribe(topic.getBytes(StandardCharsets.UTF_8));
@@ -83,7 +83,8 @@ final class KvEventsCommand implements Callable<Integer> {
                 byte[][] msg = frames(sub, 3);
                 if (msg == null && waitingForFirst && !Thread.currentThread().isInterrupted()) {
                     System.err.println("kvtier: subscribed to " + endpoint + "; no batch yet (nothing publishes there, or the server"
-                            + " is idle: serve publishes with --kv-events-endpoint); waiting");
+                            + " is idle: serve publishes with --kv-events-endpoint" + (topic.isEmpty() ? "" : ", or its topic"
+                            + " does not start with '" + topic + "': serve's --kv-events-topic") + "); waiting");
                     waitingForFirst = false;
                     sub.setReceiveTimeOut(-1);
                     continue;

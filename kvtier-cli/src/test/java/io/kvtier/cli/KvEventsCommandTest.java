@@ -68,9 +68,14 @@ class KvEventsCommandTest {
         }
     }
 
-    /** A watcher at an address where nothing publishes yet says so in one line, then prints what comes. */
-    @Test
-    void aQuietAddressIsSaidOnceAndTheWatcherKeepsWaiting() throws Exception {
+    /**
+     * A watcher at an address where nothing publishes yet says so in one line, then prints what
+     * comes; with a topic, the line names it too (trial21: a topic the server does not use looked
+     * like a quiet server).
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"", "kv"})
+    void aQuietAddressIsSaidOnceAndTheWatcherKeepsWaiting(String topic) throws Exception {
         KvEventEncoder enc = new KvEventEncoder(SEED, 16, 16, KvEventEncoder.HashFormat.INT, 0);
         String before = System.getProperty(KvEventsCommand.QUIET_NOTICE_PROPERTY);
         System.setProperty(KvEventsCommand.QUIET_NOTICE_PROPERTY, "200");
@@ -89,14 +94,16 @@ class KvEventsCommandTest {
             });
             CliRun r;
             try {
-                r = CliRun.of("kv-events", "--kv-events-endpoint", pub.endpoint(), "--count", "1");
+                r = topic.isEmpty() ? CliRun.of("kv-events", "--kv-events-endpoint", pub.endpoint(), "--count", "1")
+                        : CliRun.of("kv-events", "--kv-events-endpoint", pub.endpoint(), "--kv-events-topic", topic, "--count", "1");
             } finally {
                 done.set(true);
                 server.join();
             }
             assertThat(r.code()).as(r.err()).isZero();
             assertThat(r.err().strip()).isEqualTo("kvtier: subscribed to " + pub.endpoint() + "; no batch yet (nothing publishes there,"
-                    + " or the server is idle: serve publishes with --kv-events-endpoint); waiting");
+                    + " or the server is idle: serve publishes with --kv-events-endpoint" + (topic.isEmpty() ? ""
+                    : ", or its topic does not start with 'kv': serve's --kv-events-topic") + "); waiting");
             assertThat(r.out().lines().toList()).hasSize(1);
             assertThat(r.out()).contains("\"token_ids\":[1,2]");
         } finally {

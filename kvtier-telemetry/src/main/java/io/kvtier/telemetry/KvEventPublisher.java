@@ -82,7 +82,7 @@ public final class KvEventPublisher implements AutoCloseable {
     private final Config config;
     private final BatchEncoder encoder;
     private final byte[] topic;
-    private final ZContext context = new ZContext();
+    private final ZContext context = ZmqErrors.context();
     private final ZMQ.Socket pub;
     private final ZMQ.Socket replay;
     private final BlockingQueue<Batch> queue;

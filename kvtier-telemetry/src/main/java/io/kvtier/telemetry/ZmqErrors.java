@@ -1,6 +1,7 @@
 package io.kvtier.telemetry;
 
 import java.util.Locale;
+import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMQException;
 
@@ -11,7 +12,24 @@ import org.zeromq.ZMQException;
  */
 public final class ZmqErrors {
 
+    private static final System.Logger LOG = System.getLogger(ZmqErrors.class.getName());
+
     private ZmqErrors() {
+    }
+
+    /**
+     * A JeroMQ context whose I/O threads report their failures to the log, not as a stack trace on
+     * stderr (JeroMQ's default): closing a context races its I/O threads' mailboxes, so a
+     * {@code ClosedChannelException} at exit is printed whole to a user's terminal for nothing.
+     * Create every socket after this (an I/O thread takes the handlers when it starts).
+     */
+    public static ZContext context() {
+        ZContext ctx = new ZContext();
+        Thread.UncaughtExceptionHandler log = (thread, e) -> LOG.log(System.Logger.Level.DEBUG,
+                () -> "JeroMQ " + thread.getName() + ": " + e, e);
+        ctx.setNotificationExceptionHandler(log);
+        ctx.setUncaughtExceptionHandler(log);
+        return ctx;
     }
 
     /**
