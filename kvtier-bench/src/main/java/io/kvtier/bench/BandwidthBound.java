@@ -32,6 +32,7 @@ public final class BandwidthBound implements AutoCloseable {
     private final Arena arena = Arena.ofShared();
     private final RowReader reader;
     private final MemorySegment buffer;
+    private MemorySegment copyTarget; // allocated by the first copy pass
     private final long rowBytes;
     private final int rowFloats;
     private final int rows;
@@ -84,6 +85,30 @@ public final class BandwidthBound implements AutoCloseable {
         long best = Long.MAX_VALUE;
         for (int i = 0; i < passes; i++) {
             best = Math.min(best, pass());
+        }
+        return bufferBytes() / (best / 1e9);
+    }
+
+    /**
+     * Best copy bandwidth over {@code passes} copies of the buffer into a second native buffer of
+     * its size ({@link MemorySegment#copy} on the calling thread), in bytes copied per second: the
+     * figure memcpy benchmarks give (STREAM's Copy counts each byte twice, read and written). Issue
+     * 10 words its GGUF speed target against a copy bandwidth; the read pass is the stricter bound.
+     */
+    public double bestCopyBytesPerSecond(int passes) {
+        if (copyTarget == null) {
+            copyTarget = arena.allocate(bufferBytes(), 64);
+            copyTarget.fill((byte) 0); // every page touched before timing
+        }
+        long best = Long.MAX_VALUE;
+        for (int i = 0; i < passes; i++) {
+            long t0 = System.nanoTime();
+            MemorySegment.copy(buffer, 0, copyTarget, 0, bufferBytes());
+            best = Math.min(best, System.nanoTime() - t0);
+        }
+        if (copyTarget.get(java.lang.foreign.ValueLayout.JAVA_BYTE, bufferBytes() - 1) != buffer.get(
+                java.lang.foreign.ValueLayout.JAVA_BYTE, bufferBytes() - 1)) {
+            throw new AssertionError("the copy did not reach the buffer's end");
         }
         return bufferBytes() / (best / 1e9);
     }

@@ -33,6 +33,8 @@ class BandwidthBoundTest {
                 assertThat(b.bufferBytes()).isEqualTo(869L * 288 * 4);   // 1,000,000 bytes rounded up to rows of 1152
                 assertThat(b.pass()).isPositive();
                 assertThat(b.bestBytesPerSecond(2)).isPositive();
+                // A copy of 1.1 MB takes microseconds, not nanoseconds: below 10 TB/s means it ran (and reached the end).
+                assertThat(b.bestCopyBytesPerSecond(2)).isBetween(1e6, 1e13);
                 // a step of twice the buffer's bytes that took as long as the pass ran at half the bound
                 assertThat(b.fraction(1_000, 2.0 * b.bufferBytes(), 1_000)).isCloseTo(2.0, within(1e-12));
                 assertThat(b.fraction(4_000, b.bufferBytes(), 1_000)).isCloseTo(0.25, within(1e-12));

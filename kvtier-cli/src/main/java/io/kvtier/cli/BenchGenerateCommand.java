@@ -103,6 +103,11 @@ final class BenchGenerateCommand implements Callable<Integer> {
                             + " one before each decode step)%n", bound.bufferBytes() / (Math.min(single.bestPass,
                             batched.bestPass) / 1e9) / 1e9, single.fractions.length + batched.fractions.length,
                     readers, readers == 1 ? "" : "s", bound.bufferBytes() / 1e6);
+            double copy = bound.bestCopyBytesPerSecond(COPY_PASSES);
+            System.out.printf("copy bandwidth:          %.2f GB/s (best of %d copies of those %,.1f MB on 1 thread, bytes copied"
+                            + " per second; STREAM's Copy counts each twice): single-sequence decode = %.2f of the copy bound"
+                            + " of issue 10 (%s tokens/s for the weights)%n", copy / 1e9, COPY_PASSES, bound.bufferBytes() / 1e6,
+                    single.tokensPerSecond * weightBytes / copy, GenerateReport.groupedRate(copy / weightBytes));
             System.out.printf("single-sequence decode:  %s tokens/s (%d tokens) = %.2f of the bound (%s)%n",
                     GenerateReport.groupedRate(single.tokensPerSecond), steps, single.median(), single.spread());
             double ratio = batched.tokensPerSecond / single.tokensPerSecond;
@@ -129,6 +134,9 @@ final class BenchGenerateCommand implements Callable<Integer> {
         }
         return 0;
     }
+
+    /** Copies of the weights' bytes behind the copy-bandwidth line. */
+    static final int COPY_PASSES = 5;
 
     /** Weights (bytes) below which a read pass is mostly its own start, not reading (a 0.2 MB model: 300 us a pass). */
     static final long SMALL_WEIGHTS = 4L << 20;
