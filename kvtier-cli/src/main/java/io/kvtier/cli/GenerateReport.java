@@ -53,8 +53,9 @@ final class GenerateReport {
         o.put("device_blocks_cached_at_end", engine.pool().cachedCount());
         o.put("block_size", engine.config().blockSize());
         OffloadScheduler off = engine.offload();
-        OffloadStats os = off == null ? null : GroupStats.total(off); // every KV group's blocks and bytes; hits counted once
-        o.put("external_hit_tokens", os == null ? Map.of() : os.externalHitTokens());
+        OffloadStats os = off == null ? null : GroupStats.total(off); // every KV group's blocks and bytes
+        // Hits of first admissions (the sum of the jsonl lines'); reloads after preemptions are in blocks_loaded.
+        o.put("external_hit_tokens", os == null ? Map.of() : s.externalHitTokensByTier());
         o.put("blocks_stored", os == null ? Map.of() : os.blocksStored());
         o.put("blocks_loaded", os == null ? Map.of() : os.blocksLoaded());
         o.put("bytes_stored", os == null ? 0 : os.bytesStored());

@@ -169,7 +169,7 @@ final class ResultPrinter {
         o.put("text", text(r));
         o.put("finish_reason", r.finishReason().wireName());
         o.put("device_hit_tokens", r.deviceHitTokens());
-        o.put("external_hit_tokens", r.externalHitTokens());
+        o.put("external_hit_tokens", r.promptExternalHitTokensByTier()); // first admission's, as device_hit_tokens
         try {
             return Json.MAPPER.writeValueAsString(o);
         } catch (JsonProcessingException e) {

@@ -87,7 +87,8 @@ class ReportFieldsTest {
 
     @Test
     void generateCsvAndJsonCarryTheSameFieldsAndRequestHitsSumToTheSummary() throws IOException {
-        // A small device pool preempts; preempted requests reload their prompt blocks from the host tier.
+        // A small device pool preempts; preempted requests reload their own blocks from the host tier:
+        // loads, but no hits (the first admission's hits only, as a server's cached_tokens).
         Path prompts = dir.resolve("all.txt");
         List<String> lines = new ArrayList<>();
         ReferenceRecords.load().forEach(rec -> lines.add(rec.prompt()));
@@ -108,12 +109,19 @@ class ReportFieldsTest {
         }
         long perRequest = 0;
         for (String line : r.out().lines().toList()) {
-            for (Iterator<JsonNode> it = JSON.readTree(line).get("external_hit_tokens").elements(); it.hasNext(); ) {
-                perRequest += it.next().asLong();
+            JsonNode o = JSON.readTree(line);
+            long hits = o.get("device_hit_tokens").asLong();
+            for (Iterator<JsonNode> it = o.get("external_hit_tokens").elements(); it.hasNext(); ) {
+                long n = it.next().asLong();
+                perRequest += n;
+                hits += n;
             }
+            assertThat(hits).as("a request's hits are within its prompt: " + line).isLessThanOrEqualTo(o.get("prompt_ids").size());
         }
-        assertThat(summary).as("hits after preemption must happen for this test to mean anything").isPositive();
+        assertThat(s.get("blocks_loaded").get("host").asLong()).as("preempted requests reload for this test to mean anything")
+                .isPositive();
         assertThat(perRequest).isEqualTo(summary);
+        assertThat(summary + s.get("device_hit_tokens").asLong()).isLessThanOrEqualTo(s.get("prompt_tokens").asLong());
     }
 
     @Test

@@ -464,9 +464,11 @@ public final class Engine implements AutoCloseable {
         stats.deviceHitTokens += r.deviceHitTokens();
         stats.queriedTokens += r.promptLength();
         if (offload != null) {
-            int external = r.externalHitTokens().values().stream().mapToInt(Integer::intValue).sum();
+            // The first admission's hits, as the client's cached_tokens: a re-admission after a
+            // preemption reloads the request's own KV, no hit of its prompt (and would pass the queries).
             stats.externalQueriedTokens += r.promptLength() - r.deviceHitTokens();
-            stats.externalHitTokens += external;
+            stats.externalHitTokens += r.promptExternalHitTokens();
+            r.promptExternalHitTokensByTier().forEach((tier, n) -> stats.externalHitTokensByTier.merge(tier, (long) n, Long::sum));
         }
         done.add(r);
     }

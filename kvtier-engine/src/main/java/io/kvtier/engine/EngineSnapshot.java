@@ -37,12 +37,14 @@ public record EngineSnapshot(int running, int waiting, int deviceBlocks, int dev
      * @param queriedTokens         see {@link EngineStats#queriedTokens()}
      * @param externalQueriedTokens see {@link EngineStats#externalQueriedTokens()}
      * @param externalHitTokens     see {@link EngineStats#externalHitTokens()}
+     * @param externalHitTokensByTier see {@link EngineStats#externalHitTokensByTier()}
      */
     public record Counters(long requests, Map<FinishReason, Long> finishedBy, long promptTokens, long generatedTokens,
                            long preemptions, long steps, long queriedTokens, long deviceHitTokens,
-                           long externalQueriedTokens, long externalHitTokens) {
+                           long externalQueriedTokens, long externalHitTokens, Map<String, Long> externalHitTokensByTier) {
         public Counters {
             finishedBy = Collections.unmodifiableSortedMap(new TreeMap<>(finishedBy));
+            externalHitTokensByTier = Collections.unmodifiableSortedMap(new TreeMap<>(externalHitTokensByTier));
         }
     }
 
@@ -66,16 +68,16 @@ public record EngineSnapshot(int running, int waiting, int deviceBlocks, int dev
      * @param groups   for a model with several KV groups, each group's own (group order; their
      *                 {@code groups} empty); empty for one group. The fields above are then the
      *                 sums over the groups ({@link GroupStats}): blocks, bytes, jobs and chunk slots
-     *                 of every group, hit tokens counted once (group 0's)
+     *                 of every group. Hits are the engine's ({@link Counters}): counted once a request
+     *                 finishes, its first admission's only
      */
-    public record Offload(Map<String, Long> externalHitTokens, Map<String, Long> blocksStored,
+    public record Offload(Map<String, Long> blocksStored,
                           Map<String, Long> blocksLoaded, long loadFailures, long storeFailures, long storeRefusals,
                           long jobsTimedOut, Map<String, OffloadStats.Transfers> stores,
                           Map<String, OffloadStats.Transfers> loads, List<TierUsage> tiers,
                           DiskIndexScan.Progress diskScan, RemoteStats remote, List<Offload> groups) {
         public Offload {
             groups = List.copyOf(groups);
-            externalHitTokens = Collections.unmodifiableSortedMap(new TreeMap<>(externalHitTokens));
             blocksStored = Collections.unmodifiableSortedMap(new TreeMap<>(blocksStored));
             blocksLoaded = Collections.unmodifiableSortedMap(new TreeMap<>(blocksLoaded));
             stores = Collections.unmodifiableSortedMap(new TreeMap<>(stores));
@@ -91,7 +93,8 @@ public record EngineSnapshot(int running, int waiting, int deviceBlocks, int dev
             by.put(r, s.finished(r));
         }
         Counters c = new Counters(s.requests(), by, s.promptTokens(), s.generatedTokens(), s.preemptions(), s.steps(),
-                s.queriedTokens(), s.deviceHitTokens(), s.externalQueriedTokens(), s.externalHitTokens());
+                s.queriedTokens(), s.deviceHitTokens(), s.externalQueriedTokens(), s.externalHitTokens(),
+                s.externalHitTokensByTier());
         Scheduler sch = e.scheduler();
         return new EngineSnapshot(sch.running().size(), sch.waiting().size() + sch.loading().size(),
                 e.pool().numBlocks(), e.pool().freeCount(), e.pool().cachedCount(), c, offload(e.offload()));
@@ -116,7 +119,7 @@ public record EngineSnapshot(int running, int waiting, int deviceBlocks, int dev
 
     private static Offload offload(OffloadStats o, RemoteStats remote, List<TierUsage> tiers,
                                    DiskIndexScan.Progress scan, List<Offload> groups) {
-        return new Offload(o.externalHitTokens(), o.blocksStored(), o.blocksLoaded(), o.loadFailures(), o.storeFailures(),
+        return new Offload(o.blocksStored(), o.blocksLoaded(), o.loadFailures(), o.storeFailures(),
                 o.storeRefusals(), o.jobsTimedOut(), o.stores(), o.loads(), tiers, scan,
                 remote == null ? null : remote.copy(), groups);
     }

@@ -18,6 +18,7 @@ public final class EngineStats {
     long queriedTokens;
     long externalQueriedTokens;
     long externalHitTokens;
+    final java.util.Map<String, Long> externalHitTokensByTier = new java.util.TreeMap<>();
 
     /** Finished requests that stopped for {@code reason}. */
     public long finished(FinishReason reason) {
@@ -43,9 +44,15 @@ public final class EngineStats {
     /**
      * Prompt tokens finished requests loaded from offload tiers at their first admission (what
      * each request reports as its external hit, and a client sees in {@code cached_tokens}).
+     * Reloads after preemptions are no hits: they are in the offload stats' blocks and bytes loaded.
      */
     public long externalHitTokens() {
         return externalHitTokens;
+    }
+
+    /** {@link #externalHitTokens()} per tier the hit came from ({@code host}, {@code disk}, {@code remote}). */
+    public java.util.Map<String, Long> externalHitTokensByTier() {
+        return java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(externalHitTokensByTier));
     }
 
     public long requests() {

@@ -36,7 +36,8 @@ public final class Request implements io.kvtier.offload.SequenceView {
     private int deviceHitTokens;
     private final java.util.Map<String, Integer> externalHitTokens = new java.util.TreeMap<>();
     private int preemptions;
-    private int promptExternalHitTokens;
+    /** The first admission's part of {@link #externalHitTokens}, per tier. */
+    private final java.util.Map<String, Integer> promptExternalHitTokens = new java.util.TreeMap<>();
     /** Order of arrival in the scheduler (prefill priority picks the latest as its victim). */
     private long arrival;
     /** Output tokens when last admitted: a request is preempted for a prefill only after it made progress. */
@@ -167,7 +168,7 @@ public final class Request implements io.kvtier.offload.SequenceView {
         return status == Status.FINISHED;
     }
 
-    /** Prompt tokens found in the device prefix cache at (the last) admission. */
+    /** Prompt tokens found in the device prefix cache at the first admission (a re-admission hits its own blocks). */
     public int deviceHitTokens() {
         return deviceHitTokens;
     }
@@ -190,7 +191,7 @@ public final class Request implements io.kvtier.offload.SequenceView {
         // summary agree ({"remote":0} beside {} before).
         externalHitTokens.merge(tier, tokens, (a, b) -> a + b == 0 ? null : a + b);
         if (preemptions == 0) {
-            promptExternalHitTokens += tokens;
+            promptExternalHitTokens.merge(tier, tokens, (a, b) -> a + b == 0 ? null : a + b);
         }
     }
 
@@ -201,7 +202,19 @@ public final class Request implements io.kvtier.offload.SequenceView {
      * re-admissions after preemptions, which may reload the same tokens and generated ones.
      */
     public int promptExternalHitTokens() {
-        return promptExternalHitTokens;
+        int sum = 0;
+        for (int n : promptExternalHitTokens.values()) {
+            sum += n;
+        }
+        return sum;
+    }
+
+    /**
+     * {@link #promptExternalHitTokens()} per tier: the request's external prefix-cache hits, what
+     * every report of hits (metrics, {@code generate}'s JSON and summary) counts.
+     */
+    public java.util.Map<String, Integer> promptExternalHitTokensByTier() {
+        return java.util.Collections.unmodifiableMap(promptExternalHitTokens);
     }
 
     public int preemptions() {

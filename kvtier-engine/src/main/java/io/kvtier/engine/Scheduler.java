@@ -292,8 +292,8 @@ public final class Scheduler {
                 prefilling++;
                 noteHit(r, start);
                 var byTier = offload.startLoad(r, hitBlocks, hit.blocks(), kv.blockTables(r.id()));
-                // Every admission's loads, a re-admission after preemption too: the requests' figures
-                // then sum to the offload stats' external_hit_tokens.
+                // Every admission's loads, a re-admission after preemption too (they sum to
+                // OffloadStats.externalHitTokens); reports of hits take the first admission's only.
                 byTier.forEach(r::addExternalHitTokens);
                 r.setNumComputed(start);
                 r.setStatus(Request.Status.LOADING);

@@ -164,7 +164,7 @@ class Gemma3OffloadTest {
             // prompt's last block filled by the prefill step (blocks 2 and 25). The second pass stores nothing.
             assertThat(stored).isDeepEqualTo(new long[][] {{2, 1}, {4, 2}, {27, 2}});
             assertThat(loaded).isDeepEqualTo(new long[][] {{0, 0}, {3, 1}, {26, 1}});
-            assertSnapshotCountsEveryGroup(e.snapshot().offload());
+            assertSnapshotCountsEveryGroup(e.snapshot());
         }
     }
 
@@ -173,7 +173,8 @@ class Gemma3OffloadTest {
      * blocks and bytes of both groups (33 + 5 blocks stored, 29 + 2 loaded; 4,096 B a full-group
      * block, 20,480 B a window block), hit tokens once (48 + 416, group 0's), and each group's own.
      */
-    private static void assertSnapshotCountsEveryGroup(EngineSnapshot.Offload o) {
+    private static void assertSnapshotCountsEveryGroup(EngineSnapshot s) {
+        EngineSnapshot.Offload o = s.offload();
         assertThat(o.groups()).hasSize(2);
         assertThat(o.groups().get(0).blocksStored()).isEqualTo(Map.of("host", 33L));
         assertThat(o.groups().get(1).blocksStored()).isEqualTo(Map.of("host", 5L));
@@ -186,7 +187,7 @@ class Gemma3OffloadTest {
         assertThat(o.loads().get("host").bytes()).isEqualTo(29 * 4_096L + 2 * 20_480L);
         assertThat(o.stores().get("host").jobs())
                 .isEqualTo(o.groups().get(0).stores().get("host").jobs() + o.groups().get(1).stores().get("host").jobs());
-        assertThat(o.externalHitTokens()).isEqualTo(Map.of("host", 464L));
+        assertThat(s.engine().externalHitTokensByTier()).isEqualTo(Map.of("host", 464L));
         assertThat(o.tiers().getFirst().used()).isEqualTo(38);
         assertThat(o.tiers().getFirst().capacity())
                 .isEqualTo(o.groups().get(0).tiers().getFirst().capacity() + o.groups().get(1).tiers().getFirst().capacity());

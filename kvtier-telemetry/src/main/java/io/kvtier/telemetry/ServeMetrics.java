@@ -166,7 +166,8 @@ public final class ServeMetrics {
         counter("vllm:external_prefix_cache_queries",
                 "Prompt tokens looked up in the offload tiers: those the device did not hold (counted when a request finishes).",
                 s -> s.engine().externalQueriedTokens());
-        counter("vllm:external_prefix_cache_hits", "Prompt tokens loaded from the offload tiers (counted when a request finishes).",
+        counter("vllm:external_prefix_cache_hits", "Prompt tokens loaded from the offload tiers at a request's first admission, not its reloads "
+                        + "after preemptions (counted when a request finishes).",
                 s -> s.engine().externalHitTokens());
     }
 
@@ -188,7 +189,8 @@ public final class ServeMetrics {
         labelledCounter("kvtier:blocks_stored", "Device blocks written to an offload tier by completed stores.", "tier",
                 (s, out) -> perTier(s, EngineSnapshot.Offload::blocksStored, out));
         labelledCounter("kvtier:external_hit_tokens", "Prompt tokens loaded from an offload tier, per tier the hit came from "
-                + "(counted when a request finishes).", "tier", (s, out) -> perTier(s, EngineSnapshot.Offload::externalHitTokens, out));
+                + "(counted when a request finishes, its first admission's: they sum to vllm:external_prefix_cache_hits).", "tier",
+                (s, out) -> perTier(s, o -> s.engine().externalHitTokensByTier(), out));
         labelledCounter("kvtier:blocks_loaded", "Blocks filled from an offload tier by completed loads (disk: promoted into the host tier).",
                 "tier", (s, out) -> perTier(s, EngineSnapshot.Offload::blocksLoaded, out));
         counter("kvtier:load_failures", "Loads that failed (bad checksum, header mismatch, transfer error or deadline).",

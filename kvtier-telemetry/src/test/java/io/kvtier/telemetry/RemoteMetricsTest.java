@@ -77,7 +77,7 @@ class RemoteMetricsTest {
         }
         try (Engine b = engine(64L << 20)) {
             List<Request> done = TestEngines.runRecords(b, 100);
-            long remoteHits = done.stream().mapToLong(r -> r.externalHitTokens().getOrDefault("remote", 0)).sum();
+            long remoteHits = done.stream().mapToLong(r -> r.promptExternalHitTokensByTier().getOrDefault("remote", 0)).sum();
             RemoteStats rs = b.offload().remoteStats();
             PrometheusText q = scrape(b);
             assertThat(q.value("kvtier:remote_chunks_loaded_total", "model_name", M)).isEqualTo(rs.chunksLoaded()).isPositive();
