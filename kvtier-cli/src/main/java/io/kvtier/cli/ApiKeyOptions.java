@@ -1,6 +1,7 @@
 package io.kvtier.cli;
 
 import java.io.IOException;
+import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +25,11 @@ public final class ApiKeyOptions {
 
     /** The flags, for a command that takes them only with another. */
     static final String[] FLAGS = {"--api-key", "--api-key-file", "--api-key-env"};
+
+    /** {@code request} with {@code key} as {@code Authorization: Bearer}; without it when {@code key} is null. */
+    static HttpRequest bearer(HttpRequest.Builder request, String key) {
+        return key == null ? request.build() : request.header("Authorization", "Bearer " + key).build();
+    }
 
     /** The key from the one source given, or null if none; {@link BadInputException} if two are given or the key is empty. */
     String key() {

@@ -276,8 +276,7 @@ final class BenchServeCommand implements Callable<Integer> {
 
     /** GET with {@code key} as {@code Authorization: Bearer} (null: none); one line for any status but 200. */
     private static String get(String url, String key) throws IOException, InterruptedException {
-        HttpRequest.Builder req = HttpRequest.newBuilder(URI.create(url)).GET();
-        HttpResponse<String> r = HttpClient.newHttpClient().send(key == null ? req.build() : req.header("Authorization", "Bearer " + key).build(),
+        HttpResponse<String> r = HttpClient.newHttpClient().send(ApiKeyOptions.bearer(HttpRequest.newBuilder(URI.create(url)).GET(), key),
                 HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() == 401) {
             throw new BadInputException("bench serve: GET " + url + " answered 401: " + (key == null

@@ -10,7 +10,6 @@ public final class SamplingOptions {
             description = "0 = greedy (default); otherwise sample from softmax(logits / T)")
     double temperature; // parsed as typed; the range is checked on the float the sampler takes
 
-
     @Option(names = "--top-p", defaultValue = "1", paramLabel = "P",
             description = "nucleus sampling threshold in (0, 1] (default ${DEFAULT-VALUE} = off)")
     double topP;

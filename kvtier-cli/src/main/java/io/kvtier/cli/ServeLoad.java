@@ -256,7 +256,7 @@ record ServeLoad(int conversations, int turns, int systemTokens, int userTokens,
                 throws IOException, InterruptedException {
             HttpRequest.Builder req = HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
-            HttpResponse<T> r = http.send(apiKey == null ? req.build() : req.header("Authorization", "Bearer " + apiKey).build(), handler);
+            HttpResponse<T> r = http.send(ApiKeyOptions.bearer(req, apiKey), handler);
             if (r.statusCode() != 200) {
                 Object b = r.body();
                 String text = b instanceof Stream<?> s ? String.join("\n", s.map(String::valueOf).toList()) : String.valueOf(b);

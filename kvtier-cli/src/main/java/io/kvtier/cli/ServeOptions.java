@@ -53,15 +53,14 @@ public final class ServeOptions {
             throw new BadInputException("--host: empty address");
         }
         // An IPv6 address as in a URL ([::1]) is the address itself: the brackets belong to URLs.
-        String host = this.host.length() > 2 && this.host.startsWith("[") && this.host.endsWith("]")
-                ? this.host.substring(1, this.host.length() - 1) : this.host;
-        checkLocal(host);
+        String address = host.length() > 2 && host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        checkLocal(address);
         Checks.atLeast(maxWaiting, 0, "--max-waiting");
         long body = Checks.atLeast(Sizes.parseBytes(maxBodyBytes, "--max-body-bytes"), 1, "--max-body-bytes");
         if (!(shutdownGrace >= 0) || shutdownGrace > 86_400) {
             throw new BadInputException("--shutdown-grace must be in 0..86400 seconds, got " + Checks.shown(shutdownGrace));
         }
-        return new ServerConfig(host, port, apiKey.key(), body, Duration.ofMillis((long) (shutdownGrace * 1000)), null);
+        return new ServerConfig(address, port, apiKey.key(), body, Duration.ofMillis((long) (shutdownGrace * 1000)), null);
     }
 
     /**

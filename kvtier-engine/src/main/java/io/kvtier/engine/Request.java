@@ -189,10 +189,15 @@ public final class Request implements io.kvtier.offload.SequenceView {
     void addExternalHitTokens(String tier, int tokens) {
         // A tier whose hit was lost whole goes, as in the run's OffloadStats: the jsonl line and the
         // summary agree ({"remote":0} beside {} before).
-        externalHitTokens.merge(tier, tokens, (a, b) -> a + b == 0 ? null : a + b);
+        addOrDrop(externalHitTokens, tier, tokens);
         if (preemptions == 0) {
-            promptExternalHitTokens.merge(tier, tokens, (a, b) -> a + b == 0 ? null : a + b);
+            addOrDrop(promptExternalHitTokens, tier, tokens);
         }
+    }
+
+    /** Adds {@code tokens} to {@code tier}'s count, dropping the tier when it comes to 0. */
+    private static void addOrDrop(java.util.Map<String, Integer> byTier, String tier, int tokens) {
+        byTier.merge(tier, tokens, (a, b) -> a + b == 0 ? null : a + b);
     }
 
     /**

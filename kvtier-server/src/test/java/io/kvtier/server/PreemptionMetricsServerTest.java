@@ -24,7 +24,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -71,13 +70,13 @@ class PreemptionMetricsServerTest {
         String base = "http://127.0.0.1:" + server.port();
         try (telemetry) {
             List<JsonNode> usages = round(base);
-            quiesce(loop);
+            ServerFixture.quiesce(loop);
             // Again with the device cache dropped: first admissions now hit the host tier too.
             HttpResponse<String> reset = http.send(HttpRequest.newBuilder(URI.create(base + "/reset_prefix_cache"))
                     .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(reset.statusCode()).isEqualTo(200);
             usages.addAll(round(base));
-            quiesce(loop);
+            ServerFixture.quiesce(loop);
             PrometheusText p = scrape(base);
             double preemptions = p.value("vllm:num_preemptions_total", "model_name", MODEL);
             double deviceHits = p.value("vllm:prefix_cache_hits_total", "model_name", MODEL);
@@ -140,18 +139,6 @@ class PreemptionMetricsServerTest {
                 HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         return Json.MAPPER.readTree(r.body()).get("usage");
-    }
-
-    private static void quiesce(EngineLoop loop) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (loop.call(e -> {
-            e.drainTransfers();
-            return e.hasWork();
-        }).get(60, TimeUnit.SECONDS)) {
-            assertThat(System.nanoTime() < deadline).as("requests still running after 60 s").isTrue();
-            Thread.sleep(20);
-        }
-        Thread.sleep(100); // a few idle turns of the loop: the metrics have the last snapshot
     }
 
     private PrometheusText scrape(String base) throws Exception {

@@ -146,6 +146,22 @@ final class ServerFixture implements AutoCloseable {
         });
     }
 
+    /**
+     * Waits until {@code loop}'s engine has no request and no transfer left (60 s at most), then a
+     * few idle turns more: its listeners and metrics have seen the last step.
+     */
+    static void quiesce(EngineLoop loop) throws Exception {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        while (loop.call(e -> {
+            e.drainTransfers();
+            return e.hasWork();
+        }).get(60, java.util.concurrent.TimeUnit.SECONDS)) {
+            assertThat(System.nanoTime() < deadline).as("requests still running after 60 s").isTrue();
+            Thread.sleep(20);
+        }
+        Thread.sleep(100);
+    }
+
     static void sleep(long millis) {
         try {
             Thread.sleep(millis);

@@ -79,7 +79,7 @@ class TelemetryServerTest {
             assertThat(post(base, "/reset_prefix_cache", "").statusCode()).isEqualTo(200);
             usages.add(complete(base, prompt, 3)); // its prefix comes back from the host tier
             assertThat(usages.getLast().path("prompt_tokens_details").path("cached_tokens").asInt()).isPositive();
-            quiesce(loop);
+            ServerFixture.quiesce(loop);
 
             PrometheusText p = scrape(base);
             int promptTokens = usages.stream().mapToInt(u -> u.get("prompt_tokens").asInt()).sum();
@@ -122,18 +122,6 @@ class TelemetryServerTest {
         } finally {
             server.stop();
         }
-    }
-
-    private static void quiesce(EngineLoop loop) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (loop.call(e -> {
-            e.drainTransfers();
-            return e.hasWork();
-        }).get(60, TimeUnit.SECONDS)) {
-            assertThat(System.nanoTime() < deadline).as("requests still running after 60 s").isTrue();
-            Thread.sleep(20);
-        }
-        Thread.sleep(100); // a few idle turns of the loop: the listener has seen the drained transfers
     }
 
     private JsonNode complete(String base, String prompt, int i) throws Exception {

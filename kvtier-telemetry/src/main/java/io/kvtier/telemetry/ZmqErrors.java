@@ -20,15 +20,16 @@ public final class ZmqErrors {
     /**
      * A JeroMQ context whose I/O threads report their failures to the log, not as a stack trace on
      * stderr (JeroMQ's default): closing a context races its I/O threads' mailboxes, so a
-     * {@code ClosedChannelException} at exit is printed whole to a user's terminal for nothing.
-     * Create every socket after this (an I/O thread takes the handlers when it starts).
+     * {@code ClosedChannelException} at exit was printed whole to a user's terminal for nothing.
+     * Those notifications go to DEBUG; a JeroMQ thread that dies is one WARNING line. Create every
+     * socket after this (an I/O thread takes the handlers when it starts).
      */
     public static ZContext context() {
         ZContext ctx = new ZContext();
-        Thread.UncaughtExceptionHandler log = (thread, e) -> LOG.log(System.Logger.Level.DEBUG,
-                () -> "JeroMQ " + thread.getName() + ": " + e, e);
-        ctx.setNotificationExceptionHandler(log);
-        ctx.setUncaughtExceptionHandler(log);
+        ctx.setNotificationExceptionHandler((thread, e) -> LOG.log(System.Logger.Level.DEBUG,
+                () -> "JeroMQ " + thread.getName() + ": " + e, e));
+        ctx.setUncaughtExceptionHandler((thread, e) -> LOG.log(System.Logger.Level.WARNING,
+                "JeroMQ thread " + thread.getName() + " stopped: " + e));
         return ctx;
     }
 
