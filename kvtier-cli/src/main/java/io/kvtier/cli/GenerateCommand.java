@@ -132,6 +132,7 @@ final class GenerateCommand implements Callable<Integer> {
         OffloadSetup offloadSetup = offload.setup(eviction, disk, System.console() != null && System.console().isTerminal());
         offloadSetup = remote.addTo(offloadSetup);
         OffloadOptions.checkKvGroups(offloadSetup, modelPath);
+        tokenizer.checkBeforeLoad(modelPath);
         // Installed before the model loads (a large GGUF's first load hashes it for seconds): a
         // signal then stops the run before its first step, with the summary, not silently.
         try (StopSignals signals = StopSignals.install()) {

@@ -21,6 +21,7 @@ record ServedModel(Model model, TokenizerModelText text) implements AutoCloseabl
      *                           and the file), or a tokenizer that does not fit the model; nothing is left open
      */
     static ServedModel open(Path path, TokenizerOptions tokenizer, String name) {
+        tokenizer.checkBeforeLoad(path);
         Model model = ModelOptions.load(path, "--model");
         try {
             TextTokenizer tok = tokenizer.forModel(model);

@@ -32,6 +32,47 @@ class GgufCliErrorsTest {
                 + " without a vocabulary and are for 'bench generate' only");
     }
 
+    /** A new user's trial: --tokenizer with such a file said the file "carries its own tokenizer". */
+    @Test
+    void aTokenizerForAGgufWithoutOneSaysItHasNone() {
+        Path m = dir.resolve("m.gguf");
+        assertThat(CliRun.of("make-model", "--format", "gguf", "--dim", "64", "--hidden-dim", "128", "--layers", "1",
+                "--heads", "4", "--kv-heads", "4", "--vocab", "512", "--seq-len", "64", m.toString()).code()).isZero();
+        assertOneLineError(CliRun.of("generate", "--model", m.toString(), "--tokenizer",
+                ReferenceRecords.tokenizer().toString(), "--prompt", "hi"), "GGUF model " + m
+                + " has no tokenizer (no tokenizer.ggml.* metadata), and --tokenizer takes a llama2.c tokenizer for"
+                + " llama2.c checkpoints only: files written by make-model hold random weights without a vocabulary"
+                + " and are for 'bench generate' only");
+    }
+
+    /**
+     * A tokenizer that does not fit the checkpoint's vocabulary is refused from the header, before the model
+     * loads (a new user waited 51 s for a large file's load first): the checkpoint here is cut short, which
+     * the load would report; and the default tokenizer is named as the default, not as --tokenizer.
+     */
+    @Test
+    void aTokenizerOfTheWrongVocabularyIsRefusedBeforeTheModelLoads() throws IOException {
+        Path m = dir.resolve("v600.bin");
+        assertThat(CliRun.of("make-model", "--dim", "64", "--hidden-dim", "128", "--layers", "1", "--heads", "4",
+                "--kv-heads", "4", "--vocab", "600", "--seq-len", "64", m.toString()).code()).isZero();
+        try (var ch = java.nio.channels.FileChannel.open(m, java.nio.file.StandardOpenOption.WRITE)) {
+            ch.truncate(Files.size(m) / 2);
+        }
+        Path tok = ReferenceRecords.tokenizer();
+        String tail = "tokenizer file " + tok + ": ends after 512 pieces but the model's vocabulary has 600 ("
+                + String.format("%,d", Files.size(tok)) + " bytes)";
+        assertOneLineError(CliRun.of("generate", "--model", m.toString(), "--tokenizer", tok.toString(), "--prompt", "hi"),
+                "--tokenizer: " + tail);
+        assertOneLineError(CliRun.of("serve", "--port", "0", "--model", m.toString(), "--tokenizer", tok.toString()),
+                "--tokenizer: " + tail);
+        CliRun byDefault = CliRun.of("generate", "--model", m.toString(), "--prompt", "hi");
+        assertThat(byDefault.code()).as(byDefault.err()).isEqualTo(2);
+        assertThat(byDefault.err().strip()).startsWith("kvtier: tokenizer file ")
+                .contains(": ends after 512 pieces but the model's vocabulary has 600 (")
+                .endsWith("bytes); that is the default tokenizer: give the model's own with --tokenizer")
+                .doesNotContain("\n");
+    }
+
     @Test
     void anEmptyModelFileSaysItIsEmpty() throws IOException {
         Path empty = Files.createFile(dir.resolve("empty.gguf"));

@@ -100,6 +100,30 @@ public final class Checkpoint implements Model {
         });
     }
 
+    /**
+     * The vocabulary size in a checkpoint's header, read from its first 28 bytes alone (a check
+     * before a long load: the load checks the whole file and hashes it).
+     *
+     * @return the size, or 0 when the file is unreadable, too short or its header implausible (the
+     *         load then says why)
+     */
+    public static int vocabSizeFromHeader(Path path) {
+        byte[] head;
+        try (var in = Files.newInputStream(path)) {
+            head = in.readNBytes((int) CheckpointLayout.HEADER_BYTES);
+        } catch (java.io.IOException | RuntimeException e) {
+            return 0;
+        }
+        if (head.length < CheckpointLayout.HEADER_BYTES) {
+            return 0;
+        }
+        try {
+            return readHeader("model file " + path, MemorySegment.ofArray(head)).vocabSize();
+        } catch (ModelFormatException e) {
+            return 0;
+        }
+    }
+
     private static ModelConfig readHeader(String name, MemorySegment file) {
         int[] h = new int[7];
         for (int i = 0; i < 7; i++) {

@@ -46,7 +46,7 @@ public final class Models {
     }
 
     /** Bytes of a GGUF file's start read by {@link #kvGroupCountFromHeader}: more than any known metadata (a 256K vocabulary ~10 MB). */
-    static final int HEADER_BYTES = 32 << 20;
+    public static final int HEADER_BYTES = 32 << 20;
 
     /**
      * How many KV groups the model in {@code file} has, from its header only (for a check before a
