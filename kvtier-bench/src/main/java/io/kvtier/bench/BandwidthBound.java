@@ -91,9 +91,10 @@ public final class BandwidthBound implements AutoCloseable {
 
     /**
      * Best copy bandwidth over {@code passes} copies of the buffer into a second native buffer of
-     * its size ({@link MemorySegment#copy} on the calling thread), in bytes copied per second: the
-     * figure memcpy benchmarks give (STREAM's Copy counts each byte twice, read and written). Issue
-     * 10 words its GGUF speed target against a copy bandwidth; the read pass is the stricter bound.
+     * its size ({@link RowReader#copy}: {@link MemorySegment#copy} on each of the forward pass's
+     * threads, as a read pass splits the rows), in bytes copied per second: the figure memcpy
+     * benchmarks give (STREAM's Copy counts each byte twice, read and written). Issue 10 words its
+     * GGUF speed target against a copy bandwidth; the read pass is the stricter bound.
      */
     public double bestCopyBytesPerSecond(int passes) {
         if (copyTarget == null) {
@@ -103,7 +104,7 @@ public final class BandwidthBound implements AutoCloseable {
         long best = Long.MAX_VALUE;
         for (int i = 0; i < passes; i++) {
             long t0 = System.nanoTime();
-            MemorySegment.copy(buffer, 0, copyTarget, 0, bufferBytes());
+            reader.copy(buffer, copyTarget, rowFloats, rows);
             best = Math.min(best, System.nanoTime() - t0);
         }
         if (copyTarget.get(java.lang.foreign.ValueLayout.JAVA_BYTE, bufferBytes() - 1) != buffer.get(

@@ -104,10 +104,11 @@ final class BenchGenerateCommand implements Callable<Integer> {
                             batched.bestPass) / 1e9) / 1e9, single.fractions.length + batched.fractions.length,
                     readers, readers == 1 ? "" : "s", bound.bufferBytes() / 1e6);
             double copy = bound.bestCopyBytesPerSecond(COPY_PASSES);
-            System.out.printf("copy bandwidth:          %.2f GB/s (best of %d copies of those %,.1f MB on 1 thread, bytes copied"
+            System.out.printf("copy bandwidth:          %.2f GB/s (best of %d copies of those %,.1f MB on %d thread%s, bytes copied"
                             + " per second; STREAM's Copy counts each twice): single-sequence decode = %.2f of the copy bound"
                             + " of issue 10 (%s tokens/s for the weights)%n", copy / 1e9, COPY_PASSES, bound.bufferBytes() / 1e6,
-                    single.tokensPerSecond * weightBytes / copy, GenerateReport.groupedRate(copy / weightBytes));
+                    readers, readers == 1 ? "" : "s", single.tokensPerSecond * weightBytes / copy,
+                    GenerateReport.groupedRate(copy / weightBytes));
             System.out.printf("single-sequence decode:  %s tokens/s (%d tokens) = %.2f of the bound (%s)%n",
                     GenerateReport.groupedRate(single.tokensPerSecond), steps, single.median(), single.spread());
             double ratio = batched.tokensPerSecond / single.tokensPerSecond;
@@ -135,8 +136,11 @@ final class BenchGenerateCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Copies of the weights' bytes behind the copy-bandwidth line. */
-    static final int COPY_PASSES = 5;
+    /**
+     * Copies of the weights' bytes behind the copy-bandwidth line, the best kept: a copy takes a few ms,
+     * and on a shared machine the best of 5 moved by 1.7x between runs (13.9 against 23 GB/s).
+     */
+    static final int COPY_PASSES = 20;
 
     /** Weights (bytes) below which a read pass is mostly its own start, not reading (a 0.2 MB model: 300 us a pass). */
     static final long SMALL_WEIGHTS = 4L << 20;

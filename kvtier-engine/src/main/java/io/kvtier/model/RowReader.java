@@ -73,6 +73,21 @@ public final class RowReader implements AutoCloseable {
         return sum;
     }
 
+    /**
+     * Copies rows {@code 0..rows-1} of {@code rowFloats} floats each from {@code src} to the same
+     * offsets of {@code dst} across the threads, split as {@link #read} splits them, each part by
+     * {@link MemorySegment#copy} (the JDK's memcpy): a copy bandwidth at the forward pass's thread count.
+     *
+     * @throws IndexOutOfBoundsException when the rows do not fit in either segment
+     */
+    public void copy(MemorySegment src, MemorySegment dst, int rowFloats, int rows) {
+        check(src, rowFloats, rows);
+        check(dst, rowFloats, rows);
+        long rowBytes = (long) rowFloats * Float.BYTES;
+        parallel.forRange(rows, 4, Long.MAX_VALUE, (worker, from, to) ->
+                MemorySegment.copy(src, from * rowBytes, dst, from * rowBytes, (to - from) * rowBytes));
+    }
+
     /** As {@link #read}, on the calling thread alone (e.g. to warm the loop up). */
     public static float readOnCaller(MemorySegment w, int rowFloats, int rows) {
         check(w, rowFloats, rows);

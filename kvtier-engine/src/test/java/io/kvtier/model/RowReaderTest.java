@@ -34,6 +34,28 @@ class RowReaderTest {
         }
     }
 
+    /** A copy across the threads writes every byte of the rows asked and none after them. */
+    @ParameterizedTest(name = "{0} threads")
+    @ValueSource(ints = {1, 2, 3})
+    void copiesEveryRowOnceAcrossTheThreads(int threads) {
+        int rowFloats = 291, rows = 203;
+        long bytes = (long) rowFloats * rows * Float.BYTES;
+        try (Arena arena = Arena.ofShared(); RowReader reader = new RowReader(threads)) {
+            MemorySegment src = arena.allocate(bytes, 64);
+            MemorySegment dst = arena.allocate(bytes, 64);
+            for (long i = 0; i < bytes; i++) {
+                src.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + 7));
+            }
+            dst.fill((byte) -1);
+            reader.copy(src, dst, rowFloats, rows - 1);
+            long copied = (long) rowFloats * (rows - 1) * Float.BYTES;
+            assertThat(dst.asSlice(0, copied).mismatch(src.asSlice(0, copied))).isEqualTo(-1L);
+            for (long i = copied; i < bytes; i++) {
+                assertThat(dst.get(ValueLayout.JAVA_BYTE, i)).as("byte %d after the rows", i).isEqualTo((byte) -1);
+            }
+        }
+    }
+
     /**
      * Rows that are not whole vectors (291 floats), few rows (one part: less than four trips a
      * stream) and many (the four streams and the linear rest): each float is summed once.
