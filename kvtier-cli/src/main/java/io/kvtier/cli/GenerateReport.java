@@ -118,6 +118,7 @@ final class GenerateReport {
         r.put("chunks_loaded", rs.chunksLoaded());
         r.put("probes", rs.probes());
         r.put("chunks_probed_present", rs.chunksProbedPresent());
+        r.put("probe_failures", rs.probeFailures());
         r.put("writes", rs.writes());
         r.put("stores_dropped", rs.storesDropped());
         r.put("stores_dropped_by", rs.storesDroppedBy());
@@ -175,11 +176,13 @@ final class GenerateReport {
                 }
             }
             if (s.get("remote") instanceof Map<?, ?> r) {
-                err.printf("kvtier: remote: %s chunks stored in %s, %s loaded, %s found %s present, %s stores dropped %s, "
+                Map<?, ?> probeFailures = (Map<?, ?>) r.get("probe_failures");
+                err.printf("kvtier: remote: %s chunks stored in %s, %s loaded, %s found %s present%s, %s stores dropped %s, "
                                 + "load failures %s, store failures %s, %s%n",
                         r.get("chunks_stored"), Plural.count(((Number) r.get("writes")).longValue(), "write job"),
                         r.get("chunks_loaded"), Plural.count(((Number) r.get("probes")).longValue(), "probe"),
-                        Plural.count(((Number) r.get("chunks_probed_present")).longValue(), "chunk"), r.get("stores_dropped"),
+                        Plural.count(((Number) r.get("chunks_probed_present")).longValue(), "chunk"),
+                        probeFailures.isEmpty() ? "" : " (unanswered " + probeFailures + ")", r.get("stores_dropped"),
                         r.get("stores_dropped_by"), r.get("load_failures"), r.get("store_failures"),
                         breaker((String) r.get("breaker_state"), ((Number) r.get("breaker_opens")).longValue(),
                                 (String) r.get("off_reason")));

@@ -170,6 +170,12 @@ final class RemoteChain extends TierBehindHost {
             hints.put(keys.get(i), new Hint(true, until));
         }
         remoteStats.chunksProbedPresent += ok;
+        if (!res.success()) {
+            String cause = causeOf(res, RemoteStats.LOAD_FAILURE_CAUSES);
+            if (!RemoteCopier.MISS.equals(cause)) {   // no answer, rather than "absent"
+                RemoteStats.add(remoteStats.probeFailures, RemoteStats.PROBE_FAILURE_CAUSES.contains(cause) ? cause : "error", 1);
+            }
+        }
         if (ok < keys.size()) {
             // Absent, or no answer: a miss until the hint expires (so a request never waits on a dead store).
             hints.put(keys.get(ok), new Hint(false, until));

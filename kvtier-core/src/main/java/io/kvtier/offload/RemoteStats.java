@@ -22,6 +22,8 @@ public final class RemoteStats {
     public static final List<String> DROP_REASONS = List.of(BUDGET, UNAVAILABLE, SLOW);
     /** Every cause a failed load is counted under ({@link #loadFailures()}'s keys). */
     public static final List<String> LOAD_FAILURE_CAUSES = List.of("miss", "timeout", "verify", UNAVAILABLE, "error");
+    /** Every cause a probe job that got no answer is counted under ({@link #probeFailures()}'s keys); an absent chunk is an answer. */
+    public static final List<String> PROBE_FAILURE_CAUSES = List.of("timeout", UNAVAILABLE, "error");
     /** Every cause a failed write is counted under ({@link #storeFailures()}'s keys). */
     public static final List<String> STORE_FAILURE_CAUSES = List.of("timeout", "oversize", UNAVAILABLE, "error");
 
@@ -31,6 +33,7 @@ public final class RemoteStats {
     long writeLatencyNanos = -1;
     final Map<String, Long> storeFailures = new TreeMap<>();
     long probes;
+    final Map<String, Long> probeFailures = new TreeMap<>();
     long chunksProbedPresent;
     long chunksStored;
     long chunksLoaded;
@@ -56,6 +59,15 @@ public final class RemoteStats {
     /** Probe jobs sent (each a pipeline of TOUCH commands). */
     public long probes() {
         return probes;
+    }
+
+    /**
+     * Probe jobs that got no answer for some chunk, by cause: {@code timeout}, {@code unavailable},
+     * {@code error} (a probe that finds a chunk absent got its answer and is not counted): the chunks
+     * after the first unanswered one were not asked, so {@link #chunksProbedPresent()} says nothing of them.
+     */
+    public Map<String, Long> probeFailures() {
+        return Collections.unmodifiableSortedMap(new TreeMap<>(probeFailures));
     }
 
     /** Chunks a probe found in the store. */
@@ -129,6 +141,7 @@ public final class RemoteStats {
         c.storeFailures.putAll(storeFailures);
         c.storesDroppedBy.putAll(storesDroppedBy);
         c.probes = probes;
+        c.probeFailures.putAll(probeFailures);
         c.chunksProbedPresent = chunksProbedPresent;
         c.chunksStored = chunksStored;
         c.chunksLoaded = chunksLoaded;
@@ -155,6 +168,7 @@ public final class RemoteStats {
             g.storeFailures.forEach((k, n) -> add(t.storeFailures, k, n));
             g.storesDroppedBy.forEach((k, n) -> add(t.storesDroppedBy, k, n));
             t.probes += g.probes;
+            g.probeFailures.forEach((k, n) -> add(t.probeFailures, k, n));
             t.chunksProbedPresent += g.chunksProbedPresent;
             t.chunksStored += g.chunksStored;
             t.chunksLoaded += g.chunksLoaded;

@@ -218,6 +218,10 @@ class RemoteTierTest {
                 List<Request> frozen = runSequential(b, 3, 7);
                 assertThat(remoteHits(frozen.get(1))).isZero();
                 assertThat(b.offload().remoteStats().breakerOpens()).isPositive();
+                // The probes got no answer: counted as such, not as chunks found absent.
+                assertThat(b.offload().remoteStats().probeFailures()).isNotEmpty();
+                assertThat(b.offload().remoteStats().probeFailures().keySet()).isSubsetOf("timeout", "unavailable");
+                assertThat(b.offload().remoteStats().chunksProbedPresent()).isZero();
                 redis.thaw();
             }
             try (Engine c = engine(setup(s))) {
@@ -297,6 +301,8 @@ class RemoteTierTest {
                 // A chunk the server evicts between probe and read (a GET's reply counts against
                 // maxmemory too) is a miss; nothing else may fail.
                 assertThat(b.offload().remoteStats().loadFailures().keySet()).isSubsetOf("miss");
+                // Chunks found absent are answers: no probe failed.
+                assertThat(b.offload().remoteStats().probeFailures()).isEmpty();
                 assertThat(done.get(7).externalHitTokens().getOrDefault("remote", 0)).as("record 7 lost chunks to eviction")
                         .isLessThan(224);
             }

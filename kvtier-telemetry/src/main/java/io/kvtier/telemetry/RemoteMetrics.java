@@ -28,6 +28,9 @@ final class RemoteMetrics {
         m.counter("kvtier:remote_chunks_loaded", "Chunks read from the remote store, verified, into host slots.",
                 s -> value(s, RemoteStats::chunksLoaded));
         m.counter("kvtier:remote_probes", "Probe jobs sent to the remote store (each a pipeline of TOUCH).", s -> value(s, RemoteStats::probes));
+        m.labelledCounter("kvtier:remote_probe_failures", "Probe jobs that got no answer for some chunk, per cause (timeout, "
+                + "unavailable, error); an absent chunk is an answer.", "cause",
+                (s, out) -> each(s, RemoteStats::probeFailures, RemoteStats.PROBE_FAILURE_CAUSES, out));
         m.counter("kvtier:remote_chunks_probed_present", "Chunks a probe found in the remote store.",
                 s -> value(s, RemoteStats::chunksProbedPresent));
         m.counter("kvtier:remote_writes", "Write jobs sent to the remote store (each a pipeline of SET).", s -> value(s, RemoteStats::writes));

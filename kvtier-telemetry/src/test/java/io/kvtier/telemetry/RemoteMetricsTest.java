@@ -55,8 +55,10 @@ class RemoteMetricsTest {
                     .containsExactlyInAnyOrder("timeout", "oversize", "unavailable", "error");
             assertThat(before.matching("kvtier:remote_stores_dropped_total").stream().map(x -> x.labels().get("reason")))
                     .containsExactlyInAnyOrder("budget", "unavailable", "slow");
+            assertThat(before.matching("kvtier:remote_probe_failures_total").stream().map(x -> x.labels().get("cause")))
+                    .containsExactlyInAnyOrder("timeout", "unavailable", "error");
             for (String series : List.of("kvtier:remote_load_failures_total", "kvtier:remote_store_failures_total",
-                    "kvtier:remote_stores_dropped_total")) {
+                    "kvtier:remote_stores_dropped_total", "kvtier:remote_probe_failures_total")) {
                 assertThat(before.matching(series)).allSatisfy(x -> assertThat(x.value()).isZero());
             }
             TestEngines.runRecords(a, 0);
