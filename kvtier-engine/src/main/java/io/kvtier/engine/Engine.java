@@ -350,8 +350,9 @@ public final class Engine implements AutoCloseable {
             if (r == null) {
                 continue;
             }
-            if (!d.success() && r.preemptions() == 0) {
-                // The reported hit is what was not computed: only the blocks really loaded.
+            if (!d.success()) {
+                // The reported hit is what was not computed: only the blocks really loaded (a
+                // re-admission's loss comes off the every-admission count alone: Request says which).
                 d.lostTokensByTier().forEach((tier, n) -> r.addExternalHitTokens(tier, -n));
             }
             // Window groups first give back what is before the window at kvWritten: blocks allocated
@@ -411,9 +412,7 @@ public final class Engine implements AutoCloseable {
             for (LoadDone abandoned : offload.resetCache()) {
                 Request r = scheduler.loading().get(abandoned.requestId());
                 if (r != null) {
-                    if (r.preemptions() == 0) {
-                        abandoned.lostTokensByTier().forEach((tier, n) -> r.addExternalHitTokens(tier, -n));
-                    }
+                    abandoned.lostTokensByTier().forEach((tier, n) -> r.addExternalHitTokens(tier, -n));
                     scheduler.preempt(r);
                 }
             }

@@ -63,6 +63,10 @@ class OffloadSoakTest {
             assertThat(f.engine.scheduler().preemptedForPrefill()).as("preemptions for a prefill")
                     .matches(n -> prefillPriority ? n > 0 : n == 0, prefillPriority ? "positive" : "zero");
             assertThat(s.externalHitTokensTotal()).as("external hits").isPositive();
+            // Every admission's loads, less what failed loads did not bring, request by request as in the run.
+            java.util.Map<String, Long> byRequests = new java.util.TreeMap<>();
+            all.forEach(r -> r.externalHitTokens().forEach((tier, n) -> byRequests.merge(tier, (long) n, Long::sum)));
+            assertThat(byRequests).as("the requests' external hits").isEqualTo(s.externalHitTokens());
             assertThat(s.loadFailures()).as("load failures").isPositive();
             assertThat(aborted).as("aborts").isPositive();
             if (hostChunks < 6) {

@@ -68,6 +68,9 @@ class WindowOffloadSoakTest {
             var window = f.offload.windowParts().getFirst().stats();
             assertThat(f.engine.stats().preemptions()).as("preemptions").isPositive();
             assertThat(full.externalHitTokensTotal()).as("external hits").isPositive();
+            java.util.Map<String, Long> byRequests = new java.util.TreeMap<>();
+            requests.all().forEach(r -> r.externalHitTokens().forEach((tier, n) -> byRequests.merge(tier, (long) n, Long::sum)));
+            assertThat(byRequests).as("the requests' external hits, every admission's").isEqualTo(full.externalHitTokens());
             assertThat(window.blocksLoaded()).as("window group's loads").isNotEmpty();
             assertThat(full.loadFailures() + window.loadFailures()).as("load failures").isPositive();
             assertThat(window.windowBlocksSkipped()).as("window blocks never stored").isPositive();
