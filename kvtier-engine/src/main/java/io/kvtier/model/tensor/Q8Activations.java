@@ -1,5 +1,16 @@
 package io.kvtier.model.tensor;
 
+import static io.kvtier.model.tensor.QuantSpecies.F;
+import static io.kvtier.model.tensor.QuantSpecies.L;
+import static io.kvtier.model.tensor.QuantSpecies.S;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
+import jdk.incubator.vector.VectorSpecies;
+
 /**
  * Activation rows quantized to Q8_0 blocks, as llama.cpp does before a Q8_0 (or Q4_0) matrix
  * product ({@code quantize_row_q8_0}, its x86 form): per block of 32 values, {@code amax = max|x|},
@@ -10,6 +21,18 @@ package io.kvtier.model.tensor;
  * <p>One instance is scratch owned by one caller; {@link #quantize} grows it as needed.
  */
 public final class Q8Activations {
+
+    /** 1.5 * 2^23: added and taken away, rounds a float below 2^22 in magnitude to an integer, half to even (Math.rint). */
+    private static final float RINT = 12582912f;
+    /**
+     * {@link #pairs}' order as a shuffle of a block's quants (shorts, little-endian ints): in each run of 8,
+     * values 0-3 to the even shorts and 4-7 to the odd ones, so int {@code 4m + t} is values {@code 8m + t}
+     * and {@code 8m + 4 + t}.
+     */
+    /** Ints of a short vector of {@link QuantSpecies#S}: L / 2 lanes. */
+    private static final VectorSpecies<Integer> I2 = S.withLanes(int.class);
+    private static final VectorShuffle<Short> PAIRS = VectorShuffle.fromOp(S,
+            i -> 8 * (i / 8) + ((i & 1) == 0 ? (i % 8) / 2 : 4 + (i % 8) / 2));
 
     /** Quants, {@code [rows][cols]}, each in {@code [-127, 127]}. */
     short[] q = new short[0];
@@ -63,29 +86,35 @@ public final class Q8Activations {
         this.cols = cols;
         for (int b = 0; b < n / 32; b++) {
             int o = 32 * b;
-            float amax = 0;
-            for (int j = 0; j < 32; j++) {
-                amax = Math.max(amax, Math.abs(x[o + j]));
+            FloatVector abs = FloatVector.fromArray(F, x, o).abs();
+            for (int k = L; k < 32; k += L) {
+                abs = abs.max(FloatVector.fromArray(F, x, o + k).abs());
             }
+            float amax = abs.reduceLanes(VectorOperators.MAX);
             d[b] = Float.float16ToFloat(Float.floatToFloat16(amax / 127f));
             float id = amax != 0 ? 127f / amax : 0f;
-            for (int j = 0; j < 32; j++) {
-                q[o + j] = (short) Math.rint(x[o + j] * id);
+            for (int k = 0; k < 32; k += L) {
+                // rint: |x * id| <= 127 < 2^22, so adding 1.5 * 2^23 rounds to an integer, half to even, exactly
+                FloatVector v = FloatVector.fromArray(F, x, o + k).mul(id).add(RINT).sub(RINT);
+                v.convertShape(VectorOperators.F2S, S, 0).reinterpretAsShorts().intoArray(q, o + k);
             }
             int row = b / (cols / 32);
             int rb = b % (cols / 32);
-            int low = 0, high = 0;
-            for (int m = 0; m < 4; m++) {
-                for (int t = 0; t < 4; t++) {
-                    pairs[row][16 * rb + 4 * m + t] = (q[o + 8 * m + t] & 0xFFFF) | (q[o + 8 * m + 4 + t] << 16);
-                    low += q[o + 8 * m + t];
-                    high += q[o + 8 * m + 4 + t];
-                }
+            // Each run of L quants: as ints for adjacent, shuffled for pairs, whose low and high
+            // shorts are summed for the offsets (one reduction each per block).
+            IntVector lows = IntVector.zero(I2);
+            IntVector highs = lows;
+            for (int k = 0; k < 32; k += L) {
+                ShortVector qs = ShortVector.fromArray(S, q, o + k);
+                qs.reinterpretAsInts().intoArray(adjacent[row], 16 * rb + k / 2);
+                IntVector p = qs.rearrange(PAIRS).reinterpretAsInts();
+                p.intoArray(pairs[row], 16 * rb + k / 2);
+                lows = lows.add(p.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 16));
+                highs = highs.add(p.lanewise(VectorOperators.ASHR, 16));
             }
+            int low = lows.reduceLanes(VectorOperators.ADD);
+            int high = highs.reduceLanes(VectorOperators.ADD);
             offsets[row][rb] = (-8 * low & 0xFFFF) | (-8 * high << 16);
-            for (int j = 0; j < 16; j++) {
-                adjacent[row][16 * rb + j] = (q[o + 2 * j] & 0xFFFF) | (q[o + 2 * j + 1] << 16);
-            }
             scales[row][rb] = d[b];
         }
     }
