@@ -55,8 +55,12 @@ final class BenchSchedulerCommand implements Callable<Integer> {
         Checks.atLeast(promptTokens, 1, "--prompt-tokens");
         Checks.atLeast(steps, 1, "--steps");
         Checks.atLeast(repeats, 1, "--repeats");
-        SchedulerBench.Result r = SchedulerBench.run(running, promptTokens, steps, blockSize,
-                stepTokens != null ? stepTokens : ReplayConfig.TIMED_MAX_BATCH_TOKENS, repeats);
+        int budget = stepTokens != null ? stepTokens : ReplayConfig.TIMED_MAX_BATCH_TOKENS;
+        if (budget < running) {
+            throw new BadInputException("--max-batch-tokens " + budget + " is below --max-running " + running
+                    + ": each measured step decodes one token of every running request");
+        }
+        SchedulerBench.Result r = SchedulerBench.run(running, promptTokens, steps, blockSize, budget, repeats);
         System.out.printf("scheduler: %d running requests, %d-token prompts, block %d, offloading to a host tier (LRU)%n",
                 running, promptTokens, blockSize);
         System.out.printf("  engine time per step outside the forward pass: %,.1f us best, %,.1f us mean of %d "
