@@ -35,4 +35,19 @@ class BenchFlagEdgesTest {
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains("scheduler: 32 running requests, 256-token prompts", "32 tokens per step");
     }
+
+    /** Was: ArrayIndexOutOfBoundsException in the median of no timed decode steps, after half the figures. */
+    @Test
+    void generateRefusesFewerThanTwoTokensBeforeAnyFigure() {
+        assertOneLineExit2(CliRun.of("bench", "generate", "--max-tokens", "1", "--repeats", "1"),
+                "--max-tokens must be at least 2, got 1: decode is timed from the second token (the first comes with the"
+                        + " prompt's step)");
+    }
+
+    @Test
+    void generateTimesTwoTokensAsOneDecodeStep() {
+        CliRun r = CliRun.of("bench", "generate", "--max-tokens", "2", "--max-running", "2", "--repeats", "1", "--threads", "1");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).containsPattern("(?m)^single-sequence decode: .* \\(2 tokens\\) = [\\d.]+ of the bound \\(median of 1 steps");
+    }
 }
