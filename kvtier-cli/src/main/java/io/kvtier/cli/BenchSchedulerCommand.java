@@ -13,7 +13,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "scheduler", mixinStandardHelpOptions = true, defaultValueProvider = BenchSchedulerCommand.Defaults.class,
         description = "Engine time per step outside the forward pass, at N running requests (simulated model).")
-final class BenchSchedulerCommand implements Callable<Integer> {
+final class BenchSchedulerCommand implements Callable<Integer>, SizedByFlags {
 
     @Mixin
     BatchOptions batch;
@@ -44,6 +44,13 @@ final class BenchSchedulerCommand implements Callable<Integer> {
     @Option(names = "--running", hidden = true, description = "deprecated: --max-running")
     void running(int v) {
         former.use("--running", () -> batch.setMaxRunning(v));
+    }
+
+    /** Every request holds its prompt and, as KV blocks, about its prompt plus the steps it decodes. */
+    @Override
+    public String memoryAdvice() {
+        return "--prompt-tokens, --max-running or --steps (the bench holds --max-running requests of --prompt-tokens"
+                + " plus about --steps positions each)";
     }
 
     @Override

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
 
 /** Flag combinations of the bench commands a new user tried: each ends, or is refused in one line. */
 class BenchFlagEdgesTest {
@@ -49,5 +50,17 @@ class BenchFlagEdgesTest {
         CliRun r = CliRun.of("bench", "generate", "--max-tokens", "2", "--max-running", "2", "--repeats", "1", "--threads", "1");
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).containsPattern("(?m)^single-sequence decode: .* \\(2 tokens\\) = [\\d.]+ of the bound \\(median of 1 steps");
+    }
+
+    /** Was: "lower --max-running" for a run whose prompts, not its batch, were too large. */
+    @Test
+    void schedulerMemoryAdviceNamesWhatSizesTheBench() {
+        CommandLine cli = new CommandLine(new Main());
+        cli.parseArgs("bench", "scheduler", "--prompt-tokens", "10000000");
+        assertThat(Main.memoryAdvice(cli)).isEqualTo("; lower --prompt-tokens, --max-running or --steps (the bench holds"
+                + " --max-running requests of --prompt-tokens plus about --steps positions each)");
+        CommandLine generate = new CommandLine(new Main());
+        generate.parseArgs("bench", "generate");
+        assertThat(Main.memoryAdvice(generate)).isEqualTo("; lower --max-running or the model size");
     }
 }
