@@ -6,6 +6,7 @@ import io.kvtier.offload.GroupStats;
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.offload.OffloadStats;
 import io.kvtier.offload.RemoteStats;
+import io.kvtier.text.Counts;
 import io.kvtier.text.Plural;
 import io.kvtier.tier.TierIndex;
 import java.io.PrintStream;
@@ -155,14 +156,15 @@ final class GenerateReport {
                     outcome.finished().size(), outcome.finished().size() + outcome.unfinished(), outcome.unfinished());
         }
         if (engine.offload() != null) {
-            err.printf("kvtier: offload: external hits %s tokens, blocks stored %s, loaded %s, %s load failures, "
+            err.printf("kvtier: offload: external hit tokens %s, blocks stored %s, loaded %s, %s load failures, "
                             + "%s store failures, %s store refusals, host chunks %s used of %s%s%n",
-                    s.get("external_hit_tokens"), s.get("blocks_stored"), s.get("blocks_loaded"), s.get("load_failures"),
+                    counts(s, "external_hit_tokens"), counts(s, "blocks_stored"), counts(s, "blocks_loaded"), s.get("load_failures"),
                     s.get("store_failures"), s.get("store_refusals"), s.get("host_chunks_used"), s.get("host_chunks_total"),
                     engine.offload().diskIndex() == null ? "" : ", disk chunks " + s.get("disk_chunks_used") + " used of "
                             + s.get("disk_chunks_total") + diskRoom.apply(diskRooms()));
-            if (!((Map<?, ?>) s.get("blocks_not_stored")).isEmpty()) {
-                err.printf("kvtier: offload: blocks not stored, by reason: %s%n", s.get("blocks_not_stored"));
+            String notStored = counts(s, "blocks_not_stored");
+            if (!notStored.equals("none")) {
+                err.printf("kvtier: offload: blocks not stored, by reason: %s%n", notStored);
             }
             if (s.get("groups") instanceof List<?> groups) {
                 for (Object o : groups) {
@@ -170,17 +172,19 @@ final class GenerateReport {
                     err.printf("kvtier: offload: KV group %s (%s): blocks stored %s, loaded %s, bytes stored %s, loaded %s, "
                                     + "%s window blocks skipped, host chunks %s used of %s%n",
                             g.get("group"), (int) g.get("window") == 0 ? "full attention" : "window " + g.get("window"),
-                            g.get("blocks_stored"), g.get("blocks_loaded"), g.get("bytes_stored"), g.get("bytes_loaded"),
+                            counts(g, "blocks_stored"), counts(g, "blocks_loaded"), g.get("bytes_stored"), g.get("bytes_loaded"),
                             g.get("window_blocks_skipped"), g.get("host_chunks_used"), g.get("host_chunks_total"));
                 }
             }
             if (s.get("remote") instanceof Map<?, ?> r) {
-                err.printf("kvtier: remote: %s chunks stored in %s, %s loaded, %s found %s present, %s stores dropped %s, "
+                long dropped = ((Number) r.get("stores_dropped")).longValue();
+                err.printf("kvtier: remote: %s chunks stored in %s, %s loaded, %s found %s present, %s stores dropped%s, "
                                 + "load failures %s, store failures %s, %s%n",
                         r.get("chunks_stored"), Plural.count(((Number) r.get("writes")).longValue(), "write job"),
                         r.get("chunks_loaded"), Plural.count(((Number) r.get("probes")).longValue(), "probe"),
-                        Plural.count(((Number) r.get("chunks_probed_present")).longValue(), "chunk"), r.get("stores_dropped"),
-                        r.get("stores_dropped_by"), r.get("load_failures"), r.get("store_failures"),
+                        Plural.count(((Number) r.get("chunks_probed_present")).longValue(), "chunk"), dropped,
+                        dropped == 0 ? "" : " (" + counts(r, "stores_dropped_by") + ")", counts(r, "load_failures"),
+                        counts(r, "store_failures"),
                         breaker((String) r.get("breaker_state"), ((Number) r.get("breaker_opens")).longValue(),
                                 (String) r.get("off_reason")));
             }
@@ -196,6 +200,12 @@ final class GenerateReport {
                 times.total(), times.startup(), times.tokenize(),
                 times.firstToken() > 0 ? String.format("%.2f s", times.firstToken()) : "none");
         err.println("kvtier: " + memory.line());
+    }
+
+    /** A per-tier or per-reason map of the record, as a summary shows it ({@link Counts#nonZero}). */
+    @SuppressWarnings("unchecked")
+    private static String counts(Map<?, ?> record, String field) {
+        return Counts.nonZero((Map<String, ? extends Number>) record.get(field));
     }
 
     /** A rate for the summary: whole units, with one decimal below 10 so a slow run never reads "0 tokens/s". */
