@@ -55,16 +55,18 @@ final class GenerateReport {
         o.put("block_size", engine.config().blockSize());
         OffloadScheduler off = engine.offload();
         OffloadStats os = off == null ? null : GroupStats.total(off); // every KV group's blocks and bytes
+        List<String> tiers = tiers(off);
         // Hits of first admissions (the sum of the jsonl lines'); reloads after preemptions are in blocks_loaded.
-        o.put("external_hit_tokens", os == null ? Map.of() : s.externalHitTokensByTier());
-        o.put("blocks_stored", os == null ? Map.of() : os.blocksStored());
-        o.put("blocks_loaded", os == null ? Map.of() : os.blocksLoaded());
+        o.put("external_hit_tokens", os == null ? Map.of() : OffloadStats.everyKey(tiers, s.externalHitTokensByTier()));
+        o.put("blocks_stored", os == null ? Map.of() : OffloadStats.everyKey(tiers, os.blocksStored()));
+        o.put("blocks_loaded", os == null ? Map.of() : OffloadStats.everyKey(tiers, os.blocksLoaded()));
         o.put("bytes_stored", os == null ? 0 : os.bytesStored());
         o.put("bytes_loaded", os == null ? 0 : os.bytesLoaded());
         o.put("load_failures", os == null ? 0 : os.loadFailures());
         o.put("store_failures", os == null ? 0 : os.storeFailures());
         o.put("store_refusals", os == null ? 0 : os.storeRefusals());
-        o.put("blocks_not_stored", os == null ? Map.of() : os.blocksNotStored());
+        o.put("blocks_not_stored", os == null ? Map.of() : OffloadStats.everyKey(OffloadStats.NOT_STORED_REASONS,
+                os.blocksNotStored()));
         if (os != null && off.config().loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS) {
             o.put("load_decisions", io.kvtier.replay.ReplayReport.loadDecisionsJson(os.loadDecisions())); // --load-policy faster: decisions and their inputs
         }
@@ -79,17 +81,36 @@ final class GenerateReport {
             o.put("remote", remote(rs));
         }
         if (off != null && GroupStats.several(off)) {
-            o.put("groups", perGroup(groups));
+            o.put("groups", perGroup(groups, tiers));
         }
         o.put("memory", memory.json());
         return o;
     }
 
     /**
+     * The tiers of the run, each a key of every per-tier map (0 when nothing moved): {@code host},
+     * then {@code disk} and {@code remote} where a KV group has them; none without offloading.
+     */
+    private static List<String> tiers(OffloadScheduler off) {
+        if (off == null) {
+            return List.of();
+        }
+        List<OffloadScheduler> groups = GroupStats.schedulers(off);
+        List<String> tiers = new ArrayList<>(List.of(io.kvtier.tier.HostTier.NAME));
+        if (groups.stream().anyMatch(g -> g.diskIndex() != null)) {
+            tiers.add("disk");
+        }
+        if (GroupStats.remoteTotal(off) != null) {
+            tiers.add("remote");
+        }
+        return tiers;
+    }
+
+    /**
      * Each KV group's offload counters (a model with several groups only): its blocks and bytes
      * stored and loaded per tier, the window blocks it skipped, its tiers' chunks, its remote counters.
      */
-    private List<Map<String, Object>> perGroup(List<OffloadScheduler> groups) {
+    private List<Map<String, Object>> perGroup(List<OffloadScheduler> groups, List<String> tiers) {
         List<Map<String, Object>> out = new ArrayList<>();
         for (int g = 0; g < groups.size(); g++) {
             OffloadScheduler s = groups.get(g);
@@ -97,8 +118,8 @@ final class GenerateReport {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("group", g);
             m.put("window", engine.kvCacheManager().groups().get(g).window());
-            m.put("blocks_stored", st.blocksStored());
-            m.put("blocks_loaded", st.blocksLoaded());
+            m.put("blocks_stored", OffloadStats.everyKey(tiers, st.blocksStored()));
+            m.put("blocks_loaded", OffloadStats.everyKey(tiers, st.blocksLoaded()));
             m.put("bytes_stored", st.bytesStored());
             m.put("bytes_loaded", st.bytesLoaded());
             m.put("window_blocks_skipped", st.windowBlocksSkipped());
@@ -121,9 +142,9 @@ final class GenerateReport {
         r.put("chunks_probed_present", rs.chunksProbedPresent());
         r.put("writes", rs.writes());
         r.put("stores_dropped", rs.storesDropped());
-        r.put("stores_dropped_by", rs.storesDroppedBy());
-        r.put("load_failures", rs.loadFailures());
-        r.put("store_failures", rs.storeFailures());
+        r.put("stores_dropped_by", OffloadStats.everyKey(RemoteStats.DROP_REASONS, rs.storesDroppedBy()));
+        r.put("load_failures", OffloadStats.everyKey(RemoteStats.LOAD_FAILURE_CAUSES, rs.loadFailures()));
+        r.put("store_failures", OffloadStats.everyKey(RemoteStats.STORE_FAILURE_CAUSES, rs.storeFailures()));
         r.put("breaker_state", rs.breakerState());
         r.put("breaker_opens", rs.breakerOpens());
         r.put("off_reason", rs.offReason());

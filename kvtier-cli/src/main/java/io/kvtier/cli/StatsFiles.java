@@ -18,7 +18,8 @@ import java.util.Set;
  * A command's summary record written as JSON and as CSV: the CSV's columns are the JSON's leaf
  * fields, flattened with dots ({@code external_hit_tokens.disk}), so the two formats carry the
  * same fields by construction. Records are maps of strings, numbers, booleans, nested maps and
- * records (converted through Jackson).
+ * records (converted through Jackson). A field is a column even where it has no value in a run
+ * (null, NaN: an empty cell), so that runs of one configuration share a header.
  */
 public final class StatsFiles {
 
@@ -65,7 +66,8 @@ public final class StatsFiles {
 
     /**
      * The leaf fields of a record, nested maps and records flattened with dots, in order; a
-     * {@code null} or NaN leaf is left out (absent, not a value).
+     * {@code null} or NaN leaf is kept with a null value (an empty cell: no value, but the column
+     * stays, e.g. {@code remote.off_reason} of a tier that never turned itself off).
      */
     public static Map<String, Object> flatten(Map<String, ?> record) {
         Map<String, Object> out = new LinkedHashMap<>();
@@ -80,8 +82,9 @@ public final class StatsFiles {
             Object v = e.getValue();
             if (v instanceof Map<?, ?> nested) {
                 flatten(key + ".", (Map<String, Object>) nested, out);
-            } else if (v != null && !(v instanceof Double d && d.isNaN()) && !(v instanceof String s && s.equals("NaN"))) {
-                out.put(key, v);
+            } else {
+                boolean none = v == null || v instanceof Double d && d.isNaN() || v instanceof String s && s.equals("NaN");
+                out.put(key, none ? null : v);
             }
         }
     }

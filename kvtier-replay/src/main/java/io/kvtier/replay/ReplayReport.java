@@ -201,12 +201,8 @@ public final class ReplayReport {
         m.put("chunks_written_by_tier", r.chunksWrittenByTier());
         m.put("store_policy", c.storePolicy().toString());
         m.put("load_policy", c.loadPolicy().toString());
-        Map<String, Long> notStored = new LinkedHashMap<>();
-        for (String reason : List.of(OffloadStats.LONGER_THAN_HOST, OffloadStats.NOT_ADMITTED, OffloadStats.NOT_PROMOTED,
-                OffloadStats.REMOTE_NOT_PROMOTED, OffloadStats.EVICTED_BEFORE_STORE, OffloadStats.PARENT_NOT_STORED)) {
-            notStored.put(reason, r.blocksNotStored().getOrDefault(reason, 0L)); // every reason: same CSV columns in a sweep
-        }
-        m.put("blocks_not_stored", notStored);
+        // Every reason: the same CSV columns in a sweep and across runs.
+        m.put("blocks_not_stored", OffloadStats.everyKey(OffloadStats.NOT_STORED_REASONS, r.blocksNotStored()));
         if (c.loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS && r.loadDecisions() != null) {
             m.put("load_decisions", loadDecisionsJson(r.loadDecisions()));
         }
