@@ -1,7 +1,10 @@
 package io.kvtier.cli;
 
+import com.fasterxml.jackson.core.util.DefaultIndenter;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import com.fasterxml.jackson.core.util.Separators;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -23,15 +26,30 @@ import java.util.Set;
  */
 public final class StatsFiles {
 
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * The one printer of every JSON file kvtier writes, a record or a list of them (a sweep):
+     * {@code "key": value}, two spaces a level, each array element on its own line (Jackson's
+     * default printer writes {@code "key" : value} and {@code [ {}).
+     */
+    private static final ObjectWriter PRETTY = JSON.writer(new DefaultPrettyPrinter()
+            .withSeparators(Separators.createDefaultInstance().withObjectFieldValueSpacing(Separators.Spacing.AFTER))
+            .withObjectIndenter(new DefaultIndenter("  ", "\n"))
+            .withArrayIndenter(new DefaultIndenter("  ", "\n")));
 
     private StatsFiles() {
     }
 
-    /** Writes {@code value} (a record, or a list of records) as indented JSON; parent folders are created. */
+    /** Writes {@code value} (a record, or a list of records) as indented JSON ({@link #json}); parent folders are created. */
     public static void writeJson(Path file, Object value) throws IOException {
         createParent(file);
-        JSON.writeValue(file.toFile(), value);
+        PRETTY.writeValue(file.toFile(), value);
+    }
+
+    /** The JSON text of {@link #writeJson}. */
+    public static String json(Object value) throws IOException {
+        return PRETTY.writeValueAsString(value);
     }
 
     /**

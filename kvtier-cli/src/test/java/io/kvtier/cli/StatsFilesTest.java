@@ -19,6 +19,31 @@ class StatsFilesTest {
         return r;
     }
 
+    /**
+     * One record and a sweep's list print alike, {@code "key": value} (was: Jackson's default
+     * printer, {@code "key" : value} and {@code [ {}, in every stats file).
+     */
+    @Test
+    void aRecordAndAListOfRecordsPrintKeysAndValuesAlike() throws java.io.IOException {
+        assertThat(StatsFiles.json(record("x", 0.5))).isEqualTo("""
+                {
+                  "requests": 2,
+                  "ratio": 0.5,
+                  "remote": {
+                    "off_reason": "x"
+                  }
+                }""");
+        assertThat(StatsFiles.json(List.of(Map.of("a", 1), Map.of("a", 2)))).isEqualTo("""
+                [
+                  {
+                    "a": 1
+                  },
+                  {
+                    "a": 2
+                  }
+                ]""");
+    }
+
     /** Was: a null or NaN leaf dropped its column, so a run whose tier stayed on had one column fewer. */
     @Test
     void aFieldWithoutAValueKeepsItsColumnAsAnEmptyCell() {
