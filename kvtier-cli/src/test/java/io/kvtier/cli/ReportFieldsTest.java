@@ -85,20 +85,30 @@ class ReportFieldsTest {
         assertThat(List.of(Files.readAllLines(csv).getFirst().split(","))).containsExactlyElementsOf(jsonFields(all.get(0)));
     }
 
+    /** The reference prompts, one a line. */
+    private Path allPrompts() throws IOException {
+        Path prompts = dir.resolve("all.txt");
+        List<String> lines = new ArrayList<>();
+        ReferenceRecords.load().forEach(rec -> lines.add(rec.prompt()));
+        return Files.write(prompts, lines);
+    }
+
+    /** {@code generate} of {@code prompts} on a device pool of 24 blocks of 16 (the reference prompts preempt), host tier on. */
+    private static CliRun generateOnASmallPool(Path prompts, String... statsFlags) {
+        List<String> args = new ArrayList<>(List.of("generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
+                ReferenceRecords.tokenizer().toString(), "--prompts", prompts.toString(), "--max-tokens", "64", "--output",
+                "jsonl", "--block-size", "16", "--device-blocks", "24"));
+        args.addAll(List.of(statsFlags));
+        return CliRun.of(args.toArray(String[]::new));
+    }
+
     @Test
     void generateCsvAndJsonCarryTheSameFieldsAndRequestHitsSumToTheSummary() throws IOException {
         // A small device pool preempts; preempted requests reload their own blocks from the host tier:
         // loads, but no hits (the first admission's hits only, as a server's cached_tokens).
-        Path prompts = dir.resolve("all.txt");
-        List<String> lines = new ArrayList<>();
-        ReferenceRecords.load().forEach(rec -> lines.add(rec.prompt()));
-        Files.write(prompts, lines);
         Path json = dir.resolve("g.json");
         Path csv = dir.resolve("g.csv");
-        CliRun r = CliRun.of("generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
-                ReferenceRecords.tokenizer().toString(), "--prompts", prompts.toString(), "--max-tokens", "64", "--output",
-                "jsonl", "--block-size", "16", "--device-blocks", "24", "--stats-json", json.toString(), "--stats-csv",
-                csv.toString());
+        CliRun r = generateOnASmallPool(allPrompts(), "--stats-json", json.toString(), "--stats-csv", csv.toString());
         assertThat(r.code()).as(r.err()).isZero();
         JsonNode s = JSON.readTree(json.toFile());
         assertThat(List.of(Files.readAllLines(csv).getFirst().split(","))).containsExactlyElementsOf(jsonFields(s));
@@ -131,18 +141,12 @@ class ReportFieldsTest {
      */
     @Test
     void generateRunsOfOneConfigurationShareACsvHeader() throws IOException {
-        Path prompts = dir.resolve("all.txt");
-        List<String> lines = new ArrayList<>();
-        ReferenceRecords.load().forEach(rec -> lines.add(rec.prompt()));
-        Files.write(prompts, lines);
         Path one = dir.resolve("one.txt");
         Files.writeString(one, "a\n");
         List<List<String>> csvs = new ArrayList<>();
-        for (Path p : List.of(one, prompts)) {
+        for (Path p : List.of(one, allPrompts())) {
             Path csv = dir.resolve(p.getFileName() + ".csv");
-            CliRun r = CliRun.of("generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
-                    ReferenceRecords.tokenizer().toString(), "--prompts", p.toString(), "--max-tokens", "64", "--output",
-                    "jsonl", "--block-size", "16", "--device-blocks", "24", "--stats-csv", csv.toString());
+            CliRun r = generateOnASmallPool(p, "--stats-csv", csv.toString());
             assertThat(r.code()).as(r.err()).isZero();
             csvs.add(Files.readAllLines(csv));
         }
