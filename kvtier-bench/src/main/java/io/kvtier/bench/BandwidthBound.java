@@ -160,18 +160,12 @@ public final class BandwidthBound implements AutoCloseable {
             if (Float.isNaN(sink)) {
                 throw new AssertionError("NaN from FMA chains or a buffer of 0.75s");
             }
-            return new Scaling(threads, rounds, c1, cN, r1, rN, median(computeRatios), median(readRatios));
+            return new Scaling(threads, rounds, c1, cN, r1, rN, Samples.median(computeRatios), Samples.median(readRatios));
         } finally {
             if (across != reader) {
                 across.close();
             }
         }
-    }
-
-    private static double median(double[] xs) {
-        double[] s = xs.clone();
-        java.util.Arrays.sort(s);
-        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
     }
 
     /**

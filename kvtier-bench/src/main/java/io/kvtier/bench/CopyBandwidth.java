@@ -126,8 +126,8 @@ public final class CopyBandwidth {
                     engineLoad.add(gbps(passBytes, enginePass(engine, copies, false, nextId)));
                 }
             }
-            return new Point(chunkBytes, median(copy), median(store), median(load), median(engineStore),
-                    median(engineLoad));
+            return new Point(chunkBytes, Samples.median(copy), Samples.median(store), Samples.median(load),
+                    Samples.median(engineStore), Samples.median(engineLoad));
         }
     }
 
@@ -178,11 +178,6 @@ public final class CopyBandwidth {
 
     private static double gbps(long bytes, long nanos) {
         return bytes / (double) Math.max(1, nanos);
-    }
-
-    private static double median(List<Double> xs) {
-        double[] a = xs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
     }
 
     /** Formats points as a table (chunk size, GB/s of copy, store, load, the ratios, GB/s through the engine). */

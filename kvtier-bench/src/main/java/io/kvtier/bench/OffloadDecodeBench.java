@@ -169,16 +169,9 @@ public final class OffloadDecodeBench {
         out.printf(Locale.ROOT, "%s: on/off throughput by CPU per token %.4f (range %.4f-%.4f, %d pairs), by wall %.4f (range %.4f-%.4f);"
                         + " CPU per token off %.2f us, on %.2f us (transfer threads %.2f us); off %,.0f tokens/s wall;"
                         + " engine thread allocates %,.0f B per token off, %,.0f B on%n",
-                Plural.count(batch, "sequence"), median(cpu), min(cpu), max(cpu), cpu.length, median(wall), min(wall), max(wall),
+                Plural.count(batch, "sequence"), Samples.median(cpu), min(cpu), max(cpu), cpu.length, Samples.median(wall), min(wall), max(wall),
                 off.cpuPerToken() / 1e3, on.cpuPerToken() / 1e3, on.transferCpu / 1e3 / on.tokens, 1e9 / off.wallPerToken(),
                 off.bytesPerToken(), on.bytesPerToken());
-    }
-
-    static double median(double[] v) {
-        double[] s = v.clone();
-        Arrays.sort(s);
-        int n = s.length;
-        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
     private static double min(double[] v) {

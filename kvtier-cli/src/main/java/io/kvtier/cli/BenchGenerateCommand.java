@@ -7,6 +7,7 @@ import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
 import io.kvtier.bench.BandwidthBound;
+import io.kvtier.bench.Samples;
 import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.model.Kernels;
@@ -73,6 +74,10 @@ final class BenchGenerateCommand implements Callable<Integer> {
         invariance.apply();
         former.apply(spec);
         int decodeTokens = maxTokens.maxTokens();
+        if (decodeTokens < 2) {
+            throw new BadInputException("--max-tokens must be at least 2, got " + decodeTokens
+                    + ": decode is timed from the second token (the first comes with the prompt's step)");
+        }
         int sequences = batch.maxRunning();
         int blockSize = batch.blockSize();
         int stepTokens = batch.maxBatchTokens() != null ? batch.maxBatchTokens() : 4096;
@@ -82,6 +87,10 @@ final class BenchGenerateCommand implements Callable<Integer> {
         Model checkpoint = ModelOptions.load(modelPath, "--model");
         ModelConfig shape = checkpoint.config();
         int seqLen = shape.seqLen();
+        if (seqLen < 3) {
+            throw new BadInputException("--model " + modelPath + ": a context of " + seqLen
+                    + " positions leaves no decode step to time (it needs at least 3)");
+        }
         int steps = Math.min(decodeTokens, seqLen - 1);
         int blocks = (sequences + 1) * shape.kvLayout(blockSize).blocksFor(seqLen);
         EngineConfig config = new EngineConfig(blockSize, blocks, stepTokens, sequences, false, -1);
@@ -194,16 +203,16 @@ final class BenchGenerateCommand implements Callable<Integer> {
     private record Decode(double tokensPerSecond, double[] fractions, long bestPass) {
 
         double median() {
-            return fractions[fractions.length / 2];
+            return Samples.quantile(fractions, 0.5);
         }
 
         double upperQuartile() {
-            return fractions[fractions.length * 3 / 4];
+            return Samples.quantile(fractions, 0.75);
         }
 
         String spread() {
             return String.format(java.util.Locale.ROOT, "median of %d steps, each against the read pass before it;"
-                    + " quartiles %.2f-%.2f", fractions.length, fractions[fractions.length / 4], upperQuartile());
+                    + " quartiles %.2f-%.2f", fractions.length, Samples.quantile(fractions, 0.25), upperQuartile());
         }
     }
 

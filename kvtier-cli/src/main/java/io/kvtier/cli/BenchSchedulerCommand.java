@@ -13,7 +13,7 @@ import picocli.CommandLine.Option;
  */
 @Command(name = "scheduler", mixinStandardHelpOptions = true, defaultValueProvider = BenchSchedulerCommand.Defaults.class,
         description = "Engine time per step outside the forward pass, at N running requests (simulated model).")
-final class BenchSchedulerCommand implements Callable<Integer> {
+final class BenchSchedulerCommand implements Callable<Integer>, SizedByFlags {
 
     @Mixin
     BatchOptions batch;
@@ -46,6 +46,13 @@ final class BenchSchedulerCommand implements Callable<Integer> {
         former.use("--running", () -> batch.setMaxRunning(v));
     }
 
+    /** Every request holds its prompt and, as KV blocks, about its prompt plus the steps it decodes. */
+    @Override
+    public String memoryAdvice() {
+        return "--prompt-tokens, --max-running or --steps (the bench holds --max-running requests of --prompt-tokens"
+                + " plus about --steps positions each)";
+    }
+
     @Override
     public Integer call() {
         former.apply(spec);
@@ -55,8 +62,12 @@ final class BenchSchedulerCommand implements Callable<Integer> {
         Checks.atLeast(promptTokens, 1, "--prompt-tokens");
         Checks.atLeast(steps, 1, "--steps");
         Checks.atLeast(repeats, 1, "--repeats");
-        SchedulerBench.Result r = SchedulerBench.run(running, promptTokens, steps, blockSize,
-                stepTokens != null ? stepTokens : ReplayConfig.TIMED_MAX_BATCH_TOKENS, repeats);
+        int budget = stepTokens != null ? stepTokens : ReplayConfig.TIMED_MAX_BATCH_TOKENS;
+        if (budget < running) {
+            throw new BadInputException("--max-batch-tokens " + budget + " is below --max-running " + running
+                    + ": each measured step decodes one token of every running request");
+        }
+        SchedulerBench.Result r = SchedulerBench.run(running, promptTokens, steps, blockSize, budget, repeats);
         System.out.printf("scheduler: %d running requests, %d-token prompts, block %d, offloading to a host tier (LRU)%n",
                 running, promptTokens, blockSize);
         System.out.printf("  engine time per step outside the forward pass: %,.1f us best, %,.1f us mean of %d "

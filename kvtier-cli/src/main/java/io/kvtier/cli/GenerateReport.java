@@ -6,6 +6,7 @@ import io.kvtier.offload.GroupStats;
 import io.kvtier.offload.OffloadScheduler;
 import io.kvtier.offload.OffloadStats;
 import io.kvtier.offload.RemoteStats;
+import io.kvtier.text.Counts;
 import io.kvtier.text.Plural;
 import io.kvtier.tier.TierIndex;
 import java.io.PrintStream;
@@ -54,16 +55,18 @@ final class GenerateReport {
         o.put("block_size", engine.config().blockSize());
         OffloadScheduler off = engine.offload();
         OffloadStats os = off == null ? null : GroupStats.total(off); // every KV group's blocks and bytes
+        List<String> tiers = tiers(off);
         // Hits of first admissions (the sum of the jsonl lines'); reloads after preemptions are in blocks_loaded.
-        o.put("external_hit_tokens", os == null ? Map.of() : s.externalHitTokensByTier());
-        o.put("blocks_stored", os == null ? Map.of() : os.blocksStored());
-        o.put("blocks_loaded", os == null ? Map.of() : os.blocksLoaded());
+        o.put("external_hit_tokens", os == null ? Map.of() : OffloadStats.everyKey(tiers, s.externalHitTokensByTier()));
+        o.put("blocks_stored", os == null ? Map.of() : OffloadStats.everyKey(tiers, os.blocksStored()));
+        o.put("blocks_loaded", os == null ? Map.of() : OffloadStats.everyKey(tiers, os.blocksLoaded()));
         o.put("bytes_stored", os == null ? 0 : os.bytesStored());
         o.put("bytes_loaded", os == null ? 0 : os.bytesLoaded());
         o.put("load_failures", os == null ? 0 : os.loadFailures());
         o.put("store_failures", os == null ? 0 : os.storeFailures());
         o.put("store_refusals", os == null ? 0 : os.storeRefusals());
-        o.put("blocks_not_stored", os == null ? Map.of() : os.blocksNotStored());
+        o.put("blocks_not_stored", os == null ? Map.of() : OffloadStats.everyKey(OffloadStats.NOT_STORED_REASONS,
+                os.blocksNotStored()));
         if (os != null && off.config().loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS) {
             o.put("load_decisions", io.kvtier.replay.ReplayReport.loadDecisionsJson(os.loadDecisions())); // --load-policy faster: decisions and their inputs
         }
@@ -78,17 +81,36 @@ final class GenerateReport {
             o.put("remote", remote(rs));
         }
         if (off != null && GroupStats.several(off)) {
-            o.put("groups", perGroup(groups));
+            o.put("groups", perGroup(groups, tiers));
         }
         o.put("memory", memory.json());
         return o;
     }
 
     /**
+     * The tiers of the run, each a key of every per-tier map (0 when nothing moved): {@code host},
+     * then {@code disk} and {@code remote} where a KV group has them; none without offloading.
+     */
+    private static List<String> tiers(OffloadScheduler off) {
+        if (off == null) {
+            return List.of();
+        }
+        List<OffloadScheduler> groups = GroupStats.schedulers(off);
+        List<String> tiers = new ArrayList<>(List.of(io.kvtier.tier.HostTier.NAME));
+        if (groups.stream().anyMatch(g -> g.diskIndex() != null)) {
+            tiers.add("disk");
+        }
+        if (GroupStats.remoteTotal(off) != null) {
+            tiers.add("remote");
+        }
+        return tiers;
+    }
+
+    /**
      * Each KV group's offload counters (a model with several groups only): its blocks and bytes
      * stored and loaded per tier, the window blocks it skipped, its tiers' chunks, its remote counters.
      */
-    private List<Map<String, Object>> perGroup(List<OffloadScheduler> groups) {
+    private List<Map<String, Object>> perGroup(List<OffloadScheduler> groups, List<String> tiers) {
         List<Map<String, Object>> out = new ArrayList<>();
         for (int g = 0; g < groups.size(); g++) {
             OffloadScheduler s = groups.get(g);
@@ -96,8 +118,8 @@ final class GenerateReport {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("group", g);
             m.put("window", engine.kvCacheManager().groups().get(g).window());
-            m.put("blocks_stored", st.blocksStored());
-            m.put("blocks_loaded", st.blocksLoaded());
+            m.put("blocks_stored", OffloadStats.everyKey(tiers, st.blocksStored()));
+            m.put("blocks_loaded", OffloadStats.everyKey(tiers, st.blocksLoaded()));
             m.put("bytes_stored", st.bytesStored());
             m.put("bytes_loaded", st.bytesLoaded());
             m.put("window_blocks_skipped", st.windowBlocksSkipped());
@@ -118,12 +140,12 @@ final class GenerateReport {
         r.put("chunks_loaded", rs.chunksLoaded());
         r.put("probes", rs.probes());
         r.put("chunks_probed_present", rs.chunksProbedPresent());
-        r.put("probe_failures", rs.probeFailures());
+        r.put("probe_failures", OffloadStats.everyKey(RemoteStats.PROBE_FAILURE_CAUSES, rs.probeFailures()));
         r.put("writes", rs.writes());
         r.put("stores_dropped", rs.storesDropped());
-        r.put("stores_dropped_by", rs.storesDroppedBy());
-        r.put("load_failures", rs.loadFailures());
-        r.put("store_failures", rs.storeFailures());
+        r.put("stores_dropped_by", OffloadStats.everyKey(RemoteStats.DROP_REASONS, rs.storesDroppedBy()));
+        r.put("load_failures", OffloadStats.everyKey(RemoteStats.LOAD_FAILURE_CAUSES, rs.loadFailures()));
+        r.put("store_failures", OffloadStats.everyKey(RemoteStats.STORE_FAILURE_CAUSES, rs.storeFailures()));
         r.put("breaker_state", rs.breakerState());
         r.put("breaker_opens", rs.breakerOpens());
         r.put("off_reason", rs.offReason());
@@ -156,14 +178,15 @@ final class GenerateReport {
                     outcome.finished().size(), outcome.finished().size() + outcome.unfinished(), outcome.unfinished());
         }
         if (engine.offload() != null) {
-            err.printf("kvtier: offload: external hits %s tokens, blocks stored %s, loaded %s, %s load failures, "
+            err.printf("kvtier: offload: external hit tokens %s, blocks stored %s, loaded %s, %s load failures, "
                             + "%s store failures, %s store refusals, host chunks %s used of %s%s%n",
-                    s.get("external_hit_tokens"), s.get("blocks_stored"), s.get("blocks_loaded"), s.get("load_failures"),
+                    counts(s, "external_hit_tokens"), counts(s, "blocks_stored"), counts(s, "blocks_loaded"), s.get("load_failures"),
                     s.get("store_failures"), s.get("store_refusals"), s.get("host_chunks_used"), s.get("host_chunks_total"),
                     engine.offload().diskIndex() == null ? "" : ", disk chunks " + s.get("disk_chunks_used") + " used of "
                             + s.get("disk_chunks_total") + diskRoom.apply(diskRooms()));
-            if (!((Map<?, ?>) s.get("blocks_not_stored")).isEmpty()) {
-                err.printf("kvtier: offload: blocks not stored, by reason: %s%n", s.get("blocks_not_stored"));
+            String notStored = counts(s, "blocks_not_stored");
+            if (!notStored.equals("none")) {
+                err.printf("kvtier: offload: blocks not stored, by reason: %s%n", notStored);
             }
             if (s.get("groups") instanceof List<?> groups) {
                 for (Object o : groups) {
@@ -171,19 +194,21 @@ final class GenerateReport {
                     err.printf("kvtier: offload: KV group %s (%s): blocks stored %s, loaded %s, bytes stored %s, loaded %s, "
                                     + "%s window blocks skipped, host chunks %s used of %s%n",
                             g.get("group"), (int) g.get("window") == 0 ? "full attention" : "window " + g.get("window"),
-                            g.get("blocks_stored"), g.get("blocks_loaded"), g.get("bytes_stored"), g.get("bytes_loaded"),
+                            counts(g, "blocks_stored"), counts(g, "blocks_loaded"), g.get("bytes_stored"), g.get("bytes_loaded"),
                             g.get("window_blocks_skipped"), g.get("host_chunks_used"), g.get("host_chunks_total"));
                 }
             }
             if (s.get("remote") instanceof Map<?, ?> r) {
-                Map<?, ?> probeFailures = (Map<?, ?>) r.get("probe_failures");
-                err.printf("kvtier: remote: %s chunks stored in %s, %s loaded, %s found %s present%s, %s stores dropped %s, "
+                long dropped = ((Number) r.get("stores_dropped")).longValue();
+                String unanswered = counts(r, "probe_failures");
+                err.printf("kvtier: remote: %s chunks stored in %s, %s loaded, %s found %s present%s, %s stores dropped%s, "
                                 + "load failures %s, store failures %s, %s%n",
                         r.get("chunks_stored"), Plural.count(((Number) r.get("writes")).longValue(), "write job"),
                         r.get("chunks_loaded"), Plural.count(((Number) r.get("probes")).longValue(), "probe"),
                         Plural.count(((Number) r.get("chunks_probed_present")).longValue(), "chunk"),
-                        probeFailures.isEmpty() ? "" : " (unanswered " + probeFailures + ")", r.get("stores_dropped"),
-                        r.get("stores_dropped_by"), r.get("load_failures"), r.get("store_failures"),
+                        "none".equals(unanswered) ? "" : " (unanswered: " + unanswered + ")", dropped,
+                        dropped == 0 ? "" : " (" + counts(r, "stores_dropped_by") + ")", counts(r, "load_failures"),
+                        counts(r, "store_failures"),
                         breaker((String) r.get("breaker_state"), ((Number) r.get("breaker_opens")).longValue(),
                                 (String) r.get("off_reason")));
             }
@@ -199,6 +224,12 @@ final class GenerateReport {
                 times.total(), times.startup(), times.tokenize(),
                 times.firstToken() > 0 ? String.format("%.2f s", times.firstToken()) : "none");
         err.println("kvtier: " + memory.line());
+    }
+
+    /** A per-tier or per-reason map of the record, as a summary shows it ({@link Counts#nonZero}). */
+    @SuppressWarnings("unchecked")
+    private static String counts(Map<?, ?> record, String field) {
+        return Counts.nonZero((Map<String, ? extends Number>) record.get(field));
     }
 
     /** A rate for the summary: whole units, with one decimal below 10 so a slow run never reads "0 tokens/s". */

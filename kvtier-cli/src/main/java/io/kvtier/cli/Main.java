@@ -74,7 +74,10 @@ public final class Main implements Runnable {
         return ex.getMessage() + " (see --help)";
     }
 
-    /** The flags of the command that ran which size its memory, as advice; a command without such flags gets none. */
+    /**
+     * The flags of the command that ran which size its memory, as advice: its own ({@link SizedByFlags}),
+     * else those of the engine's pools and tiers it has; a command without such flags gets none.
+     */
     static String memoryAdvice(CommandLine cli) {
         CommandLine.ParseResult r = cli.getParseResult();
         while (r != null && r.subcommand() != null) {
@@ -84,6 +87,9 @@ public final class Main implements Runnable {
             return "";
         }
         CommandLine.Model.CommandSpec spec = r.commandSpec();
+        if (spec.userObject() instanceof SizedByFlags own) {
+            return "; lower " + own.memoryAdvice();
+        }
         java.util.List<String> flags = java.util.stream.Stream.of("--device-blocks", "--device-tokens", "--host-cache-bytes",
                 "--host-cache-chunks", "--host-cache-tokens", "--max-running").filter(f -> spec.findOption(f) != null).toList();
         return flags.isEmpty() ? "" : "; lower " + String.join(", ", flags) + (spec.findOption("--model") != null ? " or the model size" : "");

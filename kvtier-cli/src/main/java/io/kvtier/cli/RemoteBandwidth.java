@@ -1,5 +1,6 @@
 package io.kvtier.cli;
 
+import io.kvtier.bench.Samples;
 import io.kvtier.kv.BlockKey;
 import io.kvtier.offload.transfer.ChunkCopy;
 import io.kvtier.offload.transfer.RemoteCopier;
@@ -91,8 +92,8 @@ public final class RemoteBandwidth {
                 }
             }
             System.out.printf("%10s %8d %12.0f %12.0f %12.0f %12.0f %10.2f %10.2f %10d%n", (size >> 10) + " KiB", tierValues,
-                    median(rounds[0]), median(rounds[1]), median(rounds[2]), median(rounds[3]), median(rounds[4]),
-                    median(rounds[5]), rbValues);
+                    Samples.median(rounds[0]), Samples.median(rounds[1]), Samples.median(rounds[2]),
+                    Samples.median(rounds[3]), Samples.median(rounds[4]), Samples.median(rounds[5]), rbValues);
         }
     }
 
@@ -151,13 +152,6 @@ public final class RemoteBandwidth {
             throw new BadInputException("bench offload: a remote " + kind.name().toLowerCase(java.util.Locale.ROOT)
                     + " job failed: " + r.error());
         }
-    }
-
-    static double median(double[] xs) {
-        double[] s = xs.clone();
-        Arrays.sort(s);
-        int n = s.length;
-        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
     /**

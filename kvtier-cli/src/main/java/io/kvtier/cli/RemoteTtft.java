@@ -1,5 +1,6 @@
 package io.kvtier.cli;
 
+import io.kvtier.bench.Samples;
 import io.kvtier.engine.Engine;
 import io.kvtier.engine.EngineConfig;
 import io.kvtier.engine.LlamaRunner;
@@ -138,11 +139,11 @@ final class RemoteTtft {
                         + "  by process CPU:     %8.2f ms  (%.1fx less than recompute %.2f ms, range %.1f-%.1fx)%n"
                         + "  the step alone:     %8.2f ms  (process CPU %.2f ms; the prompt again, its prefix on the device); "
                         + "the remote hit beyond it %.2f ms%n",
-                RemoteBandwidth.median(hw) * 1e3, RemoteBandwidth.median(wallRatio), RemoteBandwidth.median(rw) * 1e3,
+                Samples.median(hw) * 1e3, Samples.median(wallRatio), Samples.median(rw) * 1e3,
                 pairs.length == 1 ? "1 pair's own ratio" : pairs.length + " pairs' own ratios", min(wallRatio), max(wallRatio), where,
-                RemoteBandwidth.median(hc) * 1e3, RemoteBandwidth.median(cpuRatio), RemoteBandwidth.median(rc) * 1e3,
-                min(cpuRatio), max(cpuRatio), RemoteBandwidth.median(step) * 1e3, RemoteBandwidth.median(stepCpu) * 1e3,
-                RemoteBandwidth.median(beyond) * 1e3);
+                Samples.median(hc) * 1e3, Samples.median(cpuRatio), Samples.median(rc) * 1e3,
+                min(cpuRatio), max(cpuRatio), Samples.median(step) * 1e3, Samples.median(stepCpu) * 1e3,
+                Samples.median(beyond) * 1e3);
     }
 
     private static double min(double[] v) {

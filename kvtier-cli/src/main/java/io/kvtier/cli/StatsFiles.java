@@ -1,7 +1,10 @@
 package io.kvtier.cli;
 
+import com.fasterxml.jackson.core.util.DefaultIndenter;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import com.fasterxml.jackson.core.util.Separators;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,19 +21,35 @@ import java.util.Set;
  * A command's summary record written as JSON and as CSV: the CSV's columns are the JSON's leaf
  * fields, flattened with dots ({@code external_hit_tokens.disk}), so the two formats carry the
  * same fields by construction. Records are maps of strings, numbers, booleans, nested maps and
- * records (converted through Jackson).
+ * records (converted through Jackson). A field is a column even where it has no value in a run
+ * (null, NaN: an empty cell), so that runs of one configuration share a header.
  */
 public final class StatsFiles {
 
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * The one printer of every JSON file kvtier writes, a record or a list of them (a sweep):
+     * {@code "key": value}, two spaces a level, each array element on its own line (Jackson's
+     * default printer writes {@code "key" : value} and {@code [ {}).
+     */
+    private static final ObjectWriter PRETTY = JSON.writer(new DefaultPrettyPrinter()
+            .withSeparators(Separators.createDefaultInstance().withObjectFieldValueSpacing(Separators.Spacing.AFTER))
+            .withObjectIndenter(new DefaultIndenter("  ", "\n"))
+            .withArrayIndenter(new DefaultIndenter("  ", "\n")));
 
     private StatsFiles() {
     }
 
-    /** Writes {@code value} (a record, or a list of records) as indented JSON; parent folders are created. */
+    /** Writes {@code value} (a record, or a list of records) as indented JSON ({@link #json}); parent folders are created. */
     public static void writeJson(Path file, Object value) throws IOException {
         createParent(file);
-        JSON.writeValue(file.toFile(), value);
+        PRETTY.writeValue(file.toFile(), value);
+    }
+
+    /** The JSON text of {@link #writeJson}. */
+    public static String json(Object value) throws IOException {
+        return PRETTY.writeValueAsString(value);
     }
 
     /**
@@ -65,7 +84,8 @@ public final class StatsFiles {
 
     /**
      * The leaf fields of a record, nested maps and records flattened with dots, in order; a
-     * {@code null} or NaN leaf is left out (absent, not a value).
+     * {@code null} or NaN leaf is kept with a null value (an empty cell: no value, but the column
+     * stays, e.g. {@code remote.off_reason} of a tier that never turned itself off).
      */
     public static Map<String, Object> flatten(Map<String, ?> record) {
         Map<String, Object> out = new LinkedHashMap<>();
@@ -80,8 +100,9 @@ public final class StatsFiles {
             Object v = e.getValue();
             if (v instanceof Map<?, ?> nested) {
                 flatten(key + ".", (Map<String, Object>) nested, out);
-            } else if (v != null && !(v instanceof Double d && d.isNaN()) && !(v instanceof String s && s.equals("NaN"))) {
-                out.put(key, v);
+            } else {
+                boolean none = v == null || v instanceof Double d && d.isNaN() || v instanceof String s && s.equals("NaN");
+                out.put(key, none ? null : v);
             }
         }
     }

@@ -54,9 +54,10 @@ class GenerateKvGroupsTest {
         assertThat(window.get("window_blocks_skipped").asLong()).isPositive();
         assertThat(s.get("host_chunks_used").asLong())
                 .isEqualTo(full.get("host_chunks_used").asLong() + window.get("host_chunks_used").asLong());
-        assertThat(r.err()).contains("kvtier: offload: external hits {} tokens, blocks stored {host=" + (fullBlocks + windowBlocks) + "}")
-                .contains("kvtier: offload: KV group 0 (full attention): blocks stored {host=" + fullBlocks + "}")
-                .contains("kvtier: offload: KV group 1 (window 16): blocks stored {host=" + windowBlocks + "}");
+        assertThat(r.err()).contains("kvtier: offload: external hit tokens none, blocks stored host " + (fullBlocks + windowBlocks)
+                        + ", loaded none, ")
+                .contains("kvtier: offload: KV group 0 (full attention): blocks stored host " + fullBlocks + ", loaded none, ")
+                .contains("kvtier: offload: KV group 1 (window 16): blocks stored host " + windowBlocks + ", loaded none, ");
     }
 
     @Test
@@ -69,7 +70,8 @@ class GenerateKvGroupsTest {
         JsonNode s = JSON.readTree(stats.toFile());
         assertThat(s.has("groups")).isFalse();
         assertThat(s.get("blocks_stored").get("host").asLong()).isPositive();
-        assertThat(r.err()).contains("kvtier: offload: external hits").doesNotContain("KV group");
+        assertThat(r.err()).contains("kvtier: offload: external hit tokens none, blocks stored host ")
+                .doesNotContain("KV group", "{");
     }
 
     /**

@@ -28,7 +28,7 @@ class ReportFieldsTest {
                 TraceFiles.request(200, 1300, 2, 0, 1, 3));
     }
 
-    /** The CSV's header is the JSON record's fields, nested ones joined with dots. */
+    /** The CSV's header is the JSON record's fields, nested ones joined with dots (a null one too: an empty cell). */
     private static List<String> jsonFields(JsonNode record) {
         List<String> out = new ArrayList<>();
         collect("", record, out);
@@ -40,7 +40,7 @@ class ReportFieldsTest {
             Map.Entry<String, JsonNode> e = it.next();
             if (e.getValue().isObject()) {
                 collect(prefix + e.getKey() + ".", e.getValue(), out);
-            } else if (!e.getValue().isNull()) {
+            } else {
                 out.add(prefix + e.getKey());
             }
         }
@@ -85,20 +85,30 @@ class ReportFieldsTest {
         assertThat(List.of(Files.readAllLines(csv).getFirst().split(","))).containsExactlyElementsOf(jsonFields(all.get(0)));
     }
 
+    /** The reference prompts, one a line. */
+    private Path allPrompts() throws IOException {
+        Path prompts = dir.resolve("all.txt");
+        List<String> lines = new ArrayList<>();
+        ReferenceRecords.load().forEach(rec -> lines.add(rec.prompt()));
+        return Files.write(prompts, lines);
+    }
+
+    /** {@code generate} of {@code prompts} on a device pool of 24 blocks of 16 (the reference prompts preempt), host tier on. */
+    private static CliRun generateOnASmallPool(Path prompts, String... statsFlags) {
+        List<String> args = new ArrayList<>(List.of("generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
+                ReferenceRecords.tokenizer().toString(), "--prompts", prompts.toString(), "--max-tokens", "64", "--output",
+                "jsonl", "--block-size", "16", "--device-blocks", "24"));
+        args.addAll(List.of(statsFlags));
+        return CliRun.of(args.toArray(String[]::new));
+    }
+
     @Test
     void generateCsvAndJsonCarryTheSameFieldsAndRequestHitsSumToTheSummary() throws IOException {
         // A small device pool preempts; preempted requests reload their own blocks from the host tier:
         // loads, but no hits (the first admission's hits only, as a server's cached_tokens).
-        Path prompts = dir.resolve("all.txt");
-        List<String> lines = new ArrayList<>();
-        ReferenceRecords.load().forEach(rec -> lines.add(rec.prompt()));
-        Files.write(prompts, lines);
         Path json = dir.resolve("g.json");
         Path csv = dir.resolve("g.csv");
-        CliRun r = CliRun.of("generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
-                ReferenceRecords.tokenizer().toString(), "--prompts", prompts.toString(), "--max-tokens", "64", "--output",
-                "jsonl", "--block-size", "16", "--device-blocks", "24", "--stats-json", json.toString(), "--stats-csv",
-                csv.toString());
+        CliRun r = generateOnASmallPool(allPrompts(), "--stats-json", json.toString(), "--stats-csv", csv.toString());
         assertThat(r.code()).as(r.err()).isZero();
         JsonNode s = JSON.readTree(json.toFile());
         assertThat(List.of(Files.readAllLines(csv).getFirst().split(","))).containsExactlyElementsOf(jsonFields(s));
@@ -122,6 +132,33 @@ class ReportFieldsTest {
                 .isPositive();
         assertThat(perRequest).isEqualTo(summary);
         assertThat(summary + s.get("device_hit_tokens").asLong()).isLessThanOrEqualTo(s.get("prompt_tokens").asLong());
+    }
+
+    /**
+     * Two runs of one configuration, one that loads and hits and one that does nothing of the kind,
+     * write the same CSV header (was: an empty per-tier map wrote no column, so the idle run lacked
+     * {@code blocks_loaded.host}, {@code external_hit_tokens.host}, {@code blocks_not_stored.*}).
+     */
+    @Test
+    void generateRunsOfOneConfigurationShareACsvHeader() throws IOException {
+        Path one = dir.resolve("one.txt");
+        Files.writeString(one, "a\n");
+        List<List<String>> csvs = new ArrayList<>();
+        for (Path p : List.of(one, allPrompts())) {
+            Path csv = dir.resolve(p.getFileName() + ".csv");
+            CliRun r = generateOnASmallPool(p, "--stats-csv", csv.toString());
+            assertThat(r.code()).as(r.err()).isZero();
+            csvs.add(Files.readAllLines(csv));
+        }
+        List<String> idle = List.of(csvs.get(0).get(0).split(","));
+        List<String> busy = List.of(csvs.get(1).get(0).split(","));
+        assertThat(idle).containsExactlyElementsOf(busy).contains("external_hit_tokens.host", "blocks_stored.host",
+                "blocks_loaded.host", "blocks_not_stored.not-admitted", "blocks_not_stored.disk-write-failed");
+        String[] idleRow = csvs.get(0).get(1).split(",", -1);
+        String[] busyRow = csvs.get(1).get(1).split(",", -1);
+        assertThat(idleRow[idle.indexOf("blocks_loaded.host")]).isEqualTo("0");
+        assertThat(idleRow[idle.indexOf("external_hit_tokens.host")]).isEqualTo("0");
+        assertThat(Long.parseLong(busyRow[busy.indexOf("blocks_loaded.host")])).as("the busy run reloads").isPositive();
     }
 
     @Test

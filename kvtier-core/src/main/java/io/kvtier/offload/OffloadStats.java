@@ -1,6 +1,8 @@
 package io.kvtier.offload;
 
 import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -80,6 +82,22 @@ public final class OffloadStats {
     public static final String EVICTED_BEFORE_STORE = "evicted-before-store";
     /** Reason (lazy stores): the chunk reached the horizon, but a chunk before it was evicted unstored. */
     public static final String PARENT_NOT_STORED = "parent-not-stored";
+
+    /** Every reason {@link #blocksNotStored()} counts under, in the order records list them. */
+    public static final List<String> NOT_STORED_REASONS = List.of(LONGER_THAN_HOST, NOT_ADMITTED, NOT_PROMOTED,
+            REMOTE_NOT_PROMOTED, DISK_WRITE_FAILED, DISK_READ_ONLY, DISK_PREFIX_KEPT, EVICTED_BEFORE_STORE, PARENT_NOT_STORED);
+
+    /**
+     * {@code counts} with every one of {@code keys} first, in their order (0 where absent), then
+     * any other key it has: a record's fields (a CSV's columns) then depend on the run's
+     * configuration, not on what happened in it. A new map.
+     */
+    public static Map<String, Long> everyKey(List<String> keys, Map<String, Long> counts) {
+        Map<String, Long> m = new LinkedHashMap<>();
+        keys.forEach(k -> m.put(k, counts.getOrDefault(k, 0L)));
+        counts.forEach(m::putIfAbsent);
+        return m;
+    }
 
     /**
      * The counters of every KV group's scheduler added up ({@code groups} in group order, group 0

@@ -64,7 +64,7 @@ public final class ReplayReport {
                 c.cost().kvBytesPerToken(), r.hostEvictions(), r.storeRefusals(), r.preemptions());
         if (c.storePolicy().lazy() || c.loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS || !r.blocksNotStored().isEmpty()) {
             out.printf(Locale.ROOT, "  stores %s, loads %s; blocks not stored by reason: %s%n", c.storePolicy(),
-                    c.loadPolicy(), counts(r.blocksNotStored()));
+                    c.loadPolicy(), io.kvtier.text.Counts.nonZero(r.blocksNotStored()));
         }
         if (c.loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS && r.loadDecisions() != null) {
             var d = r.loadDecisions();
@@ -113,16 +113,6 @@ public final class ReplayReport {
         String a = asked.kind() == Capacity.Kind.TOKENS ? String.format(Locale.ROOT, "%,d", tokens) : asked + " = "
                 + String.format(Locale.ROOT, "%,d", tokens);
         return a + " (" + units + ")";
-    }
-
-    /** Counts by name, e.g. {@code evicted-before-store 1,024, parent-not-stored 3}, or {@code none}. */
-    static String counts(Map<String, Long> byName) {
-        if (byName.isEmpty()) {
-            return "none";
-        }
-        StringBuilder sb = new StringBuilder();
-        byName.forEach((k, v) -> sb.append(sb.isEmpty() ? "" : ", ").append(k).append(String.format(Locale.ROOT, " %,d", v)));
-        return sb.toString();
     }
 
     /** Each tier's measured load bandwidth in GB/s (as the cost model's), e.g. {@code host 49.90 GB/s}, or {@code not measured}. */
@@ -211,12 +201,8 @@ public final class ReplayReport {
         m.put("chunks_written_by_tier", r.chunksWrittenByTier());
         m.put("store_policy", c.storePolicy().toString());
         m.put("load_policy", c.loadPolicy().toString());
-        Map<String, Long> notStored = new LinkedHashMap<>();
-        for (String reason : List.of(OffloadStats.LONGER_THAN_HOST, OffloadStats.NOT_ADMITTED, OffloadStats.NOT_PROMOTED,
-                OffloadStats.REMOTE_NOT_PROMOTED, OffloadStats.EVICTED_BEFORE_STORE, OffloadStats.PARENT_NOT_STORED)) {
-            notStored.put(reason, r.blocksNotStored().getOrDefault(reason, 0L)); // every reason: same CSV columns in a sweep
-        }
-        m.put("blocks_not_stored", notStored);
+        // Every reason: the same CSV columns in a sweep and across runs.
+        m.put("blocks_not_stored", OffloadStats.everyKey(OffloadStats.NOT_STORED_REASONS, r.blocksNotStored()));
         if (c.loadPolicy() != io.kvtier.offload.LoadPolicy.ALWAYS && r.loadDecisions() != null) {
             m.put("load_decisions", loadDecisionsJson(r.loadDecisions()));
         }
