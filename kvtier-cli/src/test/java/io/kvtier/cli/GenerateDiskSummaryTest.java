@@ -67,6 +67,44 @@ class GenerateDiskSummaryTest {
         assertThat(Long.parseLong(m.group(1))).isEqualTo(files);
     }
 
+    /**
+     * A load that fails on a damaged file drops that chunk and every chunk after it in its chain: their
+     * files go too, so the summary's count, the directory and the next start agree (a new user's trial:
+     * the summary said 3 chunks with 4 files on disk, and the next start adopted 4).
+     */
+    @Test
+    void filesOfChunksDroppedAfterABadLoadAreDeleted() throws IOException {
+        generateFor(100);   // stores the prompt's chunks and those the decode completed
+        List<Path> files = kvcFiles();
+        assertThat(files).as("the prompt's chunks are on disk").hasSizeGreaterThan(1);
+        for (Path f : files) {   // one payload byte flipped in each
+            byte[] b = Files.readAllBytes(f);
+            b[b.length - 1] ^= 0x5A;
+            Files.write(f, b);
+        }
+        CliRun second = generateFor(10);   // recomputes and stores the prompt's chunks only
+        assertThat(second.err()).contains("1 load failures");
+        assertThat(Long.parseLong(disk(second).group(1))).as(second.err()).isEqualTo(kvcFiles().size());
+        assertThat(Long.parseLong(disk(generateFor(10)).group(1))).isEqualTo(kvcFiles().size());
+    }
+
+    private CliRun generateFor(int maxTokens) {
+        CliRun r = CliRun.of("generate", "--model", ReferenceRecords.model().toString(), "--tokenizer",
+                ReferenceRecords.tokenizer().toString(), "--prompt", LONG_PROMPT, "--max-tokens", String.valueOf(maxTokens),
+                "--disk-cache-dir", dir.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        return r;
+    }
+
+    private static final String LONG_PROMPT = "Once upon a time, there was a little girl named Lily. She loved to play"
+            + " outside in the park with her friends.";
+
+    private List<Path> kvcFiles() throws IOException {
+        try (Stream<Path> all = Files.walk(dir)) {
+            return all.filter(f -> f.getFileName().toString().endsWith(".kvc")).toList();
+        }
+    }
+
     /** A budget beyond the filesystem is said at start and in the summary (F3: "1 used of 43690" on a 40 KiB tmpfs). */
     @Test
     void aBudgetLargerThanTheFilesystemIsSaid() {

@@ -360,12 +360,13 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
                 // Missing or corrupt file: the entry goes (§3.4), and with it every entry whose chain
                 // passes through it. Those cannot be hit until the bad chunk is recomputed; dropping
                 // them now lets that recompute's stores write the whole chain again in one pass,
-                // instead of meeting (and dropping) one more bad chunk per restart.
+                // instead of meeting (and dropping) one more bad chunk per restart. Their files go
+                // too (the copier deleted the bad one), or the next start would adopt them again.
                 List<BlockKey> after = index.descendantsOf(bad);
                 index.remove(bad);
                 after.forEach(index::remove);
                 dropped(List.of(bad));
-                dropped(after);
+                deleteFiles(after);
             }
         }
     }
