@@ -99,6 +99,27 @@ class GenerateDiskSummaryTest {
     private static final String LONG_PROMPT = "Once upon a time, there was a little girl named Lily. She loved to play"
             + " outside in the park with her friends.";
 
+    /**
+     * Shard directories replaced by files: the writes fail with one line saying so, and nothing about
+     * temporary files that were never made (a trial saw a "cannot delete temporary file" WARNING first).
+     */
+    @Test
+    void shardDirectoriesReplacedByFilesGiveOnlyTheWriteFailureLine() throws IOException {
+        generateFor(10);
+        List<Path> shards = kvcFiles().stream().map(Path::getParent).distinct().toList();
+        for (Path shard : shards) {
+            try (Stream<Path> files = Files.list(shard)) {
+                for (Path f : files.toList()) {
+                    Files.delete(f);
+                }
+            }
+            Files.delete(shard);
+            Files.writeString(shard, "in the way");
+        }
+        CliRun r = generateFor(10);
+        assertThat(r.err()).contains("is not a directory").doesNotContain("temporary file").doesNotContain("Exception");
+    }
+
     private List<Path> kvcFiles() throws IOException {
         try (Stream<Path> all = Files.walk(dir)) {
             return all.filter(f -> f.getFileName().toString().endsWith(".kvc")).toList();

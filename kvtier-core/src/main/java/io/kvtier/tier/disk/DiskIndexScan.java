@@ -98,6 +98,9 @@ public final class DiskIndexScan implements RestartScan {
     private static final long REPORT_EVERY_NANOS = 100_000_000L;
     private static final int FIRST_READ = 4096;
     private static final System.Logger LOG = System.getLogger(DiskIndexScan.class.getName());
+    private final java.util.concurrent.ConcurrentHashMap<String, java.util.concurrent.atomic.AtomicLong> deletedByCause =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicReference<Path> firstDeleted = new java.util.concurrent.atomic.AtomicReference<>();
 
     private final DiskStore store;
     private final Consumer<? super Progress> progress;
@@ -213,6 +216,10 @@ public final class DiskIndexScan implements RestartScan {
             }
         } finally {
             pool.shutdownNow();
+            String deletions = deletionLine();
+            if (deletions != null) {
+                LOG.log(System.Logger.Level.INFO, deletions);
+            }
             ended = true;
             try {
                 progress.accept(progress()); // before the latch: who awaited the end has seen the last report
@@ -285,7 +292,7 @@ public final class DiskIndexScan implements RestartScan {
                     if (key != null && DiskLayout.shardName(DiskLayout.shardOf(key)).equals(shardName)) {
                         out.add(new Candidate(p, key, attrs));
                     } else {
-                        deleteBad(p, null, attrs, "not a chunk file name of this shard");
+                        deleteBad(p, null, attrs, NOT_A_CHUNK_NAME, "not a chunk file name of this shard");
                     }
                 } else {
                     skipped.incrementAndGet();
@@ -315,25 +322,39 @@ public final class DiskIndexScan implements RestartScan {
             skipped.incrementAndGet(); // evicted meanwhile
             return null;
         } catch (IOException | IllegalArgumentException e) {
-            return deleteBad(c.path(), c.key(), c.attrs(), "unreadable header: " + DiskStore.describe(e));
+            return deleteBad(c.path(), c.key(), c.attrs(), UNREADABLE_HEADER, DiskStore.describe(e));
         }
         if (!h.namespace().equals(store.namespace())) {
-            return deleteBad(c.path(), c.key(), c.attrs(), "header of foreign namespace " + h.namespace().shortHex());
+            return deleteBad(c.path(), c.key(), c.attrs(), FOREIGN, "namespace " + h.namespace().shortHex());
         }
         if (!h.key().equals(c.key())) {
-            return deleteBad(c.path(), c.key(), c.attrs(), "header of key " + h.key().shortHex());
+            return deleteBad(c.path(), c.key(), c.attrs(), OTHER_KEY, "key " + h.key().shortHex());
         }
         long expected = h.encodedSize() + h.payloadLength();
         if (size != expected) {
-            return deleteBad(c.path(), c.key(), c.attrs(), size + " bytes, header says " + expected);
+            return deleteBad(c.path(), c.key(), c.attrs(), size < expected ? TRUNCATED : TOO_LONG,
+                    size + " bytes, header says " + expected);
         }
         return new ScannedChunk(h.key(), h.parent(), h.tokens().length, h.payloadLength(), size,
                 c.attrs().lastModifiedTime().toMillis());
     }
 
-    private ScannedChunk deleteBad(Path p, BlockKey key, BasicFileAttributes attrs, String why) {
+    /** Causes a damaged chunk file is deleted under ({@link #deletedByCause()}'s keys, in this order). */
+    static final String UNREADABLE_HEADER = "unreadable header";
+    static final String TRUNCATED = "truncated";
+    static final String TOO_LONG = "longer than its header says";
+    static final String FOREIGN = "another namespace's chunk";
+    static final String OTHER_KEY = "another key's chunk";
+    static final String NOT_A_CHUNK_NAME = "not a chunk file name";
+    private static final List<String> CAUSES = List.of(UNREADABLE_HEADER, TRUNCATED, TOO_LONG, FOREIGN, OTHER_KEY,
+            NOT_A_CHUNK_NAME);
+
+    private ScannedChunk deleteBad(Path p, BlockKey key, BasicFileAttributes attrs, String cause, String detail) {
         if (store.deleteIfUnchanged(p, key, attrs)) {
-            badFilesDeletedLog(p, why);
+            // One line at the end sums them up; each file's detail is for DEBUG.
+            LOG.log(System.Logger.Level.DEBUG, () -> "disk scan: deleted " + p + ": " + cause + " (" + detail + ")");
+            deletedByCause.computeIfAbsent(cause, c -> new java.util.concurrent.atomic.AtomicLong()).incrementAndGet();
+            firstDeleted.compareAndSet(null, p);
             badDeleted.incrementAndGet();
         } else {
             skipped.incrementAndGet();
@@ -341,7 +362,31 @@ public final class DiskIndexScan implements RestartScan {
         return null;
     }
 
-    private static void badFilesDeletedLog(Path p, String why) {
-        LOG.log(System.Logger.Level.INFO, "disk scan: deleted " + p + ": " + why);
+    /** Damaged chunk files this scan deleted, per cause (causes with none left out), in a fixed order. */
+    public java.util.Map<String, Long> deletedByCause() {
+        java.util.Map<String, Long> m = new java.util.LinkedHashMap<>();
+        for (String c : CAUSES) {
+            var n = deletedByCause.get(c);
+            if (n != null) {
+                m.put(c, n.get());
+            }
+        }
+        return m;
+    }
+
+    /**
+     * The one line the scan logs at its end when it deleted damaged chunk files, e.g. {@code disk scan of
+     * DIR: deleted 3 damaged chunk files (unreadable header 2, truncated 1), the first DIR/ab/x.kvc}; null when none.
+     */
+    String deletionLine() {
+        java.util.Map<String, Long> by = deletedByCause();
+        if (by.isEmpty()) {
+            return null;
+        }
+        long n = by.values().stream().mapToLong(Long::longValue).sum();
+        StringBuilder causes = new StringBuilder();
+        by.forEach((c, k) -> causes.append(causes.isEmpty() ? "" : ", ").append(c).append(' ').append(k));
+        return "disk scan of " + store.layout().namespaceDir() + ": deleted " + n + " damaged chunk file"
+                + (n == 1 ? "" : "s") + " (" + causes + "), " + (n == 1 ? "" : "the first ") + firstDeleted.get();
     }
 }

@@ -527,6 +527,9 @@ public final class DiskStore implements AutoCloseable {
         try {
             Files.deleteIfExists(temp);
         } catch (IOException e) {
+            if (!Files.isDirectory(temp.getParent(), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                return; // its directory is gone or is a file (ENOTDIR): the temporary file was never made; the write's own line says why
+            }
             LOG.log(System.Logger.Level.WARNING, "disk tier: cannot delete temporary file " + temp + ": " + describe(e));
         }
     }

@@ -9,6 +9,7 @@ import static io.kvtier.tier.disk.Chunks.payload;
 import static io.kvtier.tier.disk.Chunks.read;
 import static io.kvtier.tier.disk.Chunks.write;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 import io.kvtier.kv.BlockKey;
 import io.kvtier.tier.ChunkHeader;
@@ -162,6 +163,12 @@ class DiskIndexScanTest {
             assertThat(reports.getLast()).isEqualTo(end);
             assertThat(reports.getFirst().listed()).isTrue();
             assertThat(end.line()).isEqualTo("disk scan: 44/44 files, 40 chunks, 6 deleted, done");
+            // One line for all the damaged files, by cause, without Java's class names (a trial: a line a file).
+            assertThat(scan.deletedByCause()).containsExactly(entry("unreadable header", 1L), entry("truncated", 1L),
+                    entry("another namespace's chunk", 1L), entry("another key's chunk", 1L), entry("not a chunk file name", 1L));
+            assertThat(scan.deletionLine()).startsWith("disk scan of " + store.layout().namespaceDir() + ": deleted 5 damaged chunk"
+                    + " files (unreadable header 1, truncated 1, another namespace's chunk 1, another key's chunk 1, not a chunk"
+                    + " file name 1), the first ").doesNotContain("Exception");
 
             assertThat(deadTemp).doesNotExist();
             assertThat(ourTemp).exists();
