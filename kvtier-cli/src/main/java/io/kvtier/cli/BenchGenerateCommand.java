@@ -7,6 +7,7 @@ import io.kvtier.engine.Request;
 import io.kvtier.engine.SamplingParams;
 import io.kvtier.kv.ExtraKeys;
 import io.kvtier.bench.BandwidthBound;
+import io.kvtier.bench.JitWarmUp;
 import io.kvtier.bench.Samples;
 import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
@@ -104,7 +105,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
             Decode single = decode(engine, ids, 1, steps, bound, weightBytes, shape);
             Decode batched = decode(engine, ids, sequences, steps, bound, weightBytes, shape);
             int prompt = Math.min(seqLen - 1, 512);
-            double prefill = best(() -> prefill(engine, ids, prompt, shape.vocabSize()));
+            Best prefill = best(() -> prefill(engine, ids, prompt, shape.vocabSize()));
             // Measured after the runs, so that none of its pools' threads is around during them.
             BandwidthBound.Scaling scaling = bound.scaling(Math.max(2, readers), SCALING_ROUNDS);
             System.out.println(scalingLine(scaling));
@@ -125,7 +126,10 @@ final class BenchGenerateCommand implements Callable<Integer> {
                     sequences, GenerateReport.groupedRate(batched.tokensPerSecond), ratio, batched.median(),
                     batched.spread(), ratioAcrossThreads(ratio, readers, scaling));
             System.out.printf("prefill:                 %s tokens/s (%d-token prompt)%n",
-                    GenerateReport.groupedRate(prefill), prompt);
+                    GenerateReport.groupedRate(prefill.value), prompt);
+            System.out.printf("warm-up:                 single %s, %d sequences %s, prefill %s (the same work, at least"
+                            + " 2 s, then until 0.5 s of whole runs passed with no JIT compilation, at most 20 s)%n",
+                    single.warmUp.describe(), sequences, batched.warmUp.describe(), prefill.warmUp.describe());
             if (single.upperQuartile() > 1 || batched.upperQuartile() > 1) {
                 // Decode cannot beat a plain read of its bytes: the read passes were slowed, by other
                 // work or, for weights this small, by their own start (a new user's 0.2 MB model:
@@ -183,24 +187,26 @@ final class BenchGenerateCommand implements Callable<Integer> {
                 s.computeScaling());
     }
 
-    private double best(java.util.function.DoubleSupplier run) {
-        // The Vector API kernels reach full speed only after C2 has compiled them: warm up for 2 s.
-        long warmUntil = System.nanoTime() + 2_000_000_000L;
-        do {
-            run.getAsDouble();
-        } while (System.nanoTime() < warmUntil);
+    /** The best of a figure's runs and the warm-up before them. */
+    private record Best(double value, JitWarmUp.Result warmUp) {
+    }
+
+    /** The best of {@code --repeats} runs after a {@link JitWarmUp} of the same work. */
+    private Best best(java.util.function.DoubleSupplier run) {
+        // The Vector API kernels reach full speed only after C2 has compiled them.
+        JitWarmUp.Result warmUp = JitWarmUp.ofThisJvm().run(run::getAsDouble);
         double best = 0;
         for (int i = 0; i < Math.max(1, repeats); i++) {
             best = Math.max(best, run.getAsDouble());
         }
-        return best;
+        return new Best(best, warmUp);
     }
 
     /**
      * A decode figure: the best tokens/s of the repeats, and every timed step's fraction of its
      * bound (the step's bytes at the bandwidth of the read pass just before it).
      */
-    private record Decode(double tokensPerSecond, double[] fractions, long bestPass) {
+    private record Decode(double tokensPerSecond, double[] fractions, long bestPass, JitWarmUp.Result warmUp) {
 
         double median() {
             return Samples.quantile(fractions, 0.5);
@@ -217,15 +223,12 @@ final class BenchGenerateCommand implements Callable<Integer> {
     }
 
     /**
-     * {@code n} sequences decoding {@code steps} tokens each after a 1-token prompt: 2 s of warm-up
-     * runs, then {@code --repeats} runs where each step follows a read pass of {@code bound}.
+     * {@code n} sequences decoding {@code steps} tokens each after a 1-token prompt: warm-up runs
+     * ({@link JitWarmUp}), then {@code --repeats} runs where each step follows a read pass of {@code bound}.
      */
     private Decode decode(Engine engine, long[] ids, int n, int steps, BandwidthBound bound, long weightBytes,
                           ModelConfig shape) {
-        long warmUntil = System.nanoTime() + 2_000_000_000L;
-        do {
-            decodeRun(engine, ids, n, steps, null, 0, shape, null);
-        } while (System.nanoTime() < warmUntil);
+        JitWarmUp.Result warmUp = JitWarmUp.ofThisJvm().run(() -> decodeRun(engine, ids, n, steps, null, 0, shape, null));
         double best = 0;
         java.util.List<Double> fractions = new java.util.ArrayList<>();
         long[] bestPass = {Long.MAX_VALUE};
@@ -236,7 +239,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
             }));
         }
         double[] sorted = fractions.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        return new Decode(best, sorted, bestPass[0]);
+        return new Decode(best, sorted, bestPass[0], warmUp);
     }
 
     /** Receives each timed step's read pass (ns) and fraction of the bound. */

@@ -22,6 +22,9 @@ class BenchGenerateCommandTest {
                 + " \\(median of 7 steps, each against the read pass before it; quartiles [\\d.]+-[\\d.]+\\)$");
         assertThat(r.out()).containsPattern("(?m)^2-sequence decode: +[\\d,]+ tokens/s \\([\\d.]+x single\\) = [\\d.]+ of the bound"
                 + " \\(median of 7 steps.*\\); 8x at 2 threads needs [\\d.]+x at 1 thread \\(x read [\\d.]+ / compute [\\d.]+\\)$");
+        assertThat(r.out()).containsPattern("(?m)^warm-up: +single [\\d.]+ s(, still compiling)?, 2 sequences [\\d.]+ s(, still compiling)?,"
+                + " prefill [\\d.]+ s(, still compiling)? \\(the same work, at least 2 s, then until 0.5 s of whole runs passed with no JIT"
+                + " compilation, at most 20 s\\)$");
         assertThat(r.out()).containsPattern("(?m)^threads 1 -> 2: +compute [\\d.]+x \\([\\d.]+ -> [\\d.]+ G multiply-adds/s,"
                 + " FMA chains in registers\\), read bandwidth [\\d.]+x \\([\\d.]+ -> [\\d.]+ GB/s\\); medians of 9 rounds, A B A B$");
         assertThat(r.out()).containsPattern("(?m)^prefill: +[\\d,]+ tokens/s \\(511-token prompt\\)$");
