@@ -17,9 +17,10 @@ class BenchGenerateCommandTest {
         assertThat(r.out()).containsPattern("(?m)^read bandwidth: +[\\d.]+ GB/s \\(best of 14 passes of 2 threads over 1\\.0 MB");
         assertThat(r.out()).containsPattern("(?m)^copy bandwidth: +[\\d.]+ GB/s \\(best of 20 copies of those 1\\.0 MB on 2 threads,"
                 + " bytes copied per second; STREAM's Copy counts each twice\\): single-sequence decode = [\\d.]+ of the copy bound"
-                + " of issue 10 \\([\\d,]+ tokens/s for the weights\\)$");
+                + " of issue 10 \\([\\d,]+ tokens/s for the weights; decode without the read passes\\)$");
         assertThat(r.out()).containsPattern("(?m)^single-sequence decode: +[\\d,]+ tokens/s \\(8 tokens\\) = [\\d.]+ of the bound"
-                + " \\(median of 7 steps, each against the read pass before it; quartiles [\\d.]+-[\\d.]+\\)$");
+                + " \\(median of 7 steps, each against the read pass before it; quartiles [\\d.]+-[\\d.]+\\); [\\d,]+ tokens/s"
+                + " without the read passes$");
         assertThat(r.out()).containsPattern("(?m)^2-sequence decode: +[\\d,]+ tokens/s \\([\\d.]+x single\\) = [\\d.]+ of the bound"
                 + " \\(median of 7 steps.*\\); 8x at 2 threads needs [\\d.]+x at 1 thread \\(x read [\\d.]+ / compute [\\d.]+\\)$");
         assertThat(r.out()).containsPattern("(?m)^warm-up: +single [\\d.]+ s(, still compiling)?, 2 sequences [\\d.]+ s(, still compiling)?,"
