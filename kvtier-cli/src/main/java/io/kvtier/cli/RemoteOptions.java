@@ -69,7 +69,8 @@ public final class RemoteOptions {
     long timeoutMillis;
 
     @Option(names = "--remote-max-in-flight", defaultValue = "64M", paramLabel = "SIZE",
-            description = "bytes of chunks being written at once; writes beyond it are dropped and counted (default ${DEFAULT-VALUE})")
+            description = "bytes of chunks being written at once; writes beyond it are dropped and counted; at least one chunk's "
+                    + "value (default ${DEFAULT-VALUE})")
     String maxInFlight;
 
     @Option(names = "--remote-max-value", defaultValue = "511M", paramLabel = "SIZE",
