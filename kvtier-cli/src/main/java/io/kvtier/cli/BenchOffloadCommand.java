@@ -85,14 +85,11 @@ final class BenchOffloadCommand implements Callable<Integer> {
             description = "where the disk-tier figures put the disk tier and their files (default: a fresh temp dir, deleted after)")
     Path diskDir;
 
-    @Option(names = "--remote-url", paramLabel = "URL",
-            description = "also measure the remote tier's store/load throughput on this Redis/Valkey server beside redis-benchmark")
-    String remoteUrl;
-
-    @Option(names = "--remote-password-file", paramLabel = "FILE", description = RemoteOptions.PASSWORD_FILE_DESCRIPTION)
-    Path remotePasswordFile;
-    /** The remote password ({@link RemoteOptions#readPassword}), read once the flags are checked; null: none. */
-    private String remotePassword;
+    /** With {@code --remote-url}: also the remote tier's throughput beside redis-benchmark, and its TTFT. */
+    @Mixin
+    RemoteConnectionOptions remote;
+    /** The store of {@code --remote-url} once the flags are checked (its tenant unused); null: none. */
+    private io.kvtier.tier.remote.RemoteSettings remoteStore;
 
     @Option(names = "--remote-mib-per-size", paramLabel = "MIB", defaultValue = "64", description = "MiB stored and loaded per chunk size on the remote server (default ${DEFAULT-VALUE})")
     long remoteMibPerSize;
@@ -136,8 +133,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
         Checks.notWith(spec, skipBandwidth && skipTtft && !coldDisk, "--skip-bandwidth --skip-ttft",
                 "no figure left writes files (only --cold-disk would)", List.of("--disk-cache-dir", "--disk-dir"));
         Checks.notWith(spec, skipDecode, "--skip-decode", "the decode figures are skipped", List.of("--model"));
-        Checks.needs(spec, remoteUrl != null, "--remote-url", "--remote-mib-per-size", "--remote-requests",
-                "--remote-password-file");
+        List<String> needUrl = new java.util.ArrayList<>(List.of("--remote-mib-per-size", "--remote-requests"));
+        needUrl.addAll(RemoteConnectionOptions.NEED_URL);
+        Checks.needs(spec, remote.enabled(), "--remote-url", needUrl.toArray(String[]::new));
         Checks.atLeast(remoteMibPerSize, 1, "--remote-mib-per-size");
         Checks.atLeast(remoteRequests, 1, "--remote-requests");
         // Every model is opened (and closed) now: a wrong file fails in a second, not after the host-tier part.
@@ -148,9 +146,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
         if (diskDir != null) {
             Checks.directory(diskDir, "--disk-cache-dir");
         }
-        if (remoteUrl != null) {
-            remotePassword = RemoteOptions.readPassword(remotePasswordFile);
-            RemoteBandwidth.checkReachable(remoteUrl, remotePassword);
+        if (remote.enabled()) {
+            remoteStore = remote.settings("bench");
+            RemoteBandwidth.checkReachable(remoteStore);
         }
         if (coldDisk && !Files.isWritable(Path.of("/proc/sys/vm/drop_caches"))) {
             throw new BadInputException("--cold-disk drops the page cache, which needs root (/proc/sys/vm/drop_caches "
@@ -179,8 +177,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
             if (coldDisk) {
                 coldDiskBandwidth(tmp.resolve("cold"));
             }
-            if (remoteUrl != null) {
-                RemoteBandwidth.print(remoteUrl, remotePassword, remoteRequests, remoteMibPerSize << 20, repeats);
+            if (remoteStore != null) {
+                RemoteBandwidth.print(remoteStore, remoteRequests, remoteMibPerSize << 20, repeats);
             }
             if (!skipDecode) {
                 new io.kvtier.bench.OffloadDecodeBench(model.model(), threads.threads(), repeats, System.out).run();
@@ -342,8 +340,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
                 fromDisk * 1e3, recompute / fromDisk);
         System.out.printf("  floor:              %8.2f ms  (plain FileChannel read of the prefix %.2f ms + the step after it %.2f ms); disk/floor %.2f%n",
                 (readSeconds + oneStep) * 1e3, readSeconds * 1e3, oneStep * 1e3, fromDisk / (readSeconds + oneStep));
-        if (remoteUrl != null) {
-            RemoteTtft.print(Models.load(m), remoteUrl, remotePassword, prompt, prefixBytes, repeats, threads.threads());
+        if (remoteStore != null) {
+            RemoteTtft.print(Models.load(m), remoteStore, prompt, prefixBytes, repeats, threads.threads());
         }
         halfHostTtft(m, prompt, prefixBlocks / 2);
     }

@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
  * either side more when its run would take under {@link #MIN_BENCHMARK_SECONDS}; each size runs
  * a warm-up round of the tier, then {@code repeats} rounds of tier, SET, GET (A B A B: a load swing
  * hits both sides of a round), and the medians are printed, the ratio being the median of the
- * rounds' own ratios.
+ * rounds' own ratios. On a cluster ({@code --remote-mode cluster}) the tier's keys spread over the
+ * masters and redis-benchmark runs against the master of its key.
  */
 public final class RemoteBandwidth {
 
@@ -60,16 +61,22 @@ public final class RemoteBandwidth {
     }
 
     /**
-     * Prints the table.
+     * Prints the table. On a cluster the tier's keys spread over the masters (a connection to
+     * each) and redis-benchmark runs against the master of {@link #BENCHMARK_KEY} (one connection:
+     * any other master would answer MOVED).
      *
-     * @param password the remote password ({@code --remote-password-file} or {@value RemoteOptions#PASSWORD_ENV}), or null
+     * @param store the store, its tenant unused (the tier writes under {@code bench})
      * @throws BadInputException if the store stops answering or a run of redis-benchmark fails: one line
      */
-    public static void print(String url, String password, int requests, long bytesPerSize, int repeats) {
-        System.out.printf("== remote tier throughput against %s, MB/s: both sides one connection, %d commands in flight "
-                + "(redis-benchmark -c 1 -P %d), median of %s; values per size: at least %d and %d MiB, "
-                + "a multiple of %d (either side more until its run takes %.1f s) ==%n", RemoteSettings.redact(url), PIPELINE,
-                PIPELINE, io.kvtier.text.Plural.count(repeats, "round"), requests, bytesPerSize >> 20, PIPELINE, MIN_BENCHMARK_SECONDS);
+    public static void print(RemoteSettings store, int requests, long bytesPerSize, int repeats) {
+        URI target = store.cluster() ? BenchKeys.masterOf(store, BENCHMARK_KEY) : BenchKeys.endpoint(store.urls().getFirst());
+        String connections = store.cluster() ? String.format("the tier one connection to each master, redis-benchmark one to "
+                + "%s:%d (the master of %s); %d commands in flight", target.getHost(), target.getPort(), BENCHMARK_KEY, PIPELINE)
+                : "both sides one connection, " + PIPELINE + " commands in flight";
+        System.out.printf("== remote tier throughput against %s, MB/s: %s (redis-benchmark -c 1 -P %d), median of %s; values "
+                + "per size: at least %d and %d MiB, a multiple of %d (either side more until its run takes %.1f s) ==%n",
+                label(store), connections, PIPELINE, io.kvtier.text.Plural.count(repeats, "round"), requests, bytesPerSize >> 20,
+                PIPELINE, MIN_BENCHMARK_SECONDS);
         System.out.printf("%10s %8s %12s %12s %12s %12s %10s %10s %10s%n", "chunk", "values", "tier store", "SET", "tier load",
                 "GET", "store/SET", "load/GET", "rb values");
         for (long size : SIZES) {
@@ -77,12 +84,12 @@ public final class RemoteBandwidth {
             double[][] rounds = new double[6][repeats]; // tier store, SET, tier load, GET, store/SET, load/GET
             long rbValues = Long.MAX_VALUE;
             long tierValues = Long.MAX_VALUE;
-            try (Tier tier = new Tier(url, password, size)) {
+            try (Tier tier = new Tier(store, size)) {
                 tier.run(chunks); // warm-up
                 for (int r = 0; r < repeats; r++) {
                     double[] t = tier.run(chunks);
                     tierValues = Math.min(tierValues, (long) t[2]);
-                    Benchmark b = benchmark(url, password, size, chunks);
+                    Benchmark b = benchmark(store, target, size, chunks);
                     tier.store.delete(BENCHMARK_KEY); // redis-benchmark's own key: not left behind
                     rbValues = Math.min(rbValues, b.values());
                     double[] round = {t[0], b.set(), t[1], b.get(), t[0] / b.set(), t[1] / b.get()};
@@ -105,8 +112,8 @@ public final class RemoteBandwidth {
      * @throws BadInputException naming the URL (redacted) and why, if the store cannot be reached
      *         or refuses the client (wrong password, ACL)
      */
-    static void checkReachable(String url, String password) {
-        try (LettuceRemoteStore store = open(RemoteSettings.of(List.of(url), false, "bench", password), url)) {
+    static void checkReachable(RemoteSettings settings) {
+        try (LettuceRemoteStore store = open(settings.withTenant("bench"))) {
             for (String key : List.of(PROBE_KEY, BENCHMARK_KEY)) {
                 try {
                     store.set(key, new byte[] {0}).get(30, java.util.concurrent.TimeUnit.SECONDS);
@@ -114,9 +121,14 @@ public final class RemoteBandwidth {
                 } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
                     String why = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null
                             ? e.getCause().getMessage() : "no answer within 30 s";
-                    throw new BadInputException("--remote-url " + RemoteSettings.redact(url) + ": cannot write " + key + " (" + why
+                    if (store.offReason() != null && !why.contains("NOPERM")) {
+                        // The tier's own words, as generate says them: a cluster node given in standalone mode (MOVED) was
+                        // blamed on the ACL below (a new user's trial).
+                        throw new BadInputException(refused(settings, store.offReason()));
+                    }
+                    throw new BadInputException(refused(settings, "cannot write " + key + " (" + why
                             + "): bench offload's tier writes kvt:v1:bench* keys and redis-benchmark writes " + BENCHMARK_KEY
-                            + ", so its user's ACL must allow both");
+                            + ", so its user's ACL must allow both"));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new BadInputException("bench offload: interrupted");
@@ -133,21 +145,47 @@ public final class RemoteBandwidth {
      * reached, does not answer, or refuses the client (wrong password, ACL). The client's own
      * lines (the engine's "every lookup misses until it answers") do not fit a bench, which stops.
      */
-    private static LettuceRemoteStore open(RemoteSettings s, String url) {
+    private static LettuceRemoteStore open(RemoteSettings s) {
         List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
         LettuceRemoteStore store = LettuceRemoteStore.open(s, lines::add);
         if (store.offReason() != null || !"closed".equals(store.breakerState())) {
             store.close();
             java.util.regex.Matcher why = java.util.regex.Pattern.compile("\\(([^)]*)\\)").matcher(String.join(" ", lines));
-            throw new BadInputException("--remote-url " + RemoteSettings.redact(url) + ": " + (store.offReason() != null
+            throw new BadInputException(refused(s, store.offReason() != null
                     ? store.offReason() : "cannot reach the store" + (why.find() ? " (" + why.group(1) + ")" : "")));
         }
         return store;
     }
 
-    /** A remote job of the figures failed (the store went away meanwhile): one line, not a stack trace. */
+    /** The store's URLs (redacted), as {@code --remote-url} gave them: one, or a cluster's seeds. */
+    static String where(RemoteSettings s) {
+        return String.join(", ", s.urls().stream().map(RemoteSettings::redact).toList());
+    }
+
+    /** The store in a figure's header: its URL (redacted), or a cluster's first seed and how many seeds. */
+    static String label(RemoteSettings s) {
+        String first = RemoteSettings.redact(s.urls().getFirst());
+        return !s.cluster() ? first : "the cluster of " + first + (s.urls().size() > 1 ? " (" + s.urls().size() + " seeds)" : "");
+    }
+
+    /**
+     * The one line of a store that refused the bench: {@code --remote-url URL: reason}, or
+     * {@code --remote-url reason} when the reason starts with the URL (the tier's own line for a
+     * cluster node given in standalone mode: {@code redis://... is a cluster node (MOVED ...): give
+     * --remote-mode cluster}, as {@code generate} says it).
+     */
+    static String refused(RemoteSettings s, String reason) {
+        return "--remote-url " + (reason.startsWith(where(s)) ? reason : where(s) + ": " + reason);
+    }
+
+    /** A remote job of the figures failed (the store went away, or turned itself off, meanwhile): one line, not a stack trace. */
     private static void check(RemoteCopier copier, RemoteJob.Kind kind, List<ChunkCopy> chunks) {
         var r = copier.runForBench(new RemoteJob(1, kind, chunks, System.nanoTime() + 60_000_000_000L));
+        String off = copier.store().offReason();
+        if (!r.success() && off != null) {
+            throw new BadInputException("bench offload: a remote " + kind.name().toLowerCase(java.util.Locale.ROOT)
+                    + " job failed: remote tier off: " + off);
+        }
         if (!r.success()) {
             throw new BadInputException("bench offload: a remote " + kind.name().toLowerCase(java.util.Locale.ROOT)
                     + " job failed: " + r.error());
@@ -170,10 +208,9 @@ public final class RemoteBandwidth {
         private final byte[] bytes;
         private int written;
 
-        Tier(String url, String password, long payload) {
+        Tier(RemoteSettings settings, long payload) {
             this.payload = payload;
-            RemoteSettings s = RemoteSettings.of(List.of(url), false, "bench", password).withTimeout(java.time.Duration.ofSeconds(10));
-            this.store = open(s, url);
+            this.store = open(settings.withTenant("bench").withTimeout(java.time.Duration.ofSeconds(10)));
             this.slab = new HostSlab(2 * PIPELINE, payload, TOKENS);
             this.keys = new RemoteKeys("bench", ns);
             this.copier = new RemoteCopier(slab, store, keys, payload);
@@ -241,9 +278,10 @@ public final class RemoteBandwidth {
             for (int i = 0; i < written; i++) {
                 store.delete(keys.of(key(i)));
             }
-            if (written > 0) {
-                // Commands on one connection complete in order: when this answers, the deletes ran.
-                store.get(keys.of(key(0))).exceptionally(e -> null).join();
+            // Commands on one connection complete in order (a cluster: one connection per master, each
+            // key's on its master's): when a key's GET answers, its delete ran.
+            for (int i = 0; i < written; i++) {
+                store.get(keys.of(key(i))).exceptionally(e -> null).join();
             }
             store.close();
             slab.close();
@@ -274,19 +312,30 @@ public final class RemoteBandwidth {
      *         not a finite positive number, or still prints {@code inf} with many more requests:
      *         one line naming the command and what it printed
      */
-    private static Benchmark benchmark(String url, String password, long size, int requests) {
+    private static Benchmark benchmark(RemoteSettings store, URI target, long size, int requests) {
+        String url = store.urls().getFirst();
         URI u = BenchKeys.endpoint(url);
         List<String> auth = new ArrayList<>();
-        if (password != null) { // on redis-benchmark's command line: -a is its only way (it warns, on stderr, that it is visible)
-            auth.addAll(List.of("-a", password));
+        if (store.password() != null) { // on redis-benchmark's command line: -a is its only way (it warns, on stderr, that it is visible)
+            auth.addAll(List.of("-a", store.password()));
             if (u.getUserInfo() != null) {
                 auth.addAll(List.of("--user", u.getUserInfo()));
             }
         }
+        if (url.startsWith("rediss://")) {
+            auth.add("--tls");
+            if (store.caFile() != null) {
+                auth.addAll(List.of("--cacert", store.caFile().toString()));
+            }
+        }
+        String db = u.getPath() == null ? "" : u.getPath().replaceFirst("^/", "");
+        if (!db.isEmpty()) {
+            auth.addAll(List.of("--dbnum", db));
+        }
         long n = Math.max(requests, 2 * PIPELINE);
         String last = "";
         for (int run = 0; run < 6; run++) {
-            List<String> cmd = new ArrayList<>(List.of("redis-benchmark", "-h", u.getHost(), "-p", String.valueOf(u.getPort()),
+            List<String> cmd = new ArrayList<>(List.of("redis-benchmark", "-h", target.getHost(), "-p", String.valueOf(target.getPort()),
                     "-t", "set,get", "-d", String.valueOf(size), "-n", String.valueOf(n), "-c", "1", "-P", String.valueOf(PIPELINE),
                     "--csv"));
             cmd.addAll(auth);

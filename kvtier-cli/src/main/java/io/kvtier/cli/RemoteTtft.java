@@ -17,7 +17,6 @@ import io.kvtier.tier.remote.RemoteTrace;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Random;
 
 /**
@@ -48,12 +47,12 @@ final class RemoteTtft {
      * @param prefixBytes KV bytes of the prompt's full chunks (sizes the host tier and the write budget)
      * @throws BadInputException if a remote run loaded nothing from the store (it went away: one line, no stack trace)
      */
-    static void print(Model cp, String url, String password, int[] prompt, long prefixBytes, int repeats, int threads) {
+    static void print(Model cp, RemoteSettings store, int[] prompt, long prefixBytes, int repeats, int threads) {
         int blockSize = 16;
         var layout = cp.config().kvLayout(blockSize);
         EngineConfig config = new EngineConfig(blockSize, 2 * layout.blocksFor(cp.config().seqLen()), 4096, 4, true, -1);
         String tenant = "bench" + Long.toHexString(new Random().nextLong() & 0xffffffL);
-        RemoteSettings settings = RemoteSettings.of(List.of(url), false, tenant, password).withTimeout(Duration.ofSeconds(10));
+        RemoteSettings settings = store.withTenant(tenant).withTimeout(Duration.ofSeconds(10));
         OffloadSetup setup = new OffloadSetup(prefixBytes * 2 + (64L << 20), 0, "lru", OffloadConfig.DEFAULT).withRemote(
                 new OffloadSetup.RemoteSetup(settings, DiskWritePolicy.THROUGH, 1, Math.max(64L << 20, 2 * prefixBytes),
                         System.err::println));
@@ -97,13 +96,13 @@ final class RemoteTtft {
             // The prompts' chunks, written under this run's own tenant, are not left on the server,
             // also when a run failed (the store went away: then this says what is left where).
             try {
-                BenchKeys.deleteTenant(url, password, tenant);
+                BenchKeys.deleteTenant(store, tenant);
             } catch (RuntimeException e) {
                 System.err.println("kvtier: bench offload: could not delete its keys kvt:v1:" + tenant + ":* from "
-                        + RemoteSettings.redact(url) + " (" + e.getMessage() + ")");
+                        + RemoteBandwidth.where(store) + " (" + e.getMessage() + ")");
             }
         }
-        System.out.print(report(pairs, RemoteSettings.redact(url)));
+        System.out.print(report(pairs, RemoteBandwidth.label(store)));
     }
 
     /**

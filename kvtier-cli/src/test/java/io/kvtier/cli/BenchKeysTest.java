@@ -26,7 +26,8 @@ class BenchKeysTest {
             r.cli(concat(auth, "SET", "kvt:v1:bench1a2bc:ns:k", "other tenant"));
             r.cli(concat(auth, "SET", "kvt:v1:default:ns:k", "other tenant"));
             long before = Long.parseLong(r.cli(concat(auth, "DBSIZE")));
-            long deleted = BenchKeys.deleteTenant("redis://bob@127.0.0.1:" + r.port(), "bob-pw", "bench1a2b");
+            long deleted = BenchKeys.deleteTenant(io.kvtier.tier.remote.RemoteSettings.of(
+                    java.util.List.of("redis://bob@127.0.0.1:" + r.port()), false, "bench", "bob-pw"), "bench1a2b");
             assertThat(before).isEqualTo(2502);
             assertThat(deleted).isEqualTo(2500);
             assertThat(r.cli(concat(auth, "DBSIZE"))).isEqualTo("2");

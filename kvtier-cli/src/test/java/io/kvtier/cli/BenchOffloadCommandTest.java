@@ -34,6 +34,13 @@ class BenchOffloadCommandTest {
         assertRefused("kvtier: --remote-requests needs --remote-url", "bench", "offload", "--remote-requests", "64");
         assertRefused("kvtier: --remote-requests must be at least 1, got 0", "bench", "offload", "--skip-decode", "--skip-bandwidth",
                 "--skip-ttft", "--remote-url", "redis://127.0.0.1:1", "--remote-requests", "0");
+        // A new user's trial: the README's cluster seeds were refused ("should be specified only once"), with no --remote-mode.
+        assertRefused("kvtier: --remote-mode needs --remote-url", "bench", "offload", "--remote-mode", "cluster");
+        assertRefused("kvtier: --remote-mode standalone takes one --remote-url, got 2 (give --remote-mode cluster for cluster seeds)",
+                "bench", "offload", "--skip-decode", "--skip-bandwidth", "--skip-ttft", "--remote-url", "redis://127.0.0.1:1",
+                "--remote-url", "redis://127.0.0.1:2");
+        assertRefused("kvtier: --remote-mode must be standalone or cluster, got 'sentinel'", "bench", "offload", "--skip-decode",
+                "--skip-bandwidth", "--skip-ttft", "--remote-url", "redis://127.0.0.1:1", "--remote-mode", "sentinel");
         // A new user's trial: an unreachable store was "internal error (a bug)" and a stack trace after the table's header.
         assertRefused("kvtier: --remote-url redis://127.0.0.1:1: cannot reach the store (Connection refused)", "bench", "offload",
                 "--skip-decode", "--skip-bandwidth", "--skip-ttft", "--remote-url", "redis://127.0.0.1:1");

@@ -152,7 +152,8 @@ class FlagVocabularyTest {
     void messagesNameOnlyFlagsThatExist() throws IOException {
         Set<String> visible = new TreeSet<>(STANDARD);
         visible.addAll(Set.of("--add-opens", "--add-modules", "--enable-native-access")); // the java launcher's, named in advice
-        visible.add("--user"); // redis-benchmark's, on the command line bench offload gives it
+        // redis-benchmark's, on the command line bench offload gives it
+        visible.addAll(Set.of("--user", "--tls", "--cacert", "--dbnum"));
         commands().values().forEach(options -> options.stream().filter(o -> !o.hidden())
                 .forEach(o -> visible.addAll(List.of(o.names()))));
         Map<String, Set<String>> former = new HashMap<>();

@@ -53,29 +53,8 @@ class RemoteBandwidthTest {
         List<String> lines = r.out().lines().toList();
         assertThat(lines.getFirst()).startsWith("== remote tier throughput against redis://")
                 .contains("median of 1 round; values per size: at least 12 and 2 MiB, a multiple of 8").endsWith("==");
-        assertThat(lines.get(1).strip().split("\\s+")).containsExactly("chunk", "values", "tier", "store", "SET", "tier", "load",
-                "GET", "store/SET", "load/GET", "rb", "values");
-        List<String> rows = lines.stream().filter(l -> l.strip().matches("\\d+ KiB .*")).toList();
-        assertThat(rows).extracting(l -> l.strip().split("\\s+")[0]).containsExactly("64", "256", "1024", "4096");
         // At least: 64 KiB, 2 MiB is 32 values; 256 KiB and up, 12 rounded up to 16; more until 0.2 s of each.
-        long[] least = {32, 16, 16, 16};
-        for (int i = 0; i < rows.size(); i++) {
-            long values = Long.parseLong(rows.get(i).strip().split("\\s+")[2]);
-            assertThat(values).as("the tier's values, whole pipelines: " + rows.get(i)).isGreaterThanOrEqualTo(least[i])
-                    .isEqualTo(values / 8 * 8);
-        }
-        for (String row : rows) {
-            String[] cells = row.strip().split("\\s+");
-            assertThat(cells).as(row).hasSize(10);
-            double[] f = Arrays.stream(cells).skip(3).limit(6).mapToDouble(Double::parseDouble).toArray();
-            assertThat(Arrays.stream(f).allMatch(x -> Double.isFinite(x) && x > 0)).as("finite positive figures: " + row).isTrue();
-            // Printed MB/s are rounded to 1, ratios to 0.01: the ratio of the printed figures is within both.
-            assertThat(f[4]).as("store/SET of " + row).isCloseTo(f[0] / f[1], within(0.006 + 0.5 / f[1] * 1.01 + 0.5 * f[0] / (f[1] * f[1])));
-            assertThat(f[5]).as("load/GET of " + row).isCloseTo(f[2] / f[3], within(0.006 + 0.5 / f[3] * 1.01 + 0.5 * f[2] / (f[3] * f[3])));
-            long rb = Long.parseLong(cells[9]);
-            assertThat(rb).as("redis-benchmark's values, whole pipelines: " + row)
-                    .isGreaterThanOrEqualTo(least[rows.indexOf(row)]).isEqualTo(rb / 8 * 8);
-        }
+        assertTable(lines, new long[] {32, 16, 16, 16});
         assertThat(r.out()).doesNotContain("decode with offloading").doesNotContain("time to first token");
     }
 
@@ -124,10 +103,61 @@ class RemoteBandwidthTest {
         }
     }
 
+    /**
+     * The connection flags bench offload now shares with generate: {@code rediss://} with
+     * {@code --remote-ca-file} reaches a TLS server on both sides (redis-benchmark had no
+     * {@code --tls}), and a database in the URL is the one both sides write and clean (redis-benchmark
+     * wrote database 0, where its key stayed).
+     */
+    @Test
+    void aTlsServerWithItsCaFileAndADatabaseInTheUrl(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        io.kvtier.tier.remote.TlsFiles tls = io.kvtier.tier.remote.TlsFiles.create(dir, "server");
+        try (io.kvtier.tier.remote.OwnRedis r = io.kvtier.tier.remote.OwnRedis.startTls(dir.resolve("r"), tls.cert(), tls.key())) {
+            CliRun ok = CliRun.of("bench", "offload", "--remote-url", r.url() + "/3", "--remote-ca-file", tls.cert().toString(),
+                    "--skip-bandwidth", "--skip-ttft", "--skip-decode", "--remote-requests", "8", "--remote-mib-per-size", "1",
+                    "--repeats", "1");
+            assertThat(ok.code()).as(ok.err()).isZero();
+            assertTable(ok.out().lines().toList(), new long[] {16, 8, 8, 8});
+            for (String db : List.of("0", "3")) {
+                assertThat(r.cli("--tls", "--cacert", tls.cert().toString(), "-n", db, "DBSIZE")).as("keys left in db " + db)
+                        .isEqualTo("0");
+            }
+        }
+    }
+
     @Test
     void theModelFlagIsRefusedWhenTheDecodeFiguresAreSkipped() {
         CliRun r = CliRun.of("bench", "offload", "--skip-decode", "--skip-bandwidth", "--skip-ttft", "--model", "x.bin");
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).isEqualTo("kvtier: --model has no effect with --skip-decode: the decode figures are skipped\n");
+    }
+
+    /**
+     * The table's column header and four rows, one per size: the values of each side whole
+     * pipelines and at least {@code least}, every figure a finite positive MB/s, each ratio the
+     * tier's figure over redis-benchmark's.
+     */
+    static void assertTable(List<String> lines, long[] least) {
+        assertThat(lines.get(1).strip().split("\\s+")).containsExactly("chunk", "values", "tier", "store", "SET", "tier", "load",
+                "GET", "store/SET", "load/GET", "rb", "values");
+        List<String> rows = lines.stream().filter(l -> l.strip().matches("\\d+ KiB .*")).toList();
+        assertThat(rows).extracting(l -> l.strip().split("\\s+")[0]).containsExactly("64", "256", "1024", "4096");
+        for (int i = 0; i < rows.size(); i++) {
+            long values = Long.parseLong(rows.get(i).strip().split("\\s+")[2]);
+            assertThat(values).as("the tier's values, whole pipelines: " + rows.get(i)).isGreaterThanOrEqualTo(least[i])
+                    .isEqualTo(values / 8 * 8);
+        }
+        for (String row : rows) {
+            String[] cells = row.strip().split("\\s+");
+            assertThat(cells).as(row).hasSize(10);
+            double[] f = Arrays.stream(cells).skip(3).limit(6).mapToDouble(Double::parseDouble).toArray();
+            assertThat(Arrays.stream(f).allMatch(x -> Double.isFinite(x) && x > 0)).as("finite positive figures: " + row).isTrue();
+            // Printed MB/s are rounded to 1, ratios to 0.01: the ratio of the printed figures is within both.
+            assertThat(f[4]).as("store/SET of " + row).isCloseTo(f[0] / f[1], within(0.006 + 0.5 / f[1] * 1.01 + 0.5 * f[0] / (f[1] * f[1])));
+            assertThat(f[5]).as("load/GET of " + row).isCloseTo(f[2] / f[3], within(0.006 + 0.5 / f[3] * 1.01 + 0.5 * f[2] / (f[3] * f[3])));
+            long rb = Long.parseLong(cells[9]);
+            assertThat(rb).as("redis-benchmark's values, whole pipelines: " + row)
+                    .isGreaterThanOrEqualTo(least[rows.indexOf(row)]).isEqualTo(rb / 8 * 8);
+        }
     }
 }

@@ -115,7 +115,7 @@ class RemoteTierCliTest {
             assertThat(stderr()).filteredOn(l -> l.startsWith("kvtier: remote tier off: ")).singleElement().asString()
                     .startsWith("kvtier: remote tier off: authentication failed (NOAUTH ")
                     .endsWith("): check the remote user and password (no password was given: --remote-password-file FILE or "
-                            + RemoteOptions.PASSWORD_ENV + ")");
+                            + RemoteConnectionOptions.PASSWORD_ENV + ")");
         }
     }
 

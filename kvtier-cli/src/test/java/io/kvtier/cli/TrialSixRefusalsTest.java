@@ -37,6 +37,18 @@ class TrialSixRefusalsTest {
                 "--disk-cache-bytes 1 cannot hold one chunk of 24576 bytes: give at least 24576");
     }
 
+    /**
+     * A new user's trial: a remote write budget below one chunk's value (stories260K: a 192-byte
+     * header and a 20480-byte payload) dropped every store and said so only in the summary's count.
+     * Refused before the store is reached (nothing listens at the URL's port).
+     */
+    @Test
+    void aRemoteWriteBudgetBelowOneChunksValueIsRefused() {
+        assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--remote-url", "redis://127.0.0.1:1",
+                "--remote-max-in-flight", "20671"), "--remote-max-in-flight 20671 cannot hold one chunk's value of 20672 bytes "
+                + "(header and payload), so every write to the remote tier would be dropped: give at least 20672");
+    }
+
     /** Trial 6: bench serve printed its header, then refused the host tier. */
     @Test
     void benchServeRefusesATooSmallHostTierBeforeItsHeader() {

@@ -335,7 +335,6 @@ final class RemoteChain extends TierBehindHost {
         bytesInFlight += bytes;
         writesInFlight++;
         writing.addAll(keys);
-        remoteStats.writes++;
         jobs.add(new OffloadJob.RemoteWrite(id, keys, bytes, epoch, deadline));
         transfers.submit(new RemoteJob(id, RemoteJob.Kind.WRITE, copies, deadline));
         return id;
@@ -354,6 +353,9 @@ final class RemoteChain extends TierBehindHost {
         if (res.timedOut()) {
             ok = 0;
         }
+        if (sentASet(res)) {
+            remoteStats.writes++;
+        }
         long until = transfers.nanoTime() + hintNanos;
         for (int i = 0; i < ok; i++) {
             hints.put(keys.get(i), new Hint(true, until));
@@ -367,6 +369,17 @@ final class RemoteChain extends TierBehindHost {
             // Chunks, not jobs: a limit every value exceeds fails each job at its first chunk.
             RemoteStats.add(remoteStats.storeFailures, causeOf(res, RemoteStats.STORE_FAILURE_CAUSES), keys.size() - ok);
         }
+    }
+
+    /**
+     * Whether a write job sent any SET: not when it failed at its first chunk for
+     * {@link RemoteCopier#OVERSIZE}, which the copier decides before sending, and every value of
+     * this chain has one size, so then no value was sent (a new user's trial: "0 chunks stored in
+     * 5 write jobs" with every chunk above {@code --remote-max-value}).
+     */
+    private static boolean sentASet(TransferResult res) {
+        return res.success() || res.firstFailedChunk() > 0
+                || !RemoteCopier.OVERSIZE.equals(causeOf(res, RemoteStats.STORE_FAILURE_CAUSES));
     }
 
     /** Forgets every hint (a cache reset; the epoch is not needed here); jobs in flight end as usual. */

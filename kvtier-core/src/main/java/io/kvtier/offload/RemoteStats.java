@@ -85,7 +85,10 @@ public final class RemoteStats {
         return chunksLoaded;
     }
 
-    /** Write jobs sent to the store. */
+    /**
+     * Write jobs that sent SETs to the store, counted when they end; a job that sent none (every
+     * value above the store's limit: {@code store_failures} {@code oversize}) is not counted.
+     */
     public long writes() {
         return writes;
     }

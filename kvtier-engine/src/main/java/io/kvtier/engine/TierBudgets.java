@@ -1,6 +1,7 @@
 package io.kvtier.engine;
 
 import io.kvtier.kv.KvLayout;
+import io.kvtier.tier.ChunkHeader;
 import io.kvtier.tier.HostSlab;
 import io.kvtier.tier.disk.DiskCapacity;
 import java.util.List;
@@ -11,7 +12,8 @@ import java.util.function.LongBinaryOperator;
  * against a model's KV groups: the groups share a budget by bytes per block, and each group's
  * share must hold one chunk. A budget too small is refused before anything is built, in one
  * wording whatever the number of groups ({@link #tooSmall}), naming the flag and the least budget
- * that works.
+ * that works. The remote tier's {@code --remote-max-in-flight} is no share: every group writes
+ * within the whole of it, so it must hold the largest group's value (header and payload) alone.
  */
 public final class TierBudgets {
 
@@ -19,7 +21,8 @@ public final class TierBudgets {
     }
 
     /**
-     * Refuses {@code setup}'s byte budgets when a group's share cannot hold one chunk.
+     * Refuses {@code setup}'s byte budgets when a group's share cannot hold one chunk, and its
+     * remote write budget when it cannot hold the largest group's value.
      *
      * @param layouts the model's KV groups' layouts (one for a model without sliding-window layers)
      * @throws IllegalArgumentException {@link #tooSmall}'s line
@@ -40,6 +43,20 @@ public final class TierBudgets {
                     DiskCapacity.DEFAULT_ALLOCATION_UNIT));
             if (setup.disk().bytes() < min) {
                 throw tooSmall("--disk-cache-bytes", setup.disk().bytes(), layouts.size(), min);
+            }
+        }
+        if (setup.remote() != null) {
+            // A write that would pass the budget is dropped, never waited for: below one value every
+            // store was dropped (budget) and nothing but the summary's count said so (a new user's trial).
+            long value = 0;
+            for (KvLayout l : layouts) {
+                value = Math.max(value, ChunkHeader.encodedSize(blocksPerChunk * l.blockSize()) + (long) blocksPerChunk * l.bytesPerBlock());
+            }
+            if (setup.remote().maxBytesInFlight() < value) {
+                throw new IllegalArgumentException("--remote-max-in-flight " + setup.remote().maxBytesInFlight()
+                        + " cannot hold one chunk's value of " + value + " bytes (header and payload"
+                        + (layouts.size() == 1 ? "" : ", the largest of the model's " + layouts.size() + " KV groups")
+                        + "), so every write to the remote tier would be dropped: give at least " + value);
             }
         }
     }

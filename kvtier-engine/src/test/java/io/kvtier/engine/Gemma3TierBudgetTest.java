@@ -59,4 +59,18 @@ class Gemma3TierBudgetTest {
                 .hasMessage("--disk-cache-bytes 30000 cannot hold one chunk of each of the model's 2 KV groups "
                         + "(they share it by bytes per block): give at least 49152");
     }
+
+    /**
+     * The remote write budget is no share: every group writes within all of it, so it must hold
+     * the larger value, the window group's 192 + 20,480 B (full group: 192 + 4,096 B).
+     */
+    @Test
+    void aRemoteWriteBudgetBelowTheLargestGroupsValueIsRefused() {
+        var remote = new OffloadSetup.RemoteSetup(io.kvtier.tier.remote.RemoteSettings.of(java.util.List.of("redis://127.0.0.1:1"),
+                false, "t", null), DiskWritePolicy.THROUGH, 1, 20_671, line -> { });
+        assertThatThrownBy(() -> engine(new OffloadSetup(1L << 20, 0, "lru", OffloadConfig.DEFAULT).withRemote(remote)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--remote-max-in-flight 20671 cannot hold one chunk's value of 20672 bytes (header and payload, the "
+                        + "largest of the model's 2 KV groups), so every write to the remote tier would be dropped: give at least 20672");
+    }
 }

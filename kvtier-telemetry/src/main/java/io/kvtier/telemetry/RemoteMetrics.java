@@ -33,7 +33,7 @@ final class RemoteMetrics {
                 (s, out) -> each(s, RemoteStats::probeFailures, RemoteStats.PROBE_FAILURE_CAUSES, out));
         m.counter("kvtier:remote_chunks_probed_present", "Chunks a probe found in the remote store.",
                 s -> value(s, RemoteStats::chunksProbedPresent));
-        m.counter("kvtier:remote_writes", "Write jobs sent to the remote store (each a pipeline of SET).", s -> value(s, RemoteStats::writes));
+        m.counter("kvtier:remote_writes", "Write jobs that sent SETs to the remote store (each a pipeline of SET; one that sent none is not counted).", s -> value(s, RemoteStats::writes));
         m.labelledCounter("kvtier:remote_load_failures", "Remote promotions that failed, per cause (miss, timeout, verify, "
                 + "unavailable, error).", "cause", (s, out) -> each(s, RemoteStats::loadFailures, RemoteStats.LOAD_FAILURE_CAUSES, out));
         m.labelledCounter("kvtier:remote_store_failures", "Chunks not written to the remote store because their write "

@@ -116,8 +116,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         }
         SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
         TimeoutOptions timeouts = TimeoutOptions.enabled(settings.timeout());
-        SslOptions ssl = settings.caFile() == null ? SslOptions.create()
-                : SslOptions.builder().jdkSslProvider().trustManager(settings.caFile().toFile()).build();
+        SslOptions ssl = sslOptions(settings);
         resources = LettuceResources.create();
         if (settings.cluster()) {
             clusterClient = RedisClusterClient.create(resources, uris);
@@ -517,6 +516,12 @@ public final class LettuceRemoteStore implements RemoteStore {
                 }
             });
         });
+    }
+
+    /** TLS of a client of {@code settings}' store: trusting its CA file when given, else the JVM's CAs. */
+    public static SslOptions sslOptions(RemoteSettings settings) {
+        return settings.caFile() == null ? SslOptions.create()
+                : SslOptions.builder().jdkSslProvider().trustManager(settings.caFile().toFile()).build();
     }
 
     private CompletableFuture<Void> tooLarge(byte[] value) {

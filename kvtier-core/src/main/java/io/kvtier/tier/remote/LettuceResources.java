@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -35,7 +36,28 @@ final class LettuceResources {
         // JFR events would start the flight recorder's machinery in every process with a remote tier.
         keepOrSet("io.netty.noUnsafe", "true");
         keepOrSet("io.lettuce.core.jfr", "false");
+        reactor.core.publisher.Hooks.onErrorDropped(LettuceResources::dropped);
     }
+
+    /**
+     * Reactor's word for an error that came after its stream had ended (Lettuce's event bus runs on
+     * Reactor). One that only says the client's threads have ended (a {@link RejectedExecutionException},
+     * Reactor's "Scheduler unavailable") is the store closing, not a fault: a new user's trial printed
+     * it once as an ERROR with its stack after a wrong password had turned the tier off. It goes to
+     * DEBUG; any other is logged at ERROR, as Reactor's default does (a bug still shows).
+     */
+    static void dropped(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof RejectedExecutionException) {
+                DROPPED.debug("dropped after the remote client's threads ended: " + t);
+                return;
+            }
+        }
+        DROPPED.error("Operator called default onErrorDropped", t);
+    }
+
+    /** Where Reactor's default logs a dropped error (slf4j's logger of that name in the CLI). */
+    private static final reactor.util.Logger DROPPED = reactor.util.Loggers.getLogger(reactor.core.publisher.Operators.class);
 
     private LettuceResources() {
     }

@@ -77,6 +77,10 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
                 DEFAULT_MAX_VALUE_BYTES, 3, Duration.ofSeconds(1), null);
     }
 
+    public RemoteSettings withTenant(String t) {
+        return new RemoteSettings(urls, cluster, t, password, timeout, ttl, maxValueBytes, failuresToOpen, breakerOpen, caFile);
+    }
+
     public RemoteSettings withTimeout(Duration t) {
         return new RemoteSettings(urls, cluster, tenant, password, t, ttl, maxValueBytes, failuresToOpen, breakerOpen, caFile);
     }
