@@ -92,17 +92,26 @@ final class BenchServeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** The mixins whose flags configure the servers this command starts (engine, tiers, model). */
-    private static final List<String> SERVER_MIXINS = List.of("model", "tokenizer", "batch", "engine", "offload", "eviction",
-            "disk", "threads");
+    /**
+     * The flags that shape the load itself, which a running server at {@code --url} gets as well:
+     * this command's own and those of {@link #LOAD_MIXINS}. Every other flag configures the servers
+     * bench serve starts (model, engine, tiers, threads, {@code --batch-invariant}) and is refused
+     * with {@code --url}: listing the ones that apply means a flag added later is refused, not
+     * silently ignored, until it is said to apply.
+     */
+    private static final java.util.Set<String> LOAD_FLAGS = java.util.Set.of("--url", "--served-model-name", "--conversations",
+            "--turns", "--system-tokens", "--user-tokens", "--png", "--help", "--version");
 
-    /** Every flag of {@link #SERVER_MIXINS}, by its longest name, in declaration order. */
-    private List<String> serverFlags() {
-        List<String> flags = new ArrayList<>();
-        for (String mixin : SERVER_MIXINS) {
-            spec.mixins().get(mixin).options().forEach(o -> flags.add(o.longestName()));
+    /** The mixins whose flags go into the requests (key, answer length, sampling). */
+    private static final List<String> LOAD_MIXINS = List.of("apiKey", "maxTokens", "sampling");
+
+    /** Every flag that configures only the servers this command starts, by its longest name, in declaration order. */
+    List<String> serverFlags() {
+        java.util.Set<String> load = new java.util.HashSet<>(LOAD_FLAGS);
+        for (String mixin : LOAD_MIXINS) {
+            spec.mixins().get(mixin).options().forEach(o -> load.add(o.longestName()));
         }
-        return flags;
+        return spec.options().stream().map(o -> o.longestName()).filter(f -> !load.contains(f)).toList();
     }
 
     /** This command's defaults of shared options. */
