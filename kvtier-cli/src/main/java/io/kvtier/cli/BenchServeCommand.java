@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
         description = "Load a server with concurrent multi-turn conversations; compare the host tier off and on.")
 final class BenchServeCommand implements Callable<Integer> {
 
-    @Option(names = "--url", paramLabel = "URL", description = "a running server (e.g. http://127.0.0.1:8000); "
+    @Option(names = "--url", paramLabel = "URL", description = "a running server (e.g. http://127.0.0.1:8000, or its OpenAI base URL http://127.0.0.1:8000/v1); "
             + "default: start one with the host tier off, then one with it on, and compare")
     String url;
 
@@ -151,7 +151,7 @@ final class BenchServeCommand implements Callable<Integer> {
                 userTokens, maxTokens, load.longestPromptTokens(), load.historyTokens());
         List<ServeBenchReport.Side> sides = new ArrayList<>();
         if (url != null) {
-            String base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+            String base = serverRoot(url);
             try {
                 var entry = listedModel(base, servedModel, key);
                 String name = servedModel.isEmpty() ? entry.path("id").asText() : servedModel;
@@ -252,6 +252,17 @@ final class BenchServeCommand implements Callable<Integer> {
         if (!"http".equalsIgnoreCase(u.getScheme()) && !"https".equalsIgnoreCase(u.getScheme()) || u.getHost() == null) {
             throw new BadInputException("--url " + url + ": not an http:// or https:// URL with a host; give e.g. http://127.0.0.1:8000");
         }
+    }
+
+    /**
+     * The server's root, to which the routes ({@code /v1/models}, {@code /tokenize},
+     * {@code /metrics}) are appended: {@code url} without a trailing {@code /}, and without a
+     * trailing {@code /v1}, the base URL OpenAI clients take ({@code http://h:8000/v1} built
+     * {@code /v1/v1/models}, a 404, in a new user's trial).
+     */
+    static String serverRoot(String url) {
+        String u = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+        return u.endsWith("/v1") ? u.substring(0, u.length() - "/v1".length()) : u;
     }
 
     /**

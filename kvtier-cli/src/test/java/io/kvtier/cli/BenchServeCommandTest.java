@@ -111,6 +111,17 @@ class BenchServeCommandTest {
         contextRefusedAt("");
     }
 
+    /**
+     * A new user's trial: the OpenAI clients' base URL ({@code http://h:p/v1}) built
+     * {@code /v1/v1/models} (a 404 here). It names the same server: the fake, which only has
+     * {@code /v1/models}, answers and its context is checked.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"/", "/v1", "/v1/"})
+    void theOpenAiBaseUrlNamesTheSameServer(String suffix) throws Exception {
+        contextRefusedAt(suffix);
+    }
+
     /** bench serve --url (fake server's root + {@code suffix}) refuses a load beyond the listed context of 512. */
     private static void contextRefusedAt(String suffix) throws Exception {
         com.sun.net.httpserver.HttpServer fake = com.sun.net.httpserver.HttpServer.create(
@@ -134,6 +145,16 @@ class BenchServeCommandTest {
         } finally {
             fake.stop(0);
         }
+    }
+
+    @Test
+    void theServersRootIsTheUrlWithoutATrailingSlashOrV1() {
+        assertThat(BenchServeCommand.serverRoot("http://h:8000")).isEqualTo("http://h:8000");
+        assertThat(BenchServeCommand.serverRoot("http://h:8000/")).isEqualTo("http://h:8000");
+        assertThat(BenchServeCommand.serverRoot("http://h:8000/v1")).isEqualTo("http://h:8000");
+        assertThat(BenchServeCommand.serverRoot("http://h:8000/v1/")).isEqualTo("http://h:8000");
+        assertThat(BenchServeCommand.serverRoot("https://h/proxy/v1")).isEqualTo("https://h/proxy");
+        assertThat(BenchServeCommand.serverRoot("http://h:8000/v10")).isEqualTo("http://h:8000/v10");
     }
 
     /**
