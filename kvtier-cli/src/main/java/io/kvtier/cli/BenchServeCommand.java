@@ -25,7 +25,7 @@ import picocli.CommandLine.Spec;
         description = "Load a server with concurrent multi-turn conversations; compare the host tier off and on.")
 final class BenchServeCommand implements Callable<Integer> {
 
-    @Option(names = "--url", paramLabel = "URL", description = "a running server (e.g. http://127.0.0.1:8000); "
+    @Option(names = "--url", paramLabel = "URL", description = "a running server (e.g. http://127.0.0.1:8000, or its OpenAI base URL http://127.0.0.1:8000/v1); "
             + "default: start one with the host tier off, then one with it on, and compare")
     String url;
 
@@ -92,17 +92,26 @@ final class BenchServeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** The mixins whose flags configure the servers this command starts (engine, tiers, model). */
-    private static final List<String> SERVER_MIXINS = List.of("model", "tokenizer", "batch", "engine", "offload", "eviction",
-            "disk", "threads");
+    /**
+     * The flags that shape the load itself, which a running server at {@code --url} gets as well:
+     * this command's own and those of {@link #LOAD_MIXINS}. Every other flag configures the servers
+     * bench serve starts (model, engine, tiers, threads, {@code --batch-invariant}) and is refused
+     * with {@code --url}: listing the ones that apply means a flag added later is refused, not
+     * silently ignored, until it is said to apply.
+     */
+    private static final java.util.Set<String> LOAD_FLAGS = java.util.Set.of("--url", "--served-model-name", "--conversations",
+            "--turns", "--system-tokens", "--user-tokens", "--png", "--help", "--version");
 
-    /** Every flag of {@link #SERVER_MIXINS}, by its longest name, in declaration order. */
-    private List<String> serverFlags() {
-        List<String> flags = new ArrayList<>();
-        for (String mixin : SERVER_MIXINS) {
-            spec.mixins().get(mixin).options().forEach(o -> flags.add(o.longestName()));
+    /** The mixins whose flags go into the requests (key, answer length, sampling). */
+    private static final List<String> LOAD_MIXINS = List.of("apiKey", "maxTokens", "sampling");
+
+    /** Every flag that configures only the servers this command starts, by its longest name, in declaration order. */
+    List<String> serverFlags() {
+        java.util.Set<String> load = new java.util.HashSet<>(LOAD_FLAGS);
+        for (String mixin : LOAD_MIXINS) {
+            spec.mixins().get(mixin).options().forEach(o -> load.add(o.longestName()));
         }
-        return flags;
+        return spec.options().stream().map(o -> o.longestName()).filter(f -> !load.contains(f)).toList();
     }
 
     /** This command's defaults of shared options. */
@@ -142,7 +151,7 @@ final class BenchServeCommand implements Callable<Integer> {
                 userTokens, maxTokens, load.longestPromptTokens(), load.historyTokens());
         List<ServeBenchReport.Side> sides = new ArrayList<>();
         if (url != null) {
-            String base = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+            String base = serverRoot(url);
             try {
                 var entry = listedModel(base, servedModel, key);
                 String name = servedModel.isEmpty() ? entry.path("id").asText() : servedModel;
@@ -243,6 +252,17 @@ final class BenchServeCommand implements Callable<Integer> {
         if (!"http".equalsIgnoreCase(u.getScheme()) && !"https".equalsIgnoreCase(u.getScheme()) || u.getHost() == null) {
             throw new BadInputException("--url " + url + ": not an http:// or https:// URL with a host; give e.g. http://127.0.0.1:8000");
         }
+    }
+
+    /**
+     * The server's root, to which the routes ({@code /v1/models}, {@code /tokenize},
+     * {@code /metrics}) are appended: {@code url} without a trailing {@code /}, and without a
+     * trailing {@code /v1}, the base URL OpenAI clients take ({@code http://h:8000/v1} built
+     * {@code /v1/v1/models}, a 404, in a new user's trial).
+     */
+    static String serverRoot(String url) {
+        String u = url.endsWith("/") ? url.substring(0, url.length() - 1) : url;
+        return u.endsWith("/v1") ? u.substring(0, u.length() - "/v1".length()) : u;
     }
 
     /**

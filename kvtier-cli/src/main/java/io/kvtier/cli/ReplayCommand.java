@@ -254,6 +254,9 @@ final class ReplayCommand implements Callable<Integer> {
     private void checkCombinations() {
         boolean timed = mode.equalsIgnoreCase("timed");
         Checks.needs(spec, sweep, "--sweep", "--png", "--sweep-host-cache-tokens", "--sweep-host-tokens", "--sweep-threads", "--threads");
+        // The sweep sets both per replay; a value given for them was ignored.
+        Checks.notWith(spec, sweep, "--sweep", "it replays lru, arc, lru-admit2, lhd and duel at each --sweep-host-cache-tokens",
+                List.of("--eviction", "--policy", "--host-cache-tokens", "--host-tokens"));
         if (sweep && kvGroups != null) {
             throw new BadInputException("--kv-groups compares two replays of one capacity; drop --sweep");
         }
@@ -265,8 +268,9 @@ final class ReplayCommand implements Callable<Integer> {
         }
         Checks.needs(spec, timed, "--mode timed (instant replays have no time)", "--speedup");
         Checks.needs(spec, !isZero(remoteTokens, "--remote-cache-tokens"), "a remote tier (--remote-cache-tokens > 0)", "--remote-latency-us", "--remote-gbps");
-        Checks.needs(spec, sweep || !isZero(hostTokens, "--host-cache-tokens"), "the host tier (--host-cache-tokens > 0)", "--store-policy", "--store-horizon",
-                "--load-policy");
+        // Without the host tier nothing is evicted, stored, loaded or moved over the host link.
+        Checks.needs(spec, sweep || !isZero(hostTokens, "--host-cache-tokens"), "the host tier (--host-cache-tokens > 0)", "--eviction", "--policy",
+                "--store-policy", "--store-horizon", "--load-policy", "--host-gbps", "--host-latency-us");
     }
 
     /** Whether a capacity flag's value means "none" (0 in any of its spellings: 0, 0k, 0M, ...). */

@@ -108,19 +108,36 @@ class BenchServeCommandTest {
      */
     @Test
     void aRunningServersContextIsCheckedBeforeTheRun() throws Exception {
+        contextRefusedAt("");
+    }
+
+    /**
+     * A new user's trial: the OpenAI clients' base URL ({@code http://h:p/v1}) built
+     * {@code /v1/v1/models} (a 404 here). It names the same server: the fake, which only has
+     * {@code /v1/models}, answers and its context is checked.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"/", "/v1", "/v1/"})
+    void theOpenAiBaseUrlNamesTheSameServer(String suffix) throws Exception {
+        contextRefusedAt(suffix);
+    }
+
+    /** bench serve --url (fake server's root + {@code suffix}) refuses a load beyond the listed context of 512. */
+    private static void contextRefusedAt(String suffix) throws Exception {
         com.sun.net.httpserver.HttpServer fake = com.sun.net.httpserver.HttpServer.create(
                 new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
         fake.createContext("/v1/models", ex -> {
-            byte[] body = "{\"object\":\"list\",\"data\":[{\"id\":\"small\",\"object\":\"model\",\"max_model_len\":512}]}"
-                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            ex.sendResponseHeaders(200, body.length);
+            boolean exact = ex.getRequestURI().getPath().equals("/v1/models"); // not a route under it (/v1/models/x)
+            byte[] body = (exact ? "{\"object\":\"list\",\"data\":[{\"id\":\"small\",\"object\":\"model\",\"max_model_len\":512}]}"
+                    : "{}").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(exact ? 200 : 404, body.length);
             ex.getResponseBody().write(body);
             ex.close();
         });
         fake.start();
         try {
             String url = "http://127.0.0.1:" + fake.getAddress().getPort();
-            CliRun r = CliRun.of("bench", "serve", "--url", url);
+            CliRun r = CliRun.of("bench", "serve", "--url", url + suffix);
             assertThat(r.code()).as(r.err()).isEqualTo(2);
             assertThat(r.err().strip()).isEqualTo("kvtier: the last turn needs 768 positions but " + url
                     + " serves small with a context of 512; lower --turns, --system-tokens, --user-tokens or --max-tokens");
@@ -128,6 +145,16 @@ class BenchServeCommandTest {
         } finally {
             fake.stop(0);
         }
+    }
+
+    @Test
+    void theServersRootIsTheUrlWithoutATrailingSlashOrV1() {
+        assertThat(BenchServeCommand.serverRoot("http://h:8000")).isEqualTo("http://h:8000");
+        assertThat(BenchServeCommand.serverRoot("http://h:8000/")).isEqualTo("http://h:8000");
+        assertThat(BenchServeCommand.serverRoot("http://h:8000/v1")).isEqualTo("http://h:8000");
+        assertThat(BenchServeCommand.serverRoot("http://h:8000/v1/")).isEqualTo("http://h:8000");
+        assertThat(BenchServeCommand.serverRoot("https://h/proxy/v1")).isEqualTo("https://h/proxy");
+        assertThat(BenchServeCommand.serverRoot("http://h:8000/v10")).isEqualTo("http://h:8000/v10");
     }
 
     /**
@@ -189,7 +216,8 @@ class BenchServeCommandTest {
         for (String[] flag : List.of(new String[] {"--host-cache-bytes", "2G"}, new String[] {"--eviction", "arc"},
                 new String[] {"--disk-cache-dir", "/tmp/x"}, new String[] {"--device-blocks", "64"},
                 new String[] {"--max-batch-tokens", "256"}, new String[] {"--threads", "1"}, new String[] {"--model", "/tmp/m.bin"},
-                new String[] {"--offload-decode"})) {
+                new String[] {"--offload-decode"}, new String[] {"--batch-invariant"}, new String[] {"--prefill-priority", "off"},
+                new String[] {"--store-policy", "lazy"}, new String[] {"--disk-cache-bytes", "2G"})) {
             List<String> args = new java.util.ArrayList<>(List.of("bench", "serve", "--url", "http://127.0.0.1:1"));
             args.addAll(List.of(flag));
             CliRun r = CliRun.of(args.toArray(String[]::new));
@@ -197,6 +225,23 @@ class BenchServeCommandTest {
             assertThat(r.err().strip()).isEqualTo("kvtier: " + flag[0]
                     + " has no effect with --url: it configures the servers bench serve starts, not a running one");
         }
+    }
+
+    /**
+     * The flags that apply to a running server are the load's own, the key and the sampling: every
+     * other flag of the command is refused with --url (a flag added later too, until it is said to
+     * apply).
+     */
+    @Test
+    void everyFlagButTheLoadsIsAServerFlag() {
+        BenchServeCommand cmd = new BenchServeCommand();
+        new picocli.CommandLine(cmd);
+        List<String> server = cmd.serverFlags();
+        assertThat(server).contains("--batch-invariant", "--model", "--tokenizer", "--threads", "--host-cache-bytes",
+                "--eviction", "--disk-cache-dir", "--device-blocks", "--max-running", "--prefill-priority");
+        assertThat(server).doesNotContain("--url", "--served-model-name", "--conversations", "--turns", "--system-tokens",
+                "--user-tokens", "--png", "--max-tokens", "--temperature", "--top-p", "--seed", "--api-key", "--api-key-file",
+                "--api-key-env", "--help", "--version");
     }
 
     /** The name sent to a running server means nothing to the servers bench serve starts itself: refused, not ignored. */

@@ -6,12 +6,30 @@ public final class LauncherProbe {
     private LauncherProbe() {
     }
 
-    public static void main(String[] args) {
+    /**
+     * Prints that it ran; then {@code exit N} exits with status N, and {@code signal NAME} has
+     * {@code kill} send the signal NAME to this JVM (as the OOM killer's SIGKILL would end it),
+     * after writing a stand-in crash report into {@code $PROBE_CRASH_REPORT_DIR} when that is set.
+     */
+    public static void main(String[] args) throws Exception {
         if (args.length > 0 && args[0].equals("aot-training") && System.getenv("PROBE_FAIL_TRAINING") != null) {
             System.exit(3);
         }
         boolean aot = java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
                 .anyMatch(a -> a.startsWith("-XX:AOTCache="));
         System.out.println("probe ran " + String.join(" ", args) + (aot ? " (AOT cache)" : ""));
+        System.out.flush();
+        if (args.length == 2 && args[0].equals("exit")) {
+            System.exit(Integer.parseInt(args[1]));
+        }
+        if (args.length == 2 && args[0].equals("signal")) {
+            String reports = System.getenv("PROBE_CRASH_REPORT_DIR"); // as -XX:ErrorFile names a crash's report
+            if (reports != null) {
+                java.nio.file.Files.writeString(java.nio.file.Path.of(reports, "kvtier-hs_err_pid" + ProcessHandle.current().pid() + ".log"),
+                        "# A fatal error has been detected by the Java Runtime Environment (the probe's stand-in)\n");
+            }
+            new ProcessBuilder("kill", "-" + args[1], String.valueOf(ProcessHandle.current().pid())).inheritIO().start().waitFor();
+            Thread.sleep(30_000); // a signal the JVM survives fails the test by its exit status
+        }
     }
 }

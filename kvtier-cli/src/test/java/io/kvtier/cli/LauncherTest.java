@@ -175,6 +175,47 @@ class LauncherTest {
     }
 
     /**
+     * A new user's trial: a JVM killed by SIGKILL (the OOM killer, kill -9) showed bash's job line
+     * ("line N: PID Killed  env ... java ..."). The launcher says it in one line of its own and
+     * keeps the status; the program's output before it still passes.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({
+            "KILL, 137, kvtier: the JVM was killed by signal 9 (SIGKILL; out of memory?)",
+            "ALRM, 142, kvtier: the JVM was killed by signal 14 (SIGALRM)"})
+    void aJvmKilledByASignalIsOneLineOfTheLauncherAndKeepsItsStatus(String signal, int status, String line) throws Exception {
+        Result r = finish(launch("signal", signal));
+        assertThat(r.code()).as(r.err()).isEqualTo(status);
+        assertThat(r.out()).isEqualTo("probe ran signal " + signal + "\n");
+        assertThat(r.err().lines().filter(l -> !l.startsWith("kvtier: building"))).as(r.err()).containsExactly(line);
+    }
+
+    /** A crash (SIGABRT after the JVM wrote its report to -XX:ErrorFile, under $TMPDIR) names the report. */
+    @Test
+    void aCrashedJvmsLineNamesItsReport() throws Exception {
+        Path tmp = Files.createDirectories(project.resolve("tmp"));
+        Result r = finish(launch(java.util.Map.of("KVTIER_AOT", "0", "TMPDIR", tmp.toString(), "PROBE_CRASH_REPORT_DIR", tmp.toString()),
+                "signal", "ABRT"));
+        assertThat(r.code()).as(r.err()).isEqualTo(134);
+        try (var reports = Files.list(tmp)) {
+            Path report = reports.filter(f -> f.getFileName().toString().startsWith("kvtier-hs_err_pid")).findFirst().orElseThrow();
+            assertThat(r.err().lines().filter(l -> !l.startsWith("kvtier: building"))).as(r.err())
+                    .containsExactly("kvtier: the JVM was killed by signal 6 (SIGABRT; the JVM crashed, see " + report + ")");
+        }
+    }
+
+    /** A status the program exits with itself (the JVM's after SIGTERM: 143) is passed on without a line. */
+    @Test
+    void aStatusAboveOneHundredTwentyEightOfTheProgramsOwnIsNotASignal() throws Exception {
+        Result r = finish(launch("exit", "143"));
+        assertThat(r.code()).as(r.err()).isEqualTo(143);
+        assertThat(r.err().lines().filter(l -> !l.startsWith("kvtier: building"))).as(r.err()).isEmpty();
+        Result three = finish(launch("exit", "3"));
+        assertThat(three.code()).isEqualTo(3);
+        assertThat(three.err()).doesNotContain("killed");
+    }
+
+    /**
      * Issue 16 item 5: the first run after a build trains the AOT cache and later JVMs start with
      * it; a new build trains it again.
      */

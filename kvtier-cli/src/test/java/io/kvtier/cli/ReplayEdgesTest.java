@@ -76,6 +76,38 @@ class ReplayEdgesTest {
         assertThat(dir.resolve("x.png")).doesNotExist();
     }
 
+    /** A new user's trial: with no host tier there is nothing to evict, and no host link to time; each was ignored. */
+    @Test
+    void hostTierFlagsWithTheHostTierOffAreRefused() throws IOException {
+        assertOneLineExit2(replay("--eviction", "lru", "--host-cache-tokens", "0"),
+                "--eviction needs the host tier (--host-cache-tokens > 0)");
+        assertFormerNameRefused(replay("--policy", "arc", "--host-cache-tokens", "0k"),
+                "kvtier: --policy needs the host tier (--host-cache-tokens > 0)");
+        assertOneLineExit2(replay("--host-gbps", "10", "--host-cache-tokens", "0"), "--host-gbps needs the host tier (--host-cache-tokens > 0)");
+        assertOneLineExit2(replay("--host-latency-us", "3", "--host-cache-tokens", "0"),
+                "--host-latency-us needs the host tier (--host-cache-tokens > 0)");
+        // The default's name asks for what replay does anyway: not an error.
+        CliRun dflt = replay("--eviction", "duel", "--host-cache-tokens", "0");
+        assertThat(dflt.code()).as(dflt.err()).isZero();
+    }
+
+    /** --sweep replays every policy at its own capacities: an --eviction or --host-cache-tokens beside it was ignored. */
+    @Test
+    void sweepRefusesThePolicyAndCapacityItSetsItself() throws IOException {
+        String why = " has no effect with --sweep: it replays lru, arc, lru-admit2, lhd and duel at each --sweep-host-cache-tokens";
+        assertOneLineExit2(replay("--sweep", "--eviction", "lru"), "kvtier: --eviction" + why);
+        assertOneLineExit2(replay("--sweep", "--host-cache-tokens", "1M"), "kvtier: --host-cache-tokens" + why);
+        assertFormerNameRefused(replay("--sweep", "--host-tokens", "1M"), "kvtier: --host-tokens" + why);
+    }
+
+    /** A former spelling refused as its replacement is: its deprecation note, then the one line of the refusal, exit 2. */
+    private static void assertFormerNameRefused(CliRun r, String refusal) {
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err().strip().lines().toList()).as(r.err()).hasSize(2);
+        assertThat(r.err().strip().lines().toList().getFirst()).contains("is deprecated");
+        assertThat(r.err().strip().lines().toList().getLast()).isEqualTo(refusal);
+    }
+
     @Test
     void formerNamesStillWorkWithANoteAndNotBesideTheirReplacement() throws IOException {
         Path json = dir.resolve("old.json");
