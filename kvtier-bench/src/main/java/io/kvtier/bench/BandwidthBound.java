@@ -98,10 +98,8 @@ public final class BandwidthBound implements AutoCloseable {
      * copies over its run, as it does its read passes, so that a neighbour busy for a moment does not
      * slow every copy (20 copies in a row of 116 MB once measured 15 GB/s where 61.6 MB, minutes
      * earlier, measured 27).
-     *
-     * @return the copy's time, nanoseconds
      */
-    public long copy() {
+    public void copy() {
         if (copyTarget == null) {
             copyTarget = arena.allocate(bufferBytes(), 64);
             copyTarget.fill((byte) 0); // every page touched before timing
@@ -115,7 +113,6 @@ public final class BandwidthBound implements AutoCloseable {
         }
         bestCopy = Math.min(bestCopy, t);
         copies++;
-        return t;
     }
 
     /** Copies timed so far ({@link #copy}). */

@@ -64,19 +64,16 @@ public final class JitWarmUp {
         long start = System.nanoTime();
         long lastCompiled = compileMillis.getAsLong();
         long quietSince = start;
-        boolean quietRun = false;
         while (true) {
             work.run();
             long now = System.nanoTime();
             long compiled = compileMillis.getAsLong();
-            if (compiled != lastCompiled) {
+            boolean compiledInRun = compiled != lastCompiled;
+            if (compiledInRun) {
                 lastCompiled = compiled;
                 quietSince = now;
-                quietRun = false;
-            } else {
-                quietRun = true;
             }
-            boolean quiet = lastCompiled < 0 || (quietRun && now - quietSince >= quietNanos);
+            boolean quiet = lastCompiled < 0 || (!compiledInRun && now - quietSince >= quietNanos);
             if (now - start >= maxNanos || (now - start >= minNanos && quiet)) {
                 return new Result((now - start) / 1e9, quiet);
             }

@@ -115,8 +115,9 @@ final class BenchGenerateCommand implements Callable<Integer> {
                     readers, readers == 1 ? "" : "s", bound.bufferBytes() / 1e6);
             double copy = bound.bestCopyBytesPerSecond(COPY_PASSES);
             System.out.printf("copy bandwidth:          %.2f GB/s (best of %d copies spread over the run, of those %,.1f MB"
-                            + " on %d thread%s, bytes copied per second; STREAM's Copy counts each twice): single-sequence decode = %.2f of the copy bound"
-                            + " of issue 10 (%s tokens/s for the weights; decode without the read passes)%n", copy / 1e9,
+                            + " on %d thread%s, bytes copied per second; STREAM's Copy counts each twice): single-sequence"
+                            + " decode = %.2f of the copy bound of issue 10 (%s tokens/s for the weights; decode without the"
+                            + " read passes)%n", copy / 1e9,
                     bound.copies(), bound.bufferBytes() / 1e6, readers, readers == 1 ? "" : "s",
                     single.plainTokensPerSecond * weightBytes / copy,
                     GenerateReport.groupedRate(copy / weightBytes));
@@ -152,12 +153,13 @@ final class BenchGenerateCommand implements Callable<Integer> {
     }
 
     /**
-     * Copies of the weights' bytes at the end of the bench, besides {@link #COPIES_PER_RUN}'s, the best kept: a copy takes a few ms,
-     * and on a shared machine the best of 5 moved by 1.7x between runs (13.9 against 23 GB/s).
+     * Copies of the weights' bytes at the end of the bench, besides {@link #COPIES_PER_RUN}'s, the best
+     * kept: a copy takes a few ms, and on a shared machine the best of 5 moved by 1.7x between runs
+     * (13.9 against 23 GB/s).
      */
     static final int COPY_PASSES = 20;
 
-    /** Copies of the weights' bytes before each untimed-pass decode run, best kept with {@link #COPY_PASSES}'. */
+    /** Copies of the weights' bytes before each decode run without read passes, best kept with {@link #COPY_PASSES}'. */
     static final int COPIES_PER_RUN = 5;
 
     /** Weights (bytes) below which a read pass is mostly its own start, not reading (a 0.2 MB model: 300 us a pass). */

@@ -40,7 +40,7 @@ public final class Sampler {
             }
         }
         if (max == Float.NEGATIVE_INFINITY) {
-            return 0; // nothing above id 0's -inf (or its NaN-free equal)
+            return 0; // id 0 is -inf and no logit is above it
         }
         for (int i = 0; i < bound; i += F.length()) {
             VectorMask<Float> hit = FloatVector.fromArray(F, logits, i).compare(VectorOperators.EQ, max);
@@ -56,7 +56,7 @@ public final class Sampler {
         throw new AssertionError("the maximum " + max + " is not in the logits");
     }
 
-    /** The reference argmax: the first id whose logit no later logit exceeds. */
+    /** The reference argmax, llama2.c's loop: the first id of the largest logit (a NaN at id 0 stays). */
     static int argmaxScalar(float[] logits) {
         int best = 0;
         for (int i = 1; i < logits.length; i++) {
