@@ -105,13 +105,13 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
             }
             if (c.payloadLength() != bytesPerChunk) {
                 // The namespace covers the chunk geometry, so such a file is not of this directory.
-                pendingDeletions.add(c.key());
+                queueDeletions(List.of(c.key()));
             } else if (index.prepareStore(List.of(c.key()), List.of(c.parent()), heldPrefixes(List.of(c.parent()), k -> null))
                     instanceof StorePlan.Accepted a) {
                 deleteFiles(a.evicted());
                 index.completeStore(List.of(c.key()), true);
             } else {
-                pendingDeletions.add(c.key()); // no room for it but in place of its own prefix: the file goes
+                queueDeletions(List.of(c.key())); // no room for it but in place of its own prefix: the file goes
             }
         });
         if (scan.finished()) {
@@ -122,8 +122,19 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
 
     /** Deletes the files of {@code keys}, whose entries this run just dropped from the index (a disk job takes them). */
     private void deleteFiles(Collection<BlockKey> keys) {
-        pendingDeletions.addAll(keys);
+        queueDeletions(keys);
         dropped(keys);
+    }
+
+    /**
+     * Queues the files of {@code keys} for the next disk job, unless this process only reads the
+     * directory: its files are the owner's to delete, and a reader's rescans would otherwise queue
+     * the same keys again and again.
+     */
+    private void queueDeletions(Collection<BlockKey> keys) {
+        if (store == null || store.role() == DiskStore.Role.OWNER) {
+            pendingDeletions.addAll(keys);
+        }
     }
 
     /** Notes entries this run dropped, so that a report of the restart scan cannot bring them back. */

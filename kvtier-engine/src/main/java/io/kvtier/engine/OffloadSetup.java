@@ -21,6 +21,8 @@ import io.kvtier.tier.disk.DiskCapacity;
 import io.kvtier.tier.disk.DiskFsync;
 import io.kvtier.tier.disk.DiskIndexScan;
 import io.kvtier.tier.disk.DiskStore;
+import io.kvtier.tier.disk.ReaderRescan;
+import io.kvtier.tier.disk.RestartScan;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.function.Consumer;
@@ -102,9 +104,24 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
      * @param progress   restart-scan progress (a terminal line), or null
      * @param warn       where the first write failure of each cause goes as one line (full disk,
      *                   read-only, permission; stderr in the CLI), or null
+     * @param rescanEvery when this process only reads the directory (another owns it): how long after
+     *                   one scan of the directory ends the next starts, to find the owner's later
+     *                   chunks ({@link ReaderRescan}; default {@link #RESCAN_EVERY})
      */
     public record DiskSetup(Path dir, long bytes, DiskWritePolicy policy, DiskFsync fsync, int admitAfter,
-                            Consumer<DiskIndexScan.Progress> progress, Consumer<String> warn) {
+                            Consumer<DiskIndexScan.Progress> progress, Consumer<String> warn, Duration rescanEvery) {
+
+        /**
+         * Default of {@link #rescanEvery}: a reader finds the owner's new chunks within a few
+         * seconds, for one directory listing (names only; headers of new files) each time.
+         */
+        public static final Duration RESCAN_EVERY = Duration.ofSeconds(5);
+
+        /** Rescanning every {@link #RESCAN_EVERY} when only reading. */
+        public DiskSetup(Path dir, long bytes, DiskWritePolicy policy, DiskFsync fsync, int admitAfter,
+                         Consumer<DiskIndexScan.Progress> progress, Consumer<String> warn) {
+            this(dir, bytes, policy, fsync, admitAfter, progress, warn, RESCAN_EVERY);
+        }
 
         /** Without a warning sink. */
         public DiskSetup(Path dir, long bytes, DiskWritePolicy policy, DiskFsync fsync, int admitAfter,
@@ -119,6 +136,12 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
             if (admitAfter < 1) {
                 throw new IllegalArgumentException("disk admit-after must be at least 1, got " + admitAfter);
             }
+            java.util.Objects.requireNonNull(rescanEvery, "rescanEvery");
+        }
+
+        /** The same with another {@link #rescanEvery}. */
+        public DiskSetup withRescanEvery(Duration every) {
+            return new DiskSetup(dir, bytes, policy, fsync, admitAfter, progress, warn, every);
         }
     }
 
@@ -252,7 +275,10 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
             throw e;
         }
         TierIndex index = new TierIndex("disk", chunks, CachePolicy.behindHost(eviction, chunks), events);
-        DiskIndexScan scan = DiskIndexScan.start(store, 2, disk.progress() == null ? p -> { } : disk.progress());
+        RestartScan scan = DiskIndexScan.start(store, 2, disk.progress() == null ? p -> { } : disk.progress());
+        if (store.role() == DiskStore.Role.READER) {
+            scan = ReaderRescan.of(store, scan, disk.rescanEvery(), index::keys);
+        }
         AsyncTransferEngine transfers = new AsyncTransferEngine(copier,
                 new DiskCopier(host.slab(), store, pool.layout().bytesPerBlock()), remoteCopier);
         return new OffloadScheduler(config, pool, host, transfers, namespace,

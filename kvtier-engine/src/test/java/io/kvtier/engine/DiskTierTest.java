@@ -105,6 +105,30 @@ class DiskTierTest {
         }
     }
 
+    /**
+     * A reader started before the owner wrote anything finds the owner's later chunks by rescanning
+     * the directory (a third trial's finding: it never saw them). Rescans every step here
+     * ({@code rescanEvery} zero); two waits after the owner closed take in one scan that started after.
+     */
+    @Test
+    void aReaderFindsChunksTheOwnerWroteAfterItsFirstScan() {
+        Engine owner = engine(ReferenceRecords.model(), 16, setup(dir, 1L << 30, DiskWritePolicy.THROUGH));
+        OffloadSetup rescanning = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT,
+                new OffloadSetup.DiskSetup(dir, 1L << 30, DiskWritePolicy.THROUGH, DiskFsync.NONE, 1, null)
+                        .withRescanEvery(Duration.ZERO));
+        try (Engine reader = engine(ReferenceRecords.model(), 16, rescanning)) {
+            reader.offload().awaitDiskScan(Duration.ofSeconds(30));
+            try (owner) {
+                runSequential(owner, 3);
+            }
+            reader.offload().awaitDiskScan(Duration.ofSeconds(30));
+            reader.offload().awaitDiskScan(Duration.ofSeconds(30));
+            List<Request> done = SequentialRuns.run(reader, 3);
+            assertThat(diskHits(done.getFirst())).as("the owner's two chunks of record 3").isEqualTo(32);
+            assertThat(reader.offload().stats().loadFailures()).isZero();
+        }
+    }
+
     @Test
     void writeOnEvictAlsoSurvivesARestart() {
         // A host tier of 4 chunks: record 3 stores 2, records 6, 0, 1, 2 one each, so record 3's

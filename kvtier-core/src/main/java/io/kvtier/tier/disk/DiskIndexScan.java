@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -104,6 +105,8 @@ public final class DiskIndexScan implements RestartScan {
 
     private final DiskStore store;
     private final Consumer<? super Progress> progress;
+    /** Keys whose files this scan passes over (an immutable set, read from its threads). */
+    private final Set<BlockKey> known;
     private final ExecutorService pool;
     private final ConcurrentLinkedQueue<ScannedChunk> queue = new ConcurrentLinkedQueue<>();
     private final AtomicLong listedFiles = new AtomicLong();
@@ -119,9 +122,10 @@ public final class DiskIndexScan implements RestartScan {
     private volatile boolean closed;
     private long lastReport;
 
-    private DiskIndexScan(DiskStore store, int threads, Consumer<? super Progress> progress) {
+    private DiskIndexScan(DiskStore store, int threads, Consumer<? super Progress> progress, Set<BlockKey> known) {
         this.store = store;
         this.progress = progress;
+        this.known = known;
         this.pool = Executors.newFixedThreadPool(threads,
                 Thread.ofPlatform().daemon().name("kvtier-disk-scan-", 1).factory());
         this.coordinator = Thread.ofPlatform().daemon().name("kvtier-disk-scan").unstarted(this::run);
@@ -136,12 +140,24 @@ public final class DiskIndexScan implements RestartScan {
      *                 end ({@code ended = true}); must be quick and thread-safe
      */
     public static DiskIndexScan start(DiskStore store, int threads, Consumer<? super Progress> progress) {
+        return start(store, threads, progress, Set.of());
+    }
+
+    /**
+     * {@link #start(DiskStore, int, Consumer)} that neither reads nor reports the files of
+     * {@code known} keys (a reader's rescan: the tier holds them already); they count as listed only.
+     *
+     * @param known keys whose files are passed over; read from the scan's threads, so an immutable copy
+     */
+    public static DiskIndexScan start(DiskStore store, int threads, Consumer<? super Progress> progress,
+                                      Set<BlockKey> known) {
         Objects.requireNonNull(store, "store");
+        Objects.requireNonNull(known, "known");
         Objects.requireNonNull(progress, "progress");
         if (threads < 1) {
             throw new IllegalArgumentException("disk scan needs at least one thread, got " + threads);
         }
-        DiskIndexScan scan = new DiskIndexScan(store, threads, progress);
+        DiskIndexScan scan = new DiskIndexScan(store, threads, progress, known);
         scan.coordinator.start();
         return scan;
     }
@@ -190,6 +206,7 @@ public final class DiskIndexScan implements RestartScan {
         try {
             List<Candidate> files = list();
             listedFiles.set(files.size());
+            files.removeIf(c -> known.contains(c.key()));
             listed = true;
             report(true);
             files.sort(Comparator.comparing((Candidate c) -> c.attrs().lastModifiedTime())

@@ -31,7 +31,9 @@
  * in this JVM, which is recognized without touching the lock, because POSIX locks belong to the
  * whole process) is a READER: its writes return {@link io.kvtier.tier.disk.DiskWrite.Failed} at
  * once without touching the disk, its deletes do nothing, its restart scan deletes nothing, but
- * it reads (and so starts warm from) every chunk the owner published. For a reader a file may
+ * it reads (and so starts warm from) every chunk the owner published, and it scans the directory
+ * again a few seconds after each scan ends ({@link io.kvtier.tier.disk.ReaderRescan}) to find the
+ * chunks the owner published since. For a reader a file may
  * vanish at any time (the owner evicted it): that read is {@link
  * io.kvtier.tier.disk.DiskRead.Missing}, a load failure that falls back to recomputing, never a
  * wrong result. An open file that is replaced or deleted meanwhile stays readable in full (POSIX
