@@ -430,6 +430,17 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
+     * Housekeeping for a loop with no request to step (a server between requests), called often:
+     * applies the transfers that ended (stores become readable in their tier) and takes in what
+     * the disk tier's scans found, as a step does first. Never blocks.
+     */
+    public void idle() {
+        if (offload != null) {
+            resume(offload.poll());
+        }
+    }
+
+    /**
      * Waits until every transfer in flight has ended and applies the results (stores become
      * readable in their tier). Parked requests whose loads end here run at the next step.
      */

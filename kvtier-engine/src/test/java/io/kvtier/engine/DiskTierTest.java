@@ -129,6 +129,36 @@ class DiskTierTest {
         }
     }
 
+    /**
+     * A server's loop between requests calls {@link Engine#idle}: that alone takes in a rescan's
+     * findings, so the first request after the owner wrote is a hit (with rescans driven only by
+     * steps, a quiet server's first request started the rescan and missed).
+     */
+    @Test
+    void anIdleReaderTakesInTheOwnersChunksWithoutARequest() throws InterruptedException {
+        Engine owner = engine(ReferenceRecords.model(), 16, setup(dir, 1L << 30, DiskWritePolicy.THROUGH));
+        OffloadSetup rescanning = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT,
+                new OffloadSetup.DiskSetup(dir, 1L << 30, DiskWritePolicy.THROUGH, DiskFsync.NONE, 1, null)
+                        .withRescanEvery(Duration.ZERO));
+        try (Engine reader = engine(ReferenceRecords.model(), 16, rescanning)) {
+            reader.offload().awaitDiskScan(Duration.ofSeconds(30));
+            long stored;
+            try (owner) {
+                runSequential(owner, 3);
+                owner.drainTransfers();
+                stored = owner.offload().stats().blocksStored().get("disk");
+            }
+            assertThat(stored).as("record 3's blocks with prompt tokens").isEqualTo(3);
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (reader.offload().diskIndex().readyCount() < stored && System.nanoTime() < deadline) {
+                reader.idle();
+                Thread.sleep(5);
+            }
+            assertThat(reader.offload().diskIndex().readyCount()).as("the owner's chunks, taken in while idle").isEqualTo(stored);
+            assertThat(diskHits(SequentialRuns.run(reader, 3).getFirst())).isEqualTo(32);
+        }
+    }
+
     @Test
     void writeOnEvictAlsoSurvivesARestart() {
         // A host tier of 4 chunks: record 3 stores 2, records 6, 0, 1, 2 one each, so record 3's

@@ -293,7 +293,7 @@ public final class EngineLoop implements AutoCloseable {
                 if (engine.hasWork()) {
                     finished = step();
                 } else {
-                    engine.awaitTransfers(Duration.ZERO); // apply stores that ended while idle
+                    engine.idle(); // stores that ended, chunks a disk scan found: hits for the next request
                 }
                 for (StepListener l : listeners) {
                     l.onStep(engine, finished);
