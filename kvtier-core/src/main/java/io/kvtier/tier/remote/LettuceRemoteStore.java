@@ -174,7 +174,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         try {
             // A failed connect completes too: connect() records its failures itself.
             answered = LettuceResources.awaitAtMost(CompletableFuture.anyOf(first, tcpUp), CONNECT_TIMEOUT.toMillis())
-                    && awaitWhileAlive(first, lastSign, wait);
+                    && LettuceResources.awaitWhileAlive(first, lastSign, wait, CONNECT_TIMEOUT);
         } finally {
             subscription.dispose();
         }
@@ -193,25 +193,6 @@ public final class LettuceRemoteStore implements RemoteStore {
             }
         }
         return s;
-    }
-
-    /**
-     * Waits for {@code first} until {@code wait} has passed since {@code lastSign} (the nano time
-     * of the last TCP connection or handshake answered), and at most {@link #CONNECT_TIMEOUT} + {@code wait}
-     * in all; whether it completed.
-     */
-    private static boolean awaitWhileAlive(CompletableFuture<Void> first, java.util.concurrent.atomic.AtomicLong lastSign,
-                                           Duration wait) {
-        long end = System.nanoTime() + CONNECT_TIMEOUT.plus(wait).toNanos();
-        while (!first.isDone()) {
-            long now = System.nanoTime();
-            long left = Math.min(lastSign.get() + wait.toNanos() - now, end - now);
-            if (left <= 0 || !LettuceResources.awaitAtMost(first, Math.max(1, Math.min(left / 1_000_000, 100)))
-                    && Thread.currentThread().isInterrupted()) {
-                return first.isDone();
-            }
-        }
-        return true;
     }
 
     /**
@@ -246,22 +227,9 @@ public final class LettuceRemoteStore implements RemoteStore {
                         // contradict it.
                         return null;
                     }
-                    if (RemoteErrors.isAuthError(msg)) {
-                        turnOff(RemoteErrors.authFailed(msg));
-                    } else if ((msg + lastConnectError).contains("DB index is out of range")) {
-                        // The store answered: it has no database of the URL's number, and never will.
-                        turnOff(RemoteSettings.redact(settings.urls().get(0)) + " has no such database ("
-                                + RemoteErrors.firstLine(lastConnectError) + "): check the number after the port");
-                    } else if (settings.cluster() && (msg + lastConnectError).contains("cluster support disabled")) {
-                        // The store answered: it is standalone, and will never answer as a cluster.
-                        turnOff(RemoteSettings.redact(settings.urls().get(0)) + " is not a cluster node ("
-                                + RemoteErrors.firstLine(lastConnectError) + "): leave out --remote-mode cluster");
-                    } else if (RemoteErrors.tlsFailure(err) != null) {
-                        // A certificate or protocol mismatch does not heal by retrying.
-                        turnOff("TLS handshake with " + RemoteSettings.redact(settings.urls().get(0)) + " failed ("
-                                + RemoteErrors.tlsFailure(err) + "): check that the server speaks TLS on that port and "
-                                + (settings.caFile() == null ? "give the CA that signed its certificate with --remote-ca-file"
-                                : "that --remote-ca-file " + settings.caFile() + " signed its certificate"));
+                    String off = RemoteErrors.connectRefusal(settings, err, msg, lastConnectError);
+                    if (off != null) {
+                        turnOff(off);
                     } else {
                         connectBreaker.failure(System.nanoTime()); // a tier turned off opens no breaker
                     }
@@ -555,16 +523,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         if (!(connection instanceof StatefulRedisClusterConnection<String, byte[]> c)) {
             return CircuitBreaker.stateOf(breakers.values(), System.nanoTime());
         }
-        // A node that no longer serves a slot (a failed-over master) gets no command, so its
-        // breaker would stay open for ever: only the nodes that own slots now count.
-        java.util.Set<String> owners = new java.util.HashSet<>();
-        for (RedisClusterNode n : c.getPartitions()) {
-            if (!n.getSlots().isEmpty()) {
-                owners.add(n.getNodeId());
-            }
-        }
-        return CircuitBreaker.stateOf(CircuitBreaker.current(breakers, node -> owners.contains(node) || node.startsWith(NO_MASTER)
-                && c.getPartitions().getMasterBySlot(Integer.parseInt(node.substring(NO_MASTER.length()))) == null), System.nanoTime());
+        return CircuitBreaker.stateOf(CircuitBreaker.current(breakers, TopologyRefresh.servesNow(c.getPartitions(), NO_MASTER)), System.nanoTime());
     }
 
     /**
