@@ -83,12 +83,14 @@ public final class CircuitBreaker {
 
     /**
      * The tier's breaker state from its nodes' breakers: {@code closed} when every node's is
-     * closed, {@code open} when none is, else {@code partial}. A half-open breaker (its open
-     * period over, no operation has succeeded since) counts as open: a dead store must not show
-     * as healthy on a dashboard between two failed trials.
+     * closed, {@code partial} when some are, else {@code open} when every one is open and
+     * {@code half_open} when the open period of some is over (a trial may go, none has succeeded
+     * yet). Half-open is neither: not healthy between two failed trials, and not "down" while the
+     * trial that closes it is out.
      */
     static String stateOf(java.util.Collection<CircuitBreaker> nodes, long now) {
-        long open = nodes.stream().filter(b -> b.state(now) != State.CLOSED).count();
-        return open == 0 ? "closed" : open == nodes.size() ? "open" : "partial";
+        long closed = nodes.stream().filter(b -> b.state(now) == State.CLOSED).count();
+        long open = nodes.stream().filter(b -> b.state(now) == State.OPEN).count();
+        return closed == nodes.size() ? "closed" : closed > 0 ? "partial" : open == nodes.size() ? "open" : "half_open";
     }
 }

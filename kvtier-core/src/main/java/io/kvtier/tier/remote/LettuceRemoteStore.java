@@ -512,15 +512,20 @@ public final class LettuceRemoteStore implements RemoteStore {
         return maxValueBytes;
     }
 
+    /**
+     * {@inheritDoc} Not connected yet is {@code open} even while a connection attempt is out:
+     * every operation is refused until one succeeds.
+     */
     @Override
     public String breakerState() {
         if (offReason != null) {
             return "off";
         }
-        if (connection == null) {
+        StatefulConnection<String, byte[]> conn = connection;
+        if (conn == null) {
             return "open";
         }
-        if (!(connection instanceof StatefulRedisClusterConnection<String, byte[]> c)) {
+        if (!(conn instanceof StatefulRedisClusterConnection<String, byte[]> c)) {
             return CircuitBreaker.stateOf(breakers.values(), System.nanoTime());
         }
         return CircuitBreaker.stateOf(CircuitBreaker.current(breakers, TopologyRefresh.servesNow(c.getPartitions(), NO_MASTER)), System.nanoTime());

@@ -16,12 +16,17 @@ class BreakerStateTest {
         return b;
     }
 
+    /**
+     * A half-open breaker (its open period over, no success since) is neither closed (a dead store
+     * must not show as healthy between two failed trials) nor open: a dashboard read an idle
+     * engine's breaker, whose store had come back, as a store still down.
+     */
     @Test
-    void aHalfOpenBreakerIsNotReportedClosed() {
+    void aHalfOpenBreakerIsReportedHalfOpen() {
         CircuitBreaker b = openedAt(0);
         assertThat(CircuitBreaker.stateOf(List.of(b), 10)).isEqualTo("open");
         assertThat(b.allows(PERIOD + 1)).as("half-open: a trial may go").isTrue();
-        assertThat(CircuitBreaker.stateOf(List.of(b), PERIOD + 1)).as("no success since it opened").isEqualTo("open");
+        assertThat(CircuitBreaker.stateOf(List.of(b), PERIOD + 1)).as("no success since it opened").isEqualTo("half_open");
         b.success();
         assertThat(CircuitBreaker.stateOf(List.of(b), PERIOD + 2)).isEqualTo("closed");
     }
@@ -30,7 +35,17 @@ class BreakerStateTest {
     void someNodesOpenIsPartial() {
         CircuitBreaker closed = new CircuitBreaker(1, PERIOD);
         assertThat(CircuitBreaker.stateOf(List.of(closed, openedAt(0)), 5 * PERIOD)).isEqualTo("partial");
+        assertThat(CircuitBreaker.stateOf(List.of(closed, openedAt(0)), 10)).isEqualTo("partial");
         assertThat(CircuitBreaker.stateOf(List.of(closed, new CircuitBreaker(3, PERIOD)), 0)).isEqualTo("closed");
+    }
+
+    @Test
+    void noNodeClosedIsOpenOnlyWhileEveryOneIs() {
+        CircuitBreaker early = openedAt(0);
+        CircuitBreaker late = openedAt(PERIOD / 2);
+        assertThat(CircuitBreaker.stateOf(List.of(early, late), PERIOD - 1)).isEqualTo("open");
+        assertThat(CircuitBreaker.stateOf(List.of(early, late), PERIOD)).as("early's trial may go").isEqualTo("half_open");
+        assertThat(CircuitBreaker.stateOf(List.of(early, late), 2 * PERIOD)).isEqualTo("half_open");
     }
 
     /** trial 10 #3: a failed-over master gets no command, so its open breaker must not count for ever. */
