@@ -38,8 +38,9 @@ import java.util.function.Function;
  * has the settings' timeout; commands are refused (not queued) while disconnected, so a dead
  * server costs a failure at once. Each node (the master owning a key's slot; the one server when
  * standalone) has a {@link CircuitBreaker}; a failover moves a slot to a node with a closed one.
+ * When a breaker's open period ends it is tried even with no operation to send ({@link BreakerTrials}).
  * A server that cannot be reached at start leaves the store unavailable, and it reconnects in
- * the background, at most once per breaker period. Bad credentials or an ACL refusal
+ * the background, once per breaker period. Bad credentials or an ACL refusal
  * ({@code WRONGPASS}, {@code NOAUTH}, {@code NOPERM}) turn the store off for good, reported once
  * through {@code warn} as one line that holds no secret.
  */
@@ -82,6 +83,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     private final List<RedisURI> uris;
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
     private final CircuitBreaker connectBreaker;
+    private final BreakerTrials trials;
     /** Whether the line saying a node's breaker opened was printed and the one saying all closed again not yet. */
     private final java.util.concurrent.atomic.AtomicBoolean saidDown = new java.util.concurrent.atomic.AtomicBoolean();
     /** Whether the line about a full store (OOM refusals) was said: once a run. */
@@ -103,7 +105,6 @@ public final class LettuceRemoteStore implements RemoteStore {
         this.settings = settings;
         this.warn = warn;
         this.maxValueBytes = settings.maxValueBytes();
-        this.connectBreaker = new CircuitBreaker(1, settings.breakerOpen().toNanos());
         this.setArgs = settings.ttl().isZero() ? null : SetArgs.Builder.px(settings.ttl().toMillis());
         Duration connectTimeout = settings.timeout().compareTo(CONNECT_TIMEOUT) > 0 ? settings.timeout() : CONNECT_TIMEOUT;
         this.uris = new ArrayList<>();
@@ -118,6 +119,8 @@ public final class LettuceRemoteStore implements RemoteStore {
         TimeoutOptions timeouts = TimeoutOptions.enabled(settings.timeout());
         SslOptions ssl = sslOptions(settings);
         resources = LettuceResources.create();
+        trials = new BreakerTrials(resources.eventExecutorGroup(), this::trial);
+        connectBreaker = new CircuitBreaker(1, settings.breakerOpen().toNanos(), b -> trials.schedule(null, b));
         if (settings.cluster()) {
             clusterClient = RedisClusterClient.create(resources, uris);
             clusterClient.setOptions(TopologyRefresh.options(socket, timeouts, ssl, false));
@@ -318,7 +321,51 @@ public final class LettuceRemoteStore implements RemoteStore {
     }
 
     private CircuitBreaker breaker(String node) {
-        return breakers.computeIfAbsent(node, n -> new CircuitBreaker(settings.failuresToOpen(), settings.breakerOpen().toNanos()));
+        return breakers.computeIfAbsent(node, n -> new CircuitBreaker(settings.failuresToOpen(), settings.breakerOpen().toNanos(),
+                b -> trials.schedule(n, b)));
+    }
+
+    /**
+     * The trial of a half-open breaker when its period ends ({@link BreakerTrials}): the
+     * connection's is a connection attempt; a node's a PING, closed by any answer (an error reply
+     * too: the server is up; PING, unlike a key's command, needs no access to the tier's keys); a
+     * slot without a master fails again while it has none (no command could reach it).
+     */
+    private void trial(String node, CircuitBreaker b) {
+        StatefulConnection<String, byte[]> conn = connection;
+        if (closed || offReason != null) {
+            return;
+        } else if (node == null) {
+            if (conn == null && !connecting) {
+                connect(); // its outcome closes or re-opens the breaker
+            }
+        } else if (conn instanceof StatefulRedisClusterConnection<String, byte[]> c
+                && !TopologyRefresh.servesNow(c.getPartitions(), NO_MASTER).test(node)) {
+            // a failed-over master: its breaker no longer counts (a command sent to it would try it)
+        } else if (node.startsWith(NO_MASTER)) {
+            b.failure(System.nanoTime());
+            topology.request();
+        } else {
+            BreakerTrials.ping(conn, node, settings.timeout()).whenComplete((pong, err) -> {
+                if (err == null || RemoteFailure.isErrorReply(err)) {
+                    answered(b);
+                } else if (!closed) {
+                    b.failure(System.nanoTime());
+                    if (topology != null) {
+                        topology.request(); // a dead or frozen master: its replica may serve the slot by now
+                    }
+                }
+            });
+        }
+    }
+
+    /** A node answered: its breaker closes, and once all are closed after an outage one line says so. */
+    private void answered(CircuitBreaker b) {
+        b.success();
+        if (saidDown.get() && "closed".equals(breakerState()) && saidDown.compareAndSet(true, false)) {
+            warn.accept("remote tier: " + (settings.cluster() ? "every cluster node" : RemoteSettings.redact(settings.urls().get(0)))
+                    + " answers again");
+        }
     }
 
     @Override
@@ -351,11 +398,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         }
         return f.handle((v, err) -> {
             if (err == null) {
-                b.success();
-                if (saidDown.get() && "closed".equals(breakerState()) && saidDown.compareAndSet(true, false)) {
-                    warn.accept("remote tier: " + (settings.cluster() ? "every cluster node" : RemoteSettings.redact(settings.urls().get(0)))
-                            + " answers again");
-                }
+                answered(b);
                 return v;
             }
             String msg = RemoteErrors.messageOf(err);

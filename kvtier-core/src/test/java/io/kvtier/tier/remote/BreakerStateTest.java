@@ -48,6 +48,32 @@ class BreakerStateTest {
         assertThat(CircuitBreaker.stateOf(List.of(early, late), 2 * PERIOD)).isEqualTo("half_open");
     }
 
+    /** The owner hears of each opening, and of each failed trial's re-opening, to schedule its own trial then. */
+    @Test
+    void theOwnerHearsOfEachOpeningAndReopening() {
+        List<CircuitBreaker> heard = new java.util.ArrayList<>();
+        CircuitBreaker b = new CircuitBreaker(2, PERIOD, heard::add);
+        b.failure(0);
+        assertThat(heard).as("one failure of two").isEmpty();
+        assertThat(b.untilTrial(0)).as("closed").isZero();
+        b.failure(10);
+        assertThat(heard).containsExactly(b);
+        assertThat(b.untilTrial(10)).isEqualTo(PERIOD);
+        assertThat(b.untilTrial(PERIOD / 2)).isEqualTo(PERIOD / 2 + 10);
+        b.failure(20); // an operation sent before it opened, failing while open: no new period
+        assertThat(heard).hasSize(1);
+        assertThat(b.untilTrial(PERIOD + 10)).as("half-open").isZero();
+        b.failure(PERIOD + 10); // the trial failed: open again for a period
+        assertThat(heard).hasSize(2);
+        assertThat(b.untilTrial(PERIOD + 10)).isEqualTo(PERIOD);
+        assertThat(b.opens()).as("a failed trial is no new opening").isEqualTo(1);
+        b.success();
+        b.trip(3 * PERIOD);
+        assertThat(heard).hasSize(3);
+        b.trip(3 * PERIOD + 1);
+        assertThat(heard).as("tripping an open breaker does nothing").hasSize(3);
+    }
+
     /** trial 10 #3: a failed-over master gets no command, so its open breaker must not count for ever. */
     @Test
     void onlyTheNodesServingSlotsCount() {
