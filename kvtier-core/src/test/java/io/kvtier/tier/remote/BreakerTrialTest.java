@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
@@ -29,15 +28,21 @@ class BreakerTrialTest {
 
     private final List<String> lines = new CopyOnWriteArrayList<>();
 
-    private LettuceRemoteStore open(OwnRedis r, Duration timeout) {
-        return LettuceRemoteStore.open(RemoteSettings.of(List.of(r.url()), false, "t", null).withTimeout(timeout)
-                .withBreakerOpen(PERIOD), lines::add);
+    /** A store on {@code r} (timeout 500 ms, breaker open for {@link #PERIOD}) that has set {@code k} to {1}. */
+    private LettuceRemoteStore openHoldingK(OwnRedis r) throws Exception {
+        LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of(r.url()), false, "t", null)
+                .withTimeout(Duration.ofMillis(500)).withBreakerOpen(PERIOD), lines::add);
+        s.set("k", new byte[] {1}).get();
+        return s;
     }
 
-    private static RemoteFailure.Cause failureOf(CompletableFuture<?> f) {
-        Throwable t = catchThrowable(f::get);
-        assertThat(t).as("the operation failed").isInstanceOf(ExecutionException.class);
-        return RemoteFailure.causeOf(t);
+    /** Three GETs of {@code k} fail by {@code cause}: the breaker opens. */
+    private static void failThrice(LettuceRemoteStore s, RemoteFailure.Cause cause) {
+        for (int i = 0; i < 3; i++) {
+            Throwable t = catchThrowable(s.get("k")::get);
+            assertThat(t).as("the operation failed").isInstanceOf(ExecutionException.class);
+            assertThat(RemoteFailure.causeOf(t)).isEqualTo(cause);
+        }
     }
 
     /** Waits (at most 30 s) until {@code state} gives {@code wanted}; the last state read. */
@@ -53,12 +58,9 @@ class BreakerTrialTest {
 
     @Test
     void anIdleStoreClosesItsBreakerWhenTheServerIsBackAndSaysSo() throws Exception {
-        try (OwnRedis r = OwnRedis.start(dir.resolve("r")); LettuceRemoteStore s = open(r, Duration.ofMillis(500))) {
-            s.set("k", new byte[] {1}).get();
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r")); LettuceRemoteStore s = openHoldingK(r)) {
             r.kill();
-            for (int i = 0; i < 3; i++) {
-                assertThat(failureOf(s.get("k"))).isEqualTo(RemoteFailure.Cause.UNAVAILABLE);
-            }
+            failThrice(s, RemoteFailure.Cause.UNAVAILABLE);
             // Five periods down and idle: each trial fails at once (the client is disconnected),
             // which is no new opening and no new line.
             Thread.sleep(5 * PERIOD.toMillis());
@@ -79,12 +81,9 @@ class BreakerTrialTest {
     /** A frozen server: the store's own trial is out for a whole timeout, and the state says so. */
     @Test
     void aTrialOutToAFrozenServerIsHalfOpenAndTheThawClosesIt() throws Exception {
-        try (OwnRedis r = OwnRedis.start(dir.resolve("r")); LettuceRemoteStore s = open(r, Duration.ofMillis(500))) {
-            s.set("k", new byte[] {1}).get();
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r")); LettuceRemoteStore s = openHoldingK(r)) {
             r.freeze();
-            for (int i = 0; i < 3; i++) {
-                assertThat(failureOf(s.get("k"))).isEqualTo(RemoteFailure.Cause.TIMEOUT);
-            }
+            failThrice(s, RemoteFailure.Cause.TIMEOUT);
             // Open for a period, then half-open for the timeout of the PING sent at its end, and again.
             assertThat(awaitState(s::breakerState, "half_open")).isEqualTo("half_open");
             assertThat(awaitState(s::breakerState, "open")).as("the trial timed out").isEqualTo("open");
