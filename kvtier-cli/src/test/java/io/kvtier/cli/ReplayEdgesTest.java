@@ -91,13 +91,19 @@ class ReplayEdgesTest {
         assertThat(dflt.code()).as(dflt.err()).isZero();
     }
 
-    /** --sweep replays every policy at its own capacities: an --eviction or --host-cache-tokens beside it was ignored. */
+    /**
+     * --sweep replays every policy at its own capacities: an --eviction or --host-cache-tokens beside it was ignored.
+     * The chart goes to the test's directory: a sweep that ran (the refusal missing) wrote its default
+     * sweep-trace*.png into the module's directory.
+     */
     @Test
     void sweepRefusesThePolicyAndCapacityItSetsItself() throws IOException {
         String why = " has no effect with --sweep: it replays lru, arc, lru-admit2, lhd and duel at each --sweep-host-cache-tokens";
-        assertOneLineExit2(replay("--sweep", "--eviction", "lru"), "kvtier: --eviction" + why);
-        assertOneLineExit2(replay("--sweep", "--host-cache-tokens", "1M"), "kvtier: --host-cache-tokens" + why);
-        assertFormerNameRefused(replay("--sweep", "--host-tokens", "1M"), "kvtier: --host-tokens" + why);
+        Path png = dir.resolve("sweep.png");
+        assertOneLineExit2(replay("--sweep", "--png", png.toString(), "--eviction", "lru"), "kvtier: --eviction" + why);
+        assertOneLineExit2(replay("--sweep", "--png", png.toString(), "--host-cache-tokens", "1M"), "kvtier: --host-cache-tokens" + why);
+        assertFormerNameRefused(replay("--sweep", "--png", png.toString(), "--host-tokens", "1M"), "kvtier: --host-tokens" + why);
+        assertThat(png).as("refused before any replay").doesNotExist();
     }
 
     /** A former spelling refused as its replacement is: its deprecation note, then the one line of the refusal, exit 2. */

@@ -26,6 +26,8 @@ public final class RemoteStats {
     public static final List<String> PROBE_FAILURE_CAUSES = List.of("timeout", UNAVAILABLE, "error");
     /** Every cause a failed write is counted under ({@link #storeFailures()}'s keys). */
     public static final List<String> STORE_FAILURE_CAUSES = List.of("timeout", "oversize", UNAVAILABLE, "error");
+    /** Breaker states in which no key of a group is served (a sum of groups all in these serves none either). */
+    private static final java.util.Set<String> NOT_SERVING = java.util.Set.of("open", "half_open");
 
     final Map<String, Long> loadFailures = new TreeMap<>();
     final Map<String, Long> storesDroppedBy = new TreeMap<>();
@@ -160,7 +162,8 @@ public final class RemoteStats {
     /**
      * The remote counters of every KV group's scheduler added up (each group has its own keys and
      * connection): counts and bytes are sums; the breaker state is the groups' common state, or
-     * {@code partial} when they differ (some keys answer, others do not); the off reason is the
+     * when they differ {@code half_open} if none serves (some open, some half-open), else
+     * {@code partial} (some keys answer, others do not); the off reason is the
      * first group's that has one; the write latency is the highest group's. A new object, not updated afterwards.
      */
     public static RemoteStats sum(List<RemoteStats> groups) {
@@ -181,7 +184,7 @@ public final class RemoteStats {
             t.bytesInFlight += g.bytesInFlight;
             t.writeLatencyNanos = Math.max(t.writeLatencyNanos, g.writeLatencyNanos);
             if (!t.breakerState.equals(g.breakerState)) {
-                t.breakerState = "partial";
+                t.breakerState = NOT_SERVING.contains(t.breakerState) && NOT_SERVING.contains(g.breakerState) ? "half_open" : "partial";
             }
         }
         return t;

@@ -18,7 +18,7 @@ import java.util.function.Function;
 final class RemoteMetrics {
 
     /** The breaker states, one series each (1 for the current one). */
-    private static final List<String> BREAKER_STATES = List.of("closed", "partial", "open", "off");
+    private static final List<String> BREAKER_STATES = List.of("closed", "partial", "half_open", "open", "off");
 
     private RemoteMetrics() {
     }
@@ -43,7 +43,7 @@ final class RemoteMetrics {
         m.counter("kvtier:remote_breaker_opens", "Times the remote tier went from serving to refusing: a node's circuit "
                 + "breaker opened, or the store could not be reached at start.", s -> value(s, RemoteStats::breakerOpens));
         m.labelledGauge("kvtier:remote_breaker_state", "1 for the remote tier's breaker state (closed, partial: some nodes open, "
-                + "open, off: turned off), 0 for the others.", "state", (s, out) -> {
+                + "half_open: no node serves, a trial is due or out, open, off: turned off), 0 for the others.", "state", (s, out) -> {
                     RemoteStats r = remote(s);
                     if (r != null) {
                         BREAKER_STATES.forEach(st -> out.accept(st, st.equals(r.breakerState()) ? 1.0 : 0.0));

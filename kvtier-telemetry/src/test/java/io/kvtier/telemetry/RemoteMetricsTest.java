@@ -8,14 +8,17 @@ import io.kvtier.engine.Request;
 import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.offload.RemoteStats;
+import io.kvtier.tier.remote.OwnRedis;
 import io.kvtier.tier.remote.RedisServers;
 import io.kvtier.tier.remote.RemoteSettings;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The remote tier's series in {@code /metrics}, scraped and parsed by {@link PrometheusText}, move
@@ -30,8 +33,15 @@ class RemoteMetricsTest {
     private final String tenant = "metrics" + Long.toHexString(new Random().nextLong() & 0xffffffL);
     private final List<String> warnings = new CopyOnWriteArrayList<>();
 
+    @TempDir
+    Path dir;
+
     private Engine engine(long maxBytesInFlight) {
-        RemoteSettings s = RemoteSettings.of(List.of(RedisServers.standalone()), false, tenant, null).withTimeout(Duration.ofSeconds(5));
+        return engine(RemoteSettings.of(List.of(RedisServers.standalone()), false, tenant, null).withTimeout(Duration.ofSeconds(5)),
+                maxBytesInFlight);
+    }
+
+    private Engine engine(RemoteSettings s, long maxBytesInFlight) {
         return TestEngines.engine(256, new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT).withRemote(
                 new OffloadSetup.RemoteSetup(s, DiskWritePolicy.THROUGH, 1, maxBytesInFlight, warnings::add)), null);
     }
@@ -101,5 +111,44 @@ class RemoteMetricsTest {
             assertThat(d.value("kvtier:remote_stores_dropped_total", "model_name", M, "reason", RemoteStats.SLOW)).isZero();
         }
         assertThat(warnings).isEmpty();
+    }
+
+    private static double breaker(PrometheusText p, String state) {
+        return p.value("kvtier:remote_breaker_state", "model_name", M, "state", state);
+    }
+
+    /**
+     * The breaker gauge says each state as it is, {@code half_open} apart from {@code open}, and an
+     * idle engine's returns to {@code closed} once its store is back: a dashboard read an idle
+     * serve's half-open breaker, reported as open, as a store still down after it had come back.
+     */
+    @Test
+    void theBreakerGaugeOfAnIdleEngineReturnsToClosedWhenTheStoreIsBack() throws Exception {
+        try (OwnRedis redis = OwnRedis.start(dir.resolve("r"));
+             Engine e = engine(RemoteSettings.of(List.of(redis.url()), false, tenant, null).withTimeout(Duration.ofMillis(500))
+                     .withBreakerOpen(Duration.ofMillis(100)), 64L << 20)) {
+            TestEngines.runRecords(e, 0);
+            PrometheusText up = scrape(e);
+            assertThat(up.matching("kvtier:remote_breaker_state").stream().map(x -> x.labels().get("state")))
+                    .containsExactlyInAnyOrder("closed", "partial", "half_open", "open", "off");
+            assertThat(breaker(up, "closed")).isEqualTo(1);
+            redis.kill();
+            e.resetCache(); // the host tier forgets: the records go to the dead store again
+            TestEngines.runRecords(e, 100);
+            PrometheusText down = scrape(e);
+            assertThat(breaker(down, "closed")).isZero();
+            assertThat(breaker(down, "open") + breaker(down, "half_open")).as("down, or its trial out").isEqualTo(1);
+            assertThat(warnings).hasSize(1).allMatch(w -> w.contains(" stopped answering ("));
+
+            redis.restart();
+            long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (breaker(scrape(e), "closed") == 0 && System.nanoTime() < end) {
+                Thread.sleep(20); // no request: the store's own trial closes the breaker
+            }
+            PrometheusText back = scrape(e);
+            assertThat(breaker(back, "closed")).isEqualTo(1);
+            assertThat(breaker(back, "open") + breaker(back, "half_open") + breaker(back, "partial")).isZero();
+            assertThat(warnings).hasSize(2).last().isEqualTo("remote tier: " + redis.url() + " answers again");
+        }
     }
 }

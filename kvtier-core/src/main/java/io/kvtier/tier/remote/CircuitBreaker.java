@@ -4,8 +4,10 @@ package io.kvtier.tier.remote;
  * A circuit breaker for one node of the remote store: after {@code failuresToOpen} consecutive
  * failed or timed-out operations it opens, and every operation on the node is refused at once
  * (a miss, a dropped store) for {@code openNanos}; then it lets operations through again
- * (half-open), and the first outcome closes it or opens it for another period. Thread-safe: the
- * client's threads record outcomes, the transfer threads and the engine thread ask.
+ * (half-open), and the first outcome closes it or opens it for another period. Its owner hears
+ * of each opening and re-opening ({@code whenOpened}) to send a trial of its own when the period
+ * ends: an idle engine sends no operation that would. Thread-safe: the client's threads record
+ * outcomes, the transfer threads and the engine thread ask.
  */
 public final class CircuitBreaker {
 
@@ -14,6 +16,7 @@ public final class CircuitBreaker {
 
     private final int failuresToOpen;
     private final long openNanos;
+    private final java.util.function.Consumer<CircuitBreaker> whenOpened;
     private int consecutiveFailures;
     private boolean open;
     private long openedAt;
@@ -24,12 +27,21 @@ public final class CircuitBreaker {
      * @param openNanos      how long it stays open before letting a trial through
      */
     public CircuitBreaker(int failuresToOpen, long openNanos) {
+        this(failuresToOpen, openNanos, b -> { });
+    }
+
+    /**
+     * @param whenOpened called with this breaker each time it opens or re-opens (a failed trial),
+     *                   on the recording thread, outside the breaker's lock
+     */
+    public CircuitBreaker(int failuresToOpen, long openNanos, java.util.function.Consumer<CircuitBreaker> whenOpened) {
         if (failuresToOpen < 1 || openNanos < 0) {
             throw new IllegalArgumentException("breaker needs failuresToOpen >= 1 and openNanos >= 0, got "
                     + failuresToOpen + ", " + openNanos);
         }
         this.failuresToOpen = failuresToOpen;
         this.openNanos = openNanos;
+        this.whenOpened = whenOpened;
     }
 
     /** The state at {@code now} ({@link System#nanoTime()}). */
@@ -38,6 +50,11 @@ public final class CircuitBreaker {
             return State.CLOSED;
         }
         return now - openedAt >= openNanos ? State.HALF_OPEN : State.OPEN;
+    }
+
+    /** Nanoseconds from {@code now} until the breaker lets a trial through: 0 when closed or half-open. */
+    public synchronized long untilTrial(long now) {
+        return open ? Math.max(0, openedAt + openNanos - now) : 0;
     }
 
     /** Whether an operation may be sent now (closed or half-open). */
@@ -51,23 +68,37 @@ public final class CircuitBreaker {
     }
 
     /** A failed or timed-out operation at {@code now}; a failure while half-open re-opens at once. */
-    public synchronized void failure(long now) {
-        consecutiveFailures++;
-        if (open ? now - openedAt >= openNanos : consecutiveFailures >= failuresToOpen) {
-            if (!open) {
-                opens++;
+    public void failure(long now) {
+        boolean opened;
+        synchronized (this) {
+            consecutiveFailures++;
+            opened = open ? now - openedAt >= openNanos : consecutiveFailures >= failuresToOpen;
+            if (opened) {
+                if (!open) {
+                    opens++;
+                }
+                open = true;
+                openedAt = now;
             }
-            open = true;
-            openedAt = now;
+        }
+        if (opened) {
+            whenOpened.accept(this);
         }
     }
 
     /** Opens a closed breaker at {@code now} whatever its count of failures (counted in {@link #opens}); no-op if open. */
-    public synchronized void trip(long now) {
-        if (!open) {
-            opens++;
-            open = true;
-            openedAt = now;
+    public void trip(long now) {
+        boolean opened;
+        synchronized (this) {
+            opened = !open;
+            if (opened) {
+                opens++;
+                open = true;
+                openedAt = now;
+            }
+        }
+        if (opened) {
+            whenOpened.accept(this);
         }
     }
 
@@ -83,12 +114,14 @@ public final class CircuitBreaker {
 
     /**
      * The tier's breaker state from its nodes' breakers: {@code closed} when every node's is
-     * closed, {@code open} when none is, else {@code partial}. A half-open breaker (its open
-     * period over, no operation has succeeded since) counts as open: a dead store must not show
-     * as healthy on a dashboard between two failed trials.
+     * closed, {@code partial} when some are, else {@code open} when every one is open and
+     * {@code half_open} when the open period of some is over (a trial may go, none has succeeded
+     * yet). Half-open is neither: not healthy between two failed trials, and not "down" while the
+     * trial that closes it is out.
      */
     static String stateOf(java.util.Collection<CircuitBreaker> nodes, long now) {
-        long open = nodes.stream().filter(b -> b.state(now) != State.CLOSED).count();
-        return open == 0 ? "closed" : open == nodes.size() ? "open" : "partial";
+        long closed = nodes.stream().filter(b -> b.state(now) == State.CLOSED).count();
+        long open = nodes.stream().filter(b -> b.state(now) == State.OPEN).count();
+        return closed == nodes.size() ? "closed" : closed > 0 ? "partial" : open == nodes.size() ? "open" : "half_open";
     }
 }

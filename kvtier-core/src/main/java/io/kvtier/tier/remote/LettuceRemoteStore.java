@@ -38,8 +38,9 @@ import java.util.function.Function;
  * has the settings' timeout; commands are refused (not queued) while disconnected, so a dead
  * server costs a failure at once. Each node (the master owning a key's slot; the one server when
  * standalone) has a {@link CircuitBreaker}; a failover moves a slot to a node with a closed one.
+ * When a breaker's open period ends it is tried even with no operation to send ({@link BreakerTrials}).
  * A server that cannot be reached at start leaves the store unavailable, and it reconnects in
- * the background, at most once per breaker period. Bad credentials or an ACL refusal
+ * the background, once per breaker period. Bad credentials or an ACL refusal
  * ({@code WRONGPASS}, {@code NOAUTH}, {@code NOPERM}) turn the store off for good, reported once
  * through {@code warn} as one line that holds no secret.
  */
@@ -82,6 +83,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     private final List<RedisURI> uris;
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
     private final CircuitBreaker connectBreaker;
+    private final BreakerTrials trials;
     /** Whether the line saying a node's breaker opened was printed and the one saying all closed again not yet. */
     private final java.util.concurrent.atomic.AtomicBoolean saidDown = new java.util.concurrent.atomic.AtomicBoolean();
     /** Whether the line about a full store (OOM refusals) was said: once a run. */
@@ -103,7 +105,6 @@ public final class LettuceRemoteStore implements RemoteStore {
         this.settings = settings;
         this.warn = warn;
         this.maxValueBytes = settings.maxValueBytes();
-        this.connectBreaker = new CircuitBreaker(1, settings.breakerOpen().toNanos());
         this.setArgs = settings.ttl().isZero() ? null : SetArgs.Builder.px(settings.ttl().toMillis());
         Duration connectTimeout = settings.timeout().compareTo(CONNECT_TIMEOUT) > 0 ? settings.timeout() : CONNECT_TIMEOUT;
         this.uris = new ArrayList<>();
@@ -118,6 +119,8 @@ public final class LettuceRemoteStore implements RemoteStore {
         TimeoutOptions timeouts = TimeoutOptions.enabled(settings.timeout());
         SslOptions ssl = sslOptions(settings);
         resources = LettuceResources.create();
+        trials = new BreakerTrials(resources.eventExecutorGroup(), this::trial);
+        connectBreaker = new CircuitBreaker(1, settings.breakerOpen().toNanos(), b -> trials.schedule(null, b));
         if (settings.cluster()) {
             clusterClient = RedisClusterClient.create(resources, uris);
             clusterClient.setOptions(TopologyRefresh.options(socket, timeouts, ssl, false));
@@ -174,7 +177,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         try {
             // A failed connect completes too: connect() records its failures itself.
             answered = LettuceResources.awaitAtMost(CompletableFuture.anyOf(first, tcpUp), CONNECT_TIMEOUT.toMillis())
-                    && awaitWhileAlive(first, lastSign, wait);
+                    && LettuceResources.awaitWhileAlive(first, lastSign, wait, CONNECT_TIMEOUT);
         } finally {
             subscription.dispose();
         }
@@ -193,25 +196,6 @@ public final class LettuceRemoteStore implements RemoteStore {
             }
         }
         return s;
-    }
-
-    /**
-     * Waits for {@code first} until {@code wait} has passed since {@code lastSign} (the nano time
-     * of the last TCP connection or handshake answered), and at most {@link #CONNECT_TIMEOUT} + {@code wait}
-     * in all; whether it completed.
-     */
-    private static boolean awaitWhileAlive(CompletableFuture<Void> first, java.util.concurrent.atomic.AtomicLong lastSign,
-                                           Duration wait) {
-        long end = System.nanoTime() + CONNECT_TIMEOUT.plus(wait).toNanos();
-        while (!first.isDone()) {
-            long now = System.nanoTime();
-            long left = Math.min(lastSign.get() + wait.toNanos() - now, end - now);
-            if (left <= 0 || !LettuceResources.awaitAtMost(first, Math.max(1, Math.min(left / 1_000_000, 100)))
-                    && Thread.currentThread().isInterrupted()) {
-                return first.isDone();
-            }
-        }
-        return true;
     }
 
     /**
@@ -246,22 +230,9 @@ public final class LettuceRemoteStore implements RemoteStore {
                         // contradict it.
                         return null;
                     }
-                    if (RemoteErrors.isAuthError(msg)) {
-                        turnOff(RemoteErrors.authFailed(msg));
-                    } else if ((msg + lastConnectError).contains("DB index is out of range")) {
-                        // The store answered: it has no database of the URL's number, and never will.
-                        turnOff(RemoteSettings.redact(settings.urls().get(0)) + " has no such database ("
-                                + RemoteErrors.firstLine(lastConnectError) + "): check the number after the port");
-                    } else if (settings.cluster() && (msg + lastConnectError).contains("cluster support disabled")) {
-                        // The store answered: it is standalone, and will never answer as a cluster.
-                        turnOff(RemoteSettings.redact(settings.urls().get(0)) + " is not a cluster node ("
-                                + RemoteErrors.firstLine(lastConnectError) + "): leave out --remote-mode cluster");
-                    } else if (RemoteErrors.tlsFailure(err) != null) {
-                        // A certificate or protocol mismatch does not heal by retrying.
-                        turnOff("TLS handshake with " + RemoteSettings.redact(settings.urls().get(0)) + " failed ("
-                                + RemoteErrors.tlsFailure(err) + "): check that the server speaks TLS on that port and "
-                                + (settings.caFile() == null ? "give the CA that signed its certificate with --remote-ca-file"
-                                : "that --remote-ca-file " + settings.caFile() + " signed its certificate"));
+                    String off = RemoteErrors.connectRefusal(settings, err, msg, lastConnectError);
+                    if (off != null) {
+                        turnOff(off);
                     } else {
                         connectBreaker.failure(System.nanoTime()); // a tier turned off opens no breaker
                     }
@@ -350,7 +321,51 @@ public final class LettuceRemoteStore implements RemoteStore {
     }
 
     private CircuitBreaker breaker(String node) {
-        return breakers.computeIfAbsent(node, n -> new CircuitBreaker(settings.failuresToOpen(), settings.breakerOpen().toNanos()));
+        return breakers.computeIfAbsent(node, n -> new CircuitBreaker(settings.failuresToOpen(), settings.breakerOpen().toNanos(),
+                b -> trials.schedule(n, b)));
+    }
+
+    /**
+     * The trial of a half-open breaker when its period ends ({@link BreakerTrials}): the
+     * connection's is a connection attempt; a node's a PING, closed by any answer (an error reply
+     * too: the server is up; PING, unlike a key's command, needs no access to the tier's keys); a
+     * slot without a master fails again while it has none (no command could reach it).
+     */
+    private void trial(String node, CircuitBreaker b) {
+        StatefulConnection<String, byte[]> conn = connection;
+        if (closed || offReason != null) {
+            return;
+        } else if (node == null) {
+            if (conn == null && !connecting) {
+                connect(); // its outcome closes or re-opens the breaker
+            }
+        } else if (conn instanceof StatefulRedisClusterConnection<String, byte[]> c
+                && !TopologyRefresh.servesNow(c.getPartitions(), NO_MASTER).test(node)) {
+            // a failed-over master: its breaker no longer counts (a command sent to it would try it)
+        } else if (node.startsWith(NO_MASTER)) {
+            b.failure(System.nanoTime());
+            topology.request();
+        } else {
+            BreakerTrials.ping(conn, node, settings.timeout()).whenComplete((pong, err) -> {
+                if (err == null || RemoteFailure.isErrorReply(err)) {
+                    answered(b);
+                } else if (!closed) {
+                    b.failure(System.nanoTime());
+                    if (topology != null) {
+                        topology.request(); // a dead or frozen master: its replica may serve the slot by now
+                    }
+                }
+            });
+        }
+    }
+
+    /** A node answered: its breaker closes, and once all are closed after an outage one line says so. */
+    private void answered(CircuitBreaker b) {
+        b.success();
+        if (saidDown.get() && "closed".equals(breakerState()) && saidDown.compareAndSet(true, false)) {
+            warn.accept("remote tier: " + (settings.cluster() ? "every cluster node" : RemoteSettings.redact(settings.urls().get(0)))
+                    + " answers again");
+        }
     }
 
     @Override
@@ -383,11 +398,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         }
         return f.handle((v, err) -> {
             if (err == null) {
-                b.success();
-                if (saidDown.get() && "closed".equals(breakerState()) && saidDown.compareAndSet(true, false)) {
-                    warn.accept("remote tier: " + (settings.cluster() ? "every cluster node" : RemoteSettings.redact(settings.urls().get(0)))
-                            + " answers again");
-                }
+                answered(b);
                 return v;
             }
             String msg = RemoteErrors.messageOf(err);
@@ -544,27 +555,23 @@ public final class LettuceRemoteStore implements RemoteStore {
         return maxValueBytes;
     }
 
+    /**
+     * {@inheritDoc} Not connected yet is {@code open} even while a connection attempt is out:
+     * every operation is refused until one succeeds.
+     */
     @Override
     public String breakerState() {
         if (offReason != null) {
             return "off";
         }
-        if (connection == null) {
+        StatefulConnection<String, byte[]> conn = connection;
+        if (conn == null) {
             return "open";
         }
-        if (!(connection instanceof StatefulRedisClusterConnection<String, byte[]> c)) {
+        if (!(conn instanceof StatefulRedisClusterConnection<String, byte[]> c)) {
             return CircuitBreaker.stateOf(breakers.values(), System.nanoTime());
         }
-        // A node that no longer serves a slot (a failed-over master) gets no command, so its
-        // breaker would stay open for ever: only the nodes that own slots now count.
-        java.util.Set<String> owners = new java.util.HashSet<>();
-        for (RedisClusterNode n : c.getPartitions()) {
-            if (!n.getSlots().isEmpty()) {
-                owners.add(n.getNodeId());
-            }
-        }
-        return CircuitBreaker.stateOf(CircuitBreaker.current(breakers, node -> owners.contains(node) || node.startsWith(NO_MASTER)
-                && c.getPartitions().getMasterBySlot(Integer.parseInt(node.substring(NO_MASTER.length()))) == null), System.nanoTime());
+        return CircuitBreaker.stateOf(CircuitBreaker.current(breakers, TopologyRefresh.servesNow(c.getPartitions(), NO_MASTER)), System.nanoTime());
     }
 
     /**

@@ -122,6 +122,25 @@ final class LettuceResources {
     }
 
     /**
+     * Waits for {@code first} until {@code wait} has passed since {@code lastSign} (the nano time
+     * of the last TCP connection or handshake answered), and at most {@code atMost} + {@code wait}
+     * in all; whether it completed (the first connection of {@link LettuceRemoteStore#open}).
+     */
+    static boolean awaitWhileAlive(java.util.concurrent.CompletableFuture<Void> first, java.util.concurrent.atomic.AtomicLong lastSign,
+                                   Duration wait, Duration atMost) {
+        long end = System.nanoTime() + atMost.plus(wait).toNanos();
+        while (!first.isDone()) {
+            long now = System.nanoTime();
+            long left = Math.min(lastSign.get() + wait.toNanos() - now, end - now);
+            if (left <= 0 || !awaitAtMost(first, Math.max(1, Math.min(left / 1_000_000, 100)))
+                    && Thread.currentThread().isInterrupted()) {
+                return first.isDone();
+            }
+        }
+        return true;
+    }
+
+    /**
      * Whether {@code f} completed (normally or not) within {@code ms} milliseconds; false when
      * interrupted (the caller is stopping; the interrupt is kept). Never throws.
      */

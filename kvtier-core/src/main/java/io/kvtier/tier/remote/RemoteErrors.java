@@ -101,6 +101,31 @@ final class RemoteErrors {
         return "authentication failed (" + firstLine(msg) + "): check the remote user and password";
     }
 
+    /**
+     * Why a failed connection turns the tier off for good, or null if retrying may succeed (the
+     * store down or unreachable): bad credentials, or a store that answered as one that will
+     * never serve these settings (no such database, not a cluster, a TLS mismatch).
+     * {@code msg} is {@link #messageOf} {@code err}, {@code reason} its {@link #reasonOf}.
+     */
+    static String connectRefusal(RemoteSettings settings, Throwable err, String msg, String reason) {
+        String url = RemoteSettings.redact(settings.urls().get(0));
+        if (isAuthError(msg)) {
+            return authFailed(msg);
+        } else if ((msg + reason).contains("DB index is out of range")) {
+            // The store answered: it has no database of the URL's number, and never will.
+            return url + " has no such database (" + firstLine(reason) + "): check the number after the port";
+        } else if (settings.cluster() && (msg + reason).contains("cluster support disabled")) {
+            // The store answered: it is standalone, and will never answer as a cluster.
+            return url + " is not a cluster node (" + firstLine(reason) + "): leave out --remote-mode cluster";
+        } else if (tlsFailure(err) != null) {
+            // A certificate or protocol mismatch does not heal by retrying.
+            return "TLS handshake with " + url + " failed (" + tlsFailure(err) + "): check that the server speaks TLS on that port and "
+                    + (settings.caFile() == null ? "give the CA that signed its certificate with --remote-ca-file"
+                    : "that --remote-ca-file " + settings.caFile() + " signed its certificate");
+        }
+        return null;
+    }
+
     static String messageOf(Throwable t) {
         StringBuilder sb = new StringBuilder();
         for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {

@@ -79,13 +79,16 @@ public interface RemoteStore extends AutoCloseable {
     /** Largest value the store accepts; larger values are refused before they are sent. */
     long maxValueBytes();
 
-    /** {@code closed}, {@code open} (every node refused), {@code partial} (some nodes), or {@code off}. */
+    /**
+     * {@code closed}, {@code partial} (some nodes refused), {@code open} (every node refused),
+     * {@code half_open} (none serves; the open period of some is over and a trial may go), or {@code off}.
+     */
     String breakerState();
 
     /**
      * Times the tier went from serving to refusing: a node's breaker opened, and (once) the store
-     * could not be reached at start. At least 1 whenever {@link #breakerState()} is {@code open}
-     * or {@code partial}; turning off is no opening ({@link #offReason()}).
+     * could not be reached at start. At least 1 whenever {@link #breakerState()} is {@code open},
+     * {@code half_open} or {@code partial}; turning off is no opening ({@link #offReason()}).
      */
     long breakerOpens();
 

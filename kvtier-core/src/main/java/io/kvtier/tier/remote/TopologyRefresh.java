@@ -7,6 +7,8 @@ import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.models.partitions.Partitions;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -64,6 +66,22 @@ final class TopologyRefresh {
                         .dynamicRefreshSources(discover)
                         .build())
                 .build();
+    }
+
+    /**
+     * Which breakers count in a cluster of this topology: the nodes that own slots now, and the
+     * slots no master serves (named {@code noMaster} and the slot). A node that no longer serves
+     * a slot (a failed-over master) gets no command, so its breaker would stay open for ever.
+     */
+    static java.util.function.Predicate<String> servesNow(Partitions partitions, String noMaster) {
+        java.util.Set<String> owners = new java.util.HashSet<>();
+        for (RedisClusterNode n : partitions) {
+            if (!n.getSlots().isEmpty()) {
+                owners.add(n.getNodeId());
+            }
+        }
+        return node -> owners.contains(node) || node.startsWith(noMaster)
+                && partitions.getMasterBySlot(Integer.parseInt(node.substring(noMaster.length()))) == null;
     }
 
     /**

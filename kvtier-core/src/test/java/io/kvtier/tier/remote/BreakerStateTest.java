@@ -16,12 +16,17 @@ class BreakerStateTest {
         return b;
     }
 
+    /**
+     * A half-open breaker (its open period over, no success since) is neither closed (a dead store
+     * must not show as healthy between two failed trials) nor open: a dashboard read an idle
+     * engine's breaker, whose store had come back, as a store still down.
+     */
     @Test
-    void aHalfOpenBreakerIsNotReportedClosed() {
+    void aHalfOpenBreakerIsReportedHalfOpen() {
         CircuitBreaker b = openedAt(0);
         assertThat(CircuitBreaker.stateOf(List.of(b), 10)).isEqualTo("open");
         assertThat(b.allows(PERIOD + 1)).as("half-open: a trial may go").isTrue();
-        assertThat(CircuitBreaker.stateOf(List.of(b), PERIOD + 1)).as("no success since it opened").isEqualTo("open");
+        assertThat(CircuitBreaker.stateOf(List.of(b), PERIOD + 1)).as("no success since it opened").isEqualTo("half_open");
         b.success();
         assertThat(CircuitBreaker.stateOf(List.of(b), PERIOD + 2)).isEqualTo("closed");
     }
@@ -30,7 +35,43 @@ class BreakerStateTest {
     void someNodesOpenIsPartial() {
         CircuitBreaker closed = new CircuitBreaker(1, PERIOD);
         assertThat(CircuitBreaker.stateOf(List.of(closed, openedAt(0)), 5 * PERIOD)).isEqualTo("partial");
+        assertThat(CircuitBreaker.stateOf(List.of(closed, openedAt(0)), 10)).isEqualTo("partial");
         assertThat(CircuitBreaker.stateOf(List.of(closed, new CircuitBreaker(3, PERIOD)), 0)).isEqualTo("closed");
+    }
+
+    @Test
+    void noNodeClosedIsOpenOnlyWhileEveryOneIs() {
+        CircuitBreaker early = openedAt(0);
+        CircuitBreaker late = openedAt(PERIOD / 2);
+        assertThat(CircuitBreaker.stateOf(List.of(early, late), PERIOD - 1)).isEqualTo("open");
+        assertThat(CircuitBreaker.stateOf(List.of(early, late), PERIOD)).as("early's trial may go").isEqualTo("half_open");
+        assertThat(CircuitBreaker.stateOf(List.of(early, late), 2 * PERIOD)).isEqualTo("half_open");
+    }
+
+    /** The owner hears of each opening, and of each failed trial's re-opening, to schedule its own trial then. */
+    @Test
+    void theOwnerHearsOfEachOpeningAndReopening() {
+        List<CircuitBreaker> heard = new java.util.ArrayList<>();
+        CircuitBreaker b = new CircuitBreaker(2, PERIOD, heard::add);
+        b.failure(0);
+        assertThat(heard).as("one failure of two").isEmpty();
+        assertThat(b.untilTrial(0)).as("closed").isZero();
+        b.failure(10);
+        assertThat(heard).containsExactly(b);
+        assertThat(b.untilTrial(10)).isEqualTo(PERIOD);
+        assertThat(b.untilTrial(PERIOD / 2)).isEqualTo(PERIOD / 2 + 10);
+        b.failure(20); // an operation sent before it opened, failing while open: no new period
+        assertThat(heard).hasSize(1);
+        assertThat(b.untilTrial(PERIOD + 10)).as("half-open").isZero();
+        b.failure(PERIOD + 10); // the trial failed: open again for a period
+        assertThat(heard).hasSize(2);
+        assertThat(b.untilTrial(PERIOD + 10)).isEqualTo(PERIOD);
+        assertThat(b.opens()).as("a failed trial is no new opening").isEqualTo(1);
+        b.success();
+        b.trip(3 * PERIOD);
+        assertThat(heard).hasSize(3);
+        b.trip(3 * PERIOD + 1);
+        assertThat(heard).as("tripping an open breaker does nothing").hasSize(3);
     }
 
     /** trial 10 #3: a failed-over master gets no command, so its open breaker must not count for ever. */
