@@ -23,7 +23,12 @@ import java.lang.foreign.MemorySegment;
  */
 public final class BandwidthBound implements AutoCloseable {
 
-    /** Warm-up of the read loop: C2 needs ~10^4 loop trips, and a pass in interpreted vector code is ~100x slow. */
+    /**
+     * Warm-up of the read loop: C2 needs ~10^4 loop trips, and a pass in interpreted vector code is
+     * ~100x slow. Not enough on a busy machine, where C2 may not have compiled {@link #pass()} by
+     * the end of it: a caller warms its passes up with the work it times them beside (bench
+     * generate's decode warm-up runs its passes).
+     */
     private static final long WARMUP_NANOS = 300_000_000L;
 
     /** Units of {@link RowReader#compute} a compute pass runs: ~2x10^8 multiply-adds at 256 bits, a few ms. */
@@ -62,7 +67,7 @@ public final class BandwidthBound implements AutoCloseable {
         long warmEnd = System.nanoTime() + WARMUP_NANOS;
         int warmRows = Math.min(rows, Math.max(4, (int) ((256 << 10) / rowBytes)));
         while (System.nanoTime() < warmEnd) {
-            sink += RowReader.readOnCaller(buffer, rowFloats, warmRows);
+            sink += reader.read(buffer, rowFloats, warmRows); // the pass's own path: its hand-off and loop
         }
     }
 
@@ -137,10 +142,10 @@ public final class BandwidthBound implements AutoCloseable {
      * How compute and read bandwidth scale from 1 thread to {@code threads}, measured in
      * {@code rounds} rounds of four passes each, A B A B: register-only FMA chains on the caller
      * alone and across the threads ({@link RowReader#compute}, the same split as a read), then
-     * this buffer read on the caller alone and across the threads. Each scaling is the median of
-     * the rounds' ratios (a shared machine's speed moves between rounds, less within one); the
-     * rates are each the best round's. Takes about {@code rounds} x (4 passes) plus 0.1 s of
-     * warm-up of the FMA loop.
+     * this buffer read on the caller alone and across the threads. Each scaling and its two rates
+     * come from one round, the one whose ratio is the median ({@link Scaling#ofRounds}): a shared
+     * machine's speed moves between rounds, less within one. Takes about {@code rounds} x (4
+     * passes) after untimed rounds until the JIT has compiled them (0.3 to 3 s, {@link JitWarmUp}).
      *
      * @param threads threads of the "across" passes (this bound's own pool when it has as many,
      *                else a pool started for the measurement); at least 1
@@ -150,36 +155,21 @@ public final class BandwidthBound implements AutoCloseable {
         if (threads < 1 || rounds < 1) {
             throw new IllegalArgumentException("scaling over " + threads + " threads, " + rounds + " rounds");
         }
-        long warmEnd = System.nanoTime() + 100_000_000L;
-        while (System.nanoTime() < warmEnd) {
-            sink += RowReader.computeOnCaller(4);
-        }
         RowReader across = threads == reader.threads() ? reader : new RowReader(threads);
         try {
-            long multiplyAdds = COMPUTE_UNITS * RowReader.multiplyAddsPerUnit();
-            double[] computeRatios = new double[rounds], readRatios = new double[rounds];
-            double c1 = 0, cN = 0, r1 = 0, rN = 0;
+            long[][] times = new long[4][rounds]; // compute on 1, across; read on 1, across
+            // Its own paths to the loops (the caller's, a new pool's) are not the decode passes': untimed
+            // rounds compile them first, or they read 0.3-0.7 GB/s where the passes had read 40.
+            JitWarmUp.ofThisJvm(SCALING_WARMUP_NANOS, 10 * SCALING_WARMUP_NANOS, SCALING_WARMUP_NANOS)
+                    .run(() -> round(across, times, 0));
             for (int i = 0; i < rounds; i++) {
-                long t0 = System.nanoTime();
-                sink += RowReader.computeOnCaller(COMPUTE_UNITS);
-                long t1 = System.nanoTime();
-                sink += across.compute(COMPUTE_UNITS);
-                long t2 = System.nanoTime();
-                sink += RowReader.readOnCaller(buffer, rowFloats, rows);
-                long t3 = System.nanoTime();
-                sink += across.read(buffer, rowFloats, rows);
-                long t4 = System.nanoTime();
-                computeRatios[i] = (t1 - t0) / (double) (t2 - t1);
-                readRatios[i] = (t3 - t2) / (double) (t4 - t3);
-                c1 = Math.max(c1, multiplyAdds / ((t1 - t0) / 1e9));
-                cN = Math.max(cN, multiplyAdds / ((t2 - t1) / 1e9));
-                r1 = Math.max(r1, bufferBytes() / ((t3 - t2) / 1e9));
-                rN = Math.max(rN, bufferBytes() / ((t4 - t3) / 1e9));
+                round(across, times, i);
             }
             if (Float.isNaN(sink)) {
                 throw new AssertionError("NaN from FMA chains or a buffer of 0.75s");
             }
-            return new Scaling(threads, rounds, c1, cN, r1, rN, Samples.median(computeRatios), Samples.median(readRatios));
+            return Scaling.ofRounds(threads, COMPUTE_UNITS * RowReader.multiplyAddsPerUnit(), bufferBytes(),
+                    times[0], times[1], times[2], times[3]);
         } finally {
             if (across != reader) {
                 across.close();
@@ -187,8 +177,29 @@ public final class BandwidthBound implements AutoCloseable {
         }
     }
 
+    /** Least warm-up of {@link #scaling}'s rounds, and the time without compilation that ends it, ns. */
+    private static final long SCALING_WARMUP_NANOS = 300_000_000L;
+
+    /** One round of {@link #scaling}: its four passes' times go to {@code times[0..3][i]}. */
+    private void round(RowReader across, long[][] times, int i) {
+        long t0 = System.nanoTime();
+        sink += RowReader.computeOnCaller(COMPUTE_UNITS);
+        long t1 = System.nanoTime();
+        sink += across.compute(COMPUTE_UNITS);
+        long t2 = System.nanoTime();
+        sink += RowReader.readOnCaller(buffer, rowFloats, rows);
+        long t3 = System.nanoTime();
+        sink += across.read(buffer, rowFloats, rows);
+        long t4 = System.nanoTime();
+        times[0][i] = t1 - t0;
+        times[1][i] = t2 - t1;
+        times[2][i] = t3 - t2;
+        times[3][i] = t4 - t3;
+    }
+
     /**
-     * Compute and read rates at 1 thread and at {@code threads}, and how each scales.
+     * Compute and read rates at 1 thread and at {@code threads}, and how each scales; each scaling
+     * is the ratio of its own two rates, so a line that prints both cannot contradict itself.
      *
      * <p>A decode step of one sequence is bound by reading its bytes, one of many sequences
      * (32 on the stories15M shape) by its multiply-adds; so the batched / single ratio measured at
@@ -197,24 +208,73 @@ public final class BandwidthBound implements AutoCloseable {
      *
      * @param threads              threads of the "across" figures
      * @param rounds               A B A B rounds measured
-     * @param multiplyAddsPerSec1  best FMA lanes per second on one thread
-     * @param multiplyAddsPerSecN  best FMA lanes per second in total across {@code threads}
-     * @param bytesPerSec1         best read bandwidth on one thread, bytes/s
-     * @param bytesPerSecN         best read bandwidth across {@code threads}, bytes/s
-     * @param computeScaling       median over rounds of compute time at 1 thread / at {@code threads}
-     * @param readScaling          the same for a read pass
+     * @param multiplyAddsPerSec1  FMA lanes per second on one thread, in the round of median compute scaling
+     * @param multiplyAddsPerSecN  FMA lanes per second in total across {@code threads}, in the same round
+     * @param bytesPerSec1         read bandwidth on one thread, bytes/s, in the round of median read scaling
+     * @param bytesPerSecN         read bandwidth across {@code threads}, bytes/s, in the same round
      */
     public record Scaling(int threads, int rounds, double multiplyAddsPerSec1, double multiplyAddsPerSecN,
-                          double bytesPerSec1, double bytesPerSecN, double computeScaling, double readScaling) {
+                          double bytesPerSec1, double bytesPerSecN) {
+
+        /**
+         * The scaling of {@code rounds} A B A B rounds (times in ns, one entry per round): for compute
+         * and for reads apart, the round whose time at 1 thread / time at {@code threads} is the median
+         * (the lower of the middle two for an even count: always a round that was measured) gives
+         * both rates.
+         *
+         * @throws IllegalArgumentException for no rounds, arrays of different lengths or a time below 1 ns
+         */
+        public static Scaling ofRounds(int threads, long multiplyAdds, long bytes, long[] compute1, long[] computeN,
+                                       long[] read1, long[] readN) {
+            int rounds = compute1.length;
+            if (rounds == 0 || computeN.length != rounds || read1.length != rounds || readN.length != rounds) {
+                throw new IllegalArgumentException("scaling rounds: " + rounds + ", " + computeN.length + ", "
+                        + read1.length + ", " + readN.length + " times");
+            }
+            int c = medianRound(compute1, computeN);
+            int r = medianRound(read1, readN);
+            return new Scaling(threads, rounds, perSecond(multiplyAdds, compute1[c]), perSecond(multiplyAdds, computeN[c]),
+                    perSecond(bytes, read1[r]), perSecond(bytes, readN[r]));
+        }
+
+        /** The round whose {@code one[i] / many[i]} is the median (lower middle for an even count). */
+        private static int medianRound(long[] one, long[] many) {
+            Integer[] order = new Integer[one.length];
+            for (int i = 0; i < order.length; i++) {
+                if (one[i] < 1 || many[i] < 1) {
+                    throw new IllegalArgumentException("round " + i + " took " + one[i] + " and " + many[i] + " ns");
+                }
+                order[i] = i;
+            }
+            java.util.Arrays.sort(order, java.util.Comparator.comparingDouble(i -> one[i] / (double) many[i]));
+            return order[(order.length - 1) / 2];
+        }
+
+        private static double perSecond(long amount, long nanos) {
+            return amount / (nanos / 1e9);
+        }
+
+        /** Compute rate at {@code threads} / at 1 thread, from the same round. */
+        public double computeScaling() {
+            return multiplyAddsPerSecN / multiplyAddsPerSec1;
+        }
+
+        /** Read bandwidth at {@code threads} / at 1 thread, from the same round. */
+        public double readScaling() {
+            return bytesPerSecN / bytesPerSec1;
+        }
 
         /** The batched / single ratio at {@code threads} that a 1-thread ratio predicts: {@code ratio x compute / read scaling}. */
         public double ratioAtThreads(double oneThreadRatio) {
-            return oneThreadRatio * computeScaling / readScaling;
+            return oneThreadRatio * computeScaling() / readScaling();
         }
 
-        /** The 1-thread batched / single ratio that {@code target} at {@code threads} needs: {@code target x read / compute scaling}. */
-        public double oneThreadRatioFor(double target) {
-            return target * readScaling / computeScaling;
+        /**
+         * The 1-thread batched / single ratio that a ratio at {@code threads} predicts, the inverse of
+         * {@link #ratioAtThreads}: {@code ratio x read / compute scaling}.
+         */
+        public double ratioAtOneThread(double ratioAtThreads) {
+            return ratioAtThreads * readScaling() / computeScaling();
         }
     }
 

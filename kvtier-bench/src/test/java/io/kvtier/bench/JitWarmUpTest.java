@@ -65,4 +65,14 @@ class JitWarmUpTest {
         assertThat(r.quiet()).isTrue();
         assertThat(r.seconds()).isGreaterThanOrEqualTo(0.03 + 0.005 * 2);
     }
+
+    /** This JVM's schedule of choice: a most of 0 is one run, whatever the compilers do; a most below the least is refused. */
+    @Test
+    void thisJvmsWarmUpKeepsItsSchedule() {
+        AtomicInteger runs = new AtomicInteger();
+        JitWarmUp.ofThisJvm(0, 0, 0).run(runs::incrementAndGet);
+        assertThat(runs.get()).isEqualTo(1);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> JitWarmUp.ofThisJvm(2, 1, 0))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
 }

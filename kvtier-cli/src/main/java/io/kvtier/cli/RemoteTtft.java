@@ -109,9 +109,17 @@ final class RemoteTtft {
      * The figures of {@code pairs} (each {recompute, remote, step alone}): medians of each side, the
      * median of the pairs' own ratios and their range, by wall and by process CPU time; the step
      * alone (the prompt once more right after its remote hit, the prefix on the device) with what the
-     * remote hit took beyond it (median of the differences).
+     * remote hit took beyond it (median of the differences). CPU times at {@link ProcessCpu}'s clock.
      */
     static String report(Sample[][] pairs, String where) {
+        return report(pairs, where, ProcessCpu.resolutionNanos());
+    }
+
+    /**
+     * As {@link #report(Sample[][], String)}, with the CPU clock's step: a clock of 1 ms or coarser
+     * (the JDK's 10 ms ticks) gives its figures in whole ms and says its step, not "10.00 ms".
+     */
+    static String report(Sample[][] pairs, String where, long cpuResolutionNanos) {
         double[] rw = new double[pairs.length];
         double[] hw = new double[pairs.length];
         double[] rc = new double[pairs.length];
@@ -132,16 +140,21 @@ final class RemoteTtft {
             wallRatio[i] = rw[i] / hw[i];
             cpuRatio[i] = rc[i] / hc[i];
         }
+        boolean ticks = cpuResolutionNanos >= 1_000_000;
+        String ms = ticks ? "%.0f ms" : "%.2f ms";
+        String clock = ticks ? String.format(java.util.Locale.ROOT, "; process CPU in %d ms ticks",
+                cpuResolutionNanos / 1_000_000) : "";
         return String.format(java.util.Locale.ROOT,
                 "prefix from remote:   %8.2f ms  (%.1fx faster than recompute %.2f ms: median of %s, "
                         + "range %.1f-%.1fx; medians of each side; empty host tier: probe, promotion from %s, load)%n"
-                        + "  by process CPU:     %8.2f ms  (%.1fx less than recompute %.2f ms, range %.1f-%.1fx)%n"
-                        + "  the step alone:     %8.2f ms  (process CPU %.2f ms; the prompt again, its prefix on the device); "
+                        + "  by process CPU:     %s  (%.1fx less than recompute %s, range %.1f-%.1fx%s)%n"
+                        + "  the step alone:     %8.2f ms  (process CPU %s; the prompt again, its prefix on the device); "
                         + "the remote hit beyond it %.2f ms%n",
                 Samples.median(hw) * 1e3, Samples.median(wallRatio), Samples.median(rw) * 1e3,
                 pairs.length == 1 ? "1 pair's own ratio" : pairs.length + " pairs' own ratios", min(wallRatio), max(wallRatio), where,
-                Samples.median(hc) * 1e3, Samples.median(cpuRatio), Samples.median(rc) * 1e3,
-                min(cpuRatio), max(cpuRatio), Samples.median(step) * 1e3, Samples.median(stepCpu) * 1e3,
+                String.format(java.util.Locale.ROOT, "%8" + ms.substring(1), Samples.median(hc) * 1e3), Samples.median(cpuRatio),
+                String.format(java.util.Locale.ROOT, ms, Samples.median(rc) * 1e3), min(cpuRatio), max(cpuRatio), clock,
+                Samples.median(step) * 1e3, String.format(java.util.Locale.ROOT, ms, Samples.median(stepCpu) * 1e3),
                 Samples.median(beyond) * 1e3);
     }
 
@@ -164,12 +177,11 @@ final class RemoteTtft {
     }
 
     private static Sample time(Engine e, long id, int[] prompt) {
-        var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-        long c0 = os.getProcessCpuTime();
+        long c0 = ProcessCpu.nanos();
         long t0 = System.nanoTime();
         RemoteTrace.mark("submit");
         e.submit(new Request(id, prompt, 1, SamplingParams.GREEDY, ExtraKeys.NONE));
         e.runToCompletion();
-        return new Sample((System.nanoTime() - t0) / 1e9, (os.getProcessCpuTime() - c0) / 1e9);
+        return new Sample((System.nanoTime() - t0) / 1e9, (ProcessCpu.nanos() - c0) / 1e9);
     }
 }

@@ -42,10 +42,13 @@ final class ThreadCpu {
         return out;
     }
 
-    /** One line: the JVM's uptime and the CPU seconds per group, for stderr. */
+    /**
+     * One line: the JVM's uptime and the CPU seconds per group, for stderr, with the clock's step:
+     * /proc counts in the kernel's 10 ms ticks, so "0.01" is one tick, not a measured 10.00 ms.
+     */
     static String line(String label) {
         StringBuilder b = new StringBuilder("kvtier: cpu " + label + " at uptime "
-                + ManagementFactory.getRuntimeMXBean().getUptime() + " ms:");
+                + ManagementFactory.getRuntimeMXBean().getUptime() + " ms (seconds, in 10 ms ticks):");
         byGroup().forEach((k, v) -> { if (v > 0) b.append(String.format(" [%s] %.2f", k, v)); });
         return b.toString();
     }

@@ -42,6 +42,16 @@ class CompilerQuietTest {
         assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(50_000_000L);
     }
 
+    /** The run time bench warm-ups watch ({@link io.kvtier.bench.JitWarmUp}): every thread's, an ended one's as 0. */
+    @Test
+    void theC2ThreadsRunTimeIsTheSumOfTheirsAndAnEndedThreadCountsNothing(@TempDir Path dir) throws IOException {
+        Path sleeping = task(dir.resolve("1"), 'S', 123_456);
+        Path running = task(dir.resolve("2"), 'R', 1_000_000);
+        assertThat(io.kvtier.bench.CompilerThreads.runNanos(List.of(sleeping, running, dir.resolve("ended"))))
+                .isEqualTo(1_123_456);
+        assertThat(io.kvtier.bench.CompilerThreads.sample(running).asleep()).isFalse();
+    }
+
     /** A fake {@code /proc/self/task/<tid>} with the two files read: {@code stat} (state) and {@code schedstat} (run ns). */
     private static Path task(Path dir, char state, long runNanos) throws IOException {
         Files.createDirectories(dir);
