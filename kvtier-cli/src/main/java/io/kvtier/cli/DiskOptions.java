@@ -63,12 +63,15 @@ public final class DiskOptions {
      * Once the engine is built: says in one line why the disk tier only reads its directory, if it
      * does (another process owns it), then waits up to {@code --disk-scan-wait} for the disk tier's
      * scan of existing files (nothing to wait for without offloading), and ends the scan's progress
-     * line on a terminal. The same for {@code generate} and {@code serve}.
+     * line on a terminal. The same for {@code generate} and {@code serve}. Call it before
+     * {@link #warnRoom}: a process that only reads gets no warning about room for its writes.
      */
     public void opened(io.kvtier.engine.Engine engine, boolean terminal) {
         String readOnly = engine.offload() == null ? null : engine.offload().diskReadOnlyReason();
         if (readOnly != null) {
             System.err.println("kvtier: " + readOnly);
+            roomWarning = null; // this process writes nothing there: the filesystem's room is the owner's concern
+            room = -1;
         }
         if (engine.offload() != null && !scanWait().isZero()) {
             engine.offload().awaitDiskScan(scanWait());

@@ -161,6 +161,28 @@ class GenerateDiskSummaryTest {
         });
     }
 
+    /**
+     * A process that only reads the directory (another owns it) writes nothing there: no warning
+     * about room for writes (a fifth trial: the line came right after "this process only reads it"),
+     * and the summary gives the budget's capacity alone.
+     */
+    @Test
+    void aReaderGetsNoRoomWarning() throws IOException {
+        io.kvtier.kv.Namespace ns;
+        try (io.kvtier.model.Checkpoint c = io.kvtier.model.Checkpoint.load(ReferenceRecords.model())) {
+            ns = io.kvtier.kv.Namespace.of(c.modelId(), c.config().kvLayout(16));
+        }
+        try (io.kvtier.tier.disk.DiskStore owner = io.kvtier.tier.disk.DiskStore.open(dir, ns.digest(),
+                io.kvtier.tier.disk.DiskFsync.NONE)) {
+            assertThat(owner.role()).isEqualTo(io.kvtier.tier.disk.DiskStore.Role.OWNER);
+            withUsableSpace(p -> 40 * 1024, () -> {
+                CliRun r = generate("--disk-cache-bytes", "1G");
+                assertThat(r.err()).containsOnlyOnce("only reads it").doesNotContain(WARNING);
+                assertThat(disk(r).group(3)).as("nor the filesystem's room in the summary").isNull();
+            });
+        }
+    }
+
     /** F1: a directory the tier has yet to create is measured on its nearest existing ancestor (it said nothing). */
     @Test
     void aDirectoryNotCreatedYetIsMeasuredOnItsNearestExistingAncestor() {

@@ -114,6 +114,10 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
                 queueDeletions(List.of(c.key())); // no room for it but in place of its own prefix: the file goes
             }
         });
+        // Files the owner deleted (this process only reads): misses now, not failed loads later.
+        for (BlockKey gone : scan.takeVanished()) {
+            index.remove(gone);
+        }
         if (scan.finished()) {
             droppedWhileScanning.clear();
         }

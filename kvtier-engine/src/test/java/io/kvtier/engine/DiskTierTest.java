@@ -135,7 +135,7 @@ class DiskTierTest {
      * steps, a quiet server's first request started the rescan and missed).
      */
     @Test
-    void anIdleReaderTakesInTheOwnersChunksWithoutARequest() throws InterruptedException {
+    void anIdleReaderTakesInTheOwnersChunksWithoutARequestAndDropsTheDeletedOnes() throws IOException, InterruptedException {
         Engine owner = engine(ReferenceRecords.model(), 16, setup(dir, 1L << 30, DiskWritePolicy.THROUGH));
         OffloadSetup rescanning = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT,
                 new OffloadSetup.DiskSetup(dir, 1L << 30, DiskWritePolicy.THROUGH, DiskFsync.NONE, 1, null)
@@ -156,6 +156,20 @@ class DiskTierTest {
             }
             assertThat(reader.offload().diskIndex().readyCount()).as("the owner's chunks, taken in while idle").isEqualTo(stored);
             assertThat(diskHits(SequentialRuns.run(reader, 3).getFirst())).isEqualTo(32);
+
+            // The owner's files deleted (as its reset does): a rescan drops them.
+            try (Stream<Path> files = Files.walk(dir)) {
+                for (Path f : files.filter(p -> p.toString().endsWith(".kvc")).toList()) {
+                    Files.delete(f);
+                }
+            }
+            deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (reader.offload().diskIndex().readyCount() > 0 && System.nanoTime() < deadline) {
+                reader.idle();
+                Thread.sleep(5);
+            }
+            assertThat(reader.offload().diskIndex().readyCount()).as("vanished files dropped, not kept until a failed load")
+                    .isZero();
         }
     }
 

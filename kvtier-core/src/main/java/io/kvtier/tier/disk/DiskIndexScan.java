@@ -107,6 +107,8 @@ public final class DiskIndexScan implements RestartScan {
     private final Consumer<? super Progress> progress;
     /** Keys whose files this scan passes over (an immutable set, read from its threads). */
     private final Set<BlockKey> known;
+    /** Keys of every chunk file the listing found; null until it is over, or if it failed. */
+    private volatile Set<BlockKey> listedKeys;
     private final ExecutorService pool;
     private final ConcurrentLinkedQueue<ScannedChunk> queue = new ConcurrentLinkedQueue<>();
     private final AtomicLong listedFiles = new AtomicLong();
@@ -172,6 +174,14 @@ public final class DiskIndexScan implements RestartScan {
         return ended && queue.isEmpty();
     }
 
+    /**
+     * The keys of every chunk file the listing found (named as a chunk; headers not judged),
+     * known ones included: null until the listing is over, and if it failed.
+     */
+    public Set<BlockKey> listedKeys() {
+        return listedKeys;
+    }
+
     @Override
     public Progress progress() {
         return new Progress(listedFiles.get(), scanned.get(), found.get(), tempDeleted.get(), badDeleted.get(),
@@ -206,6 +216,9 @@ public final class DiskIndexScan implements RestartScan {
         try {
             List<Candidate> files = list();
             listedFiles.set(files.size());
+            Set<BlockKey> keys = new java.util.HashSet<>();
+            files.forEach(c -> keys.add(c.key()));
+            listedKeys = Set.copyOf(keys);
             files.removeIf(c -> known.contains(c.key()));
             listed = true;
             report(true);

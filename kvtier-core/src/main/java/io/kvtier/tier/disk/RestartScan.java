@@ -1,6 +1,8 @@
 package io.kvtier.tier.disk;
 
+import io.kvtier.kv.BlockKey;
 import java.time.Duration;
+import java.util.List;
 import java.util.Queue;
 import java.util.function.Consumer;
 
@@ -19,6 +21,14 @@ public interface RestartScan extends AutoCloseable {
      * @return how many were handed over
      */
     int drain(int max, Consumer<? super ScannedChunk> sink);
+
+    /**
+     * Chunks the tier holds whose files are gone (another process deleted them), found since the
+     * last call, each once: for the tier to drop. A scan that only adds reports none.
+     */
+    default List<BlockKey> takeVanished() {
+        return List.of();
+    }
 
     /** Whether the scan is over and every found chunk was drained (nothing more will come). */
     boolean finished();

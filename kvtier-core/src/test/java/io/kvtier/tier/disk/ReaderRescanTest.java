@@ -52,7 +52,7 @@ class ReaderRescanTest {
             write(owner, 1, payload(arena, 2000, 1));
             List<DiskIndexScan.Progress> firstReports = new ArrayList<>();
             try (ReaderRescan scan = new ReaderRescan(DiskIndexScan.start(reader, 1, firstReports::add),
-                    () -> DiskIndexScan.start(reader, 1, p -> { }, Set.of(key(1))), EVERY, now::get)) {
+                    keys -> DiskIndexScan.start(reader, 1, p -> { }, keys), () -> List.of(key(1)), EVERY, now::get)) {
                 assertThat(awaitAndDrain(scan)).containsExactly(key(1));
                 write(owner, 2, payload(arena, 2000, 2));
                 now.addAndGet(EVERY.toNanos() - 1);
@@ -69,8 +69,36 @@ class ReaderRescanTest {
     }
 
     @Test
+    void aRescanReportsTheKnownChunksWhoseFilesTheOwnerDeletedOnce() throws Exception {
+        try (DiskStore owner = DiskStore.open(root, NS, DiskFsync.NONE);
+             DiskStore reader = DiskStore.open(root, NS, DiskFsync.NONE)) {
+            write(owner, 1, payload(arena, 2000, 1));
+            write(owner, 2, payload(arena, 2000, 2));
+            List<BlockKey> held = new ArrayList<>(List.of(key(1), key(2), key(3)));
+            try (ReaderRescan scan = new ReaderRescan(DiskIndexScan.start(reader, 1, p -> { }),
+                    keys -> DiskIndexScan.start(reader, 1, p -> { }, keys), () -> held, EVERY, now::get)) {
+                assertThat(awaitAndDrain(scan)).containsExactlyInAnyOrder(key(1), key(2));
+                assertThat(scan.takeVanished()).as("the first scan only adds").isEmpty();
+                assertThat(owner.delete(key(1))).isTrue();
+                now.addAndGet(EVERY.toNanos());
+                assertThat(awaitAndDrain(scan)).as("due: starts the rescan").isEmpty();
+                assertThat(awaitAndDrain(scan)).as("the rescan, given 1, 2 and 3, finds only 2, and passes over it").isEmpty();
+                assertThat(scan.takeVanished()).as("1 deleted, 3 never there").containsExactlyInAnyOrder(key(1), key(3));
+                assertThat(scan.takeVanished()).as("once").isEmpty();
+                held.remove(key(1));
+                held.remove(key(3));
+                now.addAndGet(EVERY.toNanos());
+                assertThat(awaitAndDrain(scan)).isEmpty();
+                assertThat(awaitAndDrain(scan)).isEmpty();
+                assertThat(scan.rescans()).isEqualTo(2);
+                assertThat(scan.takeVanished()).as("2 is still there").isEmpty();
+            }
+        }
+    }
+
+    @Test
     void aNegativeIntervalIsRefused() {
-        assertThatThrownBy(() -> new ReaderRescan(new NoScan(), NoScan::new, Duration.ofMillis(-1), now::get))
+        assertThatThrownBy(() -> new ReaderRescan(new NoScan(), keys -> null, List::of, Duration.ofMillis(-1), now::get))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT-0.001S");
     }
 
