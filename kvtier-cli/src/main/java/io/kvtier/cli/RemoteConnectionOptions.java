@@ -71,6 +71,76 @@ public final class RemoteConnectionOptions {
     }
 
     /**
+     * Where the password came from, as a line names it: {@code --remote-password-file FILE}, or
+     * {@value #PASSWORD_ENV}; null when none was given.
+     */
+    String passwordSource() {
+        if (passwordFile != null) {
+            return "--remote-password-file " + passwordFile;
+        }
+        String env = System.getenv(PASSWORD_ENV);
+        return env == null || env.isEmpty() ? null : PASSWORD_ENV;
+    }
+
+    /** Whether one of {@code urls} names its user ({@code redis://user@host:port}); else the server's user is {@code default}. */
+    static boolean namesUser(List<String> urls) {
+        return urls.stream().anyMatch(u -> u.substring(u.indexOf("://") + 3).indexOf('@') > 0);
+    }
+
+    /** {@link #fitted(String, String, boolean)} for these flags' password and URLs. */
+    String fitted(String reason) {
+        return fitted(reason, passwordSource(), namesUser(urls));
+    }
+
+    /** The words the tier ends a refusal of its credentials with ({@code RemoteErrors.authFailed}), whatever was given. */
+    private static final String GENERIC_ADVICE = "): check the remote user and password";
+
+    /**
+     * {@code reason} (a remote tier's reason for turning off) with the advice after a refusal of its
+     * credentials fitted to what was given; any other reason unchanged.
+     *
+     * @param passwordSource {@link #passwordSource()}: null when no password was given
+     * @param namedUser      whether the URL names a user ({@code redis://user@...}); else the user is {@code default}
+     */
+    static String fitted(String reason, String passwordSource, boolean namedUser) {
+        String start = "authentication failed (";
+        int at = reason.indexOf(start);
+        if (at < 0 || !reason.endsWith(GENERIC_ADVICE)) {
+            return reason;
+        }
+        String advice = authAdvice(reason.substring(at + start.length(), reason.length() - GENERIC_ADVICE.length()),
+                passwordSource, namedUser);
+        return advice == null ? reason : reason.substring(0, reason.length() - GENERIC_ADVICE.length()) + "): " + advice;
+    }
+
+    /**
+     * What to do about a server's refusal of the client's credentials ({@code serverLine}: its
+     * reply), fitted to what was given: a server that wants a password when none was given
+     * (NOAUTH), a password it refused (WRONGPASS), a password given to a server that has none.
+     * Never advice about a password where none was given and none was asked for: null for any
+     * other reply.
+     */
+    static String authAdvice(String serverLine, String passwordSource, boolean namedUser) {
+        String user = namedUser ? "the URL's user" : "user default";
+        if (serverLine.contains("without any password configured")) {
+            // redis-benchmark's AUTH <password> to a server with no password (a client that names the user passes).
+            return passwordSource == null ? null : "the server has no password for " + user + ": "
+                    + (passwordSource.startsWith("--") ? "leave out " : "unset ") + passwordSource;
+        }
+        if (serverLine.contains("NOAUTH") || serverLine.contains("Authentication required")) {
+            return passwordSource == null
+                    ? "the server wants a password: give it with --remote-password-file FILE (or " + PASSWORD_ENV + ")"
+                    : "the server did not take the password of " + passwordSource + " for " + user;
+        }
+        if (serverLine.contains("WRONGPASS") || serverLine.contains("invalid username-password")) {
+            return passwordSource == null ? null
+                    : "the server refused the password of " + passwordSource + " for " + user + " (a wrong password, or a user"
+                            + " that is disabled or not there)";
+        }
+        return null;
+    }
+
+    /**
      * The remote password: from {@code passwordFile} (stripped) when given, else from
      * {@value #PASSWORD_ENV}, else null.
      *

@@ -101,11 +101,10 @@ public final class RemoteOptions {
         if (tenantProblem != null) {
             throw new BadInputException("--remote-tenant " + tenantProblem);
         }
-        // A server that wants a password the user did not give: say where one goes (a new user's trial).
-        String hint = settings.password() != null ? "" : " (no password was given: --remote-password-file FILE or "
-                + RemoteConnectionOptions.PASSWORD_ENV + ")";
-        return new OffloadSetup.RemoteSetup(settings, policy, admitAfter, inFlight, line -> System.err.println("kvtier: " + line
-                + (line.startsWith("remote tier off: authentication failed") ? hint : "")));
+        // A refusal of the credentials says what to do about what was given: where a password goes when the server
+        // wants one and none was given (a new user's trial), that the one given was refused.
+        return new OffloadSetup.RemoteSetup(settings, policy, admitAfter, inFlight,
+                line -> System.err.println("kvtier: " + connection.fitted(line)));
     }
 
     /**

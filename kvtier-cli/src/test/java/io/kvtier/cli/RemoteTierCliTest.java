@@ -114,7 +114,7 @@ class RemoteTierCliTest {
             assertThat(generate(dir.resolve("stats.json"), "--remote-url", r.url()).lines()).hasSize(LONG_PROMPTS.length);
             assertThat(stderr()).filteredOn(l -> l.startsWith("kvtier: remote tier off: ")).singleElement().asString()
                     .startsWith("kvtier: remote tier off: authentication failed (NOAUTH ")
-                    .endsWith("): check the remote user and password (no password was given: --remote-password-file FILE or "
+                    .endsWith("): the server wants a password: give it with --remote-password-file FILE (or "
                             + RemoteConnectionOptions.PASSWORD_ENV + ")");
         }
     }
@@ -130,7 +130,8 @@ class RemoteTierCliTest {
                 .hasSize(LONG_PROMPTS.length);
         List<String> err = stderr();
         assertThat(err).contains("kvtier: remote tier off: authentication failed (WRONGPASS invalid username-password pair "
-                + "or user is disabled.): check the remote user and password");
+                + "or user is disabled.): the server refused the password of --remote-password-file " + password + " for the URL's "
+                + "user (a wrong password, or a user that is disabled or not there)");
         assertThat(err).filteredOn(l -> l.startsWith("kvtier: remote: ")).singleElement().asString()
                 .endsWith(", tier off: authentication failed");
         JsonNode remote = JSON.readTree(stats.toFile()).get("remote");
