@@ -64,6 +64,11 @@ final class BenchKeys {
         });
     }
 
+    /** Deletes {@code key} on the store of {@code settings} (a cluster's: on its master), as the URL's user; 1 if it was there. */
+    static long delete(RemoteSettings settings, String key) {
+        return withKeys(settings, keys -> keys.unlink(key));
+    }
+
     /**
      * The {@code host:port} of the cluster master that holds {@code key}'s slot, as the cluster
      * names it (the address redis-benchmark must be given: any other master answers MOVED).

@@ -88,8 +88,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
     /** With {@code --remote-url}: also the remote tier's throughput beside redis-benchmark, and its TTFT. */
     @Mixin
     RemoteConnectionOptions remote;
-    /** The store of {@code --remote-url} once the flags are checked (its tenant unused); null: none. */
-    private io.kvtier.tier.remote.RemoteSettings remoteStore;
+    /** The store of {@code --remote-url} and what the run writes there, once the flags are checked; null: none. */
+    private volatile RemoteBenchRun remoteRun;
 
     @Option(names = "--remote-mib-per-size", paramLabel = "MIB", defaultValue = "64", description = "MiB stored and loaded per chunk size on the remote server (default ${DEFAULT-VALUE})")
     long remoteMibPerSize;
@@ -146,30 +146,31 @@ final class BenchOffloadCommand implements Callable<Integer> {
         if (diskDir != null) {
             Checks.directory(diskDir, "--disk-cache-dir");
         }
-        if (remote.enabled()) {
-            remoteStore = remote.settings("bench");
-            RemoteBandwidth.checkReachable(remoteStore);
-        }
         if (coldDisk && !Files.isWritable(Path.of("/proc/sys/vm/drop_caches"))) {
             throw new BadInputException("--cold-disk drops the page cache, which needs root (/proc/sys/vm/drop_caches "
                     + "is not writable here)");
         }
+        RemoteBenchRun run = remote.enabled() ? new RemoteBenchRun(remote.settings("bench"), remote.passwordSource()) : null;
         Path tmp = diskDir != null ? diskDir : Files.createTempDirectory("kvtier-bench-disk");
         // A signal (SIGINT, SIGTERM) ends the JVM without running the finally below, and the bench
         // thread runs on while hooks do: deleting behind its back lost the race twice in CI (a
         // figure's createDirectories made the dir again after the hook's last rmdir). So the hook
-        // first stops the bench thread (an interrupt fails its file I/O and sleeps at once), waits
-        // until its finally has deleted the dir and it can make no more, then deletes what is left.
+        // first stops the bench thread (an interrupt fails its file I/O and sleeps at once; the
+        // remote figures stop at their next step, redis-benchmark is killed), deletes the remote
+        // keys once no figure writes them, waits until the thread's finally has deleted the dir and
+        // it can make no more, then deletes what is left.
         Thread bench = Thread.currentThread();
         CountDownLatch benchDone = new CountDownLatch(1);
         Thread cleanup = new Thread(() -> {
             signalled = true;
-            stopThenDelete(bench, benchDone, tmp);
+            stopThenDelete(bench, benchDone, diskDir == null ? tmp : null, run);
         }, "kvtier-bench-cleanup");
-        if (diskDir == null) {
-            Runtime.getRuntime().addShutdownHook(cleanup);
-        }
+        Runtime.getRuntime().addShutdownHook(cleanup);
         try {
+            if (run != null) {
+                RemoteBandwidth.checkReachable(run); // before the first figure: a refusal is one line, nothing above it
+                remoteRun = run;
+            }
             if (!skipBandwidth) {
                 bandwidth();
                 diskBandwidth(tmp.resolve("bandwidth"));
@@ -177,8 +178,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
             if (coldDisk) {
                 coldDiskBandwidth(tmp.resolve("cold"));
             }
-            if (remoteStore != null) {
-                RemoteBandwidth.print(remoteStore, remoteRequests, remoteMibPerSize << 20, repeats);
+            if (remoteRun != null) {
+                RemoteBandwidth.print(remoteRun, remoteRequests, remoteMibPerSize << 20, repeats);
             }
             if (!skipDecode) {
                 new io.kvtier.bench.OffloadDecodeBench(model.model(), threads.threads(), repeats, System.out).run();
@@ -192,17 +193,17 @@ final class BenchOffloadCommand implements Callable<Integer> {
             }
             throw e;
         } finally {
-            if (diskDir == null) {
-                try {
+            try {
+                if (diskDir == null) {
                     FileTrees.delete(tmp);
-                } finally {
-                    benchDone.countDown(); // this thread makes no more files: the hook may delete
                 }
-                try {
-                    Runtime.getRuntime().removeShutdownHook(cleanup);
-                } catch (IllegalStateException shuttingDown) {
-                    // the hook runs (or ran) anyway
-                }
+            } finally {
+                benchDone.countDown(); // this thread makes no more files: the hook may delete
+            }
+            try {
+                Runtime.getRuntime().removeShutdownHook(cleanup);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs (or ran) anyway
             }
         }
         return 0;
@@ -251,14 +252,28 @@ final class BenchOffloadCommand implements Callable<Integer> {
     }
 
     /**
-     * A shutdown hook's job: interrupts the bench thread, waits at most 5 s for it to leave its
-     * temp dir (a CPU-bound figure does not see the interrupt), then deletes {@code root}, again
-     * until it has stayed absent for 100 ms in case the bench thread had not stopped.
+     * A shutdown hook's job: interrupts the bench thread; with a store, stops the remote figures
+     * first and deletes what the run wrote there, saying so in one line ({@link RemoteBenchRun#remove});
+     * waits at most 5 s for the thread to leave its temp dir (a CPU-bound figure does not see the
+     * interrupt), then deletes {@code root} (null: the user's dir, left), again until it has
+     * stayed absent for 100 ms in case the bench thread had not stopped.
      */
-    private static void stopThenDelete(Thread bench, CountDownLatch benchDone, Path root) {
-        bench.interrupt();
+    private static void stopThenDelete(Thread bench, CountDownLatch benchDone, Path root, RemoteBenchRun remote) {
         try {
+            if (remote != null) {
+                remote.stop();
+            }
+            bench.interrupt();
+            if (remote != null) {
+                String removed = remote.remove(StopSignals.GRACE_SECONDS);
+                if (removed != null) {
+                    System.err.println("kvtier: " + removed);
+                }
+            }
             benchDone.await(5, TimeUnit.SECONDS);
+            if (root == null) {
+                return;
+            }
             long end = System.nanoTime() + 5_000_000_000L;
             int goneChecks = 0;
             while (goneChecks < 5 && System.nanoTime() < end) {
@@ -340,8 +355,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
                 fromDisk * 1e3, recompute / fromDisk);
         System.out.printf("  floor:              %8.2f ms  (plain FileChannel read of the prefix %.2f ms + the step after it %.2f ms); disk/floor %.2f%n",
                 (readSeconds + oneStep) * 1e3, readSeconds * 1e3, oneStep * 1e3, fromDisk / (readSeconds + oneStep));
-        if (remoteStore != null) {
-            RemoteTtft.print(Models.load(m), remoteStore, prompt, prefixBytes, repeats, threads.threads());
+        if (remoteRun != null) {
+            RemoteTtft.print(Models.load(m), remoteRun, prompt, prefixBytes, repeats, threads.threads());
         }
         halfHostTtft(m, prompt, prefixBlocks / 2);
     }

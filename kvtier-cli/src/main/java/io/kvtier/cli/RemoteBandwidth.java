@@ -65,11 +65,13 @@ public final class RemoteBandwidth {
      * each) and redis-benchmark runs against the master of {@link #BENCHMARK_KEY} (one connection:
      * any other master would answer MOVED).
      *
-     * @param store the store, its tenant unused (the tier writes under {@code bench})
+     * @param run the store and the run's tenant, under which the tier writes
      * @throws BadInputException if the store stops answering or a run of redis-benchmark fails: one line
+     * @throws java.util.concurrent.CancellationException if a signal stopped the run
      */
-    public static void print(RemoteSettings store, int requests, long bytesPerSize, int repeats) {
-        URI target = store.cluster() ? BenchKeys.masterOf(store, BENCHMARK_KEY) : BenchKeys.endpoint(store.urls().getFirst());
+    static void print(RemoteBenchRun run, int requests, long bytesPerSize, int repeats) {
+        RemoteSettings store = run.store();
+        URI target = benchmarkTarget(store);
         String connections = store.cluster() ? String.format("the tier one connection to each master, redis-benchmark one to "
                 + "%s:%d (the master of %s); %d commands in flight", target.getHost(), target.getPort(), BENCHMARK_KEY, PIPELINE)
                 : "both sides one connection, " + PIPELINE + " commands in flight";
@@ -84,13 +86,19 @@ public final class RemoteBandwidth {
             double[][] rounds = new double[6][repeats]; // tier store, SET, tier load, GET, store/SET, load/GET
             long rbValues = Long.MAX_VALUE;
             long tierValues = Long.MAX_VALUE;
-            try (Tier tier = new Tier(store, size)) {
+            try (Tier tier = new Tier(run, size)) {
                 tier.run(chunks); // warm-up
                 for (int r = 0; r < repeats; r++) {
                     double[] t = tier.run(chunks);
                     tierValues = Math.min(tierValues, (long) t[2]);
-                    Benchmark b = benchmark(store, target, size, chunks);
-                    tier.store.delete(BENCHMARK_KEY); // redis-benchmark's own key: not left behind
+                    Benchmark b;
+                    try {
+                        b = benchmark(run, target, size, chunks);
+                    } finally {
+                        if (!run.stopping()) { // after a signal the hook deletes it, and says so
+                            tier.store.delete(BENCHMARK_KEY); // redis-benchmark's own key: not left behind, also when it failed
+                        }
+                    }
                     rbValues = Math.min(rbValues, b.values());
                     double[] round = {t[0], b.set(), t[1], b.get(), t[0] / b.set(), t[1] / b.get()};
                     for (int i = 0; i < round.length; i++) {
@@ -104,17 +112,27 @@ public final class RemoteBandwidth {
         }
     }
 
+    /** The server redis-benchmark runs against: the URL's, or on a cluster the master of {@link #BENCHMARK_KEY}. */
+    private static URI benchmarkTarget(RemoteSettings store) {
+        return store.cluster() ? BenchKeys.masterOf(store, BENCHMARK_KEY) : BenchKeys.endpoint(store.urls().getFirst());
+    }
+
     /**
      * Connects to the store as the figures will, and writes (then deletes) one key of each side,
-     * before any figure is measured: a user whose ACL confines it to other keys is one line here,
-     * not a NOPERM after the table's header (a new user's trial).
+     * then runs redis-benchmark once as the table will (one SET of one byte), before any figure is
+     * measured: a user whose ACL confines it to other keys, or a password redis-benchmark's AUTH
+     * fails with where the tier's passed (a password given to a server without one), is one line
+     * here, not an error after the table's header (new users' trials).
      *
      * @throws BadInputException naming the URL (redacted) and why, if the store cannot be reached
-     *         or refuses the client (wrong password, ACL)
+     *         or refuses the client (wrong password, ACL), or redis-benchmark is missing or fails
      */
-    static void checkReachable(RemoteSettings settings) {
-        try (LettuceRemoteStore store = open(settings.withTenant("bench"))) {
-            for (String key : List.of(PROBE_KEY, BENCHMARK_KEY)) {
+    static void checkReachable(RemoteBenchRun run) {
+        RemoteSettings settings = run.store();
+        String probeKey = "kvt:v1:" + run.tenant() + ":probe";
+        run.enter();
+        try (LettuceRemoteStore store = open(settings.withTenant(run.tenant()), run)) {
+            for (String key : List.of(probeKey, BENCHMARK_KEY)) {
                 try {
                     store.set(key, new byte[] {0}).get(30, java.util.concurrent.TimeUnit.SECONDS);
                     store.delete(key);
@@ -124,7 +142,7 @@ public final class RemoteBandwidth {
                     if (store.offReason() != null && !why.contains("NOPERM")) {
                         // The tier's own words, as generate says them: a cluster node given in standalone mode (MOVED) was
                         // blamed on the ACL below (a new user's trial).
-                        throw new BadInputException(refused(settings, store.offReason()));
+                        throw new BadInputException(refused(settings, run.fitted(store.offReason())));
                     }
                     throw new BadInputException(refused(settings, "cannot write " + key + " (" + why
                             + "): bench offload's tier writes kvt:v1:bench* keys and redis-benchmark writes " + BENCHMARK_KEY
@@ -134,25 +152,54 @@ public final class RemoteBandwidth {
                     throw new BadInputException("bench offload: interrupted");
                 }
             }
+            try {
+                checkBenchmark(run);
+            } finally {
+                if (!run.stopping()) {
+                    store.delete(BENCHMARK_KEY); // the SET of the check's
+                    store.get(BENCHMARK_KEY).exceptionally(e -> null).join(); // one connection: its DEL ran
+                }
+            }
+        } finally {
+            run.exit();
         }
     }
 
-    /** A key of the tier's tenant that {@link #checkReachable} writes and deletes. */
-    static final String PROBE_KEY = "kvt:v1:bench:probe";
+    /**
+     * One SET of one byte by redis-benchmark, as the table's runs connect (host, port, AUTH, TLS,
+     * database).
+     *
+     * @throws BadInputException if redis-benchmark is missing or fails: its AUTH refused (what to do
+     *         about the password given or not), or anything else it printed
+     */
+    private static void checkBenchmark(RemoteBenchRun run) {
+        List<String> cmd = benchmarkCommand(run.store(), benchmarkTarget(run.store()), List.of("-t", "set", "-d", "1", "-n", "1",
+                "-c", "1", "--csv"));
+        Ran ran = exec(cmd, run);
+        if (ran.status() == 0) {
+            return;
+        }
+        // The server's reply, the line after redis-benchmark's "Node HOST:PORT replied with error:".
+        String reply = ran.out().lines().map(String::strip).filter(l -> l.matches("(ERR|NOAUTH|WRONGPASS|NOPERM)\\b.*"))
+                .findFirst().orElse(null);
+        String advice = reply == null ? null : run.authAdvice(reply);
+        throw new BadInputException(refused(run.store(), advice != null ? "authentication failed (" + reply + "): " + advice
+                : "redis-benchmark fails against it: " + shown(cmd) + " printed " + oneLine(ran.out())));
+    }
 
     /**
      * The store, connected, or one line naming the URL (redacted) and why not: it cannot be
      * reached, does not answer, or refuses the client (wrong password, ACL). The client's own
      * lines (the engine's "every lookup misses until it answers") do not fit a bench, which stops.
      */
-    private static LettuceRemoteStore open(RemoteSettings s) {
+    private static LettuceRemoteStore open(RemoteSettings s, RemoteBenchRun run) {
         List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
         LettuceRemoteStore store = LettuceRemoteStore.open(s, lines::add);
         if (store.offReason() != null || !"closed".equals(store.breakerState())) {
             store.close();
             java.util.regex.Matcher why = java.util.regex.Pattern.compile("\\(([^)]*)\\)").matcher(String.join(" ", lines));
             throw new BadInputException(refused(s, store.offReason() != null
-                    ? store.offReason() : "cannot reach the store" + (why.find() ? " (" + why.group(1) + ")" : "")));
+                    ? run.fitted(store.offReason()) : "cannot reach the store" + (why.find() ? " (" + why.group(1) + ")" : "")));
         }
         return store;
     }
@@ -199,6 +246,7 @@ public final class RemoteBandwidth {
      */
     private static final class Tier implements AutoCloseable {
         private static final int TOKENS = 16;
+        private final RemoteBenchRun run;
         private final long payload;
         private final BlockKey ns = new BlockKey(1, 2, 3, new Random().nextLong());
         private final HostSlab slab;
@@ -208,11 +256,18 @@ public final class RemoteBandwidth {
         private final byte[] bytes;
         private int written;
 
-        Tier(RemoteSettings settings, long payload) {
+        Tier(RemoteBenchRun run, long payload) {
+            this.run = run;
             this.payload = payload;
-            this.store = open(settings.withTenant("bench").withTimeout(java.time.Duration.ofSeconds(10)));
+            run.enter();
+            try {
+                this.store = open(run.store().withTenant(run.tenant()).withTimeout(java.time.Duration.ofSeconds(10)), run);
+            } catch (RuntimeException e) {
+                run.exit();
+                throw e;
+            }
             this.slab = new HostSlab(2 * PIPELINE, payload, TOKENS);
-            this.keys = new RemoteKeys("bench", ns);
+            this.keys = new RemoteKeys(run.tenant(), ns);
             this.copier = new RemoteCopier(slab, store, keys, payload);
             this.bytes = new byte[(int) payload];
             new Random(1).nextBytes(bytes);
@@ -231,6 +286,8 @@ public final class RemoteBandwidth {
             int stored = 0;
             int[] lastWrite = new int[TIER_KEYS]; // the value each key holds: its tokens are that index
             for (; stored < chunks || storeNanos < MIN_BENCHMARK_SECONDS * 1e9; stored += PIPELINE) {
+                run.checkRunning();
+                written = Math.max(written, Math.min(stored + PIPELINE, TIER_KEYS)); // before the job: it may fail half done
                 List<ChunkCopy> writes = new ArrayList<>();
                 for (int i = 0; i < PIPELINE; i++) {
                     int k = (stored + i) % TIER_KEYS;
@@ -246,10 +303,10 @@ public final class RemoteBandwidth {
                 storeNanos += System.nanoTime() - t0;
             }
             int keys = Math.min(stored, TIER_KEYS);
-            written = Math.max(written, keys); // the keys 0 .. written-1
             long loadNanos = 0;
             int loaded = 0;
             for (; loaded < chunks || loadNanos < MIN_BENCHMARK_SECONDS * 1e9; loaded += PIPELINE) {
+                run.checkRunning();
                 List<ChunkCopy> reads = new ArrayList<>();
                 for (int i = 0; i < PIPELINE; i++) {
                     int k = (loaded + i) % keys;
@@ -275,16 +332,19 @@ public final class RemoteBandwidth {
 
         @Override
         public void close() {
-            for (int i = 0; i < written; i++) {
-                store.delete(keys.of(key(i)));
-            }
-            // Commands on one connection complete in order (a cluster: one connection per master, each
-            // key's on its master's): when a key's GET answers, its delete ran.
-            for (int i = 0; i < written; i++) {
-                store.get(keys.of(key(i))).exceptionally(e -> null).join();
+            if (!run.stopping()) { // after a signal the hook deletes the run's keys, and says so
+                for (int i = 0; i < written; i++) {
+                    store.delete(keys.of(key(i)));
+                }
+                // Commands on one connection complete in order (a cluster: one connection per master, each
+                // key's on its master's): when a key's GET answers, its delete ran.
+                for (int i = 0; i < written; i++) {
+                    store.get(keys.of(key(i))).exceptionally(e -> null).join();
+                }
             }
             store.close();
             slab.close();
+            run.exit();
         }
     }
 
@@ -312,34 +372,17 @@ public final class RemoteBandwidth {
      *         not a finite positive number, or still prints {@code inf} with many more requests:
      *         one line naming the command and what it printed
      */
-    private static Benchmark benchmark(RemoteSettings store, URI target, long size, int requests) {
-        String url = store.urls().getFirst();
-        URI u = BenchKeys.endpoint(url);
-        List<String> auth = new ArrayList<>();
-        if (store.password() != null) { // on redis-benchmark's command line: -a is its only way (it warns, on stderr, that it is visible)
-            auth.addAll(List.of("-a", store.password()));
-            if (u.getUserInfo() != null) {
-                auth.addAll(List.of("--user", u.getUserInfo()));
-            }
-        }
-        if (url.startsWith("rediss://")) {
-            auth.add("--tls");
-            if (store.caFile() != null) {
-                auth.addAll(List.of("--cacert", store.caFile().toString()));
-            }
-        }
-        String db = u.getPath() == null ? "" : u.getPath().replaceFirst("^/", "");
-        if (!db.isEmpty()) {
-            auth.addAll(List.of("--dbnum", db));
-        }
+    private static Benchmark benchmark(RemoteBenchRun run, URI target, long size, int requests) {
         long n = Math.max(requests, 2 * PIPELINE);
         String last = "";
-        for (int run = 0; run < 6; run++) {
-            List<String> cmd = new ArrayList<>(List.of("redis-benchmark", "-h", target.getHost(), "-p", String.valueOf(target.getPort()),
-                    "-t", "set,get", "-d", String.valueOf(size), "-n", String.valueOf(n), "-c", "1", "-P", String.valueOf(PIPELINE),
-                    "--csv"));
-            cmd.addAll(auth);
-            String out = run(cmd);
+        for (int attempt = 0; attempt < 6; attempt++) {
+            List<String> cmd = benchmarkCommand(run.store(), target, List.of("-t", "set,get", "-d", String.valueOf(size), "-n",
+                    String.valueOf(n), "-c", "1", "-P", String.valueOf(PIPELINE), "--csv"));
+            Ran ran = exec(cmd, run);
+            if (ran.status() != 0) {
+                throw new BadInputException(shown(cmd) + " failed: " + oneLine(ran.out()));
+            }
+            String out = ran.out();
             double set = requestsPerSecond(out, "set");
             double get = requestsPerSecond(out, "get");
             for (String op : List.of("SET", "GET")) {
@@ -403,19 +446,66 @@ public final class RemoteBandwidth {
         return Double.NaN;
     }
 
-    private static String run(List<String> cmd) {
-        try {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes());
-            if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new BadInputException(shown(cmd) + " failed: " + oneLine(out));
+    /**
+     * redis-benchmark against {@code target} with {@code args}, connecting as the tier does: the
+     * password ({@code -a}, and {@code --user} for the URL's user), TLS and its CA file, the URL's database.
+     */
+    private static List<String> benchmarkCommand(RemoteSettings store, URI target, List<String> args) {
+        String url = store.urls().getFirst();
+        URI u = BenchKeys.endpoint(url);
+        List<String> cmd = new ArrayList<>(List.of("redis-benchmark", "-h", target.getHost(), "-p", String.valueOf(target.getPort())));
+        cmd.addAll(args);
+        if (store.password() != null) { // on redis-benchmark's command line: -a is its only way (it warns, on stderr, that it is visible)
+            cmd.addAll(List.of("-a", store.password()));
+            if (u.getUserInfo() != null) {
+                cmd.addAll(List.of("--user", u.getUserInfo()));
             }
-            return out;
+        }
+        if (url.startsWith("rediss://")) {
+            cmd.add("--tls");
+            if (store.caFile() != null) {
+                cmd.addAll(List.of("--cacert", store.caFile().toString()));
+            }
+        }
+        String db = u.getPath() == null ? "" : u.getPath().replaceFirst("^/", "");
+        if (!db.isEmpty()) {
+            cmd.addAll(List.of("--dbnum", db));
+        }
+        return cmd;
+    }
+
+    /** What a run of redis-benchmark printed (standard error with its output) and its exit status (-1: no exit in 120 s). */
+    private record Ran(int status, String out) {
+    }
+
+    /**
+     * Runs redis-benchmark as a child that a signal's hook stops ({@link RemoteBenchRun#start}).
+     *
+     * @throws BadInputException if it is not installed
+     * @throws java.util.concurrent.CancellationException if a signal stopped the run
+     */
+    private static Ran exec(List<String> cmd, RemoteBenchRun run) {
+        Process p;
+        try {
+            p = run.start(new ProcessBuilder(cmd).redirectErrorStream(true));
         } catch (IOException e) {
             throw new BadInputException("redis-benchmark not found (install redis-tools): " + e.getMessage());
+        }
+        try {
+            String out = new String(p.getInputStream().readAllBytes());
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return new Ran(-1, out);
+            }
+            run.checkRunning(); // killed by the hook: not redis-benchmark's failure
+            return new Ran(p.exitValue(), out);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
+        } finally {
+            run.ended(p);
         }
     }
 }

@@ -17,7 +17,6 @@ import io.kvtier.tier.remote.RemoteTrace;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Random;
 
 /**
  * {@code bench offload --remote-url}: time to first token of a prompt whose prefix an engine loads
@@ -44,22 +43,27 @@ final class RemoteTtft {
     /**
      * Runs the pairs and prints the figures.
      *
+     * @param run the store and the run's tenant, under which the prompts' chunks go
      * @param prefixBytes KV bytes of the prompt's full chunks (sizes the host tier and the write budget)
      * @throws BadInputException if a remote run loaded nothing from the store (it went away: one line, no stack trace)
+     * @throws java.util.concurrent.CancellationException if a signal stopped the run
      */
-    static void print(Model cp, RemoteSettings store, int[] prompt, long prefixBytes, int repeats, int threads) {
+    static void print(Model cp, RemoteBenchRun run, int[] prompt, long prefixBytes, int repeats, int threads) {
         int blockSize = 16;
         var layout = cp.config().kvLayout(blockSize);
         EngineConfig config = new EngineConfig(blockSize, 2 * layout.blocksFor(cp.config().seqLen()), 4096, 4, true, -1);
-        String tenant = "bench" + Long.toHexString(new Random().nextLong() & 0xffffffL);
+        RemoteSettings store = run.store();
+        String tenant = run.tenant();
         RemoteSettings settings = store.withTenant(tenant).withTimeout(Duration.ofSeconds(10));
         OffloadSetup setup = new OffloadSetup(prefixBytes * 2 + (64L << 20), 0, "lru", OffloadConfig.DEFAULT).withRemote(
                 new OffloadSetup.RemoteSetup(settings, DiskWritePolicy.THROUGH, 1, Math.max(64L << 20, 2 * prefixBytes),
                         System.err::println));
         Sample[][] pairs = new Sample[repeats][];
         long id = 0;
+        run.enter();
         try (Engine e = LlamaRunner.engine(cp, config, Kernels.best(), threads, setup)) {
             for (int i = 0; i < repeats + 1; i++) {
+                run.checkRunning();
                 int[] p = prompt.clone();
                 p[1] = 3 + i; // a prompt of this repeat's own: nothing of it is in the store yet
                 e.resetCache();
@@ -81,6 +85,7 @@ final class RemoteTtft {
                             + e.offload().remoteStats().loadFailures() + " " + e.offload().remoteStats().storesDroppedBy());
                 }
                 e.drainTransfers();
+                run.checkRunning();
                 // The same prompt again, its prefix still on the device: the step after the load alone, in this engine.
                 RemoteTrace.clear();
                 Sample s = time(e, id++, p);
@@ -94,12 +99,17 @@ final class RemoteTtft {
             }
         } finally {
             // The prompts' chunks, written under this run's own tenant, are not left on the server,
-            // also when a run failed (the store went away: then this says what is left where).
+            // also when a run failed (the store went away: then this says what is left where). After
+            // a signal the hook deletes them once the engine is closed, and says so.
             try {
-                BenchKeys.deleteTenant(store, tenant);
+                if (!run.stopping()) {
+                    BenchKeys.deleteTenant(store, tenant);
+                }
             } catch (RuntimeException e) {
                 System.err.println("kvtier: bench offload: could not delete its keys kvt:v1:" + tenant + ":* from "
                         + RemoteBandwidth.where(store) + " (" + e.getMessage() + ")");
+            } finally {
+                run.exit();
             }
         }
         System.out.print(report(pairs, RemoteBandwidth.label(store)));

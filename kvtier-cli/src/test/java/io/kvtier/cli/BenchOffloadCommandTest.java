@@ -2,6 +2,7 @@ package io.kvtier.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.tier.remote.OwnRedis;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -102,6 +103,54 @@ class BenchOffloadCommandTest {
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(p.exitValue()).isEqualTo(143);
         assertThat(benchDirs(tmp)).as("temp dir deleted").isEmpty();
+    }
+
+    /**
+     * A new user's trial: SIGINT during the remote table left the tier's 64 keys of 1 MiB on the
+     * server, SIGTERM during redis-benchmark its key (the child ran on). Now a SIGTERM to the JVM
+     * alone (as {@code kill} sends it) while redis-benchmark hangs, frozen here with its key
+     * written, stops the child (its SIGTERM stays pending: then SIGKILL), and the hook deletes the
+     * tier's keys and redis-benchmark's, saying so in one line.
+     */
+    @Test
+    void aSignalDuringRedisBenchmarkStopsItAndRemovesTheRunsKeys() throws Exception {
+        try (OwnRedis redis = OwnRedis.start(dir.resolve("redis"))) {
+            Path err = dir.resolve("err.txt");
+            Process p = ChildCli.start(err, "bench", "offload", "--remote-url", redis.url(), "--skip-bandwidth", "--skip-decode",
+                    "--skip-ttft");
+            try {
+                long deadline = System.nanoTime() + 120_000_000_000L;
+                ProcessHandle benchmark = null;
+                while (benchmark == null) {
+                    assertThat(p.isAlive()).as("still measuring: " + ChildCli.stderr(err)).isTrue();
+                    assertThat(System.nanoTime()).as("redis-benchmark runs").isLessThan(deadline);
+                    // A run of the table's (not the check's SET) that has written its key, frozen while it is.
+                    ProcessHandle running = p.descendants().filter(h -> h.info().commandLine().orElse("").contains("set,get"))
+                            .findFirst().orElse(null);
+                    if (running != null && keyWritten(redis) && signal("STOP", running) && running.isAlive() && keyWritten(redis)) {
+                        benchmark = running;
+                    }
+                    Thread.sleep(20);
+                }
+                assertThat(ChildCli.terminateWithin(p, 60)).isTrue();
+                assertThat(p.exitValue()).isEqualTo(143);
+                assertThat(benchmark.isAlive()).as("redis-benchmark stopped").isFalse();
+                assertThat(redis.cli("DBSIZE")).as("nothing of the run left").isEqualTo("0");
+                assertThat(ChildCli.stderr(err)).containsPattern("(?m)^kvtier: bench offload: stopped by a signal; removed "
+                        + "\\d+ keys kvt:v1:bench[0-9a-f]{6}:\\* and key:__rand_int__ from " + redis.url() + "$");
+            } finally {
+                p.descendants().forEach(ProcessHandle::destroyForcibly); // a frozen redis-benchmark of a failed test
+                p.destroyForcibly().waitFor();
+            }
+        }
+    }
+
+    private static boolean keyWritten(OwnRedis redis) throws Exception {
+        return redis.cli("EXISTS", RemoteBandwidth.BENCHMARK_KEY).equals("1");
+    }
+
+    private static boolean signal(String signal, ProcessHandle h) throws Exception {
+        return new ProcessBuilder("kill", "-" + signal, String.valueOf(h.pid())).start().waitFor() == 0;
     }
 
     private static List<Path> benchDirs(Path tmp) throws java.io.IOException {

@@ -125,6 +125,51 @@ class RemoteBandwidthTest {
         }
     }
 
+    /**
+     * A new user's trial: a password file for a server without a password passed the tier's check
+     * (a nopass user takes any password) and failed in redis-benchmark's AUTH after the table's
+     * header. Now redis-benchmark runs once before the header: one line saying to leave the
+     * password out. A server that wants a password: where it goes when none was given, that the
+     * one given was refused.
+     */
+    @Test
+    void passwordsAreCheckedBeforeTheTableAndTheAdviceFitsWhatWasGiven(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path pw = java.nio.file.Files.writeString(dir.resolve("pw"), "some-password");
+        String[] skips = {"--skip-bandwidth", "--skip-ttft", "--skip-decode"};
+        try (io.kvtier.tier.remote.OwnRedis open = io.kvtier.tier.remote.OwnRedis.start(dir.resolve("open"));
+             io.kvtier.tier.remote.OwnRedis locked = io.kvtier.tier.remote.OwnRedis.start(dir.resolve("locked"), "requirepass pw-1")) {
+            assertRefused("--remote-url " + open.url() + ": authentication failed (ERR AUTH <password> called without any password "
+                    + "configured for the default user. Are you sure your configuration is correct?): the server has no password for "
+                    + "user default: leave out --remote-password-file " + pw, "--remote-url", open.url(), "--remote-password-file",
+                    pw.toString(), skips[0], skips[1], skips[2]);
+            assertThat(open.cli("DBSIZE")).as("the checks' keys deleted").isEqualTo("0");
+            CliRun none = CliRun.of("bench", "offload", "--remote-url", locked.url(), skips[0], skips[1], skips[2]);
+            assertThat(none.err()).startsWith("kvtier: --remote-url " + locked.url() + ": authentication failed (NOAUTH ")
+                    .endsWith("): the server wants a password: give it with --remote-password-file FILE (or "
+                            + RemoteConnectionOptions.PASSWORD_ENV + ")\n");
+            CliRun wrong = CliRun.of("bench", "offload", "--remote-url", locked.url(), "--remote-password-file", pw.toString(),
+                    skips[0], skips[1], skips[2]);
+            assertThat(wrong.err()).startsWith("kvtier: --remote-url " + locked.url() + ": authentication failed (WRONGPASS ")
+                    .endsWith("): the server refused the password of --remote-password-file " + pw + " for user default (a wrong "
+                            + "password, or a user that is disabled or not there)\n");
+            for (CliRun r : List.of(none, wrong)) {
+                assertThat(r.code()).isEqualTo(2);
+                assertThat(r.out()).isEmpty();
+                assertThat(r.err()).hasLineCount(1);
+            }
+        }
+    }
+
+    private static void assertRefused(String err, String... args) {
+        List<String> all = new java.util.ArrayList<>(List.of("bench", "offload"));
+        all.addAll(List.of(args));
+        CliRun r = CliRun.of(all.toArray(String[]::new));
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err()).isEqualTo("kvtier: " + err + "\n");
+        assertThat(r.out()).as("nothing printed before the line").isEmpty();
+    }
+
     @Test
     void theModelFlagIsRefusedWhenTheDecodeFiguresAreSkipped() {
         CliRun r = CliRun.of("bench", "offload", "--skip-decode", "--skip-bandwidth", "--skip-ttft", "--model", "x.bin");

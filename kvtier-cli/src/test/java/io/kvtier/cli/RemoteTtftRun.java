@@ -30,7 +30,7 @@ public final class RemoteTtftRun {
         long prefixBytes = (long) ((prompt.length - 1) / 16) * layout.bytesPerBlock();
         System.out.printf("%d-token prompt, prefix %.1f MB of KV, %d threads, load average %.1f%n", prompt.length,
                 prefixBytes / 1e6, threads, java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
-        RemoteTtft.print(m, io.kvtier.tier.remote.RemoteSettings.of(java.util.List.of(url), false, "bench",
-                System.getenv(RemoteConnectionOptions.PASSWORD_ENV)), prompt, prefixBytes, repeats, threads);
+        RemoteTtft.print(m, new RemoteBenchRun(io.kvtier.tier.remote.RemoteSettings.of(java.util.List.of(url), false, "bench",
+                System.getenv(RemoteConnectionOptions.PASSWORD_ENV)), null), prompt, prefixBytes, repeats, threads);
     }
 }
