@@ -133,6 +133,11 @@ final class BenchOffloadCommand implements Callable<Integer> {
         Checks.notWith(spec, skipBandwidth && skipTtft && !coldDisk, "--skip-bandwidth --skip-ttft",
                 "no figure left writes files (only --cold-disk would)", List.of("--disk-cache-dir", "--disk-dir"));
         Checks.notWith(spec, skipDecode, "--skip-decode", "the decode figures are skipped", List.of("--model"));
+        if (skipTtft && skipDecode && skipBandwidth && !coldDisk && !remote.enabled()) {
+            // Nothing would be measured: a run that printed nothing and exited 0 (a new user's trial).
+            throw new BadInputException("--skip-bandwidth, --skip-decode and --skip-ttft skip every figure: leave one out, "
+                    + "or give --remote-url or --cold-disk");
+        }
         List<String> needUrl = new java.util.ArrayList<>(List.of("--remote-mib-per-size", "--remote-requests"));
         needUrl.addAll(RemoteConnectionOptions.NEED_URL);
         Checks.needs(spec, remote.enabled(), "--remote-url", needUrl.toArray(String[]::new));

@@ -60,6 +60,13 @@ class BenchOffloadCommandTest {
                 "bench", "offload", "--skip-bandwidth", "--skip-ttft", "--disk-cache-dir", dir.toString());
     }
 
+    /** A new user's trial: every part skipped and no store printed nothing and exited 0. */
+    @Test
+    void skippingEveryFigureIsRefused() {
+        assertRefused("kvtier: --skip-bandwidth, --skip-decode and --skip-ttft skip every figure: leave one out, or give "
+                + "--remote-url or --cold-disk", "bench", "offload", "--skip-ttft", "--skip-decode", "--skip-bandwidth");
+    }
+
     private static void assertRefused(String errStart, String... args) {
         CliRun r = CliRun.of(args);
         assertThat(r.code()).as(r.err()).isEqualTo(2);
