@@ -69,8 +69,8 @@ public final class OffloadDecodeBench {
     /** Warms the store path, then prints one line per batch size (1 and 32). */
     public void run() {
         out.println("== decode with offloading (decode blocks stored too) vs without, " + model.getFileName()
-                + ": twin engines in one process taking turns of " + STEPS_PER_TURN
-                + " step, same requests and tokens; on: host tier full, slots reused; the store path"
+                + ": twin engines in one process taking turns of " + Plural.count(STEPS_PER_TURN, "step")
+                + ", same requests and tokens; on: host tier full, slots reused; the store path"
                 + " JIT-compiled first (" + STORE_PATH_WARM_CHUNKS + " chunk stores) ==");
         warmStorePath();
         for (int batch : new int[] {1, 32}) {
@@ -166,10 +166,10 @@ public final class OffloadDecodeBench {
         double[] wall = p.wallRatios();
         TwinDecode.Cost off = p.total(p.off);
         TwinDecode.Cost on = p.total(p.on);
-        out.printf(Locale.ROOT, "%s: on/off throughput by CPU per token %.4f (range %.4f-%.4f, %d pairs), by wall %.4f (range %.4f-%.4f);"
+        out.printf(Locale.ROOT, "%s: on/off throughput by CPU per token %.4f (range %.4f-%.4f, %s), by wall %.4f (range %.4f-%.4f);"
                         + " CPU per token off %.2f us, on %.2f us (transfer threads %.2f us); off %,.0f tokens/s wall;"
                         + " engine thread allocates %,.0f B per token off, %,.0f B on%n",
-                Plural.count(batch, "sequence"), Samples.median(cpu), min(cpu), max(cpu), cpu.length, Samples.median(wall), min(wall), max(wall),
+                Plural.count(batch, "sequence"), Samples.median(cpu), min(cpu), max(cpu), Plural.count(cpu.length, "pair"), Samples.median(wall), min(wall), max(wall),
                 off.cpuPerToken() / 1e3, on.cpuPerToken() / 1e3, on.transferCpu / 1e3 / on.tokens, 1e9 / off.wallPerToken(),
                 off.bytesPerToken(), on.bytesPerToken());
     }

@@ -12,6 +12,7 @@ import io.kvtier.bench.Samples;
 import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.model.Kernels;
+import io.kvtier.text.Plural;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -98,8 +99,8 @@ final class BenchGenerateCommand implements Callable<Integer> {
         EngineConfig config = new EngineConfig(blockSize, blocks, stepTokens, sequences, false, -1);
         int readers = threads.resolved();
         int processors = Runtime.getRuntime().availableProcessors();
-        System.out.printf("model %s: %s, kernels %s, %d compute threads%n", modelPath.getFileName(),
-                shape, Kernels.best().name(), readers);
+        System.out.printf("model %s: %s, kernels %s, %s%n", modelPath.getFileName(),
+                shape, Kernels.best().name(), Plural.count(readers, "compute thread"));
         String oversubscribed = oversubscribed(readers, processors);
         if (oversubscribed != null) {
             System.out.flush(); // after the model line, not inside it, where both go to one terminal or file
@@ -120,22 +121,22 @@ final class BenchGenerateCommand implements Callable<Integer> {
             BoundNote.Run run = new BoundNote.Run(readers, processors, bound.bufferBytes(), pass,
                     readers == 1 ? scaling.bytesPerSec1() : scaling.bytesPerSecN(), ManagementFactory
                             .getOperatingSystemMXBean().getSystemLoadAverage());
-            System.out.printf("read bandwidth:          %.2f GB/s (best of %d passes of %d thread%s over %,.1f MB,"
+            System.out.printf("read bandwidth:          %.2f GB/s (best of %s of %s over %,.1f MB,"
                             + " one before each decode step%s)%n", run.passBytesPerSec() / 1e9,
-                    single.fractions.length + batched.fractions.length, readers, readers == 1 ? "" : "s",
-                    bound.bufferBytes() / 1e6, BoundNote.flag(run));
+                    Plural.count(single.fractions.length + batched.fractions.length, "pass", "passes"),
+                    Plural.count(readers, "thread"), bound.bufferBytes() / 1e6, BoundNote.flag(run));
             double copy = bound.bestCopyBytesPerSecond(COPY_PASSES);
-            System.out.printf("copy bandwidth:          %.2f GB/s (best of %d copies spread over the run, of those %,.1f MB"
-                            + " on %d thread%s, bytes copied per second; STREAM's Copy counts each twice): single-sequence"
+            System.out.printf("copy bandwidth:          %.2f GB/s (best of %s spread over the run, of those %,.1f MB"
+                            + " on %s, bytes copied per second; STREAM's Copy counts each twice): single-sequence"
                             + " decode = %.2f of the copy bound of issue 10 (%s tokens/s for the weights; decode without the"
                             + " read passes)%n", copy / 1e9,
-                    bound.copies(), bound.bufferBytes() / 1e6, readers, readers == 1 ? "" : "s",
+                    Plural.count(bound.copies(), "copy", "copies"), bound.bufferBytes() / 1e6, Plural.count(readers, "thread"),
                     single.plainTokensPerSecond * weightBytes / copy,
                     GenerateReport.groupedRate(copy / weightBytes));
             BoundNote.Figure singleFigure = single.figure("single-sequence");
             BoundNote.Figure batchedFigure = batched.figure(sequences + "-sequence");
-            System.out.printf("single-sequence decode:  %s tokens/s (%d tokens) = %.2f of the bound (%s%s); %s tokens/s"
-                            + " without the read passes%n", GenerateReport.groupedRate(single.tokensPerSecond), steps,
+            System.out.printf("single-sequence decode:  %s tokens/s (%s) = %.2f of the bound (%s%s); %s tokens/s"
+                            + " without the read passes%n", GenerateReport.groupedRate(single.tokensPerSecond), Plural.count(steps, "token"),
                     single.median(), single.spread(), BoundNote.flag(singleFigure),
                     GenerateReport.groupedRate(single.plainTokensPerSecond));
             double ratio = batched.tokensPerSecond / single.tokensPerSecond;
@@ -144,9 +145,9 @@ final class BenchGenerateCommand implements Callable<Integer> {
                     batched.spread(), BoundNote.flag(batchedFigure), ratioAcrossThreads(ratio, readers, scaling));
             System.out.printf("prefill:                 %s tokens/s (%d-token prompt)%n",
                     GenerateReport.groupedRate(prefill.value), prompt);
-            System.out.printf("warm-up:                 single %s, %d sequences %s, prefill %s (the same work, at least"
+            System.out.printf("warm-up:                 single %s, %s %s, prefill %s (the same work, at least"
                             + " 2 s, then until 0.5 s of whole runs passed with no JIT compilation, at most 20 s)%n",
-                    single.warmUp.describe(), sequences, batched.warmUp.describe(), prefill.warmUp.describe());
+                    single.warmUp.describe(), Plural.count(sequences, "sequence"), batched.warmUp.describe(), prefill.warmUp.describe());
             String note = BoundNote.note(run, java.util.List.of(singleFigure, batchedFigure));
             if (note != null) {
                 System.out.println(note);
@@ -174,8 +175,8 @@ final class BenchGenerateCommand implements Callable<Integer> {
      */
     static String oversubscribed(int threads, int processors) {
         return threads <= processors ? null : String.format(java.util.Locale.ROOT, "kvtier: bench generate: --threads %d"
-                + " is more than the %d processors available: the threads take turns, so the figures are slower and"
-                + " noisier than with --threads %d (measured anyway)", threads, processors, processors);
+                + " is more than the %s available: the threads take turns, so the figures are slower and"
+                + " noisier than with --threads %d (measured anyway)", threads, Plural.count(processors, "processor"), processors);
     }
 
     /** The batched / single ratio issue 16 asks for at 1 and 2 threads. */
@@ -188,9 +189,9 @@ final class BenchGenerateCommand implements Callable<Integer> {
     static String scalingLine(BandwidthBound.Scaling s) {
         return String.format(java.util.Locale.ROOT, "threads 1 -> %d:            compute %.2fx (%.1f -> %.1f G"
                         + " multiply-adds/s, FMA chains in registers), read bandwidth %.2fx (%.1f -> %.1f GB/s);"
-                        + " each from the round of median ratio of %d rounds, A B A B", s.threads(), s.computeScaling(),
+                        + " each from the round of median ratio of %s, A B A B", s.threads(), s.computeScaling(),
                 s.multiplyAddsPerSec1() / 1e9, s.multiplyAddsPerSecN() / 1e9, s.readScaling(),
-                s.bytesPerSec1() / 1e9, s.bytesPerSecN() / 1e9, s.rounds());
+                s.bytesPerSec1() / 1e9, s.bytesPerSecN() / 1e9, Plural.count(s.rounds(), "round"));
     }
 
     /**
@@ -237,8 +238,8 @@ final class BenchGenerateCommand implements Callable<Integer> {
         }
 
         String spread() {
-            return String.format(java.util.Locale.ROOT, "median of %d steps, each against the read pass before it;"
-                    + " quartiles %.2f-%.2f", fractions.length, Samples.quantile(fractions, 0.25),
+            return String.format(java.util.Locale.ROOT, "median of %s, each against the read pass before it;"
+                    + " quartiles %.2f-%.2f", Plural.count(fractions.length, "step"), Samples.quantile(fractions, 0.25),
                     Samples.quantile(fractions, 0.75));
         }
 

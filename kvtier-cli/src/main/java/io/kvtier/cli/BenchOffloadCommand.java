@@ -13,6 +13,7 @@ import io.kvtier.model.CheckpointWriter;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.offload.OffloadConfig;
+import io.kvtier.text.Plural;
 import io.kvtier.tier.disk.FileTrees;
 import io.kvtier.bench.CopyBandwidth;
 import io.kvtier.bench.ColdDiskBandwidth;
@@ -307,8 +308,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
         var layout = c.kvLayout(blockSize);
         int prefixBlocks = (len - 1) / blockSize;
         long prefixBytes = prefixBlocks * layout.bytesPerBlock();
-        System.out.printf("== time to first token, %d-token prompt, %s (%,d parameters), prefix %d tokens = %.1f MB of KV ==%n",
-                len, m.getFileName(), c.parameterCount(), prefixBlocks * blockSize, prefixBytes / 1e6);
+        System.out.printf("== time to first token, %d-token prompt, %s (%,d parameters), prefix %s = %.1f MB of KV ==%n",
+                len, m.getFileName(), c.parameterCount(), Plural.count(prefixBlocks * blockSize, "token"), prefixBytes / 1e6);
         EngineConfig config = new EngineConfig(blockSize, 2 * layout.blocksFor(c.seqLen()), 4096, 4, true, -1);
         OffloadSetup setup = new OffloadSetup(prefixBytes * 2 + (64L << 20), 0, "lru", OffloadConfig.DEFAULT,
                 new OffloadSetup.DiskSetup(diskRoot, prefixBytes * 2 + (64L << 20), io.kvtier.offload.DiskWritePolicy.THROUGH,
@@ -409,12 +410,12 @@ final class BenchOffloadCommand implements Callable<Integer> {
             }
         }
         if (hit < hostChunks * 16L) {
-            throw new IllegalStateException("bench offload: a host tier of " + hostChunks + " chunks gave a hit of "
-                    + hit + " tokens, expected " + hostChunks * 16);
+            throw new IllegalStateException("bench offload: a host tier of " + Plural.count(hostChunks, "chunk") + " gave a hit of "
+                    + Plural.count(hit, "token") + ", expected " + hostChunks * 16);
         }
         System.out.printf("half prefix from host:%8.2f ms  (%.2fx faster than recompute, %.2f ms in this engine; host tier "
-                + "of %d chunks = half the prefix, %d tokens loaded, %d recomputed)%n", best * 1e3, full / best, full * 1e3,
-                hostChunks, hit, prompt.length - hit);
+                + "of %s = half the prefix, %s loaded, %d recomputed)%n", best * 1e3, full / best, full * 1e3,
+                Plural.count(hostChunks, "chunk"), Plural.count(hit, "token"), prompt.length - hit);
     }
 
     /** Best time of a plain sequential FileChannel read of {@code bytes} from one file, into off-heap memory. */

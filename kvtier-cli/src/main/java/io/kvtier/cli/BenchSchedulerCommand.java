@@ -68,8 +68,8 @@ final class BenchSchedulerCommand implements Callable<Integer>, SizedByFlags {
                     + ": each measured step decodes one token of every running request");
         }
         SchedulerBench.Result r = SchedulerBench.run(running, promptTokens, steps, blockSize, budget, repeats);
-        System.out.printf("scheduler: %d running requests, %d-token prompts, block %d, offloading to a host tier (LRU)%n",
-                running, promptTokens, blockSize);
+        System.out.printf("scheduler: %s, %d-token prompts, block %d, offloading to a host tier (LRU)%n",
+                io.kvtier.text.Plural.count(running, "running request"), promptTokens, blockSize);
         System.out.printf("  engine time per step outside the forward pass: %,.1f us best, %,.1f us mean of %d "
                 + "(%,.2f us per running request, %,.0f tokens per step)%n", r.nanosPerStep() / 1e3,
                 r.nanosPerStepMean() / 1e3, repeats, r.nanosPerStep() / running / 1e3, r.tokensPerStep());

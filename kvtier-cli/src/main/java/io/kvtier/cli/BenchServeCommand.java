@@ -9,6 +9,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import io.kvtier.text.Plural;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -146,9 +147,10 @@ final class BenchServeCommand implements Callable<Integer> {
         ServeLoad load = new ServeLoad(conversations, turns, systemTokens, userTokens, maxTokens, sampling.params());
         PrintStream out = System.out;
         // Printed once every flag and the model file are checked: a bad --model is one line, with no header above it.
-        Runnable header = () -> out.printf("bench serve: %d conversations x %d turns, system prompt %d tokens, user messages %d, "
-                + "answers up to %d (longest request %d prompt tokens; history %d tokens)%n", conversations, turns, systemTokens,
-                userTokens, maxTokens, load.longestPromptTokens(), load.historyTokens());
+        Runnable header = () -> out.printf("bench serve: %s x %s, system prompt %s, user messages %d, "
+                + "answers up to %d (longest request %s; history %s)%n", Plural.count(conversations, "conversation"),
+                Plural.count(turns, "turn"), Plural.count(systemTokens, "token"), userTokens, maxTokens,
+                Plural.count(load.longestPromptTokens(), "prompt token"), Plural.count(load.historyTokens(), "token"));
         List<ServeBenchReport.Side> sides = new ArrayList<>();
         if (url != null) {
             String base = serverRoot(url);
@@ -214,12 +216,12 @@ final class BenchServeCommand implements Callable<Integer> {
         // requests would recompute everything); --prefill-priority sets the 'on' side's, by default on.
         io.kvtier.engine.EngineConfig offConfig = config.withPrefillPriority(false);
         io.kvtier.engine.EngineConfig onConfig = config.withPrefillPriority(offload.prefillPriority(true));
-        out.printf("servers: %s, device pool %d blocks of %d (%d tokens), --max-running %d, --max-batch-tokens %d, --threads %d%n",
-                m.getFileName(), config.deviceBlocks(), bs, config.deviceBlocks() * bs, config.maxRunning(), config.maxBatchTokens(),
-                threads.resolved());
+        out.printf("servers: %s, device pool %s of %d (%s), --max-running %d, --max-batch-tokens %d, --threads %d%n",
+                m.getFileName(), Plural.count(config.deviceBlocks(), "block"), bs, Plural.count((long) config.deviceBlocks() * bs, "token"),
+                config.maxRunning(), config.maxBatchTokens(), threads.resolved());
         out.printf("  host tier off: no offloading; prefill priority %s%n", offConfig.prefillPriority() ? "on" : "off (FIFO admission)");
         out.printf("  host tier on:  host tier %s (--eviction %s, --store-policy %s, --load-policy %s, --blocks-per-chunk %d, "
-                + "stores %s); prefill priority %s%n", on.hostChunks() > 0 ? on.hostChunks() + " chunks" : offload.hostCacheBytes, eviction.eviction, eviction.storePolicy, eviction.loadPolicy,
+                + "stores %s); prefill priority %s%n", on.hostChunks() > 0 ? Plural.count(on.hostChunks(), "chunk") : offload.hostCacheBytes, eviction.eviction, eviction.storePolicy, eviction.loadPolicy,
                 offload.blocksPerChunk(), offload.offloadDecode ? "prompt and decode blocks" : "prompt blocks",
                 onConfig.prefillPriority() ? "on (new requests' prefills preempt decodes)" : "off (FIFO admission)");
         // JIT warm-up on a throwaway server, so that the first side measured is not the slower for it.

@@ -107,9 +107,10 @@ final class BoundNote {
                     + " after them %.2f", r.passBytesPerSec() / 1e9, r.afterBytesPerSec() / 1e9));
         }
         if (r.oversubscribed()) {
-            causes.add(String.format(Locale.ROOT, "--threads %d on %d processors: the threads take turns, and a"
+            causes.add(String.format(Locale.ROOT, "--threads %d on %s: the threads take turns, and a"
                     + " pass's helpers (asleep between passes, where a step's spin) wait longest for a processor;"
-                    + " measure with --threads %d or fewer", r.threads(), r.processors(), r.processors()));
+                    + " measure with --threads %d or fewer", r.threads(), io.kvtier.text.Plural.count(r.processors(), "processor"),
+                    r.processors()));
         }
         if (r.bufferBytes() < SMALL_WEIGHTS) {
             causes.add(String.format(Locale.ROOT, "a read pass of these %,.1f MB of weights took %.0f us, mostly its"
@@ -118,8 +119,8 @@ final class BoundNote {
         }
         if (causes.isEmpty() || (!r.oversubscribed() && r.loadAverage() > r.processors())) {
             causes.add(r.loadAverage() >= 0
-                    ? String.format(Locale.ROOT, "other work on the machine (load average %.1f on %d processors);"
-                            + " measure on an idle machine", r.loadAverage(), r.processors())
+                    ? String.format(Locale.ROOT, "other work on the machine (load average %.1f on %s);"
+                            + " measure on an idle machine", r.loadAverage(), io.kvtier.text.Plural.count(r.processors(), "processor"))
                     : "other work on the machine; measure on an idle machine");
         }
         return "note: " + what + ". Likely: " + String.join("; ", causes);

@@ -174,14 +174,16 @@ final class GenerateReport {
     void writeSummary(PrintStream err, java.util.function.Function<List<DiskOptions.TierRoom>, String> diskRoom) {
         Map<String, Object> s = stats();
         if (outcome.end() == GenerateRun.End.SIGNALLED) {
-            err.printf("kvtier: stopped by a signal: %d of %d prompts finished and printed, %d not%n",
-                    outcome.finished().size(), outcome.finished().size() + outcome.unfinished(), outcome.unfinished());
+            err.printf("kvtier: stopped by a signal: %d of %s finished and printed, %d not%n",
+                    outcome.finished().size(), Plural.count(outcome.finished().size() + outcome.unfinished(), "prompt"),
+                    outcome.unfinished());
         }
         if (engine.offload() != null) {
-            err.printf("kvtier: offload: external hit tokens %s, blocks stored %s, loaded %s, %s load failures, "
-                            + "%s store failures, %s store refusals, host chunks %s used of %s%s%n",
-                    counts(s, "external_hit_tokens"), counts(s, "blocks_stored"), counts(s, "blocks_loaded"), s.get("load_failures"),
-                    s.get("store_failures"), s.get("store_refusals"), s.get("host_chunks_used"), s.get("host_chunks_total"),
+            err.printf("kvtier: offload: external hit tokens %s, blocks stored %s, loaded %s, %s, "
+                            + "%s, %s, host chunks %s used of %s%s%n",
+                    counts(s, "external_hit_tokens"), counts(s, "blocks_stored"), counts(s, "blocks_loaded"),
+                    count(s, "load_failures", "load failure"), count(s, "store_failures", "store failure"),
+                    count(s, "store_refusals", "store refusal"), s.get("host_chunks_used"), s.get("host_chunks_total"),
                     engine.offload().diskIndex() == null ? "" : ", disk chunks " + s.get("disk_chunks_used") + " used of "
                             + s.get("disk_chunks_total") + diskRoom.apply(diskRooms()));
             String notStored = counts(s, "blocks_not_stored");
@@ -192,30 +194,31 @@ final class GenerateReport {
                 for (Object o : groups) {
                     Map<?, ?> g = (Map<?, ?>) o;
                     err.printf("kvtier: offload: KV group %s (%s): blocks stored %s, loaded %s, bytes stored %s, loaded %s, "
-                                    + "%s window blocks skipped, host chunks %s used of %s%n",
+                                    + "%s skipped, host chunks %s used of %s%n",
                             g.get("group"), (int) g.get("window") == 0 ? "full attention" : "window " + g.get("window"),
                             counts(g, "blocks_stored"), counts(g, "blocks_loaded"), g.get("bytes_stored"), g.get("bytes_loaded"),
-                            g.get("window_blocks_skipped"), g.get("host_chunks_used"), g.get("host_chunks_total"));
+                            count(g, "window_blocks_skipped", "window block"), g.get("host_chunks_used"), g.get("host_chunks_total"));
                 }
             }
             if (s.get("remote") instanceof Map<?, ?> r) {
                 long dropped = ((Number) r.get("stores_dropped")).longValue();
                 String unanswered = counts(r, "probe_failures");
-                err.printf("kvtier: remote: %s chunks stored in %s, %s loaded, %s found %s present%s, %s stores dropped%s, "
+                err.printf("kvtier: remote: %s stored in %s, %s loaded, %s found %s present%s, %s dropped%s, "
                                 + "load failures %s, store failures %s, %s%n",
-                        r.get("chunks_stored"), Plural.count(((Number) r.get("writes")).longValue(), "write job"),
+                        count(r, "chunks_stored", "chunk"), Plural.count(((Number) r.get("writes")).longValue(), "write job"),
                         r.get("chunks_loaded"), Plural.count(((Number) r.get("probes")).longValue(), "probe"),
                         Plural.count(((Number) r.get("chunks_probed_present")).longValue(), "chunk"),
-                        "none".equals(unanswered) ? "" : " (unanswered: " + unanswered + ")", dropped,
+                        "none".equals(unanswered) ? "" : " (unanswered: " + unanswered + ")", Plural.count(dropped, "store"),
                         dropped == 0 ? "" : " (" + counts(r, "stores_dropped_by") + ")", counts(r, "load_failures"),
                         counts(r, "store_failures"),
                         breaker((String) r.get("breaker_state"), ((Number) r.get("breaker_opens")).longValue(),
                                 (String) r.get("off_reason")));
             }
         }
-        err.printf("kvtier: %s, %s prompt tokens (%s hit on device), %s generated in %.2f s (%s tokens/s), "
+        err.printf("kvtier: %s, %s (%s hit on device), %s generated in %.2f s (%s tokens/s), "
                         + "%s, %s, device blocks %s free + %s cached of %s%n",
-                Plural.count(((Number) s.get("requests")).longValue(), "request"), s.get("prompt_tokens"), s.get("device_hit_tokens"), s.get("generated_tokens"),
+                Plural.count(((Number) s.get("requests")).longValue(), "request"), count(s, "prompt_tokens", "prompt token"),
+                s.get("device_hit_tokens"), s.get("generated_tokens"),
                 times.wall(), rate((double) s.get("decode_tokens_per_second")),
                 Plural.count(((Number) s.get("steps")).longValue(), "step"),
                 Plural.count(((Number) s.get("preemptions")).longValue(), "preemption"),
@@ -224,6 +227,11 @@ final class GenerateReport {
                 times.total(), times.startup(), times.tokenize(),
                 times.firstToken() > 0 ? String.format("%.2f s", times.firstToken()) : "none");
         err.println("kvtier: " + memory.line());
+    }
+
+    /** A count of the record and its noun, as a summary shows it: "1 chunk", "2 chunks" ({@link Plural#count}). */
+    private static String count(Map<?, ?> record, String field, String singular) {
+        return Plural.count(((Number) record.get(field)).longValue(), singular);
     }
 
     /** A per-tier or per-reason map of the record, as a summary shows it ({@link Counts#nonZero}). */

@@ -76,8 +76,9 @@ final class RemoteTtft {
                 Sample h = time(e, id++, p);
                 if (RemoteTrace.ON) {
                     long[] gc1 = gcCountAndMillis();
-                    System.out.println("remote hit, repeat " + i + " (" + (h.wall() * 1e3) + " ms; " + (gc1[0] - gc0[0])
-                            + " GC pauses in it, " + (gc1[1] - gc0[1]) + " ms), ms since submit:");
+                    System.out.println("remote hit, repeat " + i + " (" + (h.wall() * 1e3) + " ms; "
+                            + io.kvtier.text.Plural.count(gc1[0] - gc0[0], "GC pause") + " in it, " + (gc1[1] - gc0[1])
+                            + " ms), ms since submit:");
                     RemoteTrace.table().forEach(System.out::println);
                 }
                 if (e.offload().remoteStats().chunksLoaded() == before) {

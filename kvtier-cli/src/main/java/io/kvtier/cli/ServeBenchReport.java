@@ -159,7 +159,8 @@ final class ServeBenchReport {
         for (int i = 0; i < titles.size(); i++) {
             CategoryChart chart = new CategoryChartBuilder().width(420).height(440)
                     // Short enough for a 420-pixel panel (the longer form was cut off).
-                    .title(String.format(Locale.ROOT, "%s, %d x %d turns", titles.get(i), load.conversations(), load.turns()))
+                    .title(String.format(Locale.ROOT, "%s, %d x %s", titles.get(i), load.conversations(),
+                            io.kvtier.text.Plural.count(load.turns(), "turn")))
                     .xAxisTitle("percentile").yAxisTitle("milliseconds").build();
             chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW).setChartBackgroundColor(java.awt.Color.WHITE);
             for (Side s : sides) {

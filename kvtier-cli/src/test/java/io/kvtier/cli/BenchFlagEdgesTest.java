@@ -37,6 +37,14 @@ class BenchFlagEdgesTest {
         assertThat(r.out()).contains("scheduler: 32 running requests, 256-token prompts", "32 tokens per step");
     }
 
+    /** A count of one is singular (a new user's trial: "median of 1 steps", "1 chunks stored"). */
+    @Test
+    void schedulerSaysOneRunningRequest() {
+        CliRun r = CliRun.of("bench", "scheduler", "--max-running", "1", "--prompt-tokens", "16", "--steps", "5", "--repeats", "1");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).startsWith("scheduler: 1 running request, 16-token prompts");
+    }
+
     /** Was: ArrayIndexOutOfBoundsException in the median of no timed decode steps, after half the figures. */
     @Test
     void generateRefusesFewerThanTwoTokensBeforeAnyFigure() {
@@ -49,7 +57,8 @@ class BenchFlagEdgesTest {
     void generateTimesTwoTokensAsOneDecodeStep() {
         CliRun r = CliRun.of("bench", "generate", "--max-tokens", "2", "--max-running", "2", "--repeats", "1", "--threads", "1");
         assertThat(r.code()).as(r.err()).isZero();
-        assertThat(r.out()).containsPattern("(?m)^single-sequence decode: .* \\(2 tokens\\) = [\\d.]+ of the bound \\(median of 1 steps");
+        assertThat(r.out()).containsPattern("(?m)^single-sequence decode: .* \\(2 tokens\\) = [\\d.]+ of the bound \\(median of 1 step,")
+                .containsPattern("(?m)^read bandwidth: .* \\(best of 2 passes of 1 thread over ");
     }
 
     /** Was: "lower --max-running" for a run whose prompts, not its batch, were too large. */

@@ -45,6 +45,10 @@ class BenchGenerateCommandTest {
                 "--repeats", "1", "--threads", "1");
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).containsPattern("(?m)^prefill: +[\\d,]+ tokens/s \\(512-token prompt\\)$");
+        // One thread is one, not "1 threads" (a new user's trial: "median of 1 steps" and the like)
+        assertThat(r.out()).containsPattern("(?m)^model tiny.bin: .*, 1 compute thread$")
+                .containsPattern("(?m)^read bandwidth: +[\\d.]+ GB/s \\(best of \\d+ passes of 1 thread over ")
+                .containsPattern("(?m)^copy bandwidth: .* on 1 thread, bytes copied per second");
         // at 1 thread: what the ratio is at 2 threads, from the scaling measured against 2
         assertThat(r.out()).containsPattern("(?m)^2-sequence decode: .*; at 2 threads about [\\d.]+x \\(x compute [\\d.]+ / read [\\d.]+\\);"
                 + " issue 16's target 8x at 1 and at 2 threads$");
@@ -60,6 +64,7 @@ class BenchGenerateCommandTest {
         assertThat(BenchGenerateCommand.oversubscribed(3, 2)).isEqualTo("kvtier: bench generate: --threads 3 is more than"
                 + " the 2 processors available: the threads take turns, so the figures are slower and noisier than with"
                 + " --threads 2 (measured anyway)");
+        assertThat(BenchGenerateCommand.oversubscribed(2, 1)).contains(" is more than the 1 processor available: ");
         assertThat(BenchGenerateCommand.oversubscribed(2, 2)).isNull();
         assertThat(BenchGenerateCommand.oversubscribed(1, 2)).isNull();
     }

@@ -160,7 +160,7 @@ class RemoteTierCliTest {
         assertThat(stderr()).as("stderr of the second process").allMatch(l -> l.startsWith("kvtier: "));
         JsonNode second = JSON.readTree(stats.toFile()).get("remote");
         assertThat(stderr()).filteredOn(l -> l.startsWith("kvtier: remote: ")).singleElement().asString().startsWith(
-                "kvtier: remote: " + second.get("chunks_stored") + " chunks stored in " + Plural.count(second.get("writes").asLong(),
+                "kvtier: remote: " + Plural.count(second.get("chunks_stored").asLong(), "chunk") + " stored in " + Plural.count(second.get("writes").asLong(),
                         "write job") + ", " + second.get("chunks_loaded") + " loaded, " + Plural.count(second.get("probes").asLong(), "probe")
                         + " found " + Plural.count(second.get("chunks_probed_present").asLong(), "chunk") + " present, ");
         assertThat(second.get("chunks_probed_present").asLong()).as("every loaded chunk was probed present first")

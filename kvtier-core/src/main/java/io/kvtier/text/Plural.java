@@ -11,6 +11,11 @@ public final class Plural {
      * @return {@code n} and the noun, e.g. {@code count(1, "request")} = "1 request"
      */
     public static String count(long n, String singular) {
-        return n + " " + (n == 1 ? singular : singular + "s");
+        return count(n, singular, singular + "s");
+    }
+
+    /** {@link #count(long, String)} for a noun whose plural is not its singular and "s": {@code count(2, "pass", "passes")}. */
+    public static String count(long n, String singular, String plural) {
+        return n + " " + (n == 1 ? singular : plural);
     }
 }

@@ -12,4 +12,10 @@ class PluralTest {
         assertThat(Plural.count(2, "sequence")).isEqualTo("2 sequences");
         assertThat(Plural.count(-1, "block")).isEqualTo("-1 blocks");
     }
+
+    @Test
+    void aNounWithItsOwnPlural() {
+        assertThat(Plural.count(1, "pass", "passes")).isEqualTo("1 pass");
+        assertThat(Plural.count(5, "copy", "copies")).isEqualTo("5 copies");
+    }
 }
