@@ -240,6 +240,7 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         if (remote != null) {
             remoteStore = LettuceRemoteStore.open(remote.settings(), remote.warn());
             remoteKeys = new RemoteKeys(remote.settings().tenant(), namespace.digest());
+            checkKeys(remoteStore, remoteKeys, remote.settings().timeout());
             remoteCopier = new RemoteCopier(host.slab(), remoteStore, remoteKeys, pool.layout().bytesPerBlock());
             remoteCopier.warnOversize(remote.warn());
         }
@@ -283,5 +284,27 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
                 new DiskCopier(host.slab(), store, pool.layout().bytesPerBlock()), remoteCopier);
         return new OffloadScheduler(config, pool, host, transfers, namespace,
                 new DiskTierParts(index, store, scan, disk.policy(), disk.admitAfter()), remoteParts, group);
+    }
+
+    /**
+     * Writes and deletes one key under the tier's prefix, waiting for the answer, once the store
+     * is connected: an ACL that refuses the tier's keys turns the tier off now, its one line
+     * before the engine's first step, not in the middle of a streamed answer (a new user's trial:
+     * "remote tier off: the server refused key ..." between a prompt and its generated text). Any
+     * other failure is the store's to count and say, as for any command; the engine serves on.
+     */
+    private static void checkKeys(RemoteStore store, RemoteKeys keys, Duration timeout) {
+        if (!"closed".equals(store.breakerState())) {
+            return; // off or not connected: its open said so
+        }
+        String probe = keys.prefix() + "probe";
+        try {
+            store.set(probe, new byte[] {0}).get(2 * timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+            store.delete(probe);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            // refused (the store turned itself off and said why) or no answer (its breaker counted it)
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

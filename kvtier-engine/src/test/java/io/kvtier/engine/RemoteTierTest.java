@@ -253,6 +253,10 @@ class RemoteTierTest {
             RemoteSettings s = RemoteSettings.of(List.of("redis://alice@127.0.0.1:" + redis.port()), false, tenant, "alice-pw")
                     .withTimeout(Duration.ofSeconds(5));
             try (Engine e = engine(setup(s))) {
+                // Said while the engine was built, before its first step: a new user's trial had the line in the
+                // middle of generate's streamed answer.
+                assertThat(warnings).as("before any request").singleElement().asString()
+                        .startsWith("remote tier off: the server refused key kvt:v1:" + tenant);
                 runSequential(e, all());
                 assertThat(e.offload().remoteStats().breakerState()).isEqualTo("off");
             }
