@@ -83,7 +83,7 @@ class GenerateDiskSummaryTest {
             Files.write(f, b);
         }
         CliRun second = generateFor(10);   // recomputes and stores the prompt's chunks only
-        assertThat(second.err()).contains("1 load failures");
+        assertThat(second.err()).contains(", 1 load failure, ");
         assertThat(Long.parseLong(disk(second).group(1))).as(second.err()).isEqualTo(kvcFiles().size());
         assertThat(Long.parseLong(disk(generateFor(10)).group(1))).isEqualTo(kvcFiles().size());
     }
