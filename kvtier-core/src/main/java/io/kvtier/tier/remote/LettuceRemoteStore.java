@@ -13,9 +13,7 @@ import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisStringAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
@@ -51,9 +49,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     }
 
     private static final RedisCodec<String, byte[]> CODEC = ChunkCodec.INSTANCE;
-    private static final String STANDALONE_NODE = "standalone";
-    /** Breaker name of a slot no master serves: this prefix and the slot number. */
-    private static final String NO_MASTER = "slot-";
+    private static final String NO_MASTER = RemoteNodes.NO_MASTER;
     /**
      * Deadline of a connection attempt (socket and handshake). The first connection of a process
      * loads the client's classes, which on a loaded machine takes seconds; a server that is down
@@ -302,24 +298,6 @@ public final class LettuceRemoteStore implements RemoteStore {
         }
     }
 
-    private String nodeOf(String key) {
-        if (!(connection instanceof StatefulRedisClusterConnection<String, byte[]> c)) {
-            return STANDALONE_NODE;
-        }
-        RedisClusterNode n = c.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
-        return n == null ? NO_MASTER + SlotHash.getSlot(key) : n.getNodeId();
-    }
-
-    /** The server holding {@code key} for a line: the URL when standalone, the slot's master ({@code host:port}) in a cluster. */
-    private String where(String key) {
-        if (connection instanceof StatefulRedisClusterConnection<String, byte[]> c) {
-            RedisClusterNode n = c.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
-            return n == null ? "the cluster (no master for slot " + SlotHash.getSlot(key) + ")"
-                    : "cluster node " + n.getUri().getHost() + ":" + n.getUri().getPort();
-        }
-        return RemoteSettings.redact(settings.urls().get(0));
-    }
-
     private CircuitBreaker breaker(String node) {
         return breakers.computeIfAbsent(node, n -> new CircuitBreaker(settings.failuresToOpen(), settings.breakerOpen().toNanos(),
                 b -> trials.schedule(n, b)));
@@ -380,7 +358,7 @@ public final class LettuceRemoteStore implements RemoteStore {
             }
             return false;
         }
-        return breaker(nodeOf(key)).allows(now);
+        return breaker(RemoteNodes.of(connection, key)).allows(now);
     }
 
     private <T> CompletableFuture<T> guarded(String key, java.util.function.Supplier<CompletionStage<T>> op) {
@@ -389,7 +367,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                     offReason != null ? "remote tier off" : connection == null ? "not connected (" + lastConnectError + ")"
                             : "the node's breaker is open"));
         }
-        CircuitBreaker b = breaker(nodeOf(key));
+        CircuitBreaker b = breaker(RemoteNodes.of(connection, key));
         CompletableFuture<T> f;
         try {
             f = op.get().toCompletableFuture();
@@ -409,25 +387,34 @@ public final class LettuceRemoteStore implements RemoteStore {
             } else if (RemoteFailure.isErrorReply(err)) {
                 // The server answered: no breaker counts a refusal (a full store still serves reads).
                 if (msg.contains("OOM ") && saidFull.compareAndSet(false, true)) {
-                    warn.accept(RemoteErrors.storeFull(where(key), msg));
+                    warn.accept(RemoteErrors.storeFull(RemoteNodes.where(connection, settings.urls().get(0), key), msg));
                 } else if (msg.contains("invalid bulk length")) {
                     readBulkLimit(); // proto-max-bulk-len lowered since the start: larger values are not sent from now on
                 }
             } else if (!RemoteFailure.isCancelled(err)) { // a SET never sent: no sign of the server's health
-                long opened = b.opens();
-                b.failure(System.nanoTime());
-                if (b.opens() > opened && saidDown.compareAndSet(false, true)) {
-                    // Once per outage, not per breaker period: a frozen store would say it every second.
-                    warn.accept("remote tier: " + where(key) + " stopped answering (" + cause.label()
-                            + ": " + RemoteErrors.reasonOf(err) + "); lookups miss and writes are dropped until it answers"
-                            + " (tried again every " + settings.breakerOpen().toMillis() + " ms)");
-                }
-                if (settings.cluster() && cause != RemoteFailure.Cause.ERROR) {
-                    topology.request(); // a dead or frozen master: its replica may serve the slot by now
-                }
+                failed(b, () -> RemoteNodes.where(connection, settings.urls().get(0), key), err);
             }
             throw new RemoteFailure(cause, RemoteErrors.firstLine(msg));
         });
+    }
+
+    /**
+     * A failure that tells of the node's health (no answer, no connection): its breaker counts it,
+     * and the breaker's opening prints the outage's one line ({@code where}: the node for it).
+     */
+    private void failed(CircuitBreaker b, java.util.function.Supplier<String> where, Throwable err) {
+        RemoteFailure.Cause cause = RemoteFailure.causeOf(err);
+        long opened = b.opens();
+        b.failure(System.nanoTime());
+        if (b.opens() > opened && saidDown.compareAndSet(false, true)) {
+            // Once per outage, not per breaker period: a frozen store would say it every second.
+            warn.accept("remote tier: " + where.get() + " stopped answering (" + cause.label()
+                    + ": " + RemoteErrors.reasonOf(err) + "); lookups miss and writes are dropped until it answers"
+                    + " (tried again every " + settings.breakerOpen().toMillis() + " ms)");
+        }
+        if (topology != null && cause != RemoteFailure.Cause.ERROR) {
+            topology.request(); // a dead or frozen master: its replica may serve the slot by now
+        }
     }
 
     /** The async commands of {@link #strings} (standalone or cluster: both dispatch any command, routed by its key). */
