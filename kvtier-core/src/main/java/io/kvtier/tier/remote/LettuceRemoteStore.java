@@ -36,7 +36,9 @@ import java.util.function.Function;
  * has the settings' timeout; commands are refused (not queued) while disconnected, so a dead
  * server costs a failure at once. Each node (the master owning a key's slot; the one server when
  * standalone) has a {@link CircuitBreaker}; a failover moves a slot to a node with a closed one.
- * When a breaker's open period ends it is tried even with no operation to send ({@link BreakerTrials}).
+ * When a breaker's open period ends it is tried even with no operation to send, and so is a closed
+ * one that has seen no success for as long ({@link BreakerTrials}): a store that dies or freezes
+ * under an idle engine opens its breakers and says so without a request.
  * A server that cannot be reached at start leaves the store unavailable, and it reconnects in
  * the background, once per breaker period. Bad credentials or an ACL refusal
  * ({@code WRONGPASS}, {@code NOAUTH}, {@code NOPERM}) turn the store off for good, reported once
@@ -115,7 +117,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         TimeoutOptions timeouts = TimeoutOptions.enabled(settings.timeout());
         SslOptions ssl = sslOptions(settings);
         resources = LettuceResources.create();
-        trials = new BreakerTrials(resources.eventExecutorGroup(), this::trial);
+        trials = new BreakerTrials(resources.eventExecutorGroup(), this::trial, settings.breakerOpen().toNanos());
         connectBreaker = new CircuitBreaker(1, settings.breakerOpen().toNanos(), b -> trials.schedule(null, b));
         if (settings.cluster()) {
             clusterClient = RedisClusterClient.create(resources, uris);
@@ -169,6 +171,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                     tcpUp.complete(e);
                 });
         CompletableFuture<Void> first = s.connect();
+        s.trials.watchQuiet(s::watched);
         boolean answered;
         try {
             // A failed connect completes too: connect() records its failures itself.
@@ -239,7 +242,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                     return null;
                 }
                 adopt(conn);
-                connectBreaker.success();
+                connectBreaker.success(System.nanoTime());
                 announceIfAwaited();
                 return null;
             } finally {
@@ -298,16 +301,33 @@ public final class LettuceRemoteStore implements RemoteStore {
         }
     }
 
+    /**
+     * The nodes whose quiet {@link BreakerTrials#watchQuiet} checks: the one server, or the
+     * masters serving slots; none before the first connection (its own breaker retries it) or
+     * once the store is off or closed.
+     */
+    private Map<String, CircuitBreaker> watched() {
+        StatefulConnection<String, byte[]> conn = connection;
+        if (conn == null || offReason != null || closed) {
+            return Map.of();
+        }
+        Map<String, CircuitBreaker> m = new java.util.HashMap<>();
+        RemoteNodes.serving(conn).forEach(n -> m.put(n, breaker(n)));
+        return m;
+    }
+
     private CircuitBreaker breaker(String node) {
         return breakers.computeIfAbsent(node, n -> new CircuitBreaker(settings.failuresToOpen(), settings.breakerOpen().toNanos(),
                 b -> trials.schedule(n, b)));
     }
 
     /**
-     * The trial of a half-open breaker when its period ends ({@link BreakerTrials}): the
-     * connection's is a connection attempt; a node's a PING, closed by any answer (an error reply
-     * too: the server is up; PING, unlike a key's command, needs no access to the tier's keys); a
-     * slot without a master fails again while it has none (no command could reach it).
+     * The trial of a half-open breaker when its period ends, or of a quiet closed one
+     * ({@link BreakerTrials}): the connection's is a connection attempt; a node's a PING, closed
+     * by any answer (an error reply too: the server is up; PING, unlike a key's command, needs no
+     * access to the tier's keys), failed as an operation would be otherwise (a quiet breaker's
+     * failures open it and print the outage's line); a slot without a master fails again while it
+     * has none (no command could reach it).
      */
     private void trial(String node, CircuitBreaker b) {
         StatefulConnection<String, byte[]> conn = connection;
@@ -323,15 +343,17 @@ public final class LettuceRemoteStore implements RemoteStore {
         } else if (node.startsWith(NO_MASTER)) {
             b.failure(System.nanoTime());
             topology.request();
-        } else {
+        } else if (b.startPing(System.nanoTime(), trials.quietNanos())) {
             BreakerTrials.ping(conn, node, settings.timeout()).whenComplete((pong, err) -> {
-                if (err == null || RemoteFailure.isErrorReply(err)) {
+                boolean answered = err == null || RemoteFailure.isErrorReply(err);
+                if (answered) {
                     answered(b);
                 } else if (!closed) {
-                    b.failure(System.nanoTime());
-                    if (topology != null) {
-                        topology.request(); // a dead or frozen master: its replica may serve the slot by now
-                    }
+                    failed(b, () -> RemoteNodes.whereNode(conn, settings.urls().get(0), node), err);
+                }
+                b.pingDone(); // after the outcome: a half-open breaker refuses operations until then
+                if (!answered && !closed && b.state(System.nanoTime()) == CircuitBreaker.State.CLOSED) {
+                    trial(node, b); // a quiet node failed once: the next PING at once, until it answers or its breaker opens
                 }
             });
         }
@@ -339,7 +361,7 @@ public final class LettuceRemoteStore implements RemoteStore {
 
     /** A node answered: its breaker closes, and once all are closed after an outage one line says so. */
     private void answered(CircuitBreaker b) {
-        b.success();
+        b.success(System.nanoTime());
         if (saidDown.get() && "closed".equals(breakerState()) && saidDown.compareAndSet(true, false)) {
             warn.accept("remote tier: " + (settings.cluster() ? "every cluster node" : RemoteSettings.redact(settings.urls().get(0)))
                     + " answers again");
