@@ -57,8 +57,8 @@ public final class RemoteOptions {
     String maxValue;
 
     @Option(names = "--remote-breaker-open", defaultValue = "1000", paramLabel = "MS",
-            description = "after 3 failed operations a node is skipped (misses, dropped writes) for this long, then tried again "
-                    + "(default ${DEFAULT-VALUE})")
+            description = "after 3 failed operations a node is skipped (misses, dropped writes) for this long, then tried again; "
+                    + "a node that answered no operation for this long gets a PING (default ${DEFAULT-VALUE})")
     long breakerOpenMillis;
 
     /** Whether a remote tier was asked for. */

@@ -19,6 +19,8 @@ import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The remote tier's series in {@code /metrics}, scraped and parsed by {@link PrometheusText}, move
@@ -141,14 +143,58 @@ class RemoteMetricsTest {
             assertThat(warnings).hasSize(1).allMatch(w -> w.contains(" stopped answering ("));
 
             redis.restart();
-            long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (breaker(scrape(e), "closed") == 0 && System.nanoTime() < end) {
-                Thread.sleep(20); // no request: the store's own trial closes the breaker
-            }
-            PrometheusText back = scrape(e);
-            assertThat(breaker(back, "closed")).isEqualTo(1);
-            assertThat(breaker(back, "open") + breaker(back, "half_open") + breaker(back, "partial")).isZero();
-            assertThat(warnings).hasSize(2).last().isEqualTo("remote tier: " + redis.url() + " answers again");
+            assertBackWithoutARequest(e, redis);
         }
+    }
+
+    /**
+     * An idle engine (no request at all) whose store is killed or frozen: its gauge moves to
+     * {@code open} and the one line says so with no request to fail (it read {@code closed} until
+     * one came); once the store is back, {@code closed} and the line saying so.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"killed", "frozen"})
+    void theBreakerGaugeOfAnIdleEngineOpensWhenItsStoreIsLost(String outage) throws Exception {
+        boolean killed = outage.equals("killed");
+        try (OwnRedis redis = OwnRedis.start(dir.resolve("r"));
+             Engine e = engine(RemoteSettings.of(List.of(redis.url()), false, tenant, null).withTimeout(Duration.ofMillis(500))
+                     .withBreakerOpen(Duration.ofMillis(100)), 64L << 20)) {
+            assertThat(breaker(scrape(e), "closed")).isEqualTo(1);
+            if (killed) {
+                redis.kill();
+            } else {
+                redis.freeze();
+            }
+            PrometheusText down = awaitBreaker(e, "open");
+            assertThat(breaker(down, "open")).isEqualTo(1);
+            assertThat(down.value("kvtier:remote_breaker_opens_total", "model_name", M)).isEqualTo(1);
+            assertThat(warnings).hasSize(1).first().asString().startsWith("remote tier: " + redis.url() + " stopped answering ("
+                    + (killed ? "unavailable" : "timeout") + ": ");
+            if (killed) {
+                redis.restart();
+            } else {
+                redis.thaw();
+            }
+            assertBackWithoutARequest(e, redis);
+        }
+    }
+
+    /** Scrapes {@code e} until its breaker gauge reads {@code state} (at most 30 s); the last scrape. */
+    private static PrometheusText awaitBreaker(Engine e, String state) throws InterruptedException {
+        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        PrometheusText p = scrape(e);
+        while (breaker(p, state) == 0 && System.nanoTime() < end) {
+            Thread.sleep(20); // no request: the store tries itself
+            p = scrape(e);
+        }
+        return p;
+    }
+
+    /** With no request, the store's own trial closes {@code e}'s breaker and one line says so. */
+    private void assertBackWithoutARequest(Engine e, OwnRedis redis) throws InterruptedException {
+        PrometheusText back = awaitBreaker(e, "closed");
+        assertThat(breaker(back, "closed")).isEqualTo(1);
+        assertThat(breaker(back, "open") + breaker(back, "half_open") + breaker(back, "partial")).isZero();
+        assertThat(warnings).hasSize(2).last().isEqualTo("remote tier: " + redis.url() + " answers again");
     }
 }

@@ -6,8 +6,10 @@ package io.kvtier.tier.remote;
  * (a miss, a dropped store) for {@code openNanos}; then it lets operations through again
  * (half-open), and the first outcome closes it or opens it for another period. Its owner hears
  * of each opening and re-opening ({@code whenOpened}) to send a trial of its own when the period
- * ends: an idle engine sends no operation that would. Thread-safe: the client's threads record
- * outcomes, the transfer threads and the engine thread ask.
+ * ends: an idle engine sends no operation that would. The owner's own PING to the node, one at a
+ * time ({@link #startPing}), also checks a closed breaker that has seen no success for a while:
+ * a store that dies under an idle engine fails no operation, so nothing else would open it.
+ * Thread-safe: the client's threads record outcomes, the transfer threads and the engine thread ask.
  */
 public final class CircuitBreaker {
 
@@ -21,6 +23,10 @@ public final class CircuitBreaker {
     private boolean open;
     private long openedAt;
     private long opens;
+    /** Whether the owner's own PING to the node is out ({@link #startPing}, {@link #pingDone}). */
+    private boolean pinging;
+    private boolean succeeded;
+    private long lastSuccess;
 
     /**
      * @param failuresToOpen consecutive failures that open the breaker (>= 1)
@@ -57,14 +63,48 @@ public final class CircuitBreaker {
         return open ? Math.max(0, openedAt + openNanos - now) : 0;
     }
 
-    /** Whether an operation may be sent now (closed or half-open). */
-    public boolean allows(long now) {
-        return state(now) != State.OPEN;
+    /**
+     * Whether an operation may be sent now: closed, or half-open with no PING of the owner's out
+     * (that PING is the trial: to a frozen node every operation sent beside it would cost a timeout).
+     */
+    public synchronized boolean allows(long now) {
+        State s = state(now);
+        return s == State.CLOSED || s == State.HALF_OPEN && !pinging;
     }
 
-    public synchronized void success() {
+    /** A successful operation at {@code now}: closes the breaker. */
+    public synchronized void success(long now) {
         consecutiveFailures = 0;
         open = false;
+        succeeded = true;
+        lastSuccess = now;
+    }
+
+    /**
+     * Claims the owner's PING to the node when one is due at {@code now}: half-open (the trial),
+     * or closed with no success for {@code quietNanos} (never counts as long ago). False when not
+     * due or one is out already; the owner records its outcome, then calls {@link #pingDone}.
+     */
+    public synchronized boolean startPing(long now, long quietNanos) {
+        State s = state(now);
+        boolean due = !pinging && (s == State.HALF_OPEN || s == State.CLOSED && untilQuietPing(now, quietNanos) == 0);
+        pinging |= due;
+        return due;
+    }
+
+    public synchronized void pingDone() {
+        pinging = false;
+    }
+
+    /**
+     * Nanoseconds from {@code now} until a closed breaker's PING is due ({@link #startPing}, 0 if
+     * due now); {@code quietNanos} while open or a PING is out (an opening schedules its own trial).
+     */
+    public synchronized long untilQuietPing(long now, long quietNanos) {
+        if (open || pinging) {
+            return quietNanos;
+        }
+        return succeeded ? Math.max(0, lastSuccess + quietNanos - now) : 0;
     }
 
     /** A failed or timed-out operation at {@code now}; a failure while half-open re-opens at once. */

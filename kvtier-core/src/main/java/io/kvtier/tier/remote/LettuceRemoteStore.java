@@ -13,9 +13,7 @@ import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisStringAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.api.async.BaseRedisAsyncCommands;
@@ -38,7 +36,9 @@ import java.util.function.Function;
  * has the settings' timeout; commands are refused (not queued) while disconnected, so a dead
  * server costs a failure at once. Each node (the master owning a key's slot; the one server when
  * standalone) has a {@link CircuitBreaker}; a failover moves a slot to a node with a closed one.
- * When a breaker's open period ends it is tried even with no operation to send ({@link BreakerTrials}).
+ * When a breaker's open period ends it is tried even with no operation to send, and so is a closed
+ * one that has seen no success for as long ({@link BreakerTrials}): a store that dies or freezes
+ * under an idle engine opens its breakers and says so without a request.
  * A server that cannot be reached at start leaves the store unavailable, and it reconnects in
  * the background, once per breaker period. Bad credentials or an ACL refusal
  * ({@code WRONGPASS}, {@code NOAUTH}, {@code NOPERM}) turn the store off for good, reported once
@@ -51,9 +51,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     }
 
     private static final RedisCodec<String, byte[]> CODEC = ChunkCodec.INSTANCE;
-    private static final String STANDALONE_NODE = "standalone";
-    /** Breaker name of a slot no master serves: this prefix and the slot number. */
-    private static final String NO_MASTER = "slot-";
+    private static final String NO_MASTER = RemoteNodes.NO_MASTER;
     /**
      * Deadline of a connection attempt (socket and handshake). The first connection of a process
      * loads the client's classes, which on a loaded machine takes seconds; a server that is down
@@ -119,7 +117,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         TimeoutOptions timeouts = TimeoutOptions.enabled(settings.timeout());
         SslOptions ssl = sslOptions(settings);
         resources = LettuceResources.create();
-        trials = new BreakerTrials(resources.eventExecutorGroup(), this::trial);
+        trials = new BreakerTrials(resources.eventExecutorGroup(), this::trial, settings.breakerOpen().toNanos());
         connectBreaker = new CircuitBreaker(1, settings.breakerOpen().toNanos(), b -> trials.schedule(null, b));
         if (settings.cluster()) {
             clusterClient = RedisClusterClient.create(resources, uris);
@@ -173,6 +171,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                     tcpUp.complete(e);
                 });
         CompletableFuture<Void> first = s.connect();
+        s.trials.watchQuiet(s::watched);
         boolean answered;
         try {
             // A failed connect completes too: connect() records its failures itself.
@@ -243,7 +242,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                     return null;
                 }
                 adopt(conn);
-                connectBreaker.success();
+                connectBreaker.success(System.nanoTime());
                 announceIfAwaited();
                 return null;
             } finally {
@@ -302,22 +301,19 @@ public final class LettuceRemoteStore implements RemoteStore {
         }
     }
 
-    private String nodeOf(String key) {
-        if (!(connection instanceof StatefulRedisClusterConnection<String, byte[]> c)) {
-            return STANDALONE_NODE;
+    /**
+     * The nodes whose quiet {@link BreakerTrials#watchQuiet} checks: the one server, or the
+     * masters serving slots; none before the first connection (its own breaker retries it) or
+     * once the store is off or closed.
+     */
+    private Map<String, CircuitBreaker> watched() {
+        StatefulConnection<String, byte[]> conn = connection;
+        if (conn == null || offReason != null || closed) {
+            return Map.of();
         }
-        RedisClusterNode n = c.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
-        return n == null ? NO_MASTER + SlotHash.getSlot(key) : n.getNodeId();
-    }
-
-    /** The server holding {@code key} for a line: the URL when standalone, the slot's master ({@code host:port}) in a cluster. */
-    private String where(String key) {
-        if (connection instanceof StatefulRedisClusterConnection<String, byte[]> c) {
-            RedisClusterNode n = c.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
-            return n == null ? "the cluster (no master for slot " + SlotHash.getSlot(key) + ")"
-                    : "cluster node " + n.getUri().getHost() + ":" + n.getUri().getPort();
-        }
-        return RemoteSettings.redact(settings.urls().get(0));
+        Map<String, CircuitBreaker> m = new java.util.HashMap<>();
+        RemoteNodes.serving(conn).forEach(n -> m.put(n, breaker(n)));
+        return m;
     }
 
     private CircuitBreaker breaker(String node) {
@@ -326,10 +322,12 @@ public final class LettuceRemoteStore implements RemoteStore {
     }
 
     /**
-     * The trial of a half-open breaker when its period ends ({@link BreakerTrials}): the
-     * connection's is a connection attempt; a node's a PING, closed by any answer (an error reply
-     * too: the server is up; PING, unlike a key's command, needs no access to the tier's keys); a
-     * slot without a master fails again while it has none (no command could reach it).
+     * The trial of a half-open breaker when its period ends, or of a quiet closed one
+     * ({@link BreakerTrials}): the connection's is a connection attempt; a node's a PING, closed
+     * by any answer (an error reply too: the server is up; PING, unlike a key's command, needs no
+     * access to the tier's keys), failed as an operation would be otherwise (a quiet breaker's
+     * failures open it and print the outage's line); a slot without a master fails again while it
+     * has none (no command could reach it).
      */
     private void trial(String node, CircuitBreaker b) {
         StatefulConnection<String, byte[]> conn = connection;
@@ -345,15 +343,17 @@ public final class LettuceRemoteStore implements RemoteStore {
         } else if (node.startsWith(NO_MASTER)) {
             b.failure(System.nanoTime());
             topology.request();
-        } else {
+        } else if (b.startPing(System.nanoTime(), trials.quietNanos())) {
             BreakerTrials.ping(conn, node, settings.timeout()).whenComplete((pong, err) -> {
-                if (err == null || RemoteFailure.isErrorReply(err)) {
+                boolean answered = err == null || RemoteFailure.isErrorReply(err);
+                if (answered) {
                     answered(b);
                 } else if (!closed) {
-                    b.failure(System.nanoTime());
-                    if (topology != null) {
-                        topology.request(); // a dead or frozen master: its replica may serve the slot by now
-                    }
+                    failed(b, () -> RemoteNodes.whereNode(conn, settings.urls().get(0), node), err);
+                }
+                b.pingDone(); // after the outcome: a half-open breaker refuses operations until then
+                if (!answered && !closed && b.state(System.nanoTime()) == CircuitBreaker.State.CLOSED) {
+                    trial(node, b); // a quiet node failed once: the next PING at once, until it answers or its breaker opens
                 }
             });
         }
@@ -361,7 +361,7 @@ public final class LettuceRemoteStore implements RemoteStore {
 
     /** A node answered: its breaker closes, and once all are closed after an outage one line says so. */
     private void answered(CircuitBreaker b) {
-        b.success();
+        b.success(System.nanoTime());
         if (saidDown.get() && "closed".equals(breakerState()) && saidDown.compareAndSet(true, false)) {
             warn.accept("remote tier: " + (settings.cluster() ? "every cluster node" : RemoteSettings.redact(settings.urls().get(0)))
                     + " answers again");
@@ -380,7 +380,7 @@ public final class LettuceRemoteStore implements RemoteStore {
             }
             return false;
         }
-        return breaker(nodeOf(key)).allows(now);
+        return breaker(RemoteNodes.of(connection, key)).allows(now);
     }
 
     private <T> CompletableFuture<T> guarded(String key, java.util.function.Supplier<CompletionStage<T>> op) {
@@ -389,7 +389,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                     offReason != null ? "remote tier off" : connection == null ? "not connected (" + lastConnectError + ")"
                             : "the node's breaker is open"));
         }
-        CircuitBreaker b = breaker(nodeOf(key));
+        CircuitBreaker b = breaker(RemoteNodes.of(connection, key));
         CompletableFuture<T> f;
         try {
             f = op.get().toCompletableFuture();
@@ -409,25 +409,34 @@ public final class LettuceRemoteStore implements RemoteStore {
             } else if (RemoteFailure.isErrorReply(err)) {
                 // The server answered: no breaker counts a refusal (a full store still serves reads).
                 if (msg.contains("OOM ") && saidFull.compareAndSet(false, true)) {
-                    warn.accept(RemoteErrors.storeFull(where(key), msg));
+                    warn.accept(RemoteErrors.storeFull(RemoteNodes.where(connection, settings.urls().get(0), key), msg));
                 } else if (msg.contains("invalid bulk length")) {
                     readBulkLimit(); // proto-max-bulk-len lowered since the start: larger values are not sent from now on
                 }
             } else if (!RemoteFailure.isCancelled(err)) { // a SET never sent: no sign of the server's health
-                long opened = b.opens();
-                b.failure(System.nanoTime());
-                if (b.opens() > opened && saidDown.compareAndSet(false, true)) {
-                    // Once per outage, not per breaker period: a frozen store would say it every second.
-                    warn.accept("remote tier: " + where(key) + " stopped answering (" + cause.label()
-                            + ": " + RemoteErrors.reasonOf(err) + "); lookups miss and writes are dropped until it answers"
-                            + " (tried again every " + settings.breakerOpen().toMillis() + " ms)");
-                }
-                if (settings.cluster() && cause != RemoteFailure.Cause.ERROR) {
-                    topology.request(); // a dead or frozen master: its replica may serve the slot by now
-                }
+                failed(b, () -> RemoteNodes.where(connection, settings.urls().get(0), key), err);
             }
             throw new RemoteFailure(cause, RemoteErrors.firstLine(msg));
         });
+    }
+
+    /**
+     * A failure that tells of the node's health (no answer, no connection): its breaker counts it,
+     * and the breaker's opening prints the outage's one line ({@code where}: the node for it).
+     */
+    private void failed(CircuitBreaker b, java.util.function.Supplier<String> where, Throwable err) {
+        RemoteFailure.Cause cause = RemoteFailure.causeOf(err);
+        long opened = b.opens();
+        b.failure(System.nanoTime());
+        if (b.opens() > opened && saidDown.compareAndSet(false, true)) {
+            // Once per outage, not per breaker period: a frozen store would say it every second.
+            warn.accept("remote tier: " + where.get() + " stopped answering (" + cause.label()
+                    + ": " + RemoteErrors.reasonOf(err) + "); lookups miss and writes are dropped until it answers"
+                    + " (tried again every " + settings.breakerOpen().toMillis() + " ms)");
+        }
+        if (topology != null && cause != RemoteFailure.Cause.ERROR) {
+            topology.request(); // a dead or frozen master: its replica may serve the slot by now
+        }
     }
 
     /** The async commands of {@link #strings} (standalone or cluster: both dispatch any command, routed by its key). */

@@ -74,14 +74,20 @@ final class TopologyRefresh {
      * a slot (a failed-over master) gets no command, so its breaker would stay open for ever.
      */
     static java.util.function.Predicate<String> servesNow(Partitions partitions, String noMaster) {
+        java.util.Set<String> owners = owners(partitions);
+        return node -> owners.contains(node) || node.startsWith(noMaster)
+                && partitions.getMasterBySlot(Integer.parseInt(node.substring(noMaster.length()))) == null;
+    }
+
+    /** The ids of the nodes that own slots in {@code partitions} (the masters serving now). */
+    static java.util.Set<String> owners(Partitions partitions) {
         java.util.Set<String> owners = new java.util.HashSet<>();
         for (RedisClusterNode n : partitions) {
             if (!n.getSlots().isEmpty()) {
                 owners.add(n.getNodeId());
             }
         }
-        return node -> owners.contains(node) || node.startsWith(noMaster)
-                && partitions.getMasterBySlot(Integer.parseInt(node.substring(noMaster.length()))) == null;
+        return owners;
     }
 
     /**

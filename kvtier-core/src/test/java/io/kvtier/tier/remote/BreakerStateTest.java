@@ -27,7 +27,7 @@ class BreakerStateTest {
         assertThat(CircuitBreaker.stateOf(List.of(b), 10)).isEqualTo("open");
         assertThat(b.allows(PERIOD + 1)).as("half-open: a trial may go").isTrue();
         assertThat(CircuitBreaker.stateOf(List.of(b), PERIOD + 1)).as("no success since it opened").isEqualTo("half_open");
-        b.success();
+        b.success(PERIOD + 1);
         assertThat(CircuitBreaker.stateOf(List.of(b), PERIOD + 2)).isEqualTo("closed");
     }
 
@@ -67,11 +67,48 @@ class BreakerStateTest {
         assertThat(heard).hasSize(2);
         assertThat(b.untilTrial(PERIOD + 10)).isEqualTo(PERIOD);
         assertThat(b.opens()).as("a failed trial is no new opening").isEqualTo(1);
-        b.success();
+        b.success(2 * PERIOD);
         b.trip(3 * PERIOD);
         assertThat(heard).hasSize(3);
         b.trip(3 * PERIOD + 1);
         assertThat(heard).as("tripping an open breaker does nothing").hasSize(3);
+    }
+
+    /**
+     * The owner's PING: a closed breaker gets one when it has seen no success for the quiet period
+     * (an idle engine's store may have died unseen), a half-open one as its trial; one at a time,
+     * and while a half-open breaker's is out no operation goes (to a frozen node each would wait
+     * for its timeout).
+     */
+    @Test
+    void theOwnersPingGoesToAQuietOrHalfOpenBreakerOneAtATime() {
+        long quiet = PERIOD;
+        CircuitBreaker b = new CircuitBreaker(2, PERIOD);
+        assertThat(b.untilQuietPing(0, quiet)).as("never succeeded: due now").isZero();
+        b.success(10);
+        assertThat(b.untilQuietPing(10 + quiet / 4, quiet)).isEqualTo(3 * quiet / 4);
+        assertThat(b.startPing(10 + quiet / 4, quiet)).as("an operation succeeded lately").isFalse();
+        assertThat(b.startPing(10 + quiet, quiet)).isTrue();
+        assertThat(b.startPing(10 + quiet, quiet)).as("one is out").isFalse();
+        assertThat(b.allows(10 + quiet)).as("closed: operations go beside it").isTrue();
+        b.failure(20 + quiet); // it failed: closed still (one failure of two), so another may go at once
+        b.pingDone();
+        assertThat(b.startPing(20 + quiet, quiet)).isTrue();
+        b.failure(30 + quiet);
+        b.pingDone();
+        assertThat(b.state(30 + quiet)).isEqualTo(CircuitBreaker.State.OPEN);
+        assertThat(b.startPing(40 + quiet, quiet)).as("open: its trial waits for the period's end").isFalse();
+        assertThat(b.untilQuietPing(40 + quiet, quiet)).isEqualTo(quiet);
+
+        long halfOpen = 30 + quiet + PERIOD;
+        assertThat(b.allows(halfOpen)).as("half-open, no trial out: an operation may be the trial").isTrue();
+        assertThat(b.startPing(halfOpen, quiet)).isTrue();
+        assertThat(b.allows(halfOpen)).as("the PING is the trial").isFalse();
+        assertThat(b.state(halfOpen)).isEqualTo(CircuitBreaker.State.HALF_OPEN);
+        b.success(halfOpen + 1);
+        b.pingDone();
+        assertThat(b.allows(halfOpen + 1)).isTrue();
+        assertThat(b.untilQuietPing(halfOpen + 1, quiet)).isEqualTo(quiet);
     }
 
     /** trial 10 #3: a failed-over master gets no command, so its open breaker must not count for ever. */

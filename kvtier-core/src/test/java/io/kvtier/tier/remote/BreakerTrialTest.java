@@ -7,16 +7,18 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * An idle store tries its own breaker when the open period ends (a PING), so that it closes when
- * the server is back with no operation sent: a dashboard read an idle {@code serve}'s breaker,
- * half-open and reported open, as a store still down after it had come back. Against a real
- * redis-server that is stopped and restarted, or frozen and thawed.
+ * An idle store watches its own breaker. A closed one that has seen no success for a period is
+ * tried with a PING, so a server killed or frozen under an idle {@code serve} opens it and says
+ * so without a request (it read {@code closed} until one came, and that one paid the timeouts).
+ * When an open period ends the store tries it again, so it closes when the server is back (a
+ * dashboard read an idle serve's half-open breaker, reported open, as a store still down).
+ * Against a real redis-server killed and restarted, or frozen and thawed, with no operation
+ * in between.
  */
 class BreakerTrialTest {
 
@@ -28,25 +30,16 @@ class BreakerTrialTest {
 
     private final List<String> lines = new CopyOnWriteArrayList<>();
 
-    /** A store on {@code r} (timeout 500 ms, breaker open for {@link #PERIOD}) that has set {@code k} to {1}. */
-    private LettuceRemoteStore openHoldingK(OwnRedis r) throws Exception {
+    /** A store on {@code r} (timeout 500 ms, breaker open for {@code period}) that has set {@code k} to {1}. */
+    private LettuceRemoteStore openHoldingK(OwnRedis r, Duration period) throws Exception {
         LettuceRemoteStore s = LettuceRemoteStore.open(RemoteSettings.of(List.of(r.url()), false, "t", null)
-                .withTimeout(Duration.ofMillis(500)).withBreakerOpen(PERIOD), lines::add);
+                .withTimeout(Duration.ofMillis(500)).withBreakerOpen(period), lines::add);
         s.set("k", new byte[] {1}).get();
         return s;
     }
 
-    /** Three GETs of {@code k} fail by {@code cause}: the breaker opens. */
-    private static void failThrice(LettuceRemoteStore s, RemoteFailure.Cause cause) {
-        for (int i = 0; i < 3; i++) {
-            Throwable t = catchThrowable(s.get("k")::get);
-            assertThat(t).as("the operation failed").isInstanceOf(ExecutionException.class);
-            assertThat(RemoteFailure.causeOf(t)).isEqualTo(cause);
-        }
-    }
-
     /** Waits (at most 30 s) until {@code state} gives {@code wanted}; the last state read. */
-    private static String awaitState(Supplier<String> state, String wanted) throws InterruptedException {
+    static String awaitState(Supplier<String> state, String wanted) throws InterruptedException {
         long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         String s = state.get();
         while (!s.equals(wanted) && System.nanoTime() < end) {
@@ -57,16 +50,19 @@ class BreakerTrialTest {
     }
 
     @Test
-    void anIdleStoreClosesItsBreakerWhenTheServerIsBackAndSaysSo() throws Exception {
-        try (OwnRedis r = OwnRedis.start(dir.resolve("r")); LettuceRemoteStore s = openHoldingK(r)) {
+    void anIdleStoreSaysItsKilledServerStoppedAnsweringAndThatItIsBack() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r")); LettuceRemoteStore s = openHoldingK(r, PERIOD)) {
             r.kill();
-            failThrice(s, RemoteFailure.Cause.UNAVAILABLE);
-            // Five periods down and idle: each trial fails at once (the client is disconnected),
-            // which is no new opening and no new line.
+            // No operation: a period after the last success the store's PING finds the server gone
+            // (refused at once while the client reconnects), three times in a row, and opens.
+            assertThat(awaitState(s::breakerState, "open")).isEqualTo("open");
+            assertThat(lines).hasSize(1).first().asString().startsWith("remote tier: " + r.url() + " stopped answering (unavailable: ");
+            assertThat(RemoteFailure.causeOf(catchThrowable(() -> s.get("k").get()))).isEqualTo(RemoteFailure.Cause.UNAVAILABLE);
+            // Five periods down: each trial fails at once, which is no new opening and no new line.
             Thread.sleep(5 * PERIOD.toMillis());
             assertThat(s.breakerState()).isIn("open", "half_open");
             assertThat(s.breakerOpens()).isEqualTo(1);
-            assertThat(lines).hasSize(1).first().asString().startsWith("remote tier: " + r.url() + " stopped answering (unavailable: ");
+            assertThat(lines).hasSize(1);
 
             r.restart(); // empty, on the same port
             assertThat(awaitState(s::breakerState, "closed")).as("closed with no operation sent").isEqualTo("closed");
@@ -78,20 +74,43 @@ class BreakerTrialTest {
         }
     }
 
-    /** A frozen server: the store's own trial is out for a whole timeout, and the state says so. */
+    /**
+     * A frozen server keeps its TCP connection: only the store's PING, unanswered, shows it. Once
+     * the breaker is open an operation is refused without being sent, so it pays no timeout; at
+     * the period's end the store's trial is out for a whole timeout (half-open), and the thaw
+     * closes it. A period of a second, so that the operation comes well inside it on a loaded machine.
+     */
     @Test
-    void aTrialOutToAFrozenServerIsHalfOpenAndTheThawClosesIt() throws Exception {
-        try (OwnRedis r = OwnRedis.start(dir.resolve("r")); LettuceRemoteStore s = openHoldingK(r)) {
+    void anIdleStoreSaysItsFrozenServerStoppedAnsweringAndTheThawClosesIt() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r")); LettuceRemoteStore s = openHoldingK(r, Duration.ofSeconds(1))) {
             r.freeze();
-            failThrice(s, RemoteFailure.Cause.TIMEOUT);
-            // Open for a period, then half-open for the timeout of the PING sent at its end, and again.
+            assertThat(awaitState(s::breakerState, "open")).isEqualTo("open");
+            assertThat(lines).hasSize(1).first().asString().startsWith("remote tier: " + r.url() + " stopped answering (timeout: ");
+            Throwable refused = catchThrowable(() -> s.get("k").get());
+            assertThat(RemoteFailure.causeOf(refused)).isEqualTo(RemoteFailure.Cause.UNAVAILABLE);
+            assertThat(refused).as("refused, not sent").hasRootCauseMessage("the node's breaker is open");
             assertThat(awaitState(s::breakerState, "half_open")).isEqualTo("half_open");
             assertThat(awaitState(s::breakerState, "open")).as("the trial timed out").isEqualTo("open");
             assertThat(s.breakerOpens()).isEqualTo(1);
+            assertThat(lines).hasSize(1);
             r.thaw();
             assertThat(awaitState(s::breakerState, "closed")).isEqualTo("closed");
             assertThat(lines).hasSize(2).last().isEqualTo("remote tier: " + r.url() + " answers again");
             assertThat(s.get("k").get()).containsExactly(1);
+        }
+    }
+
+    /** Operations that succeed more often than once a period leave the store nothing to check: no PING. */
+    @Test
+    void aStoreInUseSendsNoPing() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r")); LettuceRemoteStore s = openHoldingK(r, Duration.ofSeconds(1))) {
+            r.cli("config", "resetstat");
+            for (int i = 0; i < 300; i++) { // about 3 s, three periods
+                assertThat(s.get("k").get()).containsExactly(1);
+                Thread.sleep(10);
+            }
+            assertThat(r.cli("info", "commandstats")).contains("cmdstat_get:calls=300").doesNotContain("cmdstat_ping:");
+            assertThat(s.breakerState()).isEqualTo("closed");
         }
     }
 }
