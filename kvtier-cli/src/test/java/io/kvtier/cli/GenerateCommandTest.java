@@ -291,13 +291,7 @@ class GenerateCommandTest {
     /** Issue 14 item 8: a disk cache another tier owns is used read-only, and the user is told in one line. */
     @Test
     void aDiskCacheOwnedByAnotherTierIsReadOnlyAndSaysSoInOneLine() throws IOException {
-        io.kvtier.kv.Namespace ns;
-        try (io.kvtier.model.Checkpoint c = io.kvtier.model.Checkpoint.load(ReferenceRecords.model())) {
-            ns = io.kvtier.kv.Namespace.of(c.modelId(), c.config().kvLayout(16));
-        }
-        try (io.kvtier.tier.disk.DiskStore owner = io.kvtier.tier.disk.DiskStore.open(dir, ns.digest(),
-                io.kvtier.tier.disk.DiskFsync.NONE)) {
-            assertThat(owner.role()).isEqualTo(io.kvtier.tier.disk.DiskStore.Role.OWNER);
+        try (io.kvtier.tier.disk.DiskStore owner = DiskOwners.ownReferenceModel(dir)) {
             CliRun r = CliRun.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "Once upon a time",
                     "--max-tokens", "2", "--disk-cache-dir", dir.toString());
             assertThat(r.code()).isZero();

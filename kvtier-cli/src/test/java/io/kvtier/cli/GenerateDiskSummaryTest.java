@@ -168,13 +168,7 @@ class GenerateDiskSummaryTest {
      */
     @Test
     void aReaderGetsNoRoomWarning() throws IOException {
-        io.kvtier.kv.Namespace ns;
-        try (io.kvtier.model.Checkpoint c = io.kvtier.model.Checkpoint.load(ReferenceRecords.model())) {
-            ns = io.kvtier.kv.Namespace.of(c.modelId(), c.config().kvLayout(16));
-        }
-        try (io.kvtier.tier.disk.DiskStore owner = io.kvtier.tier.disk.DiskStore.open(dir, ns.digest(),
-                io.kvtier.tier.disk.DiskFsync.NONE)) {
-            assertThat(owner.role()).isEqualTo(io.kvtier.tier.disk.DiskStore.Role.OWNER);
+        try (io.kvtier.tier.disk.DiskStore owner = DiskOwners.ownReferenceModel(dir)) {
             withUsableSpace(p -> 40 * 1024, () -> {
                 CliRun r = generate("--disk-cache-bytes", "1G");
                 assertThat(r.err()).containsOnlyOnce("only reads it").doesNotContain(WARNING);

@@ -105,6 +105,16 @@ class DiskTierTest {
         }
     }
 
+    /** An engine on {@link #dir} owned by another engine, rescanning every step, its first scan taken in. */
+    private Engine rescanningReader() {
+        OffloadSetup rescanning = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT,
+                new OffloadSetup.DiskSetup(dir, 1L << 30, DiskWritePolicy.THROUGH, DiskFsync.NONE, 1, null)
+                        .withRescanEvery(Duration.ZERO));
+        Engine reader = engine(ReferenceRecords.model(), 16, rescanning);
+        reader.offload().awaitDiskScan(Duration.ofSeconds(30));
+        return reader;
+    }
+
     /**
      * A reader started before the owner wrote anything finds the owner's later chunks by rescanning
      * the directory (a third trial's finding: it never saw them). Rescans every step here
@@ -113,11 +123,7 @@ class DiskTierTest {
     @Test
     void aReaderFindsChunksTheOwnerWroteAfterItsFirstScan() {
         Engine owner = engine(ReferenceRecords.model(), 16, setup(dir, 1L << 30, DiskWritePolicy.THROUGH));
-        OffloadSetup rescanning = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT,
-                new OffloadSetup.DiskSetup(dir, 1L << 30, DiskWritePolicy.THROUGH, DiskFsync.NONE, 1, null)
-                        .withRescanEvery(Duration.ZERO));
-        try (Engine reader = engine(ReferenceRecords.model(), 16, rescanning)) {
-            reader.offload().awaitDiskScan(Duration.ofSeconds(30));
+        try (Engine reader = rescanningReader()) {
             try (owner) {
                 runSequential(owner, 3);
             }
@@ -137,11 +143,7 @@ class DiskTierTest {
     @Test
     void anIdleReaderTakesInTheOwnersChunksWithoutARequestAndDropsTheDeletedOnes() throws IOException, InterruptedException {
         Engine owner = engine(ReferenceRecords.model(), 16, setup(dir, 1L << 30, DiskWritePolicy.THROUGH));
-        OffloadSetup rescanning = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT,
-                new OffloadSetup.DiskSetup(dir, 1L << 30, DiskWritePolicy.THROUGH, DiskFsync.NONE, 1, null)
-                        .withRescanEvery(Duration.ZERO));
-        try (Engine reader = engine(ReferenceRecords.model(), 16, rescanning)) {
-            reader.offload().awaitDiskScan(Duration.ofSeconds(30));
+        try (Engine reader = rescanningReader()) {
             long stored;
             try (owner) {
                 runSequential(owner, 3);
