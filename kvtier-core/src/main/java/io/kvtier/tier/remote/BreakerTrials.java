@@ -63,19 +63,22 @@ final class BreakerTrials {
      */
     void watchQuiet(Supplier<Map<String, CircuitBreaker>> nodes) {
         long next = quietNanos;
-        long now = System.nanoTime();
-        for (Map.Entry<String, CircuitBreaker> e : nodes.get().entrySet()) {
-            long until = e.getValue().untilQuietPing(now, quietNanos);
-            if (until == 0) {
-                trial.accept(e.getKey(), e.getValue());
-            } else {
-                next = Math.min(next, until);
-            }
-        }
         try {
-            executor.schedule(() -> watchQuiet(nodes), Math.max(MIN_DELAY_NANOS, next), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException closing) {
-            // the store is closing: no more checks
+            long now = System.nanoTime();
+            for (Map.Entry<String, CircuitBreaker> e : nodes.get().entrySet()) {
+                long until = e.getValue().untilQuietPing(now, quietNanos);
+                if (until == 0) {
+                    trial.accept(e.getKey(), e.getValue());
+                } else {
+                    next = Math.min(next, until);
+                }
+            }
+        } finally { // a check that threw (the client closing under it) must not end the watch
+            try {
+                executor.schedule(() -> watchQuiet(nodes), Math.max(MIN_DELAY_NANOS, next), TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closing) {
+                // the store is closing: no more checks
+            }
         }
     }
 
