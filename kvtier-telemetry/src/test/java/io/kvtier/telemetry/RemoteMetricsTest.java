@@ -8,6 +8,7 @@ import io.kvtier.engine.Request;
 import io.kvtier.offload.DiskWritePolicy;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.offload.RemoteStats;
+import io.kvtier.tier.remote.Await;
 import io.kvtier.tier.remote.OwnRedis;
 import io.kvtier.tier.remote.RedisServers;
 import io.kvtier.tier.remote.RemoteSettings;
@@ -140,7 +141,8 @@ class RemoteMetricsTest {
             PrometheusText down = scrape(e);
             assertThat(breaker(down, "closed")).isZero();
             assertThat(breaker(down, "open") + breaker(down, "half_open")).as("down, or its trial out").isEqualTo(1);
-            assertThat(warnings).hasSize(1).allMatch(w -> w.contains(" stopped answering ("));
+            assertThat(Await.until(warnings::size, 1)).as("said once: %s", warnings).isEqualTo(1);
+            assertThat(warnings.getFirst()).contains(" stopped answering (");
 
             redis.restart();
             assertBackWithoutARequest(e, redis);
@@ -168,7 +170,8 @@ class RemoteMetricsTest {
             PrometheusText down = awaitBreaker(e, "open");
             assertThat(breaker(down, "open")).isEqualTo(1);
             assertThat(down.value("kvtier:remote_breaker_opens_total", "model_name", M)).isEqualTo(1);
-            assertThat(warnings).hasSize(1).first().asString().startsWith("remote tier: " + redis.url() + " stopped answering ("
+            assertThat(Await.until(warnings::size, 1)).as("said once: %s", warnings).isEqualTo(1);
+            assertThat(warnings).first().asString().startsWith("remote tier: " + redis.url() + " stopped answering ("
                     + (killed ? "unavailable" : "timeout") + ": ");
             if (killed) {
                 redis.restart();
@@ -179,15 +182,9 @@ class RemoteMetricsTest {
         }
     }
 
-    /** Scrapes {@code e} until its breaker gauge reads {@code state} (at most 30 s); the last scrape. */
+    /** Scrapes {@code e} until its breaker gauge reads {@code state} (no request: the store tries itself); the last scrape. */
     private static PrometheusText awaitBreaker(Engine e, String state) throws InterruptedException {
-        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        PrometheusText p = scrape(e);
-        while (breaker(p, state) == 0 && System.nanoTime() < end) {
-            Thread.sleep(20); // no request: the store tries itself
-            p = scrape(e);
-        }
-        return p;
+        return Await.untilMatch(() -> scrape(e), p -> breaker(p, state) == 1);
     }
 
     /** With no request, the store's own trial closes {@code e}'s breaker and one line says so. */
@@ -195,6 +192,8 @@ class RemoteMetricsTest {
         PrometheusText back = awaitBreaker(e, "closed");
         assertThat(breaker(back, "closed")).isEqualTo(1);
         assertThat(breaker(back, "open") + breaker(back, "half_open") + breaker(back, "partial")).isZero();
-        assertThat(warnings).hasSize(2).last().isEqualTo("remote tier: " + redis.url() + " answers again");
+        // The gauge moves a moment before the line is said.
+        assertThat(Await.until(warnings::size, 2)).as("its return said: %s", warnings).isEqualTo(2);
+        assertThat(warnings.getLast()).isEqualTo("remote tier: " + redis.url() + " answers again");
     }
 }

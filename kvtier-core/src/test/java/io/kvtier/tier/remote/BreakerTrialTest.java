@@ -7,7 +7,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,25 +37,15 @@ class BreakerTrialTest {
         return s;
     }
 
-    /** Waits (at most 30 s) until {@code state} gives {@code wanted}; the last state read. */
-    static String awaitState(Supplier<String> state, String wanted) throws InterruptedException {
-        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        String s = state.get();
-        while (!s.equals(wanted) && System.nanoTime() < end) {
-            Thread.sleep(10);
-            s = state.get();
-        }
-        return s;
-    }
-
     @Test
     void anIdleStoreSaysItsKilledServerStoppedAnsweringAndThatItIsBack() throws Exception {
         try (OwnRedis r = OwnRedis.start(dir.resolve("r")); LettuceRemoteStore s = openHoldingK(r, PERIOD)) {
             r.kill();
             // No operation: a period after the last success the store's PING finds the server gone
             // (refused at once while the client reconnects), three times in a row, and opens.
-            assertThat(awaitState(s::breakerState, "open")).isEqualTo("open");
-            assertThat(lines).hasSize(1).first().asString().startsWith("remote tier: " + r.url() + " stopped answering (unavailable: ");
+            assertThat(Await.until(s::breakerState, "open")).isEqualTo("open");
+            assertThat(Await.until(lines::size, 1)).as("said once: %s", lines).isEqualTo(1);
+            assertThat(lines).first().asString().startsWith("remote tier: " + r.url() + " stopped answering (unavailable: ");
             assertThat(RemoteFailure.causeOf(catchThrowable(() -> s.get("k").get()))).isEqualTo(RemoteFailure.Cause.UNAVAILABLE);
             // Five periods down: each trial fails at once, which is no new opening and no new line.
             Thread.sleep(5 * PERIOD.toMillis());
@@ -65,8 +54,9 @@ class BreakerTrialTest {
             assertThat(lines).hasSize(1);
 
             r.restart(); // empty, on the same port
-            assertThat(awaitState(s::breakerState, "closed")).as("closed with no operation sent").isEqualTo("closed");
-            assertThat(lines).hasSize(2).last().isEqualTo("remote tier: " + r.url() + " answers again");
+            assertThat(Await.until(s::breakerState, "closed")).as("closed with no operation sent").isEqualTo("closed");
+            assertThat(Await.until(lines::size, 2)).as("its return said: %s", lines).isEqualTo(2);
+            assertThat(lines).last().isEqualTo("remote tier: " + r.url() + " answers again");
             assertThat(r.cli("info", "commandstats")).as("the store's own PING closed it, no operation")
                     .contains("cmdstat_ping:").doesNotContain("cmdstat_get:", "cmdstat_set:", "cmdstat_touch:");
             assertThat(s.breakerOpens()).isEqualTo(1);
@@ -84,18 +74,20 @@ class BreakerTrialTest {
     void anIdleStoreSaysItsFrozenServerStoppedAnsweringAndTheThawClosesIt() throws Exception {
         try (OwnRedis r = OwnRedis.start(dir.resolve("r")); LettuceRemoteStore s = openHoldingK(r, Duration.ofSeconds(1))) {
             r.freeze();
-            assertThat(awaitState(s::breakerState, "open")).isEqualTo("open");
-            assertThat(lines).hasSize(1).first().asString().startsWith("remote tier: " + r.url() + " stopped answering (timeout: ");
+            assertThat(Await.until(s::breakerState, "open")).isEqualTo("open");
+            assertThat(Await.until(lines::size, 1)).as("said once: %s", lines).isEqualTo(1);
+            assertThat(lines).first().asString().startsWith("remote tier: " + r.url() + " stopped answering (timeout: ");
             Throwable refused = catchThrowable(() -> s.get("k").get());
             assertThat(RemoteFailure.causeOf(refused)).isEqualTo(RemoteFailure.Cause.UNAVAILABLE);
             assertThat(refused).as("refused, not sent").hasRootCauseMessage("the node's breaker is open");
-            assertThat(awaitState(s::breakerState, "half_open")).isEqualTo("half_open");
-            assertThat(awaitState(s::breakerState, "open")).as("the trial timed out").isEqualTo("open");
+            assertThat(Await.until(s::breakerState, "half_open")).isEqualTo("half_open");
+            assertThat(Await.until(s::breakerState, "open")).as("the trial timed out").isEqualTo("open");
             assertThat(s.breakerOpens()).isEqualTo(1);
             assertThat(lines).hasSize(1);
             r.thaw();
-            assertThat(awaitState(s::breakerState, "closed")).isEqualTo("closed");
-            assertThat(lines).hasSize(2).last().isEqualTo("remote tier: " + r.url() + " answers again");
+            assertThat(Await.until(s::breakerState, "closed")).isEqualTo("closed");
+            assertThat(Await.until(lines::size, 2)).as("its return said: %s", lines).isEqualTo(2);
+            assertThat(lines).last().isEqualTo("remote tier: " + r.url() + " answers again");
             assertThat(s.get("k").get()).containsExactly(1);
         }
     }

@@ -106,15 +106,16 @@ class RemoteFailureTest {
             r.freeze();
             assertThat(failureOf(s.get("k"))).isEqualTo(RemoteFailure.Cause.TIMEOUT);
             // Its failures, and those of the store's own PINGs (no success for a period), open the breaker.
-            assertThat(BreakerTrialTest.awaitState(s::breakerState, "open")).isEqualTo("open");
+            assertThat(Await.until(s::breakerState, "open")).isEqualTo("open");
             Thread.sleep(500); // ten open periods: each trial times out and re-opens it, saying nothing
             assertThat(s.breakerOpens()).as("a failed trial is no new opening").isEqualTo(1);
             assertThat(lines).hasSize(1).first().asString().startsWith("remote tier: " + r.url() + " stopped answering (timeout: ")
                     .endsWith("); lookups miss and writes are dropped until it answers (tried again every 50 ms)");
             r.thaw();
-            assertThat(BreakerTrialTest.awaitState(s::breakerState, "closed")).isEqualTo("closed");
+            assertThat(Await.until(s::breakerState, "closed")).isEqualTo("closed");
             assertThat(s.get("k").get()).containsExactly(1);
-            assertThat(lines).hasSize(2).last().isEqualTo("remote tier: " + r.url() + " answers again");
+            assertThat(Await.until(lines::size, 2)).as("its return said: %s", lines).isEqualTo(2);
+            assertThat(lines.getLast()).isEqualTo("remote tier: " + r.url() + " answers again");
         }
     }
 

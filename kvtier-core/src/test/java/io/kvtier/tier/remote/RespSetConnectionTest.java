@@ -199,14 +199,15 @@ class RespSetConnectionTest {
             assertThat(failure(partial)).hasMessageStartingWith("a SET's memory was taken back while it was being written");
             assertThat(s.breakerOpens()).as("cut mid-value: the store did not take it in time, a timeout").isEqualTo(1);
             r.thaw(); // the store's PING, sent when the open period ends, closes the breaker
-            assertThat(BreakerTrialTest.awaitState(s::breakerState, "closed")).isEqualTo("closed");
+            assertThat(Await.until(s::breakerState, "closed")).isEqualTo("closed");
             assertThat(setFrom(s, arena, "kvt:v1:t:next", v, MemoryClaim.OWNED).get(30, TimeUnit.SECONDS)).isNull();
             assertThat(r.cli("EXISTS", "kvt:v1:t:never")).isEqualTo("0");
             assertThat(r.cli("EXISTS", "kvt:v1:t:partial")).as("the partial SET never completes").isEqualTo("0");
             assertThat(r.cli("STRLEN", "kvt:v1:t:next")).isEqualTo(String.valueOf(v.length));
             assertThat(r.cli("CLIENT", "LIST").split("\n").length).as("the closed connection replaced by one").isEqualTo(clients);
             assertThat(s.breakerState()).isEqualTo("closed");
-            assertThat(warnings).hasSize(2).allMatch(w -> w.startsWith("remote tier: "));
+            assertThat(Await.until(warnings::size, 2)).as("the outage and the return: %s", warnings).isEqualTo(2);
+            assertThat(warnings).allMatch(w -> w.startsWith("remote tier: "));
         }
     }
 
