@@ -287,11 +287,14 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
     }
 
     /**
-     * Writes and deletes one key under the tier's prefix, waiting for the answer, once the store
-     * is connected: an ACL that refuses the tier's keys turns the tier off now, its one line
-     * before the engine's first step, not in the middle of a streamed answer (a new user's trial:
-     * "remote tier off: the server refused key ..." between a prompt and its generated text). Any
-     * other failure is the store's to count and say, as for any command; the engine serves on.
+     * Touches one key under the tier's prefix, waiting for the answer, once the store is
+     * connected: an ACL that refuses the tier's keys turns the tier off now, its one line before
+     * the engine's first step, not in the middle of a streamed answer (a new user's trial: "remote
+     * tier off: the server refused key ..." between a prompt and its generated text). A read, not
+     * a SET and DEL: it writes nothing to the store (the SET made a store of a tiny maxmemory
+     * refuse later writes with OOM in 7 of 25 runs of RemoteTierTest's eviction test, none since).
+     * An ACL that allows reading the keys but not writing them still turns the tier off at the
+     * first store. Any other failure is the store's to count and say, as for any command.
      */
     private static void checkKeys(RemoteStore store, RemoteKeys keys, Duration timeout) {
         if (!"closed".equals(store.breakerState())) {
@@ -299,8 +302,7 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         }
         String probe = keys.prefix() + "probe";
         try {
-            store.set(probe, new byte[] {0}).get(2 * timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
-            store.delete(probe);
+            store.touch(probe).get(2 * timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
         } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
             // refused (the store turned itself off and said why) or no answer (its breaker counted it)
         } catch (InterruptedException e) {
