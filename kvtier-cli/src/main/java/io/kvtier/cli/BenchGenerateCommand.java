@@ -23,7 +23,7 @@ import picocli.CommandLine.Option;
 /**
  * {@code ./kvtier bench generate}: decode and prefill speed through the whole engine (scheduler,
  * paged KV, sampling), greedy, prefix cache off so every token is computed. Each figure is the
- * best of {@code --repeats} runs after 2 s of warm-up runs.
+ * best of {@code --repeats} runs after a warm-up of the same work until the JIT is quiet ({@link JitWarmUp}).
  */
 @Command(name = "generate", mixinStandardHelpOptions = true,
         defaultValueProvider = BenchGenerateCommand.Defaults.class,
@@ -39,7 +39,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
     @Mixin
     BatchOptions batch;
 
-    @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "measured runs after 2 s of warm-up; the best is reported (default ${DEFAULT-VALUE})")
+    @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "measured runs after a warm-up of the same work until the JIT is quiet (2 s to about 20 s); the best is reported (default ${DEFAULT-VALUE})")
     int repeats;
 
     @Mixin
@@ -145,9 +145,9 @@ final class BenchGenerateCommand implements Callable<Integer> {
                     batched.spread(), BoundNote.flag(batchedFigure), ratioAcrossThreads(ratio, readers, scaling));
             System.out.printf("prefill:                 %s tokens/s (%d-token prompt)%n",
                     GenerateReport.groupedRate(prefill.value), prompt);
-            System.out.printf("warm-up:                 single %s, %s %s, prefill %s (the same work, at least"
-                            + " 2 s, then until 0.5 s of whole runs passed with no JIT compilation, at most 20 s)%n",
-                    single.warmUp.describe(), Plural.count(sequences, "sequence"), batched.warmUp.describe(), prefill.warmUp.describe());
+            System.out.printf("warm-up:                 single %s, %s %s, prefill %s (the same work, %s)%n",
+                    single.warmUp.describe(), Plural.count(sequences, "sequence"), batched.warmUp.describe(),
+                    prefill.warmUp.describe(), JitWarmUp.ofThisJvm().schedule());
             String note = BoundNote.note(run, java.util.List.of(singleFigure, batchedFigure));
             if (note != null) {
                 System.out.println(note);
