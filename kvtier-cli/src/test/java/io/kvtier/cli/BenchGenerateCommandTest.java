@@ -74,11 +74,9 @@ class BenchGenerateCommandTest {
     /** More threads than processors: one warning line (the run goes on), none at or below the count. */
     @Test
     void moreThreadsThanProcessorsIsOneWarningNotARefusal() {
-        assertThat(BenchGenerateCommand.oversubscribed(3, 2)).isEqualTo("kvtier: bench generate: --threads 3 is more than"
-                + " the 2 processors available: the threads take turns, so the figures are slower and noisier than with"
-                + " --threads 2 (measured anyway)");
-        assertThat(BenchGenerateCommand.oversubscribed(2, 1)).contains(" is more than the 1 processor available: ");
-        assertThat(BenchGenerateCommand.oversubscribed(2, 2)).isNull();
-        assertThat(BenchGenerateCommand.oversubscribed(1, 2)).isNull();
+        assertThat(ThreadsOptions.oversubscribed("bench generate", 3, 2, BenchGenerateCommand.SLOWER, BenchGenerateCommand.ANYWAY))
+                .isEqualTo("kvtier: bench generate: --threads 3 is more than the 2 processors available: the threads take"
+                        + " turns, so the figures are slower and noisier than with --threads 2 (measured anyway)");
+        assertThat(ThreadsOptions.oversubscribed("bench generate", 2, 2, BenchGenerateCommand.SLOWER, BenchGenerateCommand.ANYWAY)).isNull();
     }
 }
