@@ -89,20 +89,20 @@ public final class LettuceRemoteStore implements RemoteStore {
     private final SetArgs setArgs;
     /** Large SETs straight from memory to a socket of their own (plain TCP, standalone, {@link #setFrom}); else null. */
     private final RespSetConnection directSets;
+    private final ValueLimit valueLimit;
     private volatile StatefulConnection<String, byte[]> connection;
     private volatile RedisStringAsyncCommands<String, byte[]> strings;
     private volatile RedisKeyAsyncCommands<String, byte[]> keys;
     private volatile boolean connecting;
     private volatile String offReason;
     private volatile String lastConnectError = "not connected yet";
-    private volatile long maxValueBytes;
     private volatile boolean closed;
     private boolean announceConnection; // guarded by this
 
     private LettuceRemoteStore(RemoteSettings settings, Consumer<String> warn) {
         this.settings = settings;
         this.warn = warn;
-        this.maxValueBytes = settings.maxValueBytes();
+        this.valueLimit = new ValueLimit(settings.maxValueBytes());
         this.setArgs = settings.ttl().isZero() ? null : SetArgs.Builder.px(settings.ttl().toMillis());
         Duration connectTimeout = settings.timeout().compareTo(CONNECT_TIMEOUT) > 0 ? settings.timeout() : CONNECT_TIMEOUT;
         this.uris = new ArrayList<>();
@@ -270,28 +270,7 @@ public final class LettuceRemoteStore implements RemoteStore {
             keys = c.async();
         }
         connection = conn;
-        readBulkLimit();
-    }
-
-    /** Sets the value limit below the server's proto-max-bulk-len when CONFIG GET is allowed (at connection, and after a refusal). */
-    private void readBulkLimit() {
-        StatefulConnection<String, byte[]> conn = connection;
-        if (conn == null) {
-            return;
-        }
-        CompletionStage<Map<String, String>> cfg = conn instanceof StatefulRedisClusterConnection<String, byte[]> c
-                ? c.async().configGet("proto-max-bulk-len")
-                : ((StatefulRedisConnection<String, byte[]>) conn).async().configGet("proto-max-bulk-len");
-        cfg.whenComplete((m, err) -> {
-            if (err == null && m != null && m.get("proto-max-bulk-len") != null) {
-                try {
-                    long limit = Long.parseLong(m.get("proto-max-bulk-len")) - (64 << 10);
-                    maxValueBytes = Math.min(settings.maxValueBytes(), limit);
-                } catch (NumberFormatException ignored) {
-                    // keep the configured limit
-                }
-            } // CONFIG may be forbidden by the ACL: the configured limit stands
-        });
+        valueLimit.read(conn);
     }
 
     private synchronized void turnOff(String reason) {
@@ -411,7 +390,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                 if (msg.contains("OOM ") && saidFull.compareAndSet(false, true)) {
                     warn.accept(RemoteErrors.storeFull(RemoteNodes.where(connection, settings.urls().get(0), key), msg));
                 } else if (msg.contains("invalid bulk length")) {
-                    readBulkLimit(); // proto-max-bulk-len lowered since the start: larger values are not sent from now on
+                    valueLimit.read(connection); // proto-max-bulk-len lowered since the start: larger values are not sent from now on
                 }
             } else if (!RemoteFailure.isCancelled(err)) { // a SET never sent: no sign of the server's health
                 failed(b, () -> RemoteNodes.where(connection, settings.urls().get(0), key), err);
@@ -464,8 +443,8 @@ public final class LettuceRemoteStore implements RemoteStore {
 
     @Override
     public CompletableFuture<Void> set(String key, byte[] value) {
-        if (value.length > maxValueBytes) {
-            return tooLarge(value);
+        if (value.length > valueLimit.bytes()) {
+            return valueLimit.tooLarge(value.length);
         }
         return guarded(key, () -> (setArgs == null ? strings.set(key, value) : strings.set(key, value, setArgs))
                 .thenApply(ok -> null));
@@ -494,8 +473,8 @@ public final class LettuceRemoteStore implements RemoteStore {
         for (int i = 0; i < keys.size(); i++) {
             String key = keys.get(i);
             byte[] value = values.get(i);
-            if (value.length > maxValueBytes) {
-                answers.add(tooLarge(value));
+            if (value.length > valueLimit.bytes()) {
+                answers.add(valueLimit.tooLarge(value.length));
                 continue;
             }
             CompletableFuture<Void> answer = new CompletableFuture<>();
@@ -515,7 +494,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     /** Plain TCP, standalone: {@link #DIRECT_SET_MIN_BYTES} up to the limit, by {@link RespSetConnection} (no copy). */
     @Override
     public boolean setsFromMemory(long bytes) {
-        return directSets != null && bytes >= DIRECT_SET_MIN_BYTES && bytes <= maxValueBytes;
+        return directSets != null && bytes >= DIRECT_SET_MIN_BYTES && bytes <= valueLimit.bytes();
     }
 
     @Override
@@ -532,7 +511,7 @@ public final class LettuceRemoteStore implements RemoteStore {
             // SET's lost connection reads the limit again.
             return answer.whenComplete((v, e) -> {
                 if (e != null && RemoteFailure.causeOf(e) == RemoteFailure.Cause.UNAVAILABLE) {
-                    readBulkLimit();
+                    valueLimit.read(connection);
                 }
             });
         });
@@ -542,11 +521,6 @@ public final class LettuceRemoteStore implements RemoteStore {
     public static SslOptions sslOptions(RemoteSettings settings) {
         return settings.caFile() == null ? SslOptions.create()
                 : SslOptions.builder().jdkSslProvider().trustManager(settings.caFile().toFile()).build();
-    }
-
-    private CompletableFuture<Void> tooLarge(byte[] value) {
-        return CompletableFuture.failedFuture(new RemoteFailure(RemoteFailure.Cause.ERROR, "value of " + value.length
-                + " bytes exceeds the remote limit of " + maxValueBytes + " bytes; not sent"));
     }
 
     @Override
@@ -561,7 +535,7 @@ public final class LettuceRemoteStore implements RemoteStore {
 
     @Override
     public long maxValueBytes() {
-        return maxValueBytes;
+        return valueLimit.bytes();
     }
 
     /**
