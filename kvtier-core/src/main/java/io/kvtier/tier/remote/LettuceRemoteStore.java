@@ -82,6 +82,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
     private final CircuitBreaker connectBreaker;
     private final BreakerTrials trials;
+    private final ReconnectReasons reconnects;
     /** Whether the line saying a node's breaker opened was printed and the one saying all closed again not yet. */
     private final java.util.concurrent.atomic.AtomicBoolean saidDown = new java.util.concurrent.atomic.AtomicBoolean();
     /** Whether the line about a full store (OOM refusals) was said: once a run. */
@@ -98,6 +99,8 @@ public final class LettuceRemoteStore implements RemoteStore {
     private volatile String lastConnectError = "not connected yet";
     private volatile boolean closed;
     private boolean announceConnection; // guarded by this
+    /** The outage's lines in order: a stop line may wait for its reason ({@link ReconnectReasons}), a return's for it. */
+    private CompletableFuture<Void> lines = CompletableFuture.completedFuture(null); // guarded by this
 
     private LettuceRemoteStore(RemoteSettings settings, Consumer<String> warn) {
         this.settings = settings;
@@ -117,6 +120,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         TimeoutOptions timeouts = TimeoutOptions.enabled(settings.timeout());
         SslOptions ssl = sslOptions(settings);
         resources = LettuceResources.create();
+        reconnects = new ReconnectReasons(resources);
         trials = new BreakerTrials(resources.eventExecutorGroup(), this::trial, settings.breakerOpen().toNanos());
         connectBreaker = new CircuitBreaker(1, settings.breakerOpen().toNanos(), b -> trials.schedule(null, b));
         if (settings.cluster()) {
@@ -328,7 +332,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                 if (answered) {
                     answered(b);
                 } else if (!closed) {
-                    failed(b, () -> RemoteNodes.whereNode(conn, settings.urls().get(0), node), err);
+                    failed(b, node, () -> RemoteNodes.whereNode(conn, settings.urls().get(0), node), err);
                 }
                 b.pingDone(); // after the outcome: a half-open breaker refuses operations until then
                 if (!answered && !closed && b.state(System.nanoTime()) == CircuitBreaker.State.CLOSED) {
@@ -338,12 +342,16 @@ public final class LettuceRemoteStore implements RemoteStore {
         }
     }
 
+    private synchronized void say(CompletableFuture<String> line) {
+        lines = lines.handle((v, e) -> null).thenCompose(v -> line).thenAccept(warn);
+    }
+
     /** A node answered: its breaker closes, and once all are closed after an outage one line says so. */
     private void answered(CircuitBreaker b) {
         b.success(System.nanoTime());
         if (saidDown.get() && "closed".equals(breakerState()) && saidDown.compareAndSet(true, false)) {
-            warn.accept("remote tier: " + (settings.cluster() ? "every cluster node" : RemoteSettings.redact(settings.urls().get(0)))
-                    + " answers again");
+            say(CompletableFuture.completedFuture("remote tier: " + (settings.cluster() ? "every cluster node"
+                    : RemoteSettings.redact(settings.urls().get(0))) + " answers again"));
         }
     }
 
@@ -368,7 +376,8 @@ public final class LettuceRemoteStore implements RemoteStore {
                     offReason != null ? "remote tier off" : connection == null ? "not connected (" + lastConnectError + ")"
                             : "the node's breaker is open"));
         }
-        CircuitBreaker b = breaker(RemoteNodes.of(connection, key));
+        String node = RemoteNodes.of(connection, key);
+        CircuitBreaker b = breaker(node);
         CompletableFuture<T> f;
         try {
             f = op.get().toCompletableFuture();
@@ -393,7 +402,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                     valueLimit.read(connection); // proto-max-bulk-len lowered since the start: larger values are not sent from now on
                 }
             } else if (!RemoteFailure.isCancelled(err)) { // a SET never sent: no sign of the server's health
-                failed(b, () -> RemoteNodes.where(connection, settings.urls().get(0), key), err);
+                failed(b, node, () -> RemoteNodes.where(connection, settings.urls().get(0), key), err);
             }
             throw new RemoteFailure(cause, RemoteErrors.firstLine(msg));
         });
@@ -401,17 +410,19 @@ public final class LettuceRemoteStore implements RemoteStore {
 
     /**
      * A failure that tells of the node's health (no answer, no connection): its breaker counts it,
-     * and the breaker's opening prints the outage's one line ({@code where}: the node for it).
+     * and its opening says the outage's line ({@code where}: the node; why: {@link ReconnectReasons}).
      */
-    private void failed(CircuitBreaker b, java.util.function.Supplier<String> where, Throwable err) {
+    private void failed(CircuitBreaker b, String node, java.util.function.Supplier<String> where, Throwable err) {
         RemoteFailure.Cause cause = RemoteFailure.causeOf(err);
         long opened = b.opens();
         b.failure(System.nanoTime());
         if (b.opens() > opened && saidDown.compareAndSet(false, true)) {
             // Once per outage, not per breaker period: a frozen store would say it every second.
-            warn.accept("remote tier: " + where.get() + " stopped answering (" + cause.label()
-                    + ": " + RemoteErrors.reasonOf(err) + "); lookups miss and writes are dropped until it answers"
-                    + " (tried again every " + settings.breakerOpen().toMillis() + " ms)");
+            String w = where.get();
+            say(reconnects.reasonOf(RemoteNodes.address(connection, uris.get(0), node), err, settings.timeout().toMillis())
+                    .thenApply(reason -> "remote tier: " + w + " stopped answering (" + cause.label() + ": " + reason
+                            + "); lookups miss and writes are dropped until it answers (tried again every "
+                            + settings.breakerOpen().toMillis() + " ms)"));
         }
         if (topology != null && cause != RemoteFailure.Cause.ERROR) {
             topology.request(); // a dead or frozen master: its replica may serve the slot by now
@@ -575,6 +586,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     @Override
     public void close() {
         closed = true;
+        reconnects.close();
         if (directSets != null) {
             directSets.close();
         }
