@@ -82,6 +82,12 @@ class JitWarmUpTest {
         return () -> now[0] += step;
     }
 
+    /** A warm-up of {@code least} to {@code most} ns on {@code clock}, the JIT compiling in every run. */
+    private static JitWarmUp compilingThroughout(long least, long most, java.util.function.LongSupplier clock) {
+        long[] compiled = {0};
+        return new JitWarmUp(least, most, 0, () -> compiled[0]++, clock);
+    }
+
     /**
      * Still compiling, runs of 3 ns, a most of 10 ns: the third run ends at 9 ns and a fourth would
      * end at 12, so it is not started (the cap once stopped only after a run had passed it).
@@ -89,8 +95,7 @@ class JitWarmUpTest {
     @Test
     void doesNotStartARunThatWouldEndPastTheMost() {
         AtomicInteger runs = new AtomicInteger();
-        long[] compiled = {0};
-        JitWarmUp.Result r = new JitWarmUp(0, 10, 0, () -> compiled[0]++, ticking(3)).run(runs::incrementAndGet);
+        JitWarmUp.Result r = compilingThroughout(0, 10, ticking(3)).run(runs::incrementAndGet);
         assertThat(runs.get()).isEqualTo(3);
         assertThat(r.seconds()).isEqualTo(9e-9);
         assertThat(r.quiet()).isFalse();
@@ -100,11 +105,7 @@ class JitWarmUpTest {
     @Test
     void theLongestRunSoFarPredictsTheNext() {
         AtomicInteger runs = new AtomicInteger();
-        long[] times = {0, 4, 5, 6, 7, 8, 9, 10};
-        AtomicInteger reading = new AtomicInteger();
-        long[] compiled = {0};
-        JitWarmUp.Result r = new JitWarmUp(0, 10, 0, () -> compiled[0]++, () -> times[reading.getAndIncrement()])
-                .run(runs::incrementAndGet);
+        JitWarmUp.Result r = compilingThroughout(0, 10, readings(0, 4, 5, 6, 7, 8, 9, 10)).run(runs::incrementAndGet);
         assertThat(runs.get()).isEqualTo(4);
         assertThat(r.seconds()).isEqualTo(7e-9);
     }
@@ -113,8 +114,7 @@ class JitWarmUpTest {
     @Test
     void theLeastWinsOverTheMostsForecast() {
         AtomicInteger runs = new AtomicInteger();
-        long[] compiled = {0};
-        JitWarmUp.Result r = new JitWarmUp(8, 10, 0, () -> compiled[0]++, ticking(6)).run(runs::incrementAndGet);
+        JitWarmUp.Result r = compilingThroughout(8, 10, ticking(6)).run(runs::incrementAndGet);
         assertThat(runs.get()).isEqualTo(2);
         assertThat(r.seconds()).isEqualTo(12e-9);
     }
