@@ -12,7 +12,9 @@ import java.util.function.LongSupplier;
  * tokens/s where the steady state is 300-350.
  *
  * <p>The work runs at least {@code minNanos}, then until the JIT has done nothing for
- * {@code quietNanos} of whole runs, at most {@code maxNanos}: neither the JVM's total compilation
+ * {@code quietNanos} of whole runs, or until the next run would end past {@code maxNanos} if it took
+ * as long as the longest so far (stopping only once a run had ended past it overran by up to a run:
+ * 22.1 s of a 20 s cap in a README sample). Quiet means neither the JVM's total compilation
  * time ({@link CompilationMXBean}, milliseconds over every compiler thread) nor the run time of
  * its C2 threads ({@link CompilerThreads}) has grown. The first alone grows only when a compile
  * ends: a C2 compile of the read loop that took seconds on a busy machine looked quiet, and
@@ -34,6 +36,7 @@ public final class JitWarmUp {
     private final long maxNanos;
     private final long quietNanos;
     private final LongSupplier compiling;
+    private final LongSupplier clock;
 
     /**
      * @param minNanos      least warm-up, nanoseconds
@@ -42,6 +45,11 @@ public final class JitWarmUp {
      * @param compiling     a reading that grows while the JIT compiles (compilation time so far); -1 when unknown
      */
     JitWarmUp(long minNanos, long maxNanos, long quietNanos, LongSupplier compiling) {
+        this(minNanos, maxNanos, quietNanos, compiling, System::nanoTime);
+    }
+
+    /** As the other constructor, on {@code clock} (nanoseconds) instead of {@link System#nanoTime}: tests' fake time. */
+    JitWarmUp(long minNanos, long maxNanos, long quietNanos, LongSupplier compiling, LongSupplier clock) {
         if (minNanos < 0 || maxNanos < minNanos || quietNanos < 0) {
             throw new IllegalArgumentException("warm-up of " + minNanos + " to " + maxNanos + " ns, quiet " + quietNanos);
         }
@@ -49,14 +57,18 @@ public final class JitWarmUp {
         this.maxNanos = maxNanos;
         this.quietNanos = quietNanos;
         this.compiling = compiling;
+        this.clock = clock;
     }
 
     /**
-     * At least 2 s, at most 20 s, ended by 0.5 s without compilation (a run of a few milliseconds
-     * that compiled nothing says little), on this JVM's compilers.
+     * At least 2 s, ended by 0.5 s without compilation (a run of a few milliseconds that compiled
+     * nothing says little) or before a run that would end past 20 s, on this JVM's compilers.
+     * Property {@code kvtier.bench.warmupMaxMillis} lowers the 20 s (and the 2 s with it): for tests
+     * and quick looks at a bench's output, whose figures are then those of less compiled code.
      */
     public static JitWarmUp ofThisJvm() {
-        return ofThisJvm(2_000_000_000L, 20_000_000_000L, 500_000_000L);
+        long maxNanos = Math.max(0, Long.getLong("kvtier.bench.warmupMaxMillis", 20_000)) * 1_000_000L;
+        return ofThisJvm(Math.min(2_000_000_000L, maxNanos), maxNanos, 500_000_000L);
     }
 
     /**
@@ -76,14 +88,33 @@ public final class JitWarmUp {
         return new JitWarmUp(minNanos, maxNanos, quietNanos, compiling);
     }
 
-    /** Runs {@code work} as the class doc says; its results are thrown away. */
+    /**
+     * The schedule in words, for a bench's report: "at least 2 s, then until 0.5 s of whole runs
+     * passed with no JIT compilation or the next run would end past 20 s at the longest run's time".
+     */
+    public String schedule() {
+        return String.format(java.util.Locale.ROOT, "at least %s s, then until %s s of whole runs passed with no JIT"
+                + " compilation or the next run would end past %s s at the longest run's time",
+                seconds(minNanos), seconds(quietNanos), seconds(maxNanos));
+    }
+
+    /** Seconds without a needless ".0": "2", "0.5", "20". */
+    private static String seconds(long nanos) {
+        return java.math.BigDecimal.valueOf(nanos, 9).stripTrailingZeros().toPlainString();
+    }
+
+    /** Runs {@code work} as the class doc says (once at least); its results are thrown away. */
     public Result run(Runnable work) {
-        long start = System.nanoTime();
+        long start = clock.getAsLong();
         long lastCompiled = compiling.getAsLong();
         long quietSince = start;
+        long longest = 0;
+        long runStart = start;
         while (true) {
             work.run();
-            long now = System.nanoTime();
+            long now = clock.getAsLong();
+            longest = Math.max(longest, now - runStart);
+            runStart = now;
             long compiled = compiling.getAsLong();
             boolean compiledInRun = compiled != lastCompiled;
             if (compiledInRun) {
@@ -91,8 +122,10 @@ public final class JitWarmUp {
                 quietSince = now;
             }
             boolean quiet = lastCompiled < 0 || (!compiledInRun && now - quietSince >= quietNanos);
-            if (now - start >= maxNanos || (now - start >= minNanos && quiet)) {
-                return new Result((now - start) / 1e9, quiet);
+            long elapsed = now - start;
+            // The least first; past it, no run that would end past the most (the subtraction cannot overflow).
+            if (elapsed >= minNanos && (quiet || elapsed >= maxNanos || longest > maxNanos - elapsed)) {
+                return new Result(elapsed / 1e9, quiet);
             }
         }
     }

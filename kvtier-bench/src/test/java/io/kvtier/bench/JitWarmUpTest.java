@@ -75,4 +75,56 @@ class JitWarmUpTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> JitWarmUp.ofThisJvm(2, 1, 0))
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    /** A fake clock: each reading {@code step} ns after the one before, the first 0. */
+    private static java.util.function.LongSupplier ticking(long step) {
+        long[] now = {-step};
+        return () -> now[0] += step;
+    }
+
+    /** A warm-up of {@code least} to {@code most} ns on {@code clock}, the JIT compiling in every run. */
+    private static JitWarmUp compilingThroughout(long least, long most, java.util.function.LongSupplier clock) {
+        long[] compiled = {0};
+        return new JitWarmUp(least, most, 0, () -> compiled[0]++, clock);
+    }
+
+    /**
+     * Still compiling, runs of 3 ns, a most of 10 ns: the third run ends at 9 ns and a fourth would
+     * end at 12, so it is not started (the cap once stopped only after a run had passed it).
+     */
+    @Test
+    void doesNotStartARunThatWouldEndPastTheMost() {
+        AtomicInteger runs = new AtomicInteger();
+        JitWarmUp.Result r = compilingThroughout(0, 10, ticking(3)).run(runs::incrementAndGet);
+        assertThat(runs.get()).isEqualTo(3);
+        assertThat(r.seconds()).isEqualTo(9e-9);
+        assertThat(r.quiet()).isFalse();
+    }
+
+    /** The longest run so far decides, not the last: runs of 4, 1, 1, 1 ns against a most of 10 stop at 7 (7 + 4 > 10). */
+    @Test
+    void theLongestRunSoFarPredictsTheNext() {
+        AtomicInteger runs = new AtomicInteger();
+        JitWarmUp.Result r = compilingThroughout(0, 10, readings(0, 4, 5, 6, 7, 8, 9, 10)).run(runs::incrementAndGet);
+        assertThat(runs.get()).isEqualTo(4);
+        assertThat(r.seconds()).isEqualTo(7e-9);
+    }
+
+    /** The least comes first: a run that would pass the most is still started while the least is not reached. */
+    @Test
+    void theLeastWinsOverTheMostsForecast() {
+        AtomicInteger runs = new AtomicInteger();
+        JitWarmUp.Result r = compilingThroughout(8, 10, ticking(6)).run(runs::incrementAndGet);
+        assertThat(runs.get()).isEqualTo(2);
+        assertThat(r.seconds()).isEqualTo(12e-9);
+    }
+
+    /** The report's words come from the schedule itself, so they cannot drift from it. */
+    @Test
+    void describesItsSchedule() {
+        assertThat(JitWarmUp.ofThisJvm().schedule()).isEqualTo("at least 2 s, then until 0.5 s of whole runs passed"
+                + " with no JIT compilation or the next run would end past 20 s at the longest run's time");
+        assertThat(JitWarmUp.ofThisJvm(0, 1_500_000_000L, 0).schedule()).isEqualTo("at least 0 s, then until 0 s of"
+                + " whole runs passed with no JIT compilation or the next run would end past 1.5 s at the longest run's time");
+    }
 }

@@ -23,7 +23,7 @@ import picocli.CommandLine.Option;
 /**
  * {@code ./kvtier bench generate}: decode and prefill speed through the whole engine (scheduler,
  * paged KV, sampling), greedy, prefix cache off so every token is computed. Each figure is the
- * best of {@code --repeats} runs after 2 s of warm-up runs.
+ * best of {@code --repeats} runs after a warm-up of the same work until the JIT is quiet ({@link JitWarmUp}).
  */
 @Command(name = "generate", mixinStandardHelpOptions = true,
         defaultValueProvider = BenchGenerateCommand.Defaults.class,
@@ -39,7 +39,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
     @Mixin
     BatchOptions batch;
 
-    @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "measured runs after 2 s of warm-up; the best is reported (default ${DEFAULT-VALUE})")
+    @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "measured runs after a warm-up of the same work until the JIT is quiet (2 s to about 20 s); the best is reported (default ${DEFAULT-VALUE})")
     int repeats;
 
     @Mixin
@@ -101,11 +101,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
         int processors = Runtime.getRuntime().availableProcessors();
         System.out.printf("model %s: %s, kernels %s, %s%n", modelPath.getFileName(),
                 shape, Kernels.best().name(), Plural.count(readers, "compute thread"));
-        String oversubscribed = oversubscribed(readers, processors);
-        if (oversubscribed != null) {
-            System.out.flush(); // after the model line, not inside it, where both go to one terminal or file
-            System.err.println(oversubscribed);
-        }
+        threads.warnIfOversubscribed("bench generate", SLOWER, ANYWAY); // after the model line
         long weightBytes = BandwidthBound.weightBytesPerToken(checkpoint);
         try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), computeThreads);
              BandwidthBound bound = new BandwidthBound(weightBytes, shape.dim(), readers)) {
@@ -145,9 +141,9 @@ final class BenchGenerateCommand implements Callable<Integer> {
                     batched.spread(), BoundNote.flag(batchedFigure), ratioAcrossThreads(ratio, readers, scaling));
             System.out.printf("prefill:                 %s tokens/s (%d-token prompt)%n",
                     GenerateReport.groupedRate(prefill.value), prompt);
-            System.out.printf("warm-up:                 single %s, %s %s, prefill %s (the same work, at least"
-                            + " 2 s, then until 0.5 s of whole runs passed with no JIT compilation, at most 20 s)%n",
-                    single.warmUp.describe(), Plural.count(sequences, "sequence"), batched.warmUp.describe(), prefill.warmUp.describe());
+            System.out.printf("warm-up:                 single %s, %s %s, prefill %s (the same work, %s)%n",
+                    single.warmUp.describe(), Plural.count(sequences, "sequence"), batched.warmUp.describe(),
+                    prefill.warmUp.describe(), JitWarmUp.ofThisJvm().schedule());
             String note = BoundNote.note(run, java.util.List.of(singleFigure, batchedFigure));
             if (note != null) {
                 System.out.println(note);
@@ -169,15 +165,9 @@ final class BenchGenerateCommand implements Callable<Integer> {
     /** A B A B rounds of {@link BandwidthBound#scaling}: ~0.5 s on the stories110M shape. */
     static final int SCALING_ROUNDS = 9;
 
-    /**
-     * The warning for more threads than processors, or null: not refused (oversubscribing is a thing
-     * to measure too), but every figure pays for it, the fractions of the bound most.
-     */
-    static String oversubscribed(int threads, int processors) {
-        return threads <= processors ? null : String.format(java.util.Locale.ROOT, "kvtier: bench generate: --threads %d"
-                + " is more than the %s available: the threads take turns, so the figures are slower and"
-                + " noisier than with --threads %d (measured anyway)", threads, Plural.count(processors, "processor"), processors);
-    }
+    /** {@link ThreadsOptions#warnIfOversubscribed}'s words here: every figure pays, the fractions of the bound most. */
+    static final String SLOWER = "the figures are slower and noisier";
+    static final String ANYWAY = "measured anyway";
 
     /** The batched / single ratio issue 16 asks for at 1 and 2 threads. */
     static final double TARGET_RATIO = 8;

@@ -178,6 +178,7 @@ final class GenerateCommand implements Callable<Integer> {
                 requests.add(r);
             }
             disk.warnRoom(); // once every input is checked: a refused run says only why
+            threads.warnIfOversubscribed("generate");
             PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
             ResultPrinter.Format format = output == OutputFormat.jsonl ? ResultPrinter.Format.JSONL
                     : sequential || ids.size() == 1 ? ResultPrinter.Format.TEXT_STREAMED : ResultPrinter.Format.TEXT;

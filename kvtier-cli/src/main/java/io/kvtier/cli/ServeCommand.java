@@ -118,6 +118,7 @@ final class ServeCommand implements Callable<Integer> {
             telemetry.close();
             throw new BadInputException("cannot listen on " + config.host() + ":" + config.port() + ": " + e.getMessage());
         }
+        threads.warnIfOversubscribed("serve"); // once listening: a refused start says only why
         return runUntilStopped(server, config, telemetry);
     }
 

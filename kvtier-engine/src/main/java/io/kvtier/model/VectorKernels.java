@@ -5,7 +5,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorMask;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -23,7 +22,7 @@ import jdk.incubator.vector.VectorSpecies;
  * (4) inside a loop, a vector carried from trip to trip (an accumulator) is an argument, never the
  * receiver ({@code acc = load.fma(x, acc)}, {@code mv = load.max(mv)}): C2 types such a vector by
  * its declared class, so a call on it stays virtual unless profiled, and was left boxed in
- * softmax. Array-only elementwise kernels keep masked tails.
+ * softmax. Array-only elementwise kernels ({@link VectorElementwise}) keep masked tails.
  *
  * <p>Matrix products keep several independent accumulators so that FMA latency is hidden. The
  * batched product of a vector of activation rows or more is {@link PackedMatmul} (vectorised across
@@ -530,67 +529,15 @@ final class VectorKernels implements Kernels {
 
     @Override
     public void rmsnorm(float[] out, int outOff, float[] x, int xOff, MemorySegment weight, int n, float eps) {
-        FloatVector ss = FloatVector.zero(S);
-        int i = 0;
-        for (; i + L <= n; i += L) {
-            FloatVector v = FloatVector.fromArray(S, x, xOff + i);
-            ss = v.fma(v, ss);
-        }
-        if (i < n) {
-            FloatVector v = FloatVector.fromArray(S, x, xOff + i, S.indexInRange(i, n));
-            ss = v.fma(v, ss);
-        }
-        float scale = 1f / (float) Math.sqrt(Lanes.sum(ss) / n + eps);
-        i = 0;
-        for (; i + L <= n; i += L) {
-            FloatVector.fromMemorySegment(S, weight, (long) i * Float.BYTES, LE).mul(FloatVector.fromArray(S, x, xOff + i).mul(scale))
-                    .intoArray(out, outOff + i);
-        }
-        if (i < n) {
-            VectorMask<Float> m = S.indexInRange(i, n);
-            FloatVector.fromMemorySegment(S, weight, (long) i * Float.BYTES, LE, m).mul(FloatVector.fromArray(S, x, xOff + i, m).mul(scale))
-                    .intoArray(out, outOff + i, m);
-        }
+        VectorElementwise.rmsnorm(out, outOff, x, xOff, weight, n, eps);
     }
 
     @Override
     public void softmax(float[] x, int off, int n) {
         if (scalarExp) {
             ScalarKernels.INSTANCE.softmax(x, off, n);
-            return;
-        }
-        FloatVector mv = FloatVector.broadcast(S, Float.NEGATIVE_INFINITY);
-        int i = 0;
-        for (; i + L <= n; i += L) {
-            // The fresh load is the receiver, never the loop's accumulator: C2 parses the loop with
-            // the accumulator typed FloatVector, so a call on it is virtual unless profiled; in a
-            // 15M bench run max stayed a virtual call and ran boxed (softmax allocated 609 MB of
-            // boxed vectors, ~10% of the CPU samples). max is symmetric, bit for bit.
-            mv = FloatVector.fromArray(S, x, off + i).max(mv);
-        }
-        float max = mv.reduceLanes(VectorOperators.MAX);
-        for (; i < n; i++) {
-            max = Math.max(max, x[off + i]);
-        }
-        FloatVector sv = FloatVector.zero(S);
-        i = 0;
-        for (; i + L <= n; i += L) {
-            FloatVector e = FloatVector.fromArray(S, x, off + i).sub(max).lanewise(VectorOperators.EXP);
-            e.intoArray(x, off + i);
-            sv = e.add(sv);   // the fresh vector the receiver, as above (addition is commutative, bit for bit)
-        }
-        float sum = Lanes.sum(sv);
-        for (; i < n; i++) {
-            x[off + i] = (float) Math.exp(x[off + i] - max);
-            sum += x[off + i];
-        }
-        float inv = 1f / sum;
-        i = 0;
-        for (; i + L <= n; i += L) {
-            FloatVector.fromArray(S, x, off + i).mul(inv).intoArray(x, off + i);
-        }
-        for (; i < n; i++) {
-            x[off + i] *= inv;
+        } else {
+            VectorElementwise.softmax(x, off, n);
         }
     }
 
@@ -598,17 +545,8 @@ final class VectorKernels implements Kernels {
     public void silu(float[] x, int off, int n) {
         if (scalarExp) {
             ScalarKernels.INSTANCE.silu(x, off, n);
-            return;
-        }
-        int i = 0;
-        for (; i + L <= n; i += L) {
-            FloatVector v = FloatVector.fromArray(S, x, off + i);
-            v.div(v.neg().lanewise(VectorOperators.EXP).add(1f)).intoArray(x, off + i);   // v * sigmoid(v)
-        }
-        if (i < n) {
-            VectorMask<Float> m = S.indexInRange(i, n);
-            FloatVector v = FloatVector.fromArray(S, x, off + i, m);
-            v.div(v.neg().lanewise(VectorOperators.EXP).add(1f)).intoArray(x, off + i, m);
+        } else {
+            VectorElementwise.silu(x, off, n);
         }
     }
 
@@ -616,30 +554,13 @@ final class VectorKernels implements Kernels {
     public void swiglu(float[] gate, int gOff, float[] up, int uOff, int n) {
         if (scalarExp) {
             ScalarKernels.INSTANCE.swiglu(gate, gOff, up, uOff, n);
-            return;
-        }
-        int i = 0;
-        for (; i + L <= n; i += L) {
-            FloatVector g = FloatVector.fromArray(S, gate, gOff + i);
-            g.div(g.neg().lanewise(VectorOperators.EXP).add(1f)).mul(FloatVector.fromArray(S, up, uOff + i))
-                    .intoArray(gate, gOff + i);
-        }
-        if (i < n) {
-            VectorMask<Float> m = S.indexInRange(i, n);
-            FloatVector g = FloatVector.fromArray(S, gate, gOff + i, m);
-            g.div(g.neg().lanewise(VectorOperators.EXP).add(1f)).mul(FloatVector.fromArray(S, up, uOff + i, m))
-                    .intoArray(gate, gOff + i, m);
+        } else {
+            VectorElementwise.swiglu(gate, gOff, up, uOff, n);
         }
     }
 
     @Override
     public void add(float[] y, int yOff, float[] x, int xOff, int n) {
-        int i = 0;
-        for (; i + L <= n; i += L) {
-            FloatVector.fromArray(S, y, yOff + i).add(FloatVector.fromArray(S, x, xOff + i)).intoArray(y, yOff + i);
-        }
-        for (; i < n; i++) {
-            y[yOff + i] += x[xOff + i];
-        }
+        VectorElementwise.add(y, yOff, x, xOff, n);
     }
 }

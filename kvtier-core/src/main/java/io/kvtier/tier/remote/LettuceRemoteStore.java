@@ -82,6 +82,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
     private final CircuitBreaker connectBreaker;
     private final BreakerTrials trials;
+    private final ReconnectReasons reconnects;
     /** Whether the line saying a node's breaker opened was printed and the one saying all closed again not yet. */
     private final java.util.concurrent.atomic.AtomicBoolean saidDown = new java.util.concurrent.atomic.AtomicBoolean();
     /** Whether the line about a full store (OOM refusals) was said: once a run. */
@@ -89,20 +90,22 @@ public final class LettuceRemoteStore implements RemoteStore {
     private final SetArgs setArgs;
     /** Large SETs straight from memory to a socket of their own (plain TCP, standalone, {@link #setFrom}); else null. */
     private final RespSetConnection directSets;
+    private final ValueLimit valueLimit;
     private volatile StatefulConnection<String, byte[]> connection;
     private volatile RedisStringAsyncCommands<String, byte[]> strings;
     private volatile RedisKeyAsyncCommands<String, byte[]> keys;
     private volatile boolean connecting;
     private volatile String offReason;
     private volatile String lastConnectError = "not connected yet";
-    private volatile long maxValueBytes;
     private volatile boolean closed;
     private boolean announceConnection; // guarded by this
+    /** The outage's lines in order: a stop line may wait for its reason ({@link ReconnectReasons}), a return's for it. */
+    private CompletableFuture<Void> lines = CompletableFuture.completedFuture(null); // guarded by this
 
     private LettuceRemoteStore(RemoteSettings settings, Consumer<String> warn) {
         this.settings = settings;
         this.warn = warn;
-        this.maxValueBytes = settings.maxValueBytes();
+        this.valueLimit = new ValueLimit(settings.maxValueBytes());
         this.setArgs = settings.ttl().isZero() ? null : SetArgs.Builder.px(settings.ttl().toMillis());
         Duration connectTimeout = settings.timeout().compareTo(CONNECT_TIMEOUT) > 0 ? settings.timeout() : CONNECT_TIMEOUT;
         this.uris = new ArrayList<>();
@@ -117,6 +120,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         TimeoutOptions timeouts = TimeoutOptions.enabled(settings.timeout());
         SslOptions ssl = sslOptions(settings);
         resources = LettuceResources.create();
+        reconnects = new ReconnectReasons(resources);
         trials = new BreakerTrials(resources.eventExecutorGroup(), this::trial, settings.breakerOpen().toNanos());
         connectBreaker = new CircuitBreaker(1, settings.breakerOpen().toNanos(), b -> trials.schedule(null, b));
         if (settings.cluster()) {
@@ -270,28 +274,7 @@ public final class LettuceRemoteStore implements RemoteStore {
             keys = c.async();
         }
         connection = conn;
-        readBulkLimit();
-    }
-
-    /** Sets the value limit below the server's proto-max-bulk-len when CONFIG GET is allowed (at connection, and after a refusal). */
-    private void readBulkLimit() {
-        StatefulConnection<String, byte[]> conn = connection;
-        if (conn == null) {
-            return;
-        }
-        CompletionStage<Map<String, String>> cfg = conn instanceof StatefulRedisClusterConnection<String, byte[]> c
-                ? c.async().configGet("proto-max-bulk-len")
-                : ((StatefulRedisConnection<String, byte[]>) conn).async().configGet("proto-max-bulk-len");
-        cfg.whenComplete((m, err) -> {
-            if (err == null && m != null && m.get("proto-max-bulk-len") != null) {
-                try {
-                    long limit = Long.parseLong(m.get("proto-max-bulk-len")) - (64 << 10);
-                    maxValueBytes = Math.min(settings.maxValueBytes(), limit);
-                } catch (NumberFormatException ignored) {
-                    // keep the configured limit
-                }
-            } // CONFIG may be forbidden by the ACL: the configured limit stands
-        });
+        valueLimit.read(conn);
     }
 
     private synchronized void turnOff(String reason) {
@@ -349,7 +332,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                 if (answered) {
                     answered(b);
                 } else if (!closed) {
-                    failed(b, () -> RemoteNodes.whereNode(conn, settings.urls().get(0), node), err);
+                    failed(b, node, () -> RemoteNodes.whereNode(conn, settings.urls().get(0), node), err);
                 }
                 b.pingDone(); // after the outcome: a half-open breaker refuses operations until then
                 if (!answered && !closed && b.state(System.nanoTime()) == CircuitBreaker.State.CLOSED) {
@@ -359,12 +342,16 @@ public final class LettuceRemoteStore implements RemoteStore {
         }
     }
 
+    private synchronized void say(CompletableFuture<String> line) {
+        lines = lines.handle((v, e) -> null).thenCompose(v -> line).thenAccept(warn);
+    }
+
     /** A node answered: its breaker closes, and once all are closed after an outage one line says so. */
     private void answered(CircuitBreaker b) {
         b.success(System.nanoTime());
         if (saidDown.get() && "closed".equals(breakerState()) && saidDown.compareAndSet(true, false)) {
-            warn.accept("remote tier: " + (settings.cluster() ? "every cluster node" : RemoteSettings.redact(settings.urls().get(0)))
-                    + " answers again");
+            say(CompletableFuture.completedFuture("remote tier: " + (settings.cluster() ? "every cluster node"
+                    : RemoteSettings.redact(settings.urls().get(0))) + " answers again"));
         }
     }
 
@@ -389,7 +376,8 @@ public final class LettuceRemoteStore implements RemoteStore {
                     offReason != null ? "remote tier off" : connection == null ? "not connected (" + lastConnectError + ")"
                             : "the node's breaker is open"));
         }
-        CircuitBreaker b = breaker(RemoteNodes.of(connection, key));
+        String node = RemoteNodes.of(connection, key);
+        CircuitBreaker b = breaker(node);
         CompletableFuture<T> f;
         try {
             f = op.get().toCompletableFuture();
@@ -411,10 +399,10 @@ public final class LettuceRemoteStore implements RemoteStore {
                 if (msg.contains("OOM ") && saidFull.compareAndSet(false, true)) {
                     warn.accept(RemoteErrors.storeFull(RemoteNodes.where(connection, settings.urls().get(0), key), msg));
                 } else if (msg.contains("invalid bulk length")) {
-                    readBulkLimit(); // proto-max-bulk-len lowered since the start: larger values are not sent from now on
+                    valueLimit.read(connection); // proto-max-bulk-len lowered since the start: larger values are not sent from now on
                 }
             } else if (!RemoteFailure.isCancelled(err)) { // a SET never sent: no sign of the server's health
-                failed(b, () -> RemoteNodes.where(connection, settings.urls().get(0), key), err);
+                failed(b, node, () -> RemoteNodes.where(connection, settings.urls().get(0), key), err);
             }
             throw new RemoteFailure(cause, RemoteErrors.firstLine(msg));
         });
@@ -422,17 +410,19 @@ public final class LettuceRemoteStore implements RemoteStore {
 
     /**
      * A failure that tells of the node's health (no answer, no connection): its breaker counts it,
-     * and the breaker's opening prints the outage's one line ({@code where}: the node for it).
+     * and its opening says the outage's line ({@code where}: the node; why: {@link ReconnectReasons}).
      */
-    private void failed(CircuitBreaker b, java.util.function.Supplier<String> where, Throwable err) {
+    private void failed(CircuitBreaker b, String node, java.util.function.Supplier<String> where, Throwable err) {
         RemoteFailure.Cause cause = RemoteFailure.causeOf(err);
         long opened = b.opens();
         b.failure(System.nanoTime());
         if (b.opens() > opened && saidDown.compareAndSet(false, true)) {
             // Once per outage, not per breaker period: a frozen store would say it every second.
-            warn.accept("remote tier: " + where.get() + " stopped answering (" + cause.label()
-                    + ": " + RemoteErrors.reasonOf(err) + "); lookups miss and writes are dropped until it answers"
-                    + " (tried again every " + settings.breakerOpen().toMillis() + " ms)");
+            String w = where.get();
+            say(reconnects.reasonOf(RemoteNodes.address(connection, uris.get(0), node), err, settings.timeout().toMillis())
+                    .thenApply(reason -> "remote tier: " + w + " stopped answering (" + cause.label() + ": " + reason
+                            + "); lookups miss and writes are dropped until it answers (tried again every "
+                            + settings.breakerOpen().toMillis() + " ms)"));
         }
         if (topology != null && cause != RemoteFailure.Cause.ERROR) {
             topology.request(); // a dead or frozen master: its replica may serve the slot by now
@@ -464,8 +454,8 @@ public final class LettuceRemoteStore implements RemoteStore {
 
     @Override
     public CompletableFuture<Void> set(String key, byte[] value) {
-        if (value.length > maxValueBytes) {
-            return tooLarge(value);
+        if (value.length > valueLimit.bytes()) {
+            return valueLimit.tooLarge(value.length);
         }
         return guarded(key, () -> (setArgs == null ? strings.set(key, value) : strings.set(key, value, setArgs))
                 .thenApply(ok -> null));
@@ -494,8 +484,8 @@ public final class LettuceRemoteStore implements RemoteStore {
         for (int i = 0; i < keys.size(); i++) {
             String key = keys.get(i);
             byte[] value = values.get(i);
-            if (value.length > maxValueBytes) {
-                answers.add(tooLarge(value));
+            if (value.length > valueLimit.bytes()) {
+                answers.add(valueLimit.tooLarge(value.length));
                 continue;
             }
             CompletableFuture<Void> answer = new CompletableFuture<>();
@@ -515,7 +505,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     /** Plain TCP, standalone: {@link #DIRECT_SET_MIN_BYTES} up to the limit, by {@link RespSetConnection} (no copy). */
     @Override
     public boolean setsFromMemory(long bytes) {
-        return directSets != null && bytes >= DIRECT_SET_MIN_BYTES && bytes <= maxValueBytes;
+        return directSets != null && bytes >= DIRECT_SET_MIN_BYTES && bytes <= valueLimit.bytes();
     }
 
     @Override
@@ -532,7 +522,7 @@ public final class LettuceRemoteStore implements RemoteStore {
             // SET's lost connection reads the limit again.
             return answer.whenComplete((v, e) -> {
                 if (e != null && RemoteFailure.causeOf(e) == RemoteFailure.Cause.UNAVAILABLE) {
-                    readBulkLimit();
+                    valueLimit.read(connection);
                 }
             });
         });
@@ -542,11 +532,6 @@ public final class LettuceRemoteStore implements RemoteStore {
     public static SslOptions sslOptions(RemoteSettings settings) {
         return settings.caFile() == null ? SslOptions.create()
                 : SslOptions.builder().jdkSslProvider().trustManager(settings.caFile().toFile()).build();
-    }
-
-    private CompletableFuture<Void> tooLarge(byte[] value) {
-        return CompletableFuture.failedFuture(new RemoteFailure(RemoteFailure.Cause.ERROR, "value of " + value.length
-                + " bytes exceeds the remote limit of " + maxValueBytes + " bytes; not sent"));
     }
 
     @Override
@@ -561,7 +546,7 @@ public final class LettuceRemoteStore implements RemoteStore {
 
     @Override
     public long maxValueBytes() {
-        return maxValueBytes;
+        return valueLimit.bytes();
     }
 
     /**
@@ -601,6 +586,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     @Override
     public void close() {
         closed = true;
+        reconnects.close();
         if (directSets != null) {
             directSets.close();
         }

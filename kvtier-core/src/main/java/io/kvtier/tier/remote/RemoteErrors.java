@@ -138,12 +138,6 @@ final class RemoteErrors {
     }
 
     /**
-     * The line about a store that refuses writes with OOM ({@code where}: the URL or node). Both
-     * policies can say OOM: noeviction when full, an evicting one when a value is larger than
-     * what it can free (a new user's server with allkeys-lru and a small maxmemory), so the line
-     * names both rather than advising a policy the store may already have.
-     */
-    /**
      * Why an error reply to a command on {@code key} turns the tier off for good, or null: a
      * MOVED or ASK in standalone mode (the URL names a cluster node: about two in three keys
      * would fail; {@code standaloneUrl} is null in cluster mode), or a refusal of the user
@@ -164,6 +158,12 @@ final class RemoteErrors {
                 : authFailed(msg);
     }
 
+    /**
+     * The line about a store that refuses writes with OOM ({@code where}: the URL or node). Both
+     * policies can say OOM: noeviction when full, an evicting one when a value is larger than
+     * what it can free (a new user's server with allkeys-lru and a small maxmemory), so the line
+     * names both rather than advising a policy the store may already have.
+     */
     static String storeFull(String where, String msg) {
         return "remote tier: " + where + " is full and refuses writes (" + firstLine(msg) + "); writes fail until it has room,"
                 + " lookups and loads go on (under maxmemory-policy noeviction a full store refuses every write; one that"

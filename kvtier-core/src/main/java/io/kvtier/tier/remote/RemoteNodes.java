@@ -55,6 +55,15 @@ final class RemoteNodes {
         return RemoteSettings.redact(url);
     }
 
+    /** {@code host:port} of a node by its name (the URL's for the one server), or null when the topology has it no more. */
+    static String address(StatefulConnection<String, byte[]> conn, io.lettuce.core.RedisURI url, String node) {
+        if (conn instanceof StatefulRedisClusterConnection<String, byte[]> c) {
+            RedisClusterNode n = c.getPartitions().getPartitionByNodeId(node);
+            return n == null ? null : n.getUri().getHost() + ":" + n.getUri().getPort();
+        }
+        return url.getHost() + ":" + url.getPort();
+    }
+
     private static String name(RedisClusterNode n) {
         return "cluster node " + n.getUri().getHost() + ":" + n.getUri().getPort();
     }

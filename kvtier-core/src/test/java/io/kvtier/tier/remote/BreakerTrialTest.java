@@ -45,7 +45,9 @@ class BreakerTrialTest {
             // (refused at once while the client reconnects), three times in a row, and opens.
             assertThat(Await.until(s::breakerState, "open")).isEqualTo("open");
             assertThat(Await.until(lines::size, 1)).as("said once: %s", lines).isEqualTo(1);
-            assertThat(lines).first().asString().startsWith("remote tier: " + r.url() + " stopped answering (unavailable: ");
+            // Why in the line: the reconnections' refusal, not Lettuce's "Currently not connected. Commands are rejected."
+            assertThat(lines).first().asString().startsWith("remote tier: " + r.url() + " stopped answering (unavailable:"
+                    + " connection refused); ");
             assertThat(RemoteFailure.causeOf(catchThrowable(() -> s.get("k").get()))).isEqualTo(RemoteFailure.Cause.UNAVAILABLE);
             // Five periods down: each trial fails at once, which is no new opening and no new line.
             Thread.sleep(5 * PERIOD.toMillis());

@@ -1,0 +1,46 @@
+package io.kvtier.tier.remote;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.InetSocketAddress;
+import org.junit.jupiter.api.Test;
+
+/** The words of a lost connection's reconnections (the killed server's case is BreakerTrialTest's, on a real server). */
+class ReconnectReasonsTest {
+
+    @Test
+    void aRefusedReconnectionIsConnectionRefusedAnyOtherIsNamed() {
+        assertThat(ReconnectReasons.words("Connection refused")).isEqualTo("connection refused");
+        assertThat(ReconnectReasons.words("connection timed out")).isEqualTo("not connected (connection timed out)");
+    }
+
+    @Test
+    void serversAreNamedHostColonPortAsTheStoreNamesThem() {
+        assertThat(ReconnectReasons.address(InetSocketAddress.createUnresolved("127.0.0.1", 6379))).isEqualTo("127.0.0.1:6379");
+        assertThat(ReconnectReasons.address(new InetSocketAddress("127.0.0.1", 7000))).isEqualTo("127.0.0.1:7000");
+    }
+
+    /**
+     * A line made before any reconnection failed waits for the first (the kill's PINGs can fail
+     * within a millisecond of the loss), and says "not connected" when none comes in time.
+     */
+    @Test
+    void aLineBeforeTheFirstFailedReconnectionWaitsForIt() throws Exception {
+        io.lettuce.core.resource.ClientResources resources = LettuceResources.create();
+        try (ReconnectReasons reasons = new ReconnectReasons(resources)) {
+            Throwable down = new io.lettuce.core.RedisException("Currently not connected. Commands are rejected.");
+            java.util.concurrent.CompletableFuture<String> said = reasons.reasonOf("127.0.0.1:6379", down, 60_000);
+            assertThat(said).as("nothing to say yet").isNotDone();
+            resources.eventBus().publish(new io.lettuce.core.event.connection.ReconnectFailedEvent(new InetSocketAddress(0),
+                    InetSocketAddress.createUnresolved("127.0.0.1", 6379), new java.net.ConnectException("Connection refused"), 1));
+            assertThat(said.get(30, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("connection refused");
+            assertThat(reasons.reasonOf("127.0.0.1:6379", down, 60_000)).as("known now: at once").isCompletedWithValue("connection refused");
+            assertThat(reasons.reasonOf("127.0.0.1:6380", down, 1).get(30, java.util.concurrent.TimeUnit.SECONDS))
+                    .as("another server, no failure in time").isEqualTo("not connected");
+            assertThat(reasons.reasonOf("127.0.0.1:6379", new io.lettuce.core.RedisCommandTimeoutException(
+                    "Command timed out after 500 ms"), 1)).as("any other reason as it is").isCompletedWithValue("Command timed out after 500 ms");
+        } finally {
+            resources.shutdown(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+}
