@@ -22,6 +22,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -35,6 +36,23 @@ import org.junit.jupiter.params.provider.ValueSource;
 class RemoteWriteOverlapTest {
 
     private static final Duration WAIT = Duration.ofSeconds(10);
+
+    /** SETs answered only when a test says so, on an engine with the default write workers. */
+    private final FakeHeldStore store = new FakeHeldStore();
+    private final RemoteKeys keys = new RemoteKeys("overlap", TransferFixture.NAMESPACE);
+    private final TransferFixture fx = new TransferFixture(32, 9, 2, 7);
+    private final AsyncTransferEngine engine = new AsyncTransferEngine(fx.copier, null,
+            new RemoteCopier(fx.slab, store, keys, fx.bytesPerBlock()));
+
+    {
+        store.holdSets = true;
+    }
+
+    @AfterEach
+    void close() {
+        engine.close();
+        fx.close();
+    }
 
     /** Host slots 0..n-1 holding chunks 0..n-1 (stored from the fixture's device blocks). */
     private static List<ChunkCopy> written(TransferFixture fx, int n) {
@@ -54,78 +72,64 @@ class RemoteWriteOverlapTest {
     void theNextJobSendsWhileTheOneBeforeAwaitsItsAnswersInSubmissionOrderEachWithItsOwnResult()
             throws InterruptedException {
         assertThat(AsyncTransferEngine.REMOTE_WRITE_WORKERS).as("the default").isEqualTo(2);
-        FakeHeldStore store = new FakeHeldStore();
-        store.holdSets = true;
-        RemoteKeys keys = new RemoteKeys("overlap", TransferFixture.NAMESPACE);
-        try (TransferFixture fx = new TransferFixture(32, 9, 2, 7);
-             AsyncTransferEngine engine = new AsyncTransferEngine(fx.copier, null,
-                     new RemoteCopier(fx.slab, store, keys, fx.bytesPerBlock()))) {
-            List<ChunkCopy> c = written(fx, 9);
-            long far = engine.nanoTime() + WAIT.toNanos();
-            engine.submit(write(1, c.subList(0, 3), far));
-            engine.submit(write(2, c.subList(3, 6), far));
-            engine.submit(write(3, c.subList(6, 9), far));
+        List<ChunkCopy> c = written(fx, 9);
+        long far = engine.nanoTime() + WAIT.toNanos();
+        engine.submit(write(1, c.subList(0, 3), far));
+        engine.submit(write(2, c.subList(3, 6), far));
+        engine.submit(write(3, c.subList(6, 9), far));
 
-            assertThat(store.awaitSets(6)).as("job 2's SETs sent while job 1's are unanswered").isTrue();
-            assertThat(store.setKeys()).as("two workers: job 3 waits for one").hasSize(6);
-            assertThat(engine.poll()).as("nothing counted before its SET answered").isEmpty();
+        assertThat(store.awaitSets(6)).as("job 2's SETs sent while job 1's are unanswered").isTrue();
+        assertThat(store.setKeys()).as("two workers: job 3 waits for one").hasSize(6);
+        assertThat(engine.poll()).as("nothing counted before its SET answered").isEmpty();
 
-            for (int i = 3; i < 6; i++) {
-                store.answerSet(i, true);
-            }
-            assertThat(engine.await(List.of(2L), WAIT)).singleElement().satisfies(r -> {
-                assertThat(r.success()).as("job 2 once its own answers came, job 1's still held").isTrue();
-                assertThat(r.bytes()).isEqualTo(3 * 2 * fx.bytesPerBlock());
-            });
-            assertThat(store.awaitSets(9)).as("job 2's worker took job 3").isTrue();
-            assertThat(engine.poll()).as("job 1 still awaits its answers, job 3 too").isEmpty();
+        for (int i = 3; i < 6; i++) {
+            store.answerSet(i, true);
+        }
+        assertThat(engine.await(List.of(2L), WAIT)).singleElement().satisfies(r -> {
+            assertThat(r.success()).as("job 2 once its own answers came, job 1's still held").isTrue();
+            assertThat(r.bytes()).isEqualTo(3 * 2 * fx.bytesPerBlock());
+        });
+        assertThat(store.awaitSets(9)).as("job 2's worker took job 3").isTrue();
+        assertThat(engine.poll()).as("job 1 still awaits its answers, job 3 too").isEmpty();
 
-            store.answerSet(0, true);
-            store.answerSet(1, false);
-            store.answerSet(2, true);
-            List<TransferResult> one = engine.await(List.of(1L), WAIT);
-            assertThat(one).hasSize(1);
-            assertThat(one.getFirst().success()).isFalse();
-            assertThat(one.getFirst().firstFailedChunk()).as("failed at its first refused chunk").isEqualTo(1);
-            assertThat(one.getFirst().bytes()).isEqualTo(2 * fx.bytesPerBlock());
-            assertThat(one.getFirst().error()).isEqualTo("error: SET refused by the test");
+        store.answerSet(0, true);
+        store.answerSet(1, false);
+        store.answerSet(2, true);
+        List<TransferResult> one = engine.await(List.of(1L), WAIT);
+        assertThat(one).hasSize(1);
+        assertThat(one.getFirst().success()).isFalse();
+        assertThat(one.getFirst().firstFailedChunk()).as("failed at its first refused chunk").isEqualTo(1);
+        assertThat(one.getFirst().bytes()).isEqualTo(2 * fx.bytesPerBlock());
+        assertThat(one.getFirst().error()).isEqualTo("error: SET refused by the test");
 
-            for (int i = 6; i < 9; i++) {
-                store.answerSet(i, true);
-            }
-            assertThat(engine.await(List.of(3L), WAIT)).singleElement().satisfies(r -> assertThat(r.success()).isTrue());
-            assertThat(store.setKeys()).as("every SET in submission order").isEqualTo(
-                    c.stream().map(x -> keys.of(x.key())).toList());
-            for (int i = 0; i < 9; i++) {
-                assertThat(store.stored(keys.of(c.get(i).key()))).as("chunk %d", i).isEqualTo(i == 1 ? null : value(fx.slab, c.get(i)));
-            }
+        for (int i = 6; i < 9; i++) {
+            store.answerSet(i, true);
+        }
+        assertThat(engine.await(List.of(3L), WAIT)).singleElement().satisfies(r -> assertThat(r.success()).isTrue());
+        assertThat(store.setKeys()).as("every SET in submission order").isEqualTo(
+                c.stream().map(x -> keys.of(x.key())).toList());
+        for (int i = 0; i < 9; i++) {
+            assertThat(store.stored(keys.of(c.get(i).key()))).as("chunk %d", i).isEqualTo(i == 1 ? null : value(fx.slab, c.get(i)));
         }
     }
 
     @Test
     void aJobPastItsDeadlineFailsThereWhileTheJobAfterItCompletes() throws InterruptedException {
-        FakeHeldStore store = new FakeHeldStore();
-        store.holdSets = true;
-        RemoteKeys keys = new RemoteKeys("overlap", TransferFixture.NAMESPACE);
-        try (TransferFixture fx = new TransferFixture(32, 4, 2, 8);
-             AsyncTransferEngine engine = new AsyncTransferEngine(fx.copier, null,
-                     new RemoteCopier(fx.slab, store, keys, fx.bytesPerBlock()))) {
-            List<ChunkCopy> c = written(fx, 4);
-            engine.submit(write(1, c.subList(0, 2), engine.nanoTime() + 200_000_000L)); // never answered
-            engine.submit(write(2, c.subList(2, 4), engine.nanoTime() + WAIT.toNanos()));
-            assertThat(store.awaitSets(4)).isTrue();
-            store.answerSet(2, true);
-            store.answerSet(3, true);
-            assertThat(engine.await(List.of(2L), WAIT)).singleElement().satisfies(r -> assertThat(r.success()).isTrue());
-            List<TransferResult> one = engine.await(List.of(1L), WAIT);
-            assertThat(one).singleElement().satisfies(r -> {
-                assertThat(r.success()).isFalse();
-                assertThat(r.firstFailedChunk()).isZero();
-                // The engine's deadline or the worker's own wait for the answer, whichever comes first.
-                assertThat(r.error()).isIn(TransferResult.DEADLINE_EXCEEDED, RemoteCopier.TIMEOUT + ": no answer by the job's deadline");
-            });
-            assertThat(engine.inFlight()).isZero();
-        }
+        List<ChunkCopy> c = written(fx, 4);
+        engine.submit(write(1, c.subList(0, 2), engine.nanoTime() + 200_000_000L)); // never answered
+        engine.submit(write(2, c.subList(2, 4), engine.nanoTime() + WAIT.toNanos()));
+        assertThat(store.awaitSets(4)).isTrue();
+        store.answerSet(2, true);
+        store.answerSet(3, true);
+        assertThat(engine.await(List.of(2L), WAIT)).singleElement().satisfies(r -> assertThat(r.success()).isTrue());
+        List<TransferResult> one = engine.await(List.of(1L), WAIT);
+        assertThat(one).singleElement().satisfies(r -> {
+            assertThat(r.success()).isFalse();
+            assertThat(r.firstFailedChunk()).isZero();
+            // The engine's deadline or the worker's own wait for the answer, whichever comes first.
+            assertThat(r.error()).isIn(TransferResult.DEADLINE_EXCEEDED, RemoteCopier.TIMEOUT + ": no answer by the job's deadline");
+        });
+        assertThat(engine.inFlight()).isZero();
     }
 
     /** Chunk {@code c}'s value as its slot holds it: header, then payload. */
