@@ -2,15 +2,19 @@ package io.kvtier.cli;
 
 import io.kvtier.bench.Samples;
 import io.kvtier.kv.BlockKey;
+import io.kvtier.offload.transfer.AsyncTransferEngine;
+import io.kvtier.offload.transfer.ChunkCopier;
 import io.kvtier.offload.transfer.ChunkCopy;
 import io.kvtier.offload.transfer.RemoteCopier;
 import io.kvtier.offload.transfer.RemoteJob;
+import io.kvtier.offload.transfer.TransferResult;
 import io.kvtier.tier.ChunkHeader;
 import io.kvtier.tier.HostSlab;
 import io.kvtier.tier.remote.LettuceRemoteStore;
 import io.kvtier.tier.remote.RemoteKeys;
 import io.kvtier.tier.remote.RemoteSettings;
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.URI;
 import java.util.ArrayList;
@@ -22,9 +26,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code bench offload --remote-url}: the remote tier's store and load throughput (write and
  * read jobs of {@value #PIPELINE} chunks, header and payload, through the real copier and
- * store) beside {@code redis-benchmark} SET and GET of values of the same size on the same
- * server in the same run. Both sides use one connection and {@value #PIPELINE} commands in flight
- * ({@code redis-benchmark -c 1 -P 8}) and the same number of values per size ({@link #values}),
+ * store; the writes through the transfer engine, whose write jobs overlap) beside {@code redis-benchmark}
+ * SET and GET of values of the same size on the same server in the same run. Both sides use one
+ * connection and jobs of {@value #PIPELINE} commands ({@code redis-benchmark -c 1 -P 8}; the
+ * tier's next write job sends while the one before awaits its answers, as in the engine: up to
+ * twice that many SETs in flight) and the same number of values per size ({@link #values}),
  * either side more when its run would take under {@link #MIN_BENCHMARK_SECONDS}; each size runs
  * a warm-up round of the tier, then {@code repeats} rounds of tier, SET, GET (A B A B: a load swing
  * hits both sides of a round), and the medians are printed, the ratio being the median of the
@@ -75,7 +81,8 @@ public final class RemoteBandwidth {
         String connections = store.cluster() ? String.format("the tier one connection to each master, redis-benchmark one to "
                 + "%s:%d (the master of %s); %d commands in flight", target.getHost(), target.getPort(), BENCHMARK_KEY, PIPELINE)
                 : "both sides one connection, " + PIPELINE + " commands in flight";
-        System.out.printf("== remote tier throughput against %s, MB/s: %s (redis-benchmark -c 1 -P %d), median of %s; values "
+        System.out.printf("== remote tier throughput against %s, MB/s: %s (redis-benchmark -c 1 -P %d; the tier's write jobs "
+                + "overlap as in the engine, the next one's SETs sent while the one before awaits its answers), median of %s; values "
                 + "per size: at least %d and %d MiB, a multiple of %d (either side more until its run takes %.1f s) ==%n",
                 label(store), connections, PIPELINE, io.kvtier.text.Plural.count(repeats, "round"), requests, bytesPerSize >> 20,
                 PIPELINE, MIN_BENCHMARK_SECONDS);
@@ -227,7 +234,10 @@ public final class RemoteBandwidth {
 
     /** A remote job of the figures failed (the store went away, or turned itself off, meanwhile): one line, not a stack trace. */
     private static void check(RemoteCopier copier, RemoteJob.Kind kind, List<ChunkCopy> chunks) {
-        var r = copier.runForBench(new RemoteJob(1, kind, chunks, System.nanoTime() + 60_000_000_000L));
+        check(copier, kind, copier.runForBench(new RemoteJob(1, kind, chunks, System.nanoTime() + JOB_NANOS)));
+    }
+
+    private static void check(RemoteCopier copier, RemoteJob.Kind kind, TransferResult r) {
         String off = copier.store().offReason();
         if (!r.success() && off != null) {
             throw new BadInputException("bench offload: a remote " + kind.name().toLowerCase(java.util.Locale.ROOT)
@@ -239,10 +249,20 @@ public final class RemoteBandwidth {
         }
     }
 
+    /** Deadline of a job of the figures: far, a bench waits for its store. */
+    private static final long JOB_NANOS = 60_000_000_000L;
+
     /**
-     * The tier's side: one store (one connection) and one host slab for a size; every round
-     * writes and reads the same keys, at most {@link #TIER_KEYS} (overwritten in turn, as
-     * redis-benchmark's SET overwrites its key), deleted at the end.
+     * Write jobs the tier's side keeps submitted at once, each on slots of its own: as the
+     * scheduler submits a step's write while earlier ones are in flight, so the engine's write
+     * workers always have the next job to send ({@link AsyncTransferEngine#REMOTE_WRITE_WORKERS}).
+     */
+    static final int WRITE_JOBS_IN_FLIGHT = 3;
+
+    /**
+     * The tier's side: one store (one connection), one host slab and one transfer engine for a
+     * size; every round writes and reads the same keys, at most {@link #TIER_KEYS} (overwritten in
+     * turn, as redis-benchmark's SET overwrites its key), deleted at the end.
      */
     private static final class Tier implements AutoCloseable {
         private static final int TOKENS = 16;
@@ -253,7 +273,12 @@ public final class RemoteBandwidth {
         private final LettuceRemoteStore store;
         private final RemoteKeys keys;
         private final RemoteCopier copier;
-        private final byte[] bytes;
+        /** One device block: the engine's copier needs one; remote writes touch none. */
+        private final Arena device = Arena.ofShared();
+        private final AsyncTransferEngine engine;
+        /** CRC32C of every write slot's payload (the same bytes in each). */
+        private final int crc;
+        private long nextJob = 1;
         private int written;
 
         Tier(RemoteBenchRun run, long payload) {
@@ -263,14 +288,20 @@ public final class RemoteBandwidth {
             try {
                 this.store = open(run.store().withTenant(run.tenant()).withTimeout(java.time.Duration.ofSeconds(10)), run);
             } catch (RuntimeException e) {
+                device.close();
                 run.exit();
                 throw e;
             }
-            this.slab = new HostSlab(2 * PIPELINE, payload, TOKENS);
+            this.slab = new HostSlab((WRITE_JOBS_IN_FLIGHT + 1) * PIPELINE, payload, TOKENS); // then the reads' slots
             this.keys = new RemoteKeys(run.tenant(), ns);
             this.copier = new RemoteCopier(slab, store, keys, payload);
-            this.bytes = new byte[(int) payload];
+            this.engine = new AsyncTransferEngine(new ChunkCopier(device.allocate(payload), payload, slab), null, copier);
+            byte[] bytes = new byte[(int) payload];
             new Random(1).nextBytes(bytes);
+            for (int i = 0; i < WRITE_JOBS_IN_FLIGHT * PIPELINE; i++) {
+                MemorySegment.copy(MemorySegment.ofArray(bytes), 0, slab.payloadOf(i, payload), 0, payload);
+            }
+            this.crc = ChunkHeader.crc32c(slab.payloadOf(0, payload));
         }
 
         /**
@@ -278,30 +309,39 @@ public final class RemoteBandwidth {
          * as redis-benchmark's {@code -t set,get} does, every store first, then the loads, each
          * side at least {@code chunks} values and more until its jobs took
          * {@link #MIN_BENCHMARK_SECONDS} (a short run is timed slower: 32 jobs of 256 KiB stored
-         * 1,160-1,490 MB/s where 256 jobs stored 1,950-2,180, in RemoteWriteComparison). The loads
-         * read the keys the stores wrote last, in turn.
+         * 1,160-1,490 MB/s where 256 jobs stored 1,950-2,180, in RemoteWriteComparison). The
+         * stores are write jobs through the transfer engine, {@link #WRITE_JOBS_IN_FLIGHT} submitted
+         * at once, timed from the first submission to the last result; the loads, read jobs one
+         * after another on this thread, read the keys the stores wrote last, in turn.
          */
         double[] run(int chunks) {
-            long storeNanos = 0;
             int stored = 0;
             int[] lastWrite = new int[TIER_KEYS]; // the value each key holds: its tokens are that index
-            for (; stored < chunks || storeNanos < MIN_BENCHMARK_SECONDS * 1e9; stored += PIPELINE) {
+            java.util.ArrayDeque<Long> inFlight = new java.util.ArrayDeque<>();
+            long start = System.nanoTime();
+            for (int job = 0; stored < chunks || System.nanoTime() - start < MIN_BENCHMARK_SECONDS * 1e9; job++, stored += PIPELINE) {
                 run.checkRunning();
+                if (inFlight.size() == WRITE_JOBS_IN_FLIGHT) {
+                    awaitWrite(inFlight.poll()); // its slots are free again
+                }
                 written = Math.max(written, Math.min(stored + PIPELINE, TIER_KEYS)); // before the job: it may fail half done
                 List<ChunkCopy> writes = new ArrayList<>();
                 for (int i = 0; i < PIPELINE; i++) {
                     int k = (stored + i) % TIER_KEYS;
+                    int slot = job % WRITE_JOBS_IN_FLIGHT * PIPELINE + i;
                     lastWrite[k] = stored + i;
                     int[] t = tokens(stored + i);
-                    MemorySegment p = slab.payloadOf(i, payload);
-                    MemorySegment.copy(MemorySegment.ofArray(bytes), 0, p, 0, payload);
-                    ChunkHeader.of(ns, key(k), ns, t, payload, ChunkHeader.crc32c(p)).writeTo(slab.headerOf(i), 0);
-                    writes.add(new ChunkCopy(new int[] {-1}, i, ns, key(k), ns, t));
+                    ChunkHeader.of(ns, key(k), ns, t, payload, crc).writeTo(slab.headerOf(slot), 0);
+                    writes.add(new ChunkCopy(new int[] {-1}, slot, ns, key(k), ns, t));
                 }
-                long t0 = System.nanoTime();
-                check(copier, RemoteJob.Kind.WRITE, writes);
-                storeNanos += System.nanoTime() - t0;
+                long id = nextJob++;
+                engine.submit(new RemoteJob(id, RemoteJob.Kind.WRITE, writes, engine.nanoTime() + JOB_NANOS));
+                inFlight.add(id);
             }
+            while (!inFlight.isEmpty()) {
+                awaitWrite(inFlight.poll());
+            }
+            long storeNanos = System.nanoTime() - start;
             int keys = Math.min(stored, TIER_KEYS);
             long loadNanos = 0;
             int loaded = 0;
@@ -310,7 +350,8 @@ public final class RemoteBandwidth {
                 List<ChunkCopy> reads = new ArrayList<>();
                 for (int i = 0; i < PIPELINE; i++) {
                     int k = (loaded + i) % keys;
-                    reads.add(new ChunkCopy(new int[] {-1}, PIPELINE + i, ns, key(k), ns, tokens(lastWrite[k])));
+                    reads.add(new ChunkCopy(new int[] {-1}, WRITE_JOBS_IN_FLIGHT * PIPELINE + i, ns, key(k), ns,
+                            tokens(lastWrite[k])));
                 }
                 long t0 = System.nanoTime();
                 check(copier, RemoteJob.Kind.READ, reads);
@@ -318,6 +359,13 @@ public final class RemoteBandwidth {
             }
             return new double[] {stored * (payload / 1e6) / (storeNanos / 1e9), loaded * (payload / 1e6) / (loadNanos / 1e9),
                     Math.min(stored, loaded)};
+        }
+
+        /** Waits for write job {@code id}'s result: one line if it failed or did not end in time. */
+        private void awaitWrite(long id) {
+            List<TransferResult> r = engine.await(List.of(id), java.time.Duration.ofNanos(JOB_NANOS));
+            check(copier, RemoteJob.Kind.WRITE, r.isEmpty()
+                    ? TransferResult.failed(id, 0, JOB_NANOS, 0, "no result within " + JOB_NANOS / 1_000_000_000L + " s") : r.getFirst());
         }
 
         private static int[] tokens(int value) {
@@ -332,6 +380,7 @@ public final class RemoteBandwidth {
 
         @Override
         public void close() {
+            engine.close(); // joins its write workers, each after its job's answers: no SET lands after the deletes
             if (!run.stopping()) { // after a signal the hook deletes the run's keys, and says so
                 for (int i = 0; i < written; i++) {
                     store.delete(keys.of(key(i)));
@@ -344,6 +393,7 @@ public final class RemoteBandwidth {
             }
             store.close();
             slab.close();
+            device.close();
             run.exit();
         }
     }

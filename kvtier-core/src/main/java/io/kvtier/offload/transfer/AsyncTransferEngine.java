@@ -96,7 +96,24 @@ public final class AsyncTransferEngine implements TransferEngine {
     private final Thread loadThread;
     private final Thread diskThread;
     private final Thread remoteReadThread;
-    private final Thread remoteWriteThread;
+    private final List<Thread> remoteWriteThreads = new java.util.ArrayList<>();
+
+    /**
+     * Threads running remote write jobs: two, so that a job's SETs go out while the job before it
+     * still awaits its answers. With one, every write job ended in a drain of the pipeline (the
+     * last value's server time, its reply, two thread wake-ups: about 0.8 ms a job, the store side
+     * of {@code bench offload --remote-url} at 0.30-0.50 of redis-benchmark's SET at 256 KiB).
+     * Sends stay in submission order ({@link #remoteSendTurn}); answers are taken by each job's
+     * own thread, so a job's result is its own answers' as before. {@code -Dkvtier.remote.writeWorkers=1}
+     * for comparisons.
+     */
+    public static final int REMOTE_WRITE_WORKERS = Math.max(1, Integer.getInteger("kvtier.remote.writeWorkers", 2));
+
+    /**
+     * Held by a remote write worker from taking a job off the queue until every SET of it is sent:
+     * jobs send in submission order (parents before children across jobs too), one at a time.
+     */
+    private final java.util.concurrent.locks.ReentrantLock remoteSendTurn = new java.util.concurrent.locks.ReentrantLock();
 
     // Engine thread only.
     private final Map<Long, Ticket> pending = new LinkedHashMap<>();
@@ -120,12 +137,19 @@ public final class AsyncTransferEngine implements TransferEngine {
 
     /**
      * An engine that also moves chunks between the host slots and the remote tier
-     * ({@link RemoteJob}s: probes and reads on one thread, writes on another, each FIFO, each job's
-     * commands pipelined); {@code disk} or {@code remote} null means no such tier.
+     * ({@link RemoteJob}s: probes and reads on one thread, FIFO; writes on {@link #REMOTE_WRITE_WORKERS}
+     * threads sending in submission order, one job's SETs going out while the job before awaits its
+     * answers; each job's commands pipelined); {@code disk} or {@code remote} null means no such tier.
      */
     public AsyncTransferEngine(ChunkCopier copier, DiskCopier disk, RemoteCopier remote) {
         this(copier, disk, remote, (job, chunk) -> {
-        }, INLINE_STORE_BYTES);
+        }, INLINE_STORE_BYTES, REMOTE_WRITE_WORKERS);
+    }
+
+    /** For comparisons: remote write jobs on {@code remoteWriteWorkers} threads ({@link #REMOTE_WRITE_WORKERS}). */
+    AsyncTransferEngine(ChunkCopier copier, RemoteCopier remote, int remoteWriteWorkers) {
+        this(copier, null, remote, (job, chunk) -> {
+        }, INLINE_STORE_BYTES, remoteWriteWorkers);
     }
 
     /**
@@ -134,15 +158,15 @@ public final class AsyncTransferEngine implements TransferEngine {
      * make a job late at any chunk).
      */
     AsyncTransferEngine(ChunkCopier copier, ObjIntConsumer<TransferJob> beforeChunk) {
-        this(copier, null, null, beforeChunk, 0); // tests that hook the worker keep every store on it
+        this(copier, null, null, beforeChunk, 0, 0); // tests that hook the worker keep every store on it
     }
 
     private AsyncTransferEngine(ChunkCopier copier, DiskCopier disk, ObjIntConsumer<TransferJob> beforeChunk) {
-        this(copier, disk, null, beforeChunk, INLINE_STORE_BYTES);
+        this(copier, disk, null, beforeChunk, INLINE_STORE_BYTES, 0);
     }
 
     private AsyncTransferEngine(ChunkCopier copier, DiskCopier disk, RemoteCopier remote,
-                                ObjIntConsumer<TransferJob> beforeChunk, long inlineStoreBytes) {
+                                ObjIntConsumer<TransferJob> beforeChunk, long inlineStoreBytes, int remoteWriteWorkers) {
         this.inlineStoreBytes = inlineStoreBytes;
         this.copier = Objects.requireNonNull(copier, "copier");
         this.disk = disk;
@@ -154,8 +178,9 @@ public final class AsyncTransferEngine implements TransferEngine {
                 : Thread.ofPlatform().name("kvtier-transfer-disk").daemon().start(() -> work(diskJobs));
         this.remoteReadThread = remote == null ? null
                 : Thread.ofPlatform().name("kvtier-transfer-remote-read").daemon().start(() -> work(remoteReads));
-        this.remoteWriteThread = remote == null ? null
-                : Thread.ofPlatform().name("kvtier-transfer-remote-write").daemon().start(() -> work(remoteWrites));
+        for (int i = 0; remote != null && i < Math.max(1, remoteWriteWorkers); i++) {
+            remoteWriteThreads.add(Thread.ofPlatform().name("kvtier-transfer-remote-write-" + i).daemon().start(this::workRemoteWrites));
+        }
     }
 
     /** With a remote tier: its reads go straight through to the device ({@link RemoteCopier}). */
@@ -306,14 +331,15 @@ public final class AsyncTransferEngine implements TransferEngine {
         loads.add(STOP);
         diskJobs.add(STOP);
         remoteReads.add(STOP);
-        remoteWrites.add(STOP);
+        remoteWriteThreads.forEach(th -> remoteWrites.add(STOP)); // one for each
         boolean interrupted = false;
         List<Thread> threads = new java.util.ArrayList<>(List.of(storeThread, loadThread));
-        for (Thread th : new Thread[] {diskThread, remoteReadThread, remoteWriteThread}) {
+        for (Thread th : new Thread[] {diskThread, remoteReadThread}) {
             if (th != null) {
                 threads.add(th);
             }
         }
+        threads.addAll(remoteWriteThreads);
         for (Thread th : threads) {
             while (th.isAlive()) {
                 try {
@@ -351,6 +377,34 @@ public final class AsyncTransferEngine implements TransferEngine {
         }
     }
 
+    /**
+     * A remote write worker: takes a job and sends its SETs while it holds {@link #remoteSendTurn},
+     * then gives the turn to the other worker and takes its own job's answers.
+     */
+    private void workRemoteWrites() {
+        while (true) {
+            remoteSendTurn.lock();
+            try {
+                Ticket t;
+                try {
+                    t = remoteWrites.take();
+                } catch (InterruptedException e) {
+                    continue; // only close() stops a worker, through STOP
+                }
+                if (t == STOP) {
+                    return;
+                }
+                if (t.state.get() != EXPIRED) {
+                    runRemote(t, (RemoteJob) t.job, remoteSendTurn::unlock);
+                }
+            } finally {
+                if (remoteSendTurn.isHeldByCurrentThread()) {
+                    remoteSendTurn.unlock(); // the job ended before its answers were awaited, or was expired
+                }
+            }
+        }
+    }
+
     private long payloadBytes(StoreJob job) {
         long n = 0;
         for (ChunkCopy c : job.chunks()) {
@@ -365,7 +419,7 @@ public final class AsyncTransferEngine implements TransferEngine {
             return;
         }
         if (job instanceof RemoteJob r) {
-            runRemote(t, r);
+            runRemote(t, r, () -> { });
             return;
         }
         long start = System.nanoTime();
@@ -425,8 +479,11 @@ public final class AsyncTransferEngine implements TransferEngine {
         }
     }
 
-    /** A remote job claims its job only while it copies to or from a slot, never while it waits for the store. */
-    private void runRemote(Ticket t, RemoteJob job) {
+    /**
+     * A remote job claims its job only while it copies to or from a slot, never while it waits for
+     * the store; {@code sent} runs once a write's SETs are all sent, before its answers are awaited.
+     */
+    private void runRemote(Ticket t, RemoteJob job, Runnable sent) {
         TransferResult r = remote.run(job, new RemoteCopier.Claim() {
             @Override
             public boolean enter() {
@@ -443,7 +500,7 @@ public final class AsyncTransferEngine implements TransferEngine {
                 int s = t.state.get();
                 return s == EXPIRED || s == DONE || System.nanoTime() - job.deadlineNanos() >= 0;
             }
-        }, copier);
+        }, copier, sent);
         // A read's values are copied on the store's I/O thread: one of a GET still in flight (the
         // window after a failed chunk) may hold the claim for its copy now; once DONE, none can.
         while (r != null) {

@@ -172,9 +172,18 @@ public final class RemoteCopier {
      * @param device the device side of a {@link RemoteJob.Kind#LOAD} (null for the other kinds)
      */
     TransferResult run(RemoteJob job, Claim claim, ChunkCopier device) {
+        return run(job, claim, device, () -> { });
+    }
+
+    /**
+     * As {@link #run(RemoteJob, Claim, ChunkCopier)}; {@code sent} runs once a probe's or write's
+     * commands are all sent, before their answers are awaited (a write worker lets the next job
+     * send then), and not at all if the job ended before.
+     */
+    TransferResult run(RemoteJob job, Claim claim, ChunkCopier device, Runnable sent) {
         boolean reads = job.kind() == RemoteJob.Kind.READ || job.kind() == RemoteJob.Kind.LOAD;
         if (!reads) {
-            return runAll(job, claim);
+            return runAll(job, claim, sent);
         }
         ChunkCopier toDevice = job.toDevice() ? java.util.Objects.requireNonNull(device, "device") : null;
         List<ChunkCopy> chunks = job.chunks();
@@ -192,11 +201,12 @@ public final class RemoteCopier {
     }
 
     /**
-     * A probe or a write: every command sent at once, pipelined, then the answers taken in order.
+     * A probe or a write: every command sent at once, pipelined, then ({@code sent} run) the answers
+     * taken in order. Once sent, a write reads its slots no more.
      * A write's SETs go out in batches ({@link RemoteStore#setAll}) of about {@link #SET_BATCH_BYTES},
      * each sent once its values are copied and checked, while the next ones are copied.
      */
-    private TransferResult runAll(RemoteJob job, Claim claim) {
+    private TransferResult runAll(RemoteJob job, Claim claim, Runnable sent) {
         List<ChunkCopy> chunks = job.chunks();
         List<CompletableFuture<?>> answers = new ArrayList<>(chunks.size());
         SetBatch batch = new SetBatch(answers);
@@ -239,6 +249,7 @@ public final class RemoteCopier {
             batch.add(key, value);
         }
         batch.send();
+        sent.run();
         return take(job, claim, answers, null);
     }
 
@@ -369,7 +380,7 @@ public final class RemoteCopier {
             }
             if (job.inHost(i)) {
                 answer = fromHost(c, claim, toDevice);
-            } else if (checkOnTaker && answer == null && job.kind() != RemoteJob.Kind.PROBE) {
+            } else if (checkOnTaker && answer == null && (job.kind() == RemoteJob.Kind.READ || job.kind() == RemoteJob.Kind.LOAD)) {
                 answer = checkInSlot(c, claim, toDevice);
             }
             switch (job.kind()) {

@@ -11,7 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * A fake {@link RemoteStore} in memory whose GETs are answered only when the test says so
  * ({@link #answerNext()}, in the order they were sent): a test sees how many reads a job has
  * sent before any answer came back. SET, TOUCH and DEL answer at once; SETs can be made to fail
- * ({@link #failSets}), and the arrays they were given are kept ({@link #setArrays}).
+ * ({@link #failSets}) or held until the test answers them ({@link #holdSets}), and the arrays they
+ * were given are kept ({@link #setArrays}), their keys in the order sent ({@link #setKeys}).
  */
 final class FakeHeldStore implements RemoteStore {
 
@@ -59,14 +60,63 @@ final class FakeHeldStore implements RemoteStore {
     /** While true, every SET fails (its value is not stored). */
     volatile boolean failSets;
 
+    /** While true, a SET is answered only by {@link #answerSet} (it stores its value then). */
+    volatile boolean holdSets;
+    /** Keys SET so far, in the order they were sent. */
+    private final List<String> setKeys = new ArrayList<>();
+    private final List<CompletableFuture<Void>> heldSets = new ArrayList<>();
+    private final List<byte[]> heldValues = new ArrayList<>();
+
     @Override
     public CompletableFuture<Void> set(String key, byte[] value) {
         setArrays.add(value);
+        synchronized (this) {
+            setKeys.add(key);
+            notifyAll();
+            if (holdSets) {
+                CompletableFuture<Void> f = new CompletableFuture<>();
+                heldSets.add(f);
+                heldValues.add(value.clone());
+                return f;
+            }
+            heldSets.add(null);
+            heldValues.add(null);
+        }
         if (failSets) {
             return CompletableFuture.failedFuture(new IllegalStateException("error: SET refused by the test"));
         }
         values.put(key, value.clone());
         return CompletableFuture.completedFuture(null);
+    }
+
+    /** Keys SET so far, in the order sent. */
+    synchronized List<String> setKeys() {
+        return List.copyOf(setKeys);
+    }
+
+    /** Waits (up to 10 s) until {@code n} SETs were sent; false if they were not. */
+    synchronized boolean awaitSets(int n) throws InterruptedException {
+        long end = System.nanoTime() + 10_000_000_000L;
+        while (setKeys.size() < n && end - System.nanoTime() > 0) {
+            wait(10);
+        }
+        return setKeys.size() >= n;
+    }
+
+    /** Answers held SET number {@code i} (in the order sent): OK, storing its value, or refused. */
+    void answerSet(int i, boolean ok) {
+        CompletableFuture<Void> f;
+        synchronized (this) {
+            f = heldSets.get(i);
+            if (ok) {
+                values.put(setKeys.get(i), heldValues.get(i));
+            }
+        }
+        if (ok) {
+            f.complete(null);
+        } else {
+            f.completeExceptionally(new IllegalStateException("error: SET refused by the test"));
+        }
     }
 
     @Override
