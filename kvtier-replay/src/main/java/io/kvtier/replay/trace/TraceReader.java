@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.exc.InputCoercionException;
+import io.kvtier.text.ByteOrderMark;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.Reader;
@@ -30,7 +31,8 @@ import java.util.List;
  *
  * All four fields are required; other fields are ignored (later Mooncake releases add some);
  * a field given twice, content after the object, or any other departure is an error.
- * Blank lines are skipped but counted, so line numbers match an editor's.
+ * Blank lines are skipped but counted, so line numbers match an editor's; a UTF-8 byte order mark
+ * starting the file is dropped.
  *
  * <p>The count rule is strict because the shipped traces obey it without exception (checked:
  * all 12,031 conversation and 3,993 synthetic requests have exactly ceil(input_length / 512)
@@ -80,7 +82,9 @@ public final class TraceReader {
         List<TraceRequest> out = new ArrayList<>();
         IntList ids = new IntList();
         long lineNo = 0;
-        for (String line = readLine(lines, source, lineNo + 1); line != null; line = readLine(lines, source, lineNo + 1)) {
+        // A leading byte order mark is an encoding mark, not JSON (as generate --prompts drops it).
+        for (String line = ByteOrderMark.strip(readLine(lines, source, lineNo + 1)); line != null;
+                line = readLine(lines, source, lineNo + 1)) {
             lineNo++;
             if (line.isBlank()) {
                 continue;
