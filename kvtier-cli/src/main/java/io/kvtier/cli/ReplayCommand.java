@@ -236,9 +236,15 @@ final class ReplayCommand implements Callable<Integer> {
             caps.addAll(Sweep.DEFAULT_HOST_TOKENS);
         } else {
             for (String s : sweepHostTokens) {
-                Capacity c = Capacity.parse(s, "--sweep-host-cache-tokens");
-                if (c.kind() != Capacity.Kind.TOKENS || c.tokens() < cfg.blockSize()) {
-                    throw new BadInputException("--sweep-host-cache-tokens: '" + s + "' must be a number of tokens of at least one block");
+                Capacity c = Capacity.parse(s, "--sweep-host-cache-tokens", java.util.EnumSet.of(Capacity.Kind.TOKENS));
+                if (c.kind() != Capacity.Kind.TOKENS) {
+                    // The chart's ceiling is already the unbounded host; a point at "inf" has no place on its axis.
+                    throw new BadInputException("--sweep-host-cache-tokens: '" + s + "' is not allowed in a sweep: it takes numbers "
+                            + "of tokens (the chart's ceiling is the unbounded host)");
+                }
+                if (c.tokens() < cfg.blockSize()) {
+                    throw new BadInputException("--sweep-host-cache-tokens: '" + s + "' is less than one block ("
+                            + cfg.blockSize() + " tokens)");
                 }
                 caps.add(c.tokens());
             }

@@ -1,0 +1,49 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A new user's trial of {@code replay} (trial 25): each value that was accepted wrongly, or refused in wrong words. */
+class ReplayTrialTest {
+
+    @TempDir
+    Path dir;
+
+    private Path trace() throws IOException {
+        return TraceFiles.write(dir, TraceFiles.request(0, 1300, 5, 0, 1, 2), TraceFiles.request(100_000, 1300, 5, 0, 1, 3));
+    }
+
+    private CliRun replay(String... args) throws IOException {
+        List<String> all = new ArrayList<>(List.of("replay", "--trace", trace().toString()));
+        all.addAll(List.of(args));
+        return CliRun.of(all.toArray(String[]::new));
+    }
+
+    private static void assertOneLineExit2(CliRun r, String line) {
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err().strip().lines().toList()).as(r.err()).containsExactly(line);
+    }
+
+    /** 'inf' is a capacity elsewhere, but no point on a sweep's axis: said so, and not offered for a typo. */
+    @Test
+    void aSweepRefusesInfInItsOwnWords() throws IOException {
+        Path png = dir.resolve("s.png");
+        assertOneLineExit2(replay("--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "2M,1M,inf"),
+                "kvtier: --sweep-host-cache-tokens: 'inf' is not allowed in a sweep: it takes numbers of tokens "
+                        + "(the chart's ceiling is the unbounded host)");
+        assertOneLineExit2(replay("--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "abc"),
+                "kvtier: --sweep-host-cache-tokens: 'abc' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi)");
+        assertOneLineExit2(replay("--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "100"),
+                "kvtier: --sweep-host-cache-tokens: '100' is less than one block (512 tokens)");
+        // Where inf is a capacity, the typo's line still offers it.
+        assertOneLineExit2(replay("--host-cache-tokens", "abc"),
+                "kvtier: --host-cache-tokens: 'abc' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi, inf)");
+        assertThat(png).doesNotExist();
+    }
+}
