@@ -219,7 +219,8 @@ final class GenerateCommand implements Callable<Integer> {
         engineOptions.check();
         threads.threads();
         offload.check(eviction, disk);
-        stats.check();
+        stats.check(List.of(), promptsFile == null || promptsFile.toString().equals("-") ? List.of()
+                : List.of(new Checks.FileFlag("--prompts", promptsFile)));
     }
 
     private List<String> collectPrompts() throws IOException {

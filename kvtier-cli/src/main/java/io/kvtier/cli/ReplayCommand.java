@@ -194,15 +194,15 @@ final class ReplayCommand implements Callable<Integer> {
         former.apply(spec);
         checkCombinations();
         Checks.inputFile(trace, "--trace");
-        stats.check();
-        Checks.outputFile(png, "--png");
+        Path chart = sweep ? (png != null ? png : Path.of("sweep-" + stem(trace) + ".png")) : null;
+        stats.check(List.of(new Checks.FileFlag(png != null ? "--png" : "the sweep's chart", chart)),
+                List.of(new Checks.FileFlag("--trace", trace)));
         ReplayConfig cfg = config();
         Trace t = readTrace();
         checkClockRange(t, cfg);
         if (sweep) {
             List<ReplayResult> results = sweep(t, cfg);
             Sweep.printTable(System.out, results);
-            Path chart = png != null ? png : Path.of("sweep-" + stem(trace) + ".png");
             Sweep.writeChart(chart, results);
             System.out.println("chart: " + chart);
             stats.write(results.stream().map(ReplayReport::toJson).toList(), true);

@@ -46,4 +46,26 @@ class ReplayTrialTest {
                 "kvtier: --host-cache-tokens: 'abc' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi, inf)");
         assertThat(png).doesNotExist();
     }
+
+    /** Two outputs on one file: the second write replaced the first (F held only the CSV). Real paths compared. */
+    @Test
+    void twoOutputsOrAnOutputOverTheTraceAreRefused() throws IOException {
+        Path f = dir.resolve("out");
+        assertOneLineExit2(replay("--stats-json", f.toString(), "--stats-csv", dir.resolve(".").resolve("out").toString()),
+                "kvtier: --stats-json and --stats-csv name one file (" + dir.resolve(".").resolve("out") + "): give each its own");
+        java.nio.file.Files.writeString(f, "kept");
+        Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("link"), f);
+        assertOneLineExit2(replay("--sweep", "--png", f.toString(), "--stats-json", link.toString()),
+                "kvtier: --stats-json and --png name one file (" + f + "): give each its own");
+        Path t = trace();
+        String before = java.nio.file.Files.readString(t);
+        CliRun overTrace = CliRun.of("replay", "--trace", t.toString(), "--stats-csv", t.toString());
+        assertOneLineExit2(overTrace, "kvtier: --trace and --stats-csv name one file (" + t + "): give each its own");
+        assertThat(java.nio.file.Files.readString(t)).isEqualTo(before);
+        assertThat(java.nio.file.Files.readString(f)).isEqualTo("kept");
+        // generate's pair, refused before the model is looked for.
+        CliRun gen = CliRun.of("generate", "--model", dir.resolve("none.bin").toString(), "--prompt", "x",
+                "--stats-json", f.toString(), "--stats-csv", f.toString());
+        assertOneLineExit2(gen, "kvtier: --stats-json and --stats-csv name one file (" + f + "): give each its own");
+    }
 }
