@@ -125,7 +125,7 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--host-latency-us", paramLabel = "US", description = "fixed cost of one transfer job, microseconds (default 10)")
     Double hostLatencyUs;
 
-    @Option(names = "--context-tokens", paramLabel = "N", description = "the simulated model's context (default 131072; raised to the trace's longest request)")
+    @Option(names = "--context-tokens", paramLabel = "N", description = "the simulated model's context, at most 10M (default 131072; raised to the trace's longest request, up to 10M: a longer one is refused naming its line)")
     Integer contextTokens;
 
     /** Most KV bytes per token: 1 MiB is twice a 405B model's (126 layers x 8 KV heads x 128 x K,V x 2 B = 504 KiB). */
@@ -198,7 +198,7 @@ final class ReplayCommand implements Callable<Integer> {
         stats.check(List.of(new Checks.FileFlag(png != null ? "--png" : "the sweep's chart", chart)),
                 List.of(new Checks.FileFlag("--trace", trace)));
         ReplayConfig cfg = config();
-        Trace t = readTrace();
+        Trace t = readTrace(cfg);
         checkClockRange(t, cfg);
         if (sweep) {
             List<ReplayResult> results = sweep(t, cfg);
@@ -298,7 +298,7 @@ final class ReplayCommand implements Callable<Integer> {
         }
     }
 
-    private Trace readTrace() throws IOException {
+    private Trace readTrace(ReplayConfig cfg) throws IOException {
         Checks.inputFile(trace, "--trace");
         Integer first = Deprecations.zeroMeansDefault(requests, "--requests");
         if (first != null) {
@@ -306,7 +306,7 @@ final class ReplayCommand implements Callable<Integer> {
         }
         Trace t;
         try {
-            t = TraceReader.read(trace);
+            t = TraceReader.read(trace, cfg::contextFault);
         } catch (TraceFormatException e) {
             throw new BadInputException(e.getMessage(), e);
         }
@@ -362,6 +362,10 @@ final class ReplayCommand implements Callable<Integer> {
         }
         if (contextTokens != null) {
             Checks.atLeast(contextTokens, 1, "--context-tokens");
+            if (contextTokens > ReplayConfig.MAX_CONTEXT_TOKENS) {
+                throw new BadInputException(String.format(java.util.Locale.ROOT, "--context-tokens must be at most %,d "
+                        + "(Llama 4 Scout's, the longest of a released model), got %,d", ReplayConfig.MAX_CONTEXT_TOKENS, contextTokens));
+            }
         }
         int blockSize = batch.blockSize();
         if (blockSize > ReplayConfig.MAX_BLOCK_SIZE) {

@@ -68,4 +68,29 @@ class ReplayTrialTest {
                 "--stats-json", f.toString(), "--stats-csv", f.toString());
         assertOneLineExit2(gen, "kvtier: --stats-json and --stats-csv name one file (" + f + "): give each its own");
     }
+
+    /**
+     * 2^31 output tokens simulated silently for hours; 'min' (the timed mode's advice) led into the same.
+     * A request longer than a replay's longest context is refused naming its line and field.
+     */
+    @Test
+    void aRequestBeyondTheLongestContextIsRefusedNamingItsLine() throws IOException {
+        Path t = TraceFiles.write(dir, TraceFiles.request(0, 600, 5, 0, 1), TraceFiles.request(0, 10, Integer.MAX_VALUE, 1));
+        String line = "kvtier: " + t + ":2: field 'output_length': 10 prompt + 2,147,483,647 output tokens = 2,147,483,657 "
+                + "exceed the longest context a replay simulates (10,000,000 tokens, Llama 4 Scout's); cap the output with --max-tokens";
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--max-tokens", String.valueOf(Integer.MAX_VALUE)), line);
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--mode", "timed"), line);
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--mode", "timed", "--device-tokens", "min"), line);
+        Path big = TraceFiles.write(dir, "{\"timestamp\": 0, \"input_length\": 10000000, \"output_length\": 0, \"hash_ids\": ["
+                + "0, ".repeat(19531) + "0]}");
+        assertOneLineExit2(CliRun.of("replay", "--trace", big.toString()), "kvtier: " + big + ":1: field 'input_length': "
+                + "10,000,000 prompt tokens and the first output token exceed the longest context a replay simulates "
+                + "(10,000,000 tokens, Llama 4 Scout's)");
+        assertOneLineExit2(replay("--context-tokens", "10000001"),
+                "kvtier: --context-tokens must be at most 10,000,000 (Llama 4 Scout's, the longest of a released model), got 10,000,001");
+        // The output the replay generates is what counts: capped, the line replays.
+        CliRun capped = CliRun.of("replay", "--trace", t.toString(), "--mode", "timed", "--max-tokens", "3");
+        assertThat(capped.code()).as(capped.err()).isZero();
+        assertThat(capped.out()).contains("2 requests");
+    }
 }

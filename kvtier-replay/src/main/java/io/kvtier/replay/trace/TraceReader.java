@@ -55,9 +55,31 @@ public final class TraceReader {
      * @throws IOException          when the file cannot be read
      */
     public static Trace read(Path file) throws IOException {
+        return read(file, r -> null);
+    }
+
+    /**
+     * Reads a whole trace file, each request also checked by {@code check} (a rule of the caller's,
+     * e.g. the replay's longest context), whose fault is reported as the format's are.
+     *
+     * @throws TraceFormatException naming the file, line and field of the first bad line
+     * @throws IOException          when the file cannot be read
+     */
+    public static Trace read(Path file, RequestCheck check) throws IOException {
         try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-            return read(in, file.toString());
+            return read(in, file.toString(), check);
         }
+    }
+
+    /** A caller's rule for each request of a trace beyond the format's. */
+    @FunctionalInterface
+    public interface RequestCheck {
+        /** The field of {@code r}'s line at fault and what is wrong, or null when {@code r} is fine. */
+        Fault check(TraceRequest r);
+    }
+
+    /** What a {@link RequestCheck} found: the field at fault and what is wrong with it. */
+    public record Fault(String field, String detail) {
     }
 
     /**
@@ -78,6 +100,10 @@ public final class TraceReader {
      * @throws TraceFormatException naming the source, line and field of the first bad line
      */
     public static Trace read(Reader in, String source) throws IOException {
+        return read(in, source, r -> null);
+    }
+
+    private static Trace read(Reader in, String source, RequestCheck check) throws IOException {
         BufferedReader lines = in instanceof BufferedReader b ? b : new BufferedReader(in);
         List<TraceRequest> out = new ArrayList<>();
         IntList ids = new IntList();
@@ -95,6 +121,10 @@ public final class TraceReader {
                 // the file would arrive "in the past" and skew every latency after it.
                 throw new TraceFormatException(source, lineNo, "timestamp", r.timestampMs() + " is before the previous request's "
                         + out.getLast().timestampMs() + ": a trace must be sorted by arrival time", null);
+            }
+            Fault fault = check.check(r);
+            if (fault != null) {
+                throw new TraceFormatException(source, lineNo, fault.field(), fault.detail(), null);
             }
             out.add(r);
         }
