@@ -145,7 +145,7 @@ final class GenerateCommand implements Callable<Integer> {
         Model checkpoint = ModelOptions.load(modelPath, "--model");
         try {
             TextTokenizer tok = tokenizer.forModel(checkpoint);
-            offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());
+            offload.fitChunk(batch, offloadSetup.enabled(), checkpoint.config().seqLen());
             ChatTemplate template = chat ? ChatPrompts.template(checkpoint, tok) : null;
             long t = System.nanoTime();
             List<int[]> ids = PromptSource.encode(texts, tok, checkpoint.config().seqLen(),
