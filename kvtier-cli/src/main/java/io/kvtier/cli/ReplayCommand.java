@@ -320,6 +320,11 @@ final class ReplayCommand implements Callable<Integer> {
             }
             t = t.fromRequest(fromRequest);
         }
+        if (first != null && first > t.size()) {
+            // Said where the run's numbers are read: a silent "20 requests" looks like the 100 asked for were run.
+            return new Trace(t.source() + " (all of its " + io.kvtier.text.Plural.grouped(t.size(), "request") + ": --requests "
+                    + first + " asked for more)", t.requests(), t.fileRequests());
+        }
         return first == null ? t : t.firstRequests(first);
     }
 

@@ -93,4 +93,26 @@ class ReplayTrialTest {
         assertThat(capped.code()).as(capped.err()).isZero();
         assertThat(capped.out()).contains("2 requests");
     }
+
+    /** A prompt of no full block: the ceiling is 0 and the fractions were NaN. One request: "1 requests". */
+    @Test
+    void aTraceOfNoFullBlockSaysNaNInWords() throws IOException {
+        Path t = TraceFiles.write(dir, TraceFiles.request(0, 10, 0, 1));
+        CliRun r = CliRun.of("replay", "--trace", t.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains(": 1 request, 10 prompt tokens;",
+                "ceiling (unbounded cache): 0.0000; optimum/ceiling and policy/ceiling n/a (no full prompt block recurs)")
+                .doesNotContain("NaN");
+        // output_length 0 still generates the token the prefill samples: said on the line.
+        CliRun timed = CliRun.of("replay", "--trace", t.toString(), "--mode", "timed");
+        assertThat(timed.code()).as(timed.err()).isZero();
+        assertThat(timed.out()).contains("1 output token (at least 1 a request: the prefill samples the first)");
+    }
+
+    @Test
+    void moreRequestsAskedThanTheTraceHasIsSaid() throws IOException {
+        CliRun r = replay("--requests", "100");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains(" (all of its 2 requests: --requests 100 asked for more): 2 requests,");
+    }
 }
