@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -14,16 +12,6 @@ class ReplayTrialTest {
 
     @TempDir
     Path dir;
-
-    private Path trace() throws IOException {
-        return TraceFiles.write(dir, TraceFiles.request(0, 1300, 5, 0, 1, 2), TraceFiles.request(100_000, 1300, 5, 0, 1, 3));
-    }
-
-    private CliRun replay(String... args) throws IOException {
-        List<String> all = new ArrayList<>(List.of("replay", "--trace", trace().toString()));
-        all.addAll(List.of(args));
-        return CliRun.of(all.toArray(String[]::new));
-    }
 
     private static void assertOneLineExit2(CliRun r, String line) {
         assertThat(r.code()).as(r.err()).isEqualTo(2);
@@ -34,15 +22,15 @@ class ReplayTrialTest {
     @Test
     void aSweepRefusesInfInItsOwnWords() throws IOException {
         Path png = dir.resolve("s.png");
-        assertOneLineExit2(replay("--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "2M,1M,inf"),
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "2M,1M,inf"),
                 "kvtier: --sweep-host-cache-tokens: 'inf' is not allowed in a sweep: it takes numbers of tokens "
                         + "(the chart's ceiling is the unbounded host)");
-        assertOneLineExit2(replay("--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "abc"),
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "abc"),
                 "kvtier: --sweep-host-cache-tokens: 'abc' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi)");
-        assertOneLineExit2(replay("--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "100"),
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "100"),
                 "kvtier: --sweep-host-cache-tokens: '100' is less than one block (512 tokens)");
         // Where inf is a capacity, the typo's line still offers it.
-        assertOneLineExit2(replay("--host-cache-tokens", "abc"),
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--host-cache-tokens", "abc"),
                 "kvtier: --host-cache-tokens: 'abc' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi, inf)");
         assertThat(png).doesNotExist();
     }
@@ -51,13 +39,13 @@ class ReplayTrialTest {
     @Test
     void twoOutputsOrAnOutputOverTheTraceAreRefused() throws IOException {
         Path f = dir.resolve("out");
-        assertOneLineExit2(replay("--stats-json", f.toString(), "--stats-csv", dir.resolve(".").resolve("out").toString()),
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--stats-json", f.toString(), "--stats-csv", dir.resolve(".").resolve("out").toString()),
                 "kvtier: --stats-json and --stats-csv name one file (" + dir.resolve(".").resolve("out") + "): give each its own");
         java.nio.file.Files.writeString(f, "kept");
         Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("link"), f);
-        assertOneLineExit2(replay("--sweep", "--png", f.toString(), "--stats-json", link.toString()),
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--sweep", "--png", f.toString(), "--stats-json", link.toString()),
                 "kvtier: --stats-json and --png name one file (" + f + "): give each its own");
-        Path t = trace();
+        Path t = TraceFiles.twoRequests(dir);
         String before = java.nio.file.Files.readString(t);
         CliRun overTrace = CliRun.of("replay", "--trace", t.toString(), "--stats-csv", t.toString());
         assertOneLineExit2(overTrace, "kvtier: --trace and --stats-csv name one file (" + t + "): give each its own");
@@ -86,7 +74,7 @@ class ReplayTrialTest {
         assertOneLineExit2(CliRun.of("replay", "--trace", big.toString()), "kvtier: " + big + ":1: field 'input_length': "
                 + "10,000,000 prompt tokens and the first output token exceed the longest context a replay simulates "
                 + "(10,000,000 tokens, Llama 4 Scout's)");
-        assertOneLineExit2(replay("--context-tokens", "10000001"),
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--context-tokens", "10000001"),
                 "kvtier: --context-tokens must be at most 10,000,000 (Llama 4 Scout's, the longest of a released model), got 10,000,001");
         // The output the replay generates is what counts: capped, the line replays.
         CliRun capped = CliRun.of("replay", "--trace", t.toString(), "--mode", "timed", "--max-tokens", "3");
@@ -111,7 +99,7 @@ class ReplayTrialTest {
 
     @Test
     void moreRequestsAskedThanTheTraceHasIsSaid() throws IOException {
-        CliRun r = replay("--requests", "100");
+        CliRun r = TraceFiles.replayTwoRequests(dir, "--requests", "100");
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(r.out()).contains(" (all of its 2 requests: --requests 100 asked for more): 2 requests,");
     }
