@@ -1,6 +1,8 @@
 package io.kvtier.cli;
 
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * The scheduler's shape, shared by every command that runs the engine's scheduler (the real one in
@@ -10,6 +12,9 @@ import picocli.CommandLine.Option;
  * itself describes it in its resource bundle, under the option's description key.
  */
 public final class BatchOptions {
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
 
     @Option(names = "--block-size", paramLabel = "N", description = "token positions per KV block (default ${DEFAULT-VALUE})")
     Integer blockSize;
@@ -41,6 +46,19 @@ public final class BatchOptions {
     /** The most running requests, at least 1 (every command has a default). */
     public int maxRunning() {
         return Checks.atLeast(maxRunning, 1, "--max-running");
+    }
+
+    /** Whether {@code --block-size} was given, not the command's default. */
+    boolean blockSizeGiven() {
+        return mixee != null && mixee.commandLine().getParseResult().hasMatchedOption("--block-size");
+    }
+
+    /** Lowers the default block size (never a value the user gave: see {@link OffloadOptions#fitChunk}). */
+    void lowerDefaultBlockSize(int tokens) {
+        if (blockSizeGiven()) {
+            throw new IllegalStateException("--block-size was given");
+        }
+        blockSize = tokens;
     }
 
     /** Sets {@code --max-running} (a deprecated alias's setter). */

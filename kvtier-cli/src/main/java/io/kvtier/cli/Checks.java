@@ -159,6 +159,42 @@ final class Checks {
         return file;
     }
 
+    /** A file a command reads or writes and the flag that names it. */
+    record FileFlag(String flag, Path file) {
+    }
+
+    /**
+     * Refuses one file named by two flags of which one is written: the later write would replace the
+     * earlier one, or the input it was read from. Compared as real paths ({@code f}, {@code ./f} and a
+     * link to it are one file); a null file (flag not given) is skipped.
+     */
+    static void distinctFiles(java.util.List<FileFlag> files) {
+        java.util.Map<Path, FileFlag> seen = new java.util.HashMap<>();
+        for (FileFlag f : files) {
+            if (f.file() == null || f.file().toString().isEmpty()) {
+                continue;
+            }
+            FileFlag before = seen.putIfAbsent(realPath(f.file()), f);
+            if (before != null) {
+                throw new BadInputException(before.flag() + " and " + f.flag() + " name one file (" + f.file() + "): give each its own");
+            }
+        }
+    }
+
+    /** The real path of {@code file}, or for a file not yet written its directory's real path and its name. */
+    private static Path realPath(Path file) {
+        Path abs = file.toAbsolutePath();
+        try {
+            if (Files.exists(abs)) {
+                return abs.toRealPath();
+            }
+            Path parent = abs.getParent();
+            return parent == null ? abs : parent.toRealPath().resolve(abs.getFileName());
+        } catch (java.io.IOException e) {
+            return abs.normalize(); // unreadable directory: compare what was given; the write reports the rest
+        }
+    }
+
     /** A directory to use or create: a non-empty path that is not a regular file. */
     static Path directory(Path dir, String flag) {
         if (dir.toString().isEmpty()) {

@@ -145,7 +145,7 @@ final class GenerateCommand implements Callable<Integer> {
         Model checkpoint = ModelOptions.load(modelPath, "--model");
         try {
             TextTokenizer tok = tokenizer.forModel(checkpoint);
-            offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());
+            offload.fitChunk(batch, offloadSetup.enabled(), checkpoint.config().seqLen());
             ChatTemplate template = chat ? ChatPrompts.template(checkpoint, tok) : null;
             long t = System.nanoTime();
             List<int[]> ids = PromptSource.encode(texts, tok, checkpoint.config().seqLen(),
@@ -220,7 +220,8 @@ final class GenerateCommand implements Callable<Integer> {
         engineOptions.check();
         threads.threads();
         offload.check(eviction, disk);
-        stats.check();
+        stats.check(List.of(), promptsFile == null || promptsFile.toString().equals("-") ? List.of()
+                : List.of(new Checks.FileFlag("--prompts", promptsFile)));
     }
 
     private List<String> collectPrompts() throws IOException {

@@ -90,8 +90,10 @@ final class MakeModelCommand implements Callable<Integer> {
         } else {
             CheckpointWriter.writeRandom(out, cfg, seed);
         }
-        System.err.printf("kvtier: wrote %s (%s%s): %,d parameters, dim %d, hidden %d, %d layers, %d heads, %d kv heads, vocab %d, seq %d%n",
-                out, format, gguf ? " " + type : "", cfg.parameterCount(), dim, hiddenDim, layers, heads, kvHeads, vocab, seqLen);
+        System.err.printf("kvtier: wrote %s (%s%s): %s, dim %d, hidden %d, %s, %s, %s, vocab %d, seq %d%n",
+                out, format, gguf ? " " + type : "", io.kvtier.text.Plural.grouped(cfg.parameterCount(), "parameter"), dim, hiddenDim,
+                io.kvtier.text.Plural.count(layers, "layer"), io.kvtier.text.Plural.count(heads, "head"),
+                io.kvtier.text.Plural.count(kvHeads, "kv head"), vocab, seqLen);
         return 0;
     }
 

@@ -68,16 +68,29 @@ public final class OffloadOptions {
     }
 
     /**
-     * Checks that one chunk fits the model's context ({@code contextTokens}); else nothing could
-     * ever be stored.
+     * One chunk must fit the model's context ({@code contextTokens}) where a host tier stores chunks,
+     * else nothing could ever be stored; without the tier there is nothing to check. A default
+     * block size is lowered to fit (a model of a short context); a value the user gave is refused,
+     * the line naming only the flags given. The rule of generate, serve and bench serve.
      *
-     * @throws BadInputException naming both flags
+     * @param hostOn whether the host tier is on ({@link OffloadSetup#enabled()})
+     * @throws BadInputException when the flags given make a chunk longer than the context
      */
-    public void checkChunkFits(int blockSize, int contextTokens) {
-        if ((long) blocksPerChunk() * blockSize > contextTokens) {
-            throw new BadInputException("--blocks-per-chunk " + blocksPerChunk() + " x --block-size " + blockSize
-                    + " exceeds the model's context of " + contextTokens + " tokens: nothing could be stored");
+    public void fitChunk(BatchOptions batch, boolean hostOn, int contextTokens) {
+        int perChunk = blocksPerChunk();
+        int bs = batch.blockSize();
+        if (!hostOn || (long) perChunk * bs <= contextTokens) {
+            return;
         }
+        if (!batch.blockSizeGiven() && perChunk <= contextTokens) {
+            batch.lowerDefaultBlockSize(contextTokens / perChunk);
+            return;
+        }
+        boolean perChunkGiven = mixee != null && mixee.commandLine().getParseResult().hasMatchedOption("--blocks-per-chunk");
+        String what = !batch.blockSizeGiven() ? "--blocks-per-chunk " + perChunk + " (blocks of at least 1 token)"
+                : perChunkGiven ? "--blocks-per-chunk " + perChunk + " x --block-size " + bs : "--block-size " + bs;
+        throw new BadInputException(what + " exceeds the model's context of " + contextTokens
+                + " tokens: the host tier could store nothing; give a smaller value, or --host-cache-bytes 0");
     }
 
     /** Checks the values that do not depend on the model (before anything is loaded). */

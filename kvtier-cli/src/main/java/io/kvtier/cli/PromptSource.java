@@ -60,7 +60,7 @@ final class PromptSource {
 
     /** The prompts in {@code bytes}; {@code where} (e.g. "--prompts x.txt") starts every error. */
     static List<String> parse(byte[] bytes, String where) {
-        int start = bytes.length >= 3 && (bytes[0] & 0xFF) == 0xEF && (bytes[1] & 0xFF) == 0xBB && (bytes[2] & 0xFF) == 0xBF ? 3 : 0;
+        int start = io.kvtier.text.ByteOrderMark.length(bytes);
         String text = decode(bytes, start, where);
         List<String> lines = text.lines().toList();
         for (int i = 0; i < lines.size(); i++) {

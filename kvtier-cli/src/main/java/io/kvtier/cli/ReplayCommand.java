@@ -125,7 +125,7 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--host-latency-us", paramLabel = "US", description = "fixed cost of one transfer job, microseconds (default 10)")
     Double hostLatencyUs;
 
-    @Option(names = "--context-tokens", paramLabel = "N", description = "the simulated model's context (default 131072; raised to the trace's longest request)")
+    @Option(names = "--context-tokens", paramLabel = "N", description = "the simulated model's context, at most 10M (default 131072; raised to the trace's longest request, up to 10M: a longer one is refused naming its line)")
     Integer contextTokens;
 
     /** Most KV bytes per token: 1 MiB is twice a 405B model's (126 layers x 8 KV heads x 128 x K,V x 2 B = 504 KiB). */
@@ -194,15 +194,15 @@ final class ReplayCommand implements Callable<Integer> {
         former.apply(spec);
         checkCombinations();
         Checks.inputFile(trace, "--trace");
-        stats.check();
-        Checks.outputFile(png, "--png");
+        Path chart = sweep ? (png != null ? png : Path.of("sweep-" + stem(trace) + ".png")) : null;
+        stats.check(List.of(new Checks.FileFlag(png != null ? "--png" : "the sweep's chart", chart)),
+                List.of(new Checks.FileFlag("--trace", trace)));
         ReplayConfig cfg = config();
-        Trace t = readTrace();
+        Trace t = readTrace(cfg);
         checkClockRange(t, cfg);
         if (sweep) {
             List<ReplayResult> results = sweep(t, cfg);
             Sweep.printTable(System.out, results);
-            Path chart = png != null ? png : Path.of("sweep-" + stem(trace) + ".png");
             Sweep.writeChart(chart, results);
             System.out.println("chart: " + chart);
             stats.write(results.stream().map(ReplayReport::toJson).toList(), true);
@@ -236,9 +236,15 @@ final class ReplayCommand implements Callable<Integer> {
             caps.addAll(Sweep.DEFAULT_HOST_TOKENS);
         } else {
             for (String s : sweepHostTokens) {
-                Capacity c = Capacity.parse(s, "--sweep-host-cache-tokens");
-                if (c.kind() != Capacity.Kind.TOKENS || c.tokens() < cfg.blockSize()) {
-                    throw new BadInputException("--sweep-host-cache-tokens: '" + s + "' must be a number of tokens of at least one block");
+                Capacity c = Capacity.parse(s, "--sweep-host-cache-tokens", java.util.EnumSet.of(Capacity.Kind.TOKENS));
+                if (c.kind() != Capacity.Kind.TOKENS) {
+                    // The chart's ceiling is already the unbounded host; a point at "inf" has no place on its axis.
+                    throw new BadInputException("--sweep-host-cache-tokens: '" + s + "' is not allowed in a sweep: it takes numbers "
+                            + "of tokens (the chart's ceiling is the unbounded host)");
+                }
+                if (c.tokens() < cfg.blockSize()) {
+                    throw new BadInputException("--sweep-host-cache-tokens: '" + s + "' is less than one block ("
+                            + cfg.blockSize() + " tokens)");
                 }
                 caps.add(c.tokens());
             }
@@ -292,7 +298,7 @@ final class ReplayCommand implements Callable<Integer> {
         }
     }
 
-    private Trace readTrace() throws IOException {
+    private Trace readTrace(ReplayConfig cfg) throws IOException {
         Checks.inputFile(trace, "--trace");
         Integer first = Deprecations.zeroMeansDefault(requests, "--requests");
         if (first != null) {
@@ -300,7 +306,7 @@ final class ReplayCommand implements Callable<Integer> {
         }
         Trace t;
         try {
-            t = TraceReader.read(trace);
+            t = TraceReader.read(trace, cfg::contextFault);
         } catch (TraceFormatException e) {
             throw new BadInputException(e.getMessage(), e);
         }
@@ -313,6 +319,11 @@ final class ReplayCommand implements Callable<Integer> {
                         + " requests), got " + fromRequest);
             }
             t = t.fromRequest(fromRequest);
+        }
+        if (first != null && first > t.size()) {
+            // Said where the run's numbers are read: a silent "20 requests" looks like the 100 asked for were run.
+            return new Trace(t.source() + " (all of its " + io.kvtier.text.Plural.grouped(t.size(), "request") + ": --requests "
+                    + first + " asked for more)", t.requests(), t.fileRequests());
         }
         return first == null ? t : t.firstRequests(first);
     }
@@ -356,6 +367,10 @@ final class ReplayCommand implements Callable<Integer> {
         }
         if (contextTokens != null) {
             Checks.atLeast(contextTokens, 1, "--context-tokens");
+            if (contextTokens > ReplayConfig.MAX_CONTEXT_TOKENS) {
+                throw new BadInputException(String.format(java.util.Locale.ROOT, "--context-tokens must be at most %,d "
+                        + "(Llama 4 Scout's, the longest of a released model), got %,d", ReplayConfig.MAX_CONTEXT_TOKENS, contextTokens));
+            }
         }
         int blockSize = batch.blockSize();
         if (blockSize > ReplayConfig.MAX_BLOCK_SIZE) {

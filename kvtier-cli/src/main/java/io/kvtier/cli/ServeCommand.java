@@ -89,7 +89,7 @@ final class ServeCommand implements Callable<Integer> {
         Model checkpoint = served.model();
         TokenizerModelText text = served.text();
         try {
-            offload.checkChunkFits(batch.blockSize(), checkpoint.config().seqLen());
+            offload.fitChunk(batch, offloadSetup.enabled(), checkpoint.config().seqLen());
         } catch (RuntimeException e) {
             served.close();
             throw e;

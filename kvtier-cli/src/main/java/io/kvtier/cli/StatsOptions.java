@@ -18,10 +18,19 @@ public final class StatsOptions {
     @Option(names = "--stats-csv", paramLabel = "FILE", description = "also write the summary as CSV (one row per run; the JSON's fields, nested ones joined with dots)")
     Path csv;
 
-    /** Checks both paths can be written (before the run). */
-    public void check() {
+    /**
+     * Checks both paths can be written (before the run), and that no two of them, the command's
+     * {@code otherOutputs} (each checked as well) and its {@code inputs} name one file.
+     */
+    public void check(List<Checks.FileFlag> otherOutputs, List<Checks.FileFlag> inputs) {
         Checks.outputFile(json, "--stats-json");
         Checks.outputFile(csv, "--stats-csv");
+        otherOutputs.forEach(o -> Checks.outputFile(o.file(), o.flag()));
+        List<Checks.FileFlag> all = new java.util.ArrayList<>(inputs);
+        all.add(new Checks.FileFlag("--stats-json", json));
+        all.add(new Checks.FileFlag("--stats-csv", csv));
+        all.addAll(otherOutputs);
+        Checks.distinctFiles(all);
     }
 
     /**

@@ -8,8 +8,6 @@ import io.kvtier.replay.Capacity;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,13 +18,11 @@ class ReplayEdgesTest {
     Path dir;
 
     private Path trace() throws IOException {
-        return TraceFiles.write(dir, TraceFiles.request(0, 1300, 5, 0, 1, 2), TraceFiles.request(100_000, 1300, 5, 0, 1, 3));
+        return TraceFiles.twoRequests(dir);
     }
 
     private CliRun replay(String... args) throws IOException {
-        List<String> all = new ArrayList<>(List.of("replay", "--trace", trace().toString()));
-        all.addAll(List.of(args));
-        return CliRun.of(all.toArray(String[]::new));
+        return TraceFiles.replayTwoRequests(dir, args);
     }
 
     private static void assertOneLineExit2(CliRun r, String... contains) {

@@ -26,4 +26,16 @@ final class TraceFiles {
         return "{\"timestamp\": " + timestampMs + ", \"input_length\": " + inputLength + ", \"output_length\": " + outputLength
                 + ", \"hash_ids\": [" + ids + "]}";
     }
+
+    /** Two requests 100 s apart sharing their first full block: the small trace the replay edge tests run. */
+    static Path twoRequests(Path dir) throws IOException {
+        return write(dir, request(0, 1300, 5, 0, 1, 2), request(100_000, 1300, 5, 0, 1, 3));
+    }
+
+    /** {@code replay --trace <twoRequests> args...} in process. */
+    static CliRun replayTwoRequests(Path dir, String... args) throws IOException {
+        java.util.List<String> all = new java.util.ArrayList<>(java.util.List.of("replay", "--trace", twoRequests(dir).toString()));
+        all.addAll(java.util.List.of(args));
+        return CliRun.of(all.toArray(String[]::new));
+    }
 }

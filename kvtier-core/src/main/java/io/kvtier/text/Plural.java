@@ -14,6 +14,11 @@ public final class Plural {
         return count(n, singular, singular + "s");
     }
 
+    /** {@link #count(long, String)} with thousands separators: {@code grouped(12031, "request")} = "12,031 requests". */
+    public static String grouped(long n, String singular) {
+        return String.format(java.util.Locale.ROOT, "%,d %s", n, n == 1 ? singular : singular + "s");
+    }
+
     /** {@link #count(long, String)} for a noun whose plural is not its singular and "s": {@code count(2, "pass", "passes")}. */
     public static String count(long n, String singular, String plural) {
         return n + " " + (n == 1 ? singular : plural);

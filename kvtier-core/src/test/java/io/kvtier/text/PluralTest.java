@@ -18,4 +18,10 @@ class PluralTest {
         assertThat(Plural.count(1, "pass", "passes")).isEqualTo("1 pass");
         assertThat(Plural.count(5, "copy", "copies")).isEqualTo("5 copies");
     }
+
+    @Test
+    void groupedSeparatesThousands() {
+        org.assertj.core.api.Assertions.assertThat(Plural.grouped(12_031, "request")).isEqualTo("12,031 requests");
+        org.assertj.core.api.Assertions.assertThat(Plural.grouped(1, "layer")).isEqualTo("1 layer");
+    }
 }

@@ -1,6 +1,8 @@
 package io.kvtier.replay;
 
+import java.util.EnumSet;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * Capacity of one tier in tokens, as given on the command line: a number of tokens, {@code inf}
@@ -53,6 +55,15 @@ public record Capacity(Kind kind, long tokens) {
      * @throws IllegalArgumentException saying what is wrong with {@code text}
      */
     public static Capacity parse(String text, String flag) {
+        return parse(text, flag, flag.contains("device") ? EnumSet.allOf(Kind.class) : EnumSet.of(Kind.TOKENS, Kind.INF));
+    }
+
+    /**
+     * {@link #parse(String, String)} for a flag that takes only the kinds {@code allowed}: its error
+     * for text that is no capacity lists only their spellings. A capacity of another kind is still
+     * returned, for the caller to refuse in words that say why ({@code inf} in a sweep).
+     */
+    public static Capacity parse(String text, String flag, Set<Kind> allowed) {
         String s = text.trim().replace("_", "").replace(",", "");
         String lower = s.toLowerCase(Locale.ROOT);
         if (lower.equals("inf") || lower.equals("infinity") || lower.equals("unbounded")) {
@@ -79,8 +90,8 @@ public record Capacity(Kind kind, long tokens) {
             return tokens((long) (v * mult));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(flag + ": '" + text
-                    + "' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi, inf" + (flag.contains("device") ? ", min" : "")
-                    + ")");
+                    + "' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi" + (allowed.contains(Kind.INF) ? ", inf" : "")
+                    + (allowed.contains(Kind.MIN) ? ", min" : "") + ")");
         }
     }
 

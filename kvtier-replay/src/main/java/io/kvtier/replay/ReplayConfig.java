@@ -120,6 +120,14 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
     /** Most running requests (vLLM's default max_num_seqs). */
     public static final int DEFAULT_MAX_RUNNING = 256;
 
+    /**
+     * Longest context a replay simulates, tokens: Llama 4 Scout's 10M, the longest of a released
+     * model. The simulated model's context is raised to a trace's longest request (replay studies
+     * caching, not context limits) but not beyond this: a request longer is a damaged line (2^31
+     * output tokens would take hours of simulated decode steps), and is refused with its line.
+     */
+    public static final int MAX_CONTEXT_TOKENS = 10_000_000;
+
     /** Largest block, tokens: keeps a block's simulated bytes (at most 1 MiB a token) far from overflowing. */
     public static final int MAX_BLOCK_SIZE = 1 << 16;
 
@@ -259,8 +267,33 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
         return kvGroups == null ? cost.kvBytesPerToken() : kvGroups.bytesPerToken(group);
     }
 
-    /** Tokens a request of the trace generates in this replay: its {@code output_length} (at least 1), at most {@link #maxTokens}. */
+    /**
+     * Tokens a request of the trace generates in this replay: its {@code output_length}, at most
+     * {@link #maxTokens}, and at least 1: the engine samples the first token at the end of the
+     * prefill, whatever the trace asks (a request with {@code output_length} 0 still gets it).
+     */
     public int outputTokens(TraceRequest r) {
         return Math.max(1, Math.min(maxTokens, r.outputLength()));
+    }
+
+    /**
+     * What is wrong with {@code r} in this replay, as a trace line's field, or null: its prompt and
+     * the output it generates here must fit {@link #MAX_CONTEXT_TOKENS}. For
+     * {@link io.kvtier.replay.trace.TraceReader#read(java.nio.file.Path, io.kvtier.replay.trace.TraceReader.RequestCheck)}.
+     */
+    public io.kvtier.replay.trace.TraceReader.Fault contextFault(TraceRequest r) {
+        int out = outputTokens(r);
+        long tokens = (long) r.inputLength() + out;
+        if (tokens <= MAX_CONTEXT_TOKENS) {
+            return null;
+        }
+        if (r.inputLength() >= MAX_CONTEXT_TOKENS) {
+            return new io.kvtier.replay.trace.TraceReader.Fault("input_length", String.format(java.util.Locale.ROOT,
+                    "%,d prompt tokens and the first output token exceed the longest context a replay simulates "
+                            + "(%,d tokens, Llama 4 Scout's)", r.inputLength(), MAX_CONTEXT_TOKENS));
+        }
+        return new io.kvtier.replay.trace.TraceReader.Fault("output_length", String.format(java.util.Locale.ROOT,
+                "%,d prompt + %,d output tokens = %,d exceed the longest context a replay simulates (%,d tokens, "
+                        + "Llama 4 Scout's); cap the output with --max-tokens", r.inputLength(), out, tokens, MAX_CONTEXT_TOKENS));
     }
 }

@@ -72,7 +72,12 @@ final class ReplayEngine implements AutoCloseable {
             longestPrompt = Math.max(longestPrompt, r.inputLength());
             promptBlocks += (r.inputLength() + bs - 1) / bs;
         }
-        maxPositions = (int) Math.min(Integer.MAX_VALUE, Math.max(cfg.cost().contextTokens(), longest));
+        if (longest > ReplayConfig.MAX_CONTEXT_TOKENS) {
+            // The CLI refuses such a line naming it (ReplayConfig.contextFault); this guards other callers.
+            throw new IllegalArgumentException("the trace's longest request needs " + longest + " tokens, more than the longest "
+                    + "context a replay simulates (" + ReplayConfig.MAX_CONTEXT_TOKENS + ")");
+        }
+        maxPositions = (int) Math.max(cfg.cost().contextTokens(), longest);
         KvLayout layout = new KvLayout(1, 1, 1, bs);
         // Positions a request may need: every one but the last sampled token's (as Engine.submit counts).
         int minBlocks = layout.blocksFor(Math.min(longest - 1, maxPositions));

@@ -1,6 +1,7 @@
 package io.kvtier.replay;
 
 import io.kvtier.offload.OffloadStats;
+import io.kvtier.text.Plural;
 import java.io.PrintStream;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,8 +21,9 @@ public final class ReplayReport {
     public static void printTable(PrintStream out, ReplayResult r) {
         ReplayConfig c = r.config();
         int bs = c.blockSize();
-        out.printf(Locale.ROOT, "replay %s: %,d requests, %,d prompt tokens; mode %s, policy %s, block %d tokens%n",
-                r.traceLabel(), r.requests(), r.promptTokens(), c.mode().cliName(), c.policy(), bs);
+        out.printf(Locale.ROOT, "replay %s: %s, %s; mode %s, policy %s, block %s%n", r.traceLabel(),
+                Plural.grouped(r.requests(), "request"), Plural.grouped(r.promptTokens(), "prompt token"), c.mode().cliName(),
+                c.policy(), Plural.count(bs, "token"));
         out.printf(Locale.ROOT, "  simulated model: %s%n", c.cost().describe());
         out.printf(Locale.ROOT, "  %-7s %-38s %14s %9s %16s%n", "tier", "capacity (tokens)", "hit tokens", "hit ratio",
                 "chunks written");
@@ -53,9 +55,11 @@ public final class ReplayReport {
                                             r.optimum().remoteCappedAt()))
                             + "): %.4f; this policy reaches %.3f of it%n",
                     r.optimum().capacityChunks(), r.optimumTokenHitRatio(), r.fractionOfOptimum());
-            out.printf(Locale.ROOT, "  ceiling (unbounded cache): %.4f; optimum/ceiling %.3f, policy/ceiling %.3f%n",
-                    r.ceilingTokenHitRatio(), r.optimumTokenHitRatio() / r.ceilingTokenHitRatio(),
-                    r.tokenHitRatio() / r.ceilingTokenHitRatio());
+            // A ceiling of 0 (no full prompt block recurs: nothing can hit) has no fractions.
+            out.printf(Locale.ROOT, "  ceiling (unbounded cache): %.4f; %s%n", r.ceilingTokenHitRatio(),
+                    r.optimum().ceilingHitTokens() == 0 ? "optimum/ceiling and policy/ceiling n/a (no full prompt block recurs)"
+                            : String.format(Locale.ROOT, "optimum/ceiling %.3f, policy/ceiling %.3f",
+                                    r.optimumTokenHitRatio() / r.ceilingTokenHitRatio(), r.tokenHitRatio() / r.ceilingTokenHitRatio()));
         } else if (c.mode() == ReplayConfig.Mode.INSTANT) {
             out.printf("  optimum: not computed (the references work on the trace's 512-token blocks; block size is %d)%n", bs);
         }
@@ -76,8 +80,9 @@ public final class ReplayReport {
         }
         ReplayResult.Timing t = r.timing();
         if (t != null) {
-            out.printf(Locale.ROOT, "  timed (speedup %s): makespan %,.1f s, %,d steps, %,d output tokens = %,.0f tokens/s, "
-                            + "%,.3f requests/s%n", plain(c.speedup()), t.makespanSeconds(), t.steps(), r.outputTokens(),
+            out.printf(Locale.ROOT, "  timed (speedup %s): makespan %,.1f s, %s, %s (at least 1 a request: the prefill samples "
+                            + "the first) = %,.0f tokens/s, %,.3f requests/s%n", plain(c.speedup()), t.makespanSeconds(),
+                    Plural.grouped(t.steps(), "step"), Plural.grouped(r.outputTokens(), "output token"),
                     r.outputTokens() / t.makespanSeconds(), r.requests() / t.makespanSeconds());
             out.printf(Locale.ROOT, "  %-28s %10s %10s %10s %10s %10s%n", "seconds", "p50", "p90", "p99", "mean", "max");
             row(out, "TTFT", t.ttft());

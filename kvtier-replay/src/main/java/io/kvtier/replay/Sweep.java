@@ -77,8 +77,9 @@ public final class Sweep {
         Map<Long, Map<String, ReplayResult>> byCap = group(results);
         List<String> policies = policies(results);
         ReplayResult first = results.getFirst();
-        out.printf(Locale.ROOT, "sweep %s: %,d requests, %,d prompt tokens; %s; token hit ratio "
-                + "(fraction of optimum)%n", first.traceLabel(), first.requests(), first.promptTokens(), fixedTiers(first));
+        out.printf(Locale.ROOT, "sweep %s: %s, %s; %s; token hit ratio (fraction of optimum)%n", first.traceLabel(),
+                io.kvtier.text.Plural.grouped(first.requests(), "request"),
+                io.kvtier.text.Plural.grouped(first.promptTokens(), "prompt token"), fixedTiers(first));
         StringBuilder h = new StringBuilder(String.format(Locale.ROOT, "  %12s", "host tokens"));
         for (String p : policies) {
             h.append(String.format(Locale.ROOT, " %18s", p));

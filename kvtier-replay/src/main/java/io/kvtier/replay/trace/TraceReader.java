@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.exc.InputCoercionException;
+import io.kvtier.text.ByteOrderMark;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.Reader;
@@ -30,7 +31,8 @@ import java.util.List;
  *
  * All four fields are required; other fields are ignored (later Mooncake releases add some);
  * a field given twice, content after the object, or any other departure is an error.
- * Blank lines are skipped but counted, so line numbers match an editor's.
+ * Blank lines are skipped but counted, so line numbers match an editor's; a UTF-8 byte order mark
+ * starting the file is dropped.
  *
  * <p>The count rule is strict because the shipped traces obey it without exception (checked:
  * all 12,031 conversation and 3,993 synthetic requests have exactly ceil(input_length / 512)
@@ -53,9 +55,31 @@ public final class TraceReader {
      * @throws IOException          when the file cannot be read
      */
     public static Trace read(Path file) throws IOException {
+        return read(file, r -> null);
+    }
+
+    /**
+     * Reads a whole trace file, each request also checked by {@code check} (a rule of the caller's,
+     * e.g. the replay's longest context), whose fault is reported as the format's are.
+     *
+     * @throws TraceFormatException naming the file, line and field of the first bad line
+     * @throws IOException          when the file cannot be read
+     */
+    public static Trace read(Path file, RequestCheck check) throws IOException {
         try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-            return read(in, file.toString());
+            return read(in, file.toString(), check);
         }
+    }
+
+    /** A caller's rule for each request of a trace beyond the format's. */
+    @FunctionalInterface
+    public interface RequestCheck {
+        /** The field of {@code r}'s line at fault and what is wrong, or null when {@code r} is fine. */
+        Fault check(TraceRequest r);
+    }
+
+    /** What a {@link RequestCheck} found: the field at fault and what is wrong with it. */
+    public record Fault(String field, String detail) {
     }
 
     /**
@@ -76,11 +100,17 @@ public final class TraceReader {
      * @throws TraceFormatException naming the source, line and field of the first bad line
      */
     public static Trace read(Reader in, String source) throws IOException {
+        return read(in, source, r -> null);
+    }
+
+    private static Trace read(Reader in, String source, RequestCheck check) throws IOException {
         BufferedReader lines = in instanceof BufferedReader b ? b : new BufferedReader(in);
         List<TraceRequest> out = new ArrayList<>();
         IntList ids = new IntList();
         long lineNo = 0;
-        for (String line = readLine(lines, source, lineNo + 1); line != null; line = readLine(lines, source, lineNo + 1)) {
+        // A leading byte order mark is an encoding mark, not JSON (as generate --prompts drops it).
+        for (String line = ByteOrderMark.strip(readLine(lines, source, lineNo + 1)); line != null;
+                line = readLine(lines, source, lineNo + 1)) {
             lineNo++;
             if (line.isBlank()) {
                 continue;
@@ -91,6 +121,10 @@ public final class TraceReader {
                 // the file would arrive "in the past" and skew every latency after it.
                 throw new TraceFormatException(source, lineNo, "timestamp", r.timestampMs() + " is before the previous request's "
                         + out.getLast().timestampMs() + ": a trace must be sorted by arrival time", null);
+            }
+            Fault fault = check.check(r);
+            if (fault != null) {
+                throw new TraceFormatException(source, lineNo, fault.field(), fault.detail(), null);
             }
             out.add(r);
         }

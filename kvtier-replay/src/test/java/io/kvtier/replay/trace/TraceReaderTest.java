@@ -39,6 +39,27 @@ class TraceReaderTest {
     }
 
     @Test
+    void leadingByteOrderMarkIsDropped(@org.junit.jupiter.api.io.TempDir Path dir) throws IOException {
+        // As an editor saves it: EF BB BF, then the first line.
+        Path file = dir.resolve("bom.jsonl");
+        byte[] line = "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 2, \"hash_ids\": [1]}\n"
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        java.nio.file.Files.write(file, concat(new byte[] {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF}, line));
+        Trace t = TraceReader.read(file);
+        assertThat(t.requests()).containsExactly(new TraceRequest(0, 10, 2, new int[] {1}));
+        // Only at the start of the file: on a later line it is a stray character, refused as before.
+        assertThatThrownBy(() -> parse(new String(line, java.nio.charset.StandardCharsets.UTF_8) + "\uFEFF"
+                + new String(line, java.nio.charset.StandardCharsets.UTF_8)))
+                .hasMessageStartingWith("t.jsonl:2: field '(json)': malformed JSON");
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] c = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, c, a.length, b.length);
+        return c;
+    }
+
+    @Test
     void fromRequestIsAWindowNamedByItsStart() throws IOException {
         Trace t = parse("""
                 {"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}

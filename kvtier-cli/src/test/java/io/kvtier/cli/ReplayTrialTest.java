@@ -1,0 +1,106 @@
+package io.kvtier.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A new user's trial of {@code replay} (trial 25): each value that was accepted wrongly, or refused in wrong words. */
+class ReplayTrialTest {
+
+    @TempDir
+    Path dir;
+
+    private static void assertOneLineExit2(CliRun r, String line) {
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err().strip().lines().toList()).as(r.err()).containsExactly(line);
+    }
+
+    /** 'inf' is a capacity elsewhere, but no point on a sweep's axis: said so, and not offered for a typo. */
+    @Test
+    void aSweepRefusesInfInItsOwnWords() throws IOException {
+        Path png = dir.resolve("s.png");
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "2M,1M,inf"),
+                "kvtier: --sweep-host-cache-tokens: 'inf' is not allowed in a sweep: it takes numbers of tokens "
+                        + "(the chart's ceiling is the unbounded host)");
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "abc"),
+                "kvtier: --sweep-host-cache-tokens: 'abc' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi)");
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "100"),
+                "kvtier: --sweep-host-cache-tokens: '100' is less than one block (512 tokens)");
+        // Where inf is a capacity, the typo's line still offers it.
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--host-cache-tokens", "abc"),
+                "kvtier: --host-cache-tokens: 'abc' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi, inf)");
+        assertThat(png).doesNotExist();
+    }
+
+    /** Two outputs on one file: the second write replaced the first (F held only the CSV). Real paths compared. */
+    @Test
+    void twoOutputsOrAnOutputOverTheTraceAreRefused() throws IOException {
+        Path f = dir.resolve("out");
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--stats-json", f.toString(), "--stats-csv", dir.resolve(".").resolve("out").toString()),
+                "kvtier: --stats-json and --stats-csv name one file (" + dir.resolve(".").resolve("out") + "): give each its own");
+        java.nio.file.Files.writeString(f, "kept");
+        Path link = java.nio.file.Files.createSymbolicLink(dir.resolve("link"), f);
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--sweep", "--png", f.toString(), "--stats-json", link.toString()),
+                "kvtier: --stats-json and --png name one file (" + f + "): give each its own");
+        Path t = TraceFiles.twoRequests(dir);
+        String before = java.nio.file.Files.readString(t);
+        CliRun overTrace = CliRun.of("replay", "--trace", t.toString(), "--stats-csv", t.toString());
+        assertOneLineExit2(overTrace, "kvtier: --trace and --stats-csv name one file (" + t + "): give each its own");
+        assertThat(java.nio.file.Files.readString(t)).isEqualTo(before);
+        assertThat(java.nio.file.Files.readString(f)).isEqualTo("kept");
+        // generate's pair, refused before the model is looked for.
+        CliRun gen = CliRun.of("generate", "--model", dir.resolve("none.bin").toString(), "--prompt", "x",
+                "--stats-json", f.toString(), "--stats-csv", f.toString());
+        assertOneLineExit2(gen, "kvtier: --stats-json and --stats-csv name one file (" + f + "): give each its own");
+    }
+
+    /**
+     * 2^31 output tokens simulated silently for hours; 'min' (the timed mode's advice) led into the same.
+     * A request longer than a replay's longest context is refused naming its line and field.
+     */
+    @Test
+    void aRequestBeyondTheLongestContextIsRefusedNamingItsLine() throws IOException {
+        Path t = TraceFiles.write(dir, TraceFiles.request(0, 600, 5, 0, 1), TraceFiles.request(0, 10, Integer.MAX_VALUE, 1));
+        String line = "kvtier: " + t + ":2: field 'output_length': 10 prompt + 2,147,483,647 output tokens = 2,147,483,657 "
+                + "exceed the longest context a replay simulates (10,000,000 tokens, Llama 4 Scout's); cap the output with --max-tokens";
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--max-tokens", String.valueOf(Integer.MAX_VALUE)), line);
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--mode", "timed"), line);
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--mode", "timed", "--device-tokens", "min"), line);
+        Path big = TraceFiles.write(dir, "{\"timestamp\": 0, \"input_length\": 10000000, \"output_length\": 0, \"hash_ids\": ["
+                + "0, ".repeat(19531) + "0]}");
+        assertOneLineExit2(CliRun.of("replay", "--trace", big.toString()), "kvtier: " + big + ":1: field 'input_length': "
+                + "10,000,000 prompt tokens and the first output token exceed the longest context a replay simulates "
+                + "(10,000,000 tokens, Llama 4 Scout's)");
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--context-tokens", "10000001"),
+                "kvtier: --context-tokens must be at most 10,000,000 (Llama 4 Scout's, the longest of a released model), got 10,000,001");
+        // The output the replay generates is what counts: capped, the line replays.
+        CliRun capped = CliRun.of("replay", "--trace", t.toString(), "--mode", "timed", "--max-tokens", "3");
+        assertThat(capped.code()).as(capped.err()).isZero();
+        assertThat(capped.out()).contains("2 requests");
+    }
+
+    /** A prompt of no full block: the ceiling is 0 and the fractions were NaN. One request: "1 requests". */
+    @Test
+    void aTraceOfNoFullBlockSaysNaNInWords() throws IOException {
+        Path t = TraceFiles.write(dir, TraceFiles.request(0, 10, 0, 1));
+        CliRun r = CliRun.of("replay", "--trace", t.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains(": 1 request, 10 prompt tokens;",
+                "ceiling (unbounded cache): 0.0000; optimum/ceiling and policy/ceiling n/a (no full prompt block recurs)")
+                .doesNotContain("NaN");
+        // output_length 0 still generates the token the prefill samples: said on the line.
+        CliRun timed = CliRun.of("replay", "--trace", t.toString(), "--mode", "timed");
+        assertThat(timed.code()).as(timed.err()).isZero();
+        assertThat(timed.out()).contains("1 output token (at least 1 a request: the prefill samples the first)");
+    }
+
+    @Test
+    void moreRequestsAskedThanTheTraceHasIsSaid() throws IOException {
+        CliRun r = TraceFiles.replayTwoRequests(dir, "--requests", "100");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out()).contains(" (all of its 2 requests: --requests 100 asked for more): 2 requests,");
+    }
+}
