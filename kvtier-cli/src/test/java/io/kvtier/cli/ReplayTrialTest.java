@@ -57,6 +57,27 @@ class ReplayTrialTest {
         assertOneLineExit2(gen, "kvtier: --stats-json and --stats-csv name one file (" + f + "): give each its own");
     }
 
+    /** A hard link has its own real path: the CSV replaced the trace it names. Existing files compared by identity. */
+    @Test
+    void anOutputOnAHardLinkToTheInputIsRefused() throws IOException {
+        Path t = TraceFiles.twoRequests(dir);
+        String before = java.nio.file.Files.readString(t);
+        Path hard = java.nio.file.Files.createLink(dir.resolve("hard.jsonl"), t);
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--stats-csv", hard.toString()),
+                "kvtier: --trace and --stats-csv name one file (" + hard + "): give each its own");
+        assertThat(java.nio.file.Files.readString(t)).isEqualTo(before);
+        Path prompts = java.nio.file.Files.writeString(dir.resolve("pp.txt"), "Once\n");
+        Path ppHard = java.nio.file.Files.createLink(dir.resolve("pphard.txt"), prompts);
+        CliRun gen = CliRun.of("generate", "--model", dir.resolve("none.bin").toString(), "--prompts", prompts.toString(),
+                "--stats-json", ppHard.toString());
+        assertOneLineExit2(gen, "kvtier: --prompts and --stats-json name one file (" + ppHard + "): give each its own");
+        assertThat(java.nio.file.Files.readString(prompts)).isEqualTo("Once\n");
+        // Two names of files not yet written are still told apart.
+        CliRun apart = TraceFiles.replayTwoRequests(dir, "--stats-json", dir.resolve("a.json").toString(),
+                "--stats-csv", dir.resolve("a.csv").toString());
+        assertThat(apart.code()).as(apart.err()).isZero();
+    }
+
     /**
      * 2^31 output tokens simulated silently for hours; 'min' (the timed mode's advice) led into the same.
      * A request longer than a replay's longest context is refused naming its line and field.
