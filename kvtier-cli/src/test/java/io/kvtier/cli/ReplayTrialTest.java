@@ -78,6 +78,24 @@ class ReplayTrialTest {
         assertThat(apart.code()).as(apart.err()).isZero();
     }
 
+    /** '10M' was "not a whole number" though the help says "at most 10M": parsed as the other token counts are. */
+    @Test
+    void theContextTakesTokenSuffixes() throws IOException {
+        java.util.Map<String, Integer> given = java.util.Map.of("10M", 10_000_000, "1M", 1_000_000, "1Mi", 1_048_576, "128k", 128_000);
+        for (var e : given.entrySet()) {
+            Path json = dir.resolve("c.json");
+            CliRun r = TraceFiles.replayTwoRequests(dir, "--context-tokens", e.getKey(), "--stats-json", json.toString());
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile()).findValue("context_tokens").asInt())
+                    .as(e.getKey()).isEqualTo(e.getValue());
+        }
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--context-tokens", "11M"),
+                "kvtier: --context-tokens must be at most 10,000,000 (Llama 4 Scout's, the longest of a released model), got 11,000,000");
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--context-tokens", "inf"),
+                "kvtier: --context-tokens: 'inf' is not a number of tokens (e.g. 1M, 131072, 128k, 1Mi)");
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--context-tokens", "0"), "kvtier: --context-tokens must be at least 1, got 0");
+    }
+
     /**
      * 2^31 output tokens simulated silently for hours; 'min' (the timed mode's advice) led into the same.
      * A request longer than a replay's longest context is refused naming its line and field.
