@@ -200,6 +200,14 @@ final class ReplayCommand implements Callable<Integer> {
         ReplayConfig cfg = config();
         Trace t = readTrace(cfg);
         checkClockRange(t, cfg);
+        try {
+            return run(t, cfg, chart);
+        } catch (io.kvtier.replay.DeviceTierTooSmallException e) {
+            throw deviceTokens == null ? new BadInputException(e.ofDefault(), e) : e; // name no flag that was not given
+        }
+    }
+
+    private int run(Trace t, ReplayConfig cfg, Path chart) throws IOException {
         if (sweep) {
             List<ReplayResult> results = sweep(t, cfg);
             Sweep.printTable(System.out, results);
@@ -322,7 +330,9 @@ final class ReplayCommand implements Callable<Integer> {
         }
         if (first != null && first > t.size()) {
             // Said where the run's numbers are read: a silent "20 requests" looks like the 100 asked for were run.
-            return new Trace(t.source() + " (all of its " + io.kvtier.text.Plural.grouped(t.size(), "request") + ": --requests "
+            // From --from-request on, "all of its" would read as the whole trace (the source already names the start).
+            String n = io.kvtier.text.Plural.grouped(t.size(), "request");
+            return new Trace(t.source() + (fromRequest != null ? " (" + n + " from there on" : " (all of its " + n) + ": --requests "
                     + first + " asked for more)", t.requests(), t.fileRequests());
         }
         return first == null ? t : t.firstRequests(first);

@@ -96,6 +96,29 @@ class ReplayTrialTest {
         assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--context-tokens", "0"), "kvtier: --context-tokens must be at least 1, got 0");
     }
 
+    /** The timed mode's default device tier was named "--device-tokens 448k", a flag not given. */
+    @Test
+    void aDeviceTierTooSmallIsNamedAsGiven() throws IOException {
+        Path t = TraceFiles.write(dir, TraceFiles.request(0, 600, 9_999_000, 0, 1), TraceFiles.request(100_000, 600, 5, 0, 1));
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--mode", "timed"),
+                "kvtier: the default device tier (448k tokens, 875 blocks of 512 tokens) is smaller than the trace's longest request "
+                        + "needs (19,531 blocks, 9,999,872 tokens); give --device-tokens of at least that, or --device-tokens min");
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--mode", "timed", "--device-tokens", "448k"),
+                "kvtier: --device-tokens 448k holds 875 blocks of 512 tokens, but the trace's longest request needs 19,531 "
+                        + "(9,999,872 tokens); give at least that, or 'min'");
+    }
+
+    /** "all of its 1 request" read as the whole trace of 2: from --from-request on, said so. */
+    @Test
+    void fewerRequestsThanAskedFromARequestOnAreSaidSo() throws IOException {
+        CliRun r = TraceFiles.replayTwoRequests(dir, "--from-request", "1", "--requests", "5");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out().lines().findFirst().orElseThrow()).contains(
+                " from request 1 (1 request from there on: --requests 5 asked for more): 1 request,");
+        CliRun all = TraceFiles.replayTwoRequests(dir, "--requests", "5");
+        assertThat(all.out().lines().findFirst().orElseThrow()).contains(" (all of its 2 requests: --requests 5 asked for more): 2 requests,");
+    }
+
     /**
      * 2^31 output tokens simulated silently for hours; 'min' (the timed mode's advice) led into the same.
      * A request longer than a replay's longest context is refused naming its line and field.
