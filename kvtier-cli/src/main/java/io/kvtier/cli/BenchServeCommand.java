@@ -199,7 +199,7 @@ final class BenchServeCommand implements Callable<Integer> {
                 throw new BadInputException("the last turn needs " + (load.longestPromptTokens() + maxTokens) + " positions but the "
                         + "model's context is " + seqLen + "; lower --turns, --system-tokens, --user-tokens or --max-tokens");
             }
-            offload.fitChunk(batch, on.enabled(), seqLen); // as generate and serve: a short context lowers the default block
+            offload.fitChunk(batch, on.enabled(), seqLen, false); // as generate and serve, but its host tier cannot be off
             config = engine.config(served.model(), batch, -1).withStopTokens(served.stopTokenIds());
             // Before the header: a budget too small is one line with nothing above it.
             io.kvtier.engine.LlamaRunner.checkBudgets(served.model(), config.blockSize(), on);

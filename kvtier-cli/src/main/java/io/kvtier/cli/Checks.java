@@ -165,20 +165,34 @@ final class Checks {
 
     /**
      * Refuses one file named by two flags of which one is written: the later write would replace the
-     * earlier one, or the input it was read from. Compared as real paths ({@code f}, {@code ./f} and a
-     * link to it are one file); a null file (flag not given) is skipped.
+     * earlier one, or the input it was read from. Files that exist are compared by identity (a hard
+     * link is the same file under another name); others by real path ({@code f}, {@code ./f} and a
+     * link to it are one file). A null file (flag not given) is skipped.
      */
     static void distinctFiles(java.util.List<FileFlag> files) {
-        java.util.Map<Path, FileFlag> seen = new java.util.HashMap<>();
+        java.util.List<FileFlag> seen = new java.util.ArrayList<>();
         for (FileFlag f : files) {
             if (f.file() == null || f.file().toString().isEmpty()) {
                 continue;
             }
-            FileFlag before = seen.putIfAbsent(realPath(f.file()), f);
-            if (before != null) {
-                throw new BadInputException(before.flag() + " and " + f.flag() + " name one file (" + f.file() + "): give each its own");
+            for (FileFlag before : seen) {
+                if (sameFile(before.file(), f.file())) {
+                    throw new BadInputException(before.flag() + " and " + f.flag() + " name one file (" + f.file() + "): give each its own");
+                }
+            }
+            seen.add(f);
+        }
+    }
+
+    private static boolean sameFile(Path a, Path b) {
+        if (Files.exists(a) && Files.exists(b)) {
+            try {
+                return Files.isSameFile(a, b);
+            } catch (java.io.IOException e) {
+                // unreadable: fall back to the paths; the read or write reports the rest
             }
         }
+        return realPath(a).equals(realPath(b));
     }
 
     /** The real path of {@code file}, or for a file not yet written its directory's real path and its name. */

@@ -3,6 +3,7 @@ package io.kvtier.cli;
 import io.kvtier.engine.OffloadSetup;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.replay.Policy;
+import java.util.List;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -67,30 +68,71 @@ public final class OffloadOptions {
         return Checks.atLeast(blocksPerChunk, 1, "--blocks-per-chunk");
     }
 
+    /** The flags {@link #setup} refuses without the host tier (each "needs the host tier"). */
+    private static final String[] NEED_HOST = {"--disk-cache-dir", "--eviction", "--blocks-per-chunk", "--offload-decode",
+        "--store-policy", "--store-horizon", "--load-policy"};
+
     /**
-     * One chunk must fit the model's context ({@code contextTokens}) where a host tier stores chunks,
-     * else nothing could ever be stored; without the tier there is nothing to check. A default
-     * block size is lowered to fit (a model of a short context); a value the user gave is refused,
-     * the line naming only the flags given. The rule of generate, serve and bench serve.
+     * A host hit must be possible where a host tier stores chunks: a hit reuses whole chunks and
+     * leaves at least one prompt token to compute, and a prompt fits the model's context
+     * ({@code contextTokens}), so a chunk is at most {@code contextTokens - 1} tokens. Without the tier
+     * there is nothing to check. A default block size is lowered to the largest power of two that fits
+     * (at least 1); a value the user gave is refused, the line naming only the flags given and
+     * advising only what those flags allow. The rule of generate and serve.
      *
      * @param hostOn whether the host tier is on ({@link OffloadSetup#enabled()})
-     * @throws BadInputException when the flags given make a chunk longer than the context
+     * @throws BadInputException when the flags given make a chunk too long for a hit
      */
     public void fitChunk(BatchOptions batch, boolean hostOn, int contextTokens) {
+        fitChunk(batch, hostOn, contextTokens, true);
+    }
+
+    /**
+     * {@link #fitChunk(BatchOptions, boolean, int)} for a command that may need the host tier
+     * ({@code mayTurnOff} false: bench serve's 'on' side), whose refusal then does not advise turning it off.
+     */
+    public void fitChunk(BatchOptions batch, boolean hostOn, int contextTokens, boolean mayTurnOff) {
         int perChunk = blocksPerChunk();
         int bs = batch.blockSize();
-        if (!hostOn || (long) perChunk * bs <= contextTokens) {
+        int room = contextTokens - 1;
+        if (!hostOn || (long) perChunk * bs <= room) {
             return;
         }
-        if (!batch.blockSizeGiven() && perChunk <= contextTokens) {
-            batch.lowerDefaultBlockSize(contextTokens / perChunk);
+        var parsed = mixee == null ? null : mixee.commandLine().getParseResult();
+        boolean perChunkGiven = parsed != null && parsed.hasMatchedOption("--blocks-per-chunk");
+        if (!batch.blockSizeGiven() && (perChunk <= room || !perChunkGiven)) {
+            batch.lowerDefaultBlockSize(Math.max(1, Integer.highestOneBit(Math.max(0, room) / perChunk)));
             return;
         }
-        boolean perChunkGiven = mixee != null && mixee.commandLine().getParseResult().hasMatchedOption("--blocks-per-chunk");
         String what = !batch.blockSizeGiven() ? "--blocks-per-chunk " + perChunk + " (blocks of at least 1 token)"
                 : perChunkGiven ? "--blocks-per-chunk " + perChunk + " x --block-size " + bs : "--block-size " + bs;
-        throw new BadInputException(what + " exceeds the model's context of " + contextTokens
-                + " tokens: the host tier could store nothing; give a smaller value, or --host-cache-bytes 0");
+        List<String> advice = new java.util.ArrayList<>();
+        if (batch.blockSizeGiven() && room / perChunk >= 1) {
+            advice.add("--block-size");
+        }
+        if (perChunkGiven && perChunk > 1 && room >= 1) {
+            advice.add("--blocks-per-chunk");
+        }
+        String smaller = advice.isEmpty() ? "" : "give a smaller " + String.join(" or ", advice);
+        String off = mayTurnOff && mayTurnOff(parsed) ? "--host-cache-bytes 0" : "";
+        String advise = smaller.isEmpty() ? off : off.isEmpty() ? smaller : smaller + ", or " + off;
+        throw new BadInputException(what + " leaves no room for a host hit in the model's context of " + contextTokens
+                + " tokens: a hit reuses whole chunks and leaves at least one prompt token to compute, so a chunk must be at most "
+                + Math.max(0, room) + " tokens" + (advise.isEmpty() ? "" : "; " + advise));
+    }
+
+    /** Whether {@code --host-cache-bytes 0} would be accepted with the flags given (none of them needs the host tier). */
+    private boolean mayTurnOff(picocli.CommandLine.ParseResult parsed) {
+        if (parsed == null) {
+            return true;
+        }
+        for (String flag : NEED_HOST) {
+            if (Checks.givenOtherThanDefault(parsed, flag)) {
+                return false;
+            }
+        }
+        return !parsed.hasMatchedOption("--host-cache-chunks") && !parsed.hasMatchedOption("--remote-url")
+                && !"on".equalsIgnoreCase(prefillPriority == null ? "" : prefillPriority.trim());
     }
 
     /** Checks the values that do not depend on the model (before anything is loaded). */
@@ -121,8 +163,7 @@ public final class OffloadOptions {
         boolean hostOn = chunks != null || bytes > 0;
         prefillPriority(hostOn);
         OffloadSetup.DiskSetup diskSetup = disk.setup(terminal);
-        Checks.needs(mixee, hostOn, "the host tier (--host-cache-bytes > 0)", "--disk-cache-dir", "--eviction",
-                "--blocks-per-chunk", "--offload-decode", "--store-policy", "--store-horizon", "--load-policy");
+        Checks.needs(mixee, hostOn, "the host tier (--host-cache-bytes > 0)", NEED_HOST);
         return new OffloadSetup(chunks != null ? 0 : bytes, chunks != null ? chunks : 0, policy.evictionPolicy(), oc, diskSetup);
     }
 

@@ -125,8 +125,8 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--host-latency-us", paramLabel = "US", description = "fixed cost of one transfer job, microseconds (default 10)")
     Double hostLatencyUs;
 
-    @Option(names = "--context-tokens", paramLabel = "N", description = "the simulated model's context, at most 10M (default 131072; raised to the trace's longest request, up to 10M: a longer one is refused naming its line)")
-    Integer contextTokens;
+    @Option(names = "--context-tokens", paramLabel = "N", description = "the simulated model's context, e.g. 128k, 1M, 1Mi, at most 10M (default 131072; raised to the trace's longest request, up to 10M: a longer one is refused naming its line)")
+    String contextTokens;
 
     /** Most KV bytes per token: 1 MiB is twice a 405B model's (126 layers x 8 KV heads x 128 x K,V x 2 B = 504 KiB). */
     static final long MAX_KV_BYTES_PER_TOKEN = 1L << 20;
@@ -200,6 +200,14 @@ final class ReplayCommand implements Callable<Integer> {
         ReplayConfig cfg = config();
         Trace t = readTrace(cfg);
         checkClockRange(t, cfg);
+        try {
+            return run(t, cfg, chart);
+        } catch (io.kvtier.replay.DeviceTierTooSmallException e) {
+            throw deviceTokens == null ? new BadInputException(e.ofDefault(), e) : e; // name no flag that was not given
+        }
+    }
+
+    private int run(Trace t, ReplayConfig cfg, Path chart) throws IOException {
         if (sweep) {
             List<ReplayResult> results = sweep(t, cfg);
             Sweep.printTable(System.out, results);
@@ -322,7 +330,9 @@ final class ReplayCommand implements Callable<Integer> {
         }
         if (first != null && first > t.size()) {
             // Said where the run's numbers are read: a silent "20 requests" looks like the 100 asked for were run.
-            return new Trace(t.source() + " (all of its " + io.kvtier.text.Plural.grouped(t.size(), "request") + ": --requests "
+            // From --from-request on, "all of its" would read as the whole trace (the source already names the start).
+            String n = io.kvtier.text.Plural.grouped(t.size(), "request");
+            return new Trace(t.source() + (fromRequest != null ? " (" + n + " from there on" : " (all of its " + n) + ": --requests "
                     + first + " asked for more)", t.requests(), t.fileRequests());
         }
         return first == null ? t : t.firstRequests(first);
@@ -365,13 +375,7 @@ final class ReplayCommand implements Callable<Integer> {
                         + " bytes), twice a 405B model's KV per token");
             }
         }
-        if (contextTokens != null) {
-            Checks.atLeast(contextTokens, 1, "--context-tokens");
-            if (contextTokens > ReplayConfig.MAX_CONTEXT_TOKENS) {
-                throw new BadInputException(String.format(java.util.Locale.ROOT, "--context-tokens must be at most %,d "
-                        + "(Llama 4 Scout's, the longest of a released model), got %,d", ReplayConfig.MAX_CONTEXT_TOKENS, contextTokens));
-            }
-        }
+        int context = contextTokens != null ? contextTokens(contextTokens) : ref.contextTokens();
         int blockSize = batch.blockSize();
         if (blockSize > ReplayConfig.MAX_BLOCK_SIZE) {
             throw new BadInputException("--block-size must be at most " + ReplayConfig.MAX_BLOCK_SIZE + ", got " + blockSize);
@@ -386,7 +390,7 @@ final class ReplayCommand implements Callable<Integer> {
                 stepOverheadMs != null ? stepOverheadMs * 1e6 : ref.stepOverheadNanos(),
                 hostGbps != null ? hostGbps * 1e9 : ref.hostBytesPerSecond(),
                 hostLatencyUs != null ? hostLatencyUs * 1e3 : ref.hostLatencyNanos(),
-                contextTokens != null ? contextTokens : ref.contextTokens());
+                context);
         KvGroupLayout layout = null;
         if (kvGroups != null) {
             try {
@@ -404,6 +408,20 @@ final class ReplayCommand implements Callable<Integer> {
                 remoteLatencyUs != null ? remoteLatencyUs * 1e3 : ReplayConfig.Remote.NONE.latencyNanos(),
                 remoteGbps != null ? remoteGbps * 1e9 : ReplayConfig.Remote.NONE.bytesPerSecond()));
         return cfg.withKvGroups(layout);
+    }
+
+    /** {@code --context-tokens} as the other token counts are given ({@code 128k}, {@code 1M}, {@code 1Mi}), 1 to 10M. */
+    private static int contextTokens(String text) {
+        Capacity c = Capacity.parse(text, "--context-tokens", java.util.EnumSet.of(Capacity.Kind.TOKENS));
+        if (c.kind() != Capacity.Kind.TOKENS) {
+            throw new BadInputException("--context-tokens: '" + text + "' is not a number of tokens (e.g. 1M, 131072, 128k, 1Mi)");
+        }
+        long n = Checks.atLeast(c.tokens(), 1, "--context-tokens");
+        if (n > ReplayConfig.MAX_CONTEXT_TOKENS) {
+            throw new BadInputException(String.format(java.util.Locale.ROOT, "--context-tokens must be at most %,d "
+                    + "(Llama 4 Scout's, the longest of a released model), got %,d", ReplayConfig.MAX_CONTEXT_TOKENS, n));
+        }
+        return (int) n;
     }
 
     private boolean customCost() {

@@ -57,6 +57,68 @@ class ReplayTrialTest {
         assertOneLineExit2(gen, "kvtier: --stats-json and --stats-csv name one file (" + f + "): give each its own");
     }
 
+    /** A hard link has its own real path: the CSV replaced the trace it names. Existing files compared by identity. */
+    @Test
+    void anOutputOnAHardLinkToTheInputIsRefused() throws IOException {
+        Path t = TraceFiles.twoRequests(dir);
+        String before = java.nio.file.Files.readString(t);
+        Path hard = java.nio.file.Files.createLink(dir.resolve("hard.jsonl"), t);
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--stats-csv", hard.toString()),
+                "kvtier: --trace and --stats-csv name one file (" + hard + "): give each its own");
+        assertThat(java.nio.file.Files.readString(t)).isEqualTo(before);
+        Path prompts = java.nio.file.Files.writeString(dir.resolve("pp.txt"), "Once\n");
+        Path ppHard = java.nio.file.Files.createLink(dir.resolve("pphard.txt"), prompts);
+        CliRun gen = CliRun.of("generate", "--model", dir.resolve("none.bin").toString(), "--prompts", prompts.toString(),
+                "--stats-json", ppHard.toString());
+        assertOneLineExit2(gen, "kvtier: --prompts and --stats-json name one file (" + ppHard + "): give each its own");
+        assertThat(java.nio.file.Files.readString(prompts)).isEqualTo("Once\n");
+        // Two names of files not yet written are still told apart.
+        CliRun apart = TraceFiles.replayTwoRequests(dir, "--stats-json", dir.resolve("a.json").toString(),
+                "--stats-csv", dir.resolve("a.csv").toString());
+        assertThat(apart.code()).as(apart.err()).isZero();
+    }
+
+    /** '10M' was "not a whole number" though the help says "at most 10M": parsed as the other token counts are. */
+    @Test
+    void theContextTakesTokenSuffixes() throws IOException {
+        java.util.Map<String, Integer> given = java.util.Map.of("10M", 10_000_000, "1M", 1_000_000, "1Mi", 1_048_576, "128k", 128_000);
+        for (var e : given.entrySet()) {
+            Path json = dir.resolve("c.json");
+            CliRun r = TraceFiles.replayTwoRequests(dir, "--context-tokens", e.getKey(), "--stats-json", json.toString());
+            assertThat(r.code()).as(r.err()).isZero();
+            assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile()).findValue("context_tokens").asInt())
+                    .as(e.getKey()).isEqualTo(e.getValue());
+        }
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--context-tokens", "11M"),
+                "kvtier: --context-tokens must be at most 10,000,000 (Llama 4 Scout's, the longest of a released model), got 11,000,000");
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--context-tokens", "inf"),
+                "kvtier: --context-tokens: 'inf' is not a number of tokens (e.g. 1M, 131072, 128k, 1Mi)");
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--context-tokens", "0"), "kvtier: --context-tokens must be at least 1, got 0");
+    }
+
+    /** The timed mode's default device tier was named "--device-tokens 448k", a flag not given. */
+    @Test
+    void aDeviceTierTooSmallIsNamedAsGiven() throws IOException {
+        Path t = TraceFiles.write(dir, TraceFiles.request(0, 600, 9_999_000, 0, 1), TraceFiles.request(100_000, 600, 5, 0, 1));
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--mode", "timed"),
+                "kvtier: the default device tier (448k tokens, 875 blocks of 512 tokens) is smaller than the trace's longest request "
+                        + "needs (19,531 blocks, 9,999,872 tokens); give --device-tokens of at least that, or --device-tokens min");
+        assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--mode", "timed", "--device-tokens", "448k"),
+                "kvtier: --device-tokens 448k holds 875 blocks of 512 tokens, but the trace's longest request needs 19,531 "
+                        + "(9,999,872 tokens); give at least that, or 'min'");
+    }
+
+    /** "all of its 1 request" read as the whole trace of 2: from --from-request on, said so. */
+    @Test
+    void fewerRequestsThanAskedFromARequestOnAreSaidSo() throws IOException {
+        CliRun r = TraceFiles.replayTwoRequests(dir, "--from-request", "1", "--requests", "5");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out().lines().findFirst().orElseThrow()).contains(
+                " from request 1 (1 request from there on: --requests 5 asked for more): 1 request,");
+        CliRun all = TraceFiles.replayTwoRequests(dir, "--requests", "5");
+        assertThat(all.out().lines().findFirst().orElseThrow()).contains(" (all of its 2 requests: --requests 5 asked for more): 2 requests,");
+    }
+
     /**
      * 2^31 output tokens simulated silently for hours; 'min' (the timed mode's advice) led into the same.
      * A request longer than a replay's longest context is refused naming its line and field.

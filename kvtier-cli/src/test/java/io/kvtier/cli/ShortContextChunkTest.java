@@ -2,6 +2,7 @@ package io.kvtier.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -14,7 +15,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A new user's trial: a model of an 8-token context was refused by generate for "--blocks-per-chunk 1
  * x --block-size 16", flags never given, even with offloading off. The default block now fits the
- * context; only flags given are named; without the host tier nothing is refused.
+ * context; only flags given are named; without the host tier nothing is refused. Trial 25b: a chunk as
+ * long as the context never hits (a hit leaves a prompt token to compute), so the default chunk is at
+ * most context - 1; the refusal advises only what the flags given allow.
  */
 class ShortContextChunkTest {
 
@@ -25,24 +28,53 @@ class ShortContextChunkTest {
 
     @BeforeEach
     void makeModel() {
-        model = dir.resolve("m8.bin");
-        CliRun made = CliRun.of("make-model", model.toString(), "--seq-len", "8", "--dim", "64", "--hidden-dim", "64",
+        model = makeModel(8);
+    }
+
+    private Path makeModel(int seqLen) {
+        Path m = dir.resolve("m" + seqLen + ".bin");
+        CliRun made = CliRun.of("make-model", m.toString(), "--seq-len", String.valueOf(seqLen), "--dim", "64", "--hidden-dim", "64",
                 "--heads", "4", "--kv-heads", "4", "--layers", "1", "--vocab", "512");
         assertThat(made.code()).as(made.err()).isZero();
+        return m;
     }
 
     private CliRun generate(String... args) {
-        List<String> all = new ArrayList<>(List.of("generate", "--model", model.toString(), "--prompt", "Once", "--max-tokens", "2"));
+        return generateOn(model, "Once", args);
+    }
+
+    private static CliRun generateOn(Path model, String prompt, String... args) {
+        List<String> all = new ArrayList<>(List.of("generate", "--model", model.toString(), "--prompt", prompt, "--max-tokens", "2"));
         all.addAll(List.of(args));
         return CliRun.of(all.toArray(String[]::new));
     }
 
-    @Test
-    void theDefaultBlockIsLoweredToTheContextWithTheHostTier() throws IOException {
+    private JsonNode stats(Path model, String prompt, String... args) throws IOException {
         Path json = dir.resolve("g.json");
-        CliRun r = generate("--stats-json", json.toString());
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("--stats-json", json.toString()));
+        CliRun r = generateOn(model, prompt, all.toArray(String[]::new));
         assertThat(r.code()).as(r.err()).isZero();
-        assertThat(new ObjectMapper().readTree(json.toFile()).get("block_size").asInt()).isEqualTo(8);
+        return new ObjectMapper().readTree(json.toFile());
+    }
+
+    @Test
+    void theDefaultChunkIsLoweredBelowTheContextWithTheHostTier() throws IOException {
+        assertThat(stats(model, "Once").get("block_size").asInt()).isEqualTo(4);
+        Path m16 = makeModel(16);
+        assertThat(stats(m16, "Once").get("block_size").asInt()).isEqualTo(8); // the default 16 is the whole context
+        assertThat(stats(m16, "Once", "--blocks-per-chunk", "2").get("block_size").asInt()).isEqualTo(4);
+    }
+
+    /** The trial's case: a 12-token context made block 12, and the repeated 12-token prompt never hit. */
+    @Test
+    void aRepeatedPromptHitsTheHostTierOnATwelveTokenContext() throws IOException {
+        Path m12 = makeModel(12);
+        String prompt = "Once upon a time there was a little girl"; // 12 tokens with BOS: the whole context
+        JsonNode s = stats(m12, prompt, "--prompt", prompt, "--sequential", "--clear-device-cache-between");
+        assertThat(s.get("block_size").asInt()).isEqualTo(8);
+        assertThat(s.get("prompt_tokens").asInt()).isEqualTo(24);
+        assertThat(s.get("external_hit_tokens").get("host").asInt()).isEqualTo(8);
     }
 
     @Test
@@ -51,14 +83,33 @@ class ShortContextChunkTest {
         assertThat(r.code()).as(r.err()).isZero();
     }
 
+    private static final String WHY = " leaves no room for a host hit in the model's context of 8 tokens: a hit reuses whole "
+            + "chunks and leaves at least one prompt token to compute, so a chunk must be at most 7 tokens; ";
+
     @Test
     void flagsGivenAreNamedAloneWhenAChunkCannotFit() {
-        assertOneLineExit2(generate("--block-size", "16"), "kvtier: --block-size 16 exceeds the model's context of 8 tokens: "
-                + "the host tier could store nothing; give a smaller value, or --host-cache-bytes 0");
-        assertOneLineExit2(generate("--blocks-per-chunk", "16"), "kvtier: --blocks-per-chunk 16 (blocks of at least 1 token) exceeds "
-                + "the model's context of 8 tokens: the host tier could store nothing; give a smaller value, or --host-cache-bytes 0");
-        assertOneLineExit2(generate("--blocks-per-chunk", "2", "--block-size", "8"), "kvtier: --blocks-per-chunk 2 x --block-size 8 "
-                + "exceeds the model's context of 8 tokens: the host tier could store nothing; give a smaller value, or --host-cache-bytes 0");
+        assertOneLineExit2(generate("--block-size", "16"), "kvtier: --block-size 16" + WHY + "give a smaller --block-size, or --host-cache-bytes 0");
+        assertOneLineExit2(generate("--block-size", "8"), "kvtier: --block-size 8" + WHY + "give a smaller --block-size, or --host-cache-bytes 0");
+        assertOneLineExit2(generate("--blocks-per-chunk", "16"), "kvtier: --blocks-per-chunk 16 (blocks of at least 1 token)" + WHY
+                + "give a smaller --blocks-per-chunk");
+        assertOneLineExit2(generate("--blocks-per-chunk", "2", "--block-size", "4"), "kvtier: --blocks-per-chunk 2 x --block-size 4"
+                + WHY + "give a smaller --block-size or --blocks-per-chunk");
+        assertOneLineExit2(generate("--blocks-per-chunk", "8", "--block-size", "1"), "kvtier: --blocks-per-chunk 8 x --block-size 1"
+                + WHY + "give a smaller --blocks-per-chunk");
+    }
+
+    /** "or --host-cache-bytes 0" led to a second refusal where the flags given need the host tier. */
+    @Test
+    void turningTheHostTierOffIsAdvisedOnlyWhereItWouldBeAccepted() {
+        String line = "kvtier: --block-size 16" + WHY + "give a smaller --block-size";
+        assertOneLineExit2(generate("--host-cache-chunks", "4", "--block-size", "16"), line);
+        assertOneLineExit2(generate("--disk-cache-dir", dir.resolve("disk").toString(), "--block-size", "16"), line);
+        assertOneLineExit2(generate("--prefill-priority", "on", "--block-size", "16"), line);
+        assertOneLineExit2(CliRun.of("bench", "serve", "--model", model.toString(), "--turns", "1", "--system-tokens", "1",
+                "--user-tokens", "1", "--max-tokens", "1", "--conversations", "1", "--block-size", "16"), line);
+        // The advice taken: each accepted.
+        assertThat(generate("--host-cache-chunks", "4", "--block-size", "4").code()).isZero();
+        assertThat(generate("--host-cache-bytes", "0", "--block-size", "16").code()).isZero();
     }
 
     private static void assertOneLineExit2(CliRun r, String line) {

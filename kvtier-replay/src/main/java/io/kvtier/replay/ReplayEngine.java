@@ -87,9 +87,7 @@ final class ReplayEngine implements AutoCloseable {
             case TOKENS -> {
                 long blocks = cfg.device().blocks(bs);
                 if (blocks < minBlocks) {
-                    throw new IllegalArgumentException("--device-tokens " + cfg.device() + " holds " + blocks + " blocks of " + bs
-                            + " tokens, but the trace's longest request needs " + minBlocks + " (" + (long) minBlocks * bs
-                            + " tokens); give at least that, or 'min'");
+                    throw new DeviceTierTooSmallException(cfg.device(), blocks, bs, minBlocks);
                 }
                 yield (int) Math.min(Integer.MAX_VALUE, blocks);
             }

@@ -1,0 +1,32 @@
+package io.kvtier.replay;
+
+import java.util.Locale;
+
+/**
+ * A device tier of fewer blocks than the trace's longest request needs. Its message names the tier
+ * as {@code --device-tokens}; {@link #ofDefault} says it for a tier the user did not size (the mode's
+ * default), so the line names no flag that was not given.
+ */
+public final class DeviceTierTooSmallException extends IllegalArgumentException {
+
+    private final Capacity device;
+    private final long blocks;
+    private final int blockSize;
+    private final int needed;
+
+    DeviceTierTooSmallException(Capacity device, long blocks, int blockSize, int needed) {
+        super(String.format(Locale.ROOT, "--device-tokens %s holds %,d blocks of %,d tokens, but the trace's longest request needs "
+                + "%,d (%,d tokens); give at least that, or 'min'", device, blocks, blockSize, needed, (long) needed * blockSize));
+        this.device = device;
+        this.blocks = blocks;
+        this.blockSize = blockSize;
+        this.needed = needed;
+    }
+
+    /** The line for a device tier of the mode's default size: the flag that sizes it is advised, not named as given. */
+    public String ofDefault() {
+        return String.format(Locale.ROOT, "the default device tier (%s tokens, %,d blocks of %,d tokens) is smaller than the trace's "
+                + "longest request needs (%,d blocks, %,d tokens); give --device-tokens of at least that, or --device-tokens min",
+                device, blocks, blockSize, needed, (long) needed * blockSize);
+    }
+}
