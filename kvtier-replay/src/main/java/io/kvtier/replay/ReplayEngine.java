@@ -87,7 +87,7 @@ final class ReplayEngine implements AutoCloseable {
             case TOKENS -> {
                 long blocks = cfg.device().blocks(bs);
                 if (blocks < minBlocks) {
-                    throw new IllegalArgumentException("--device-tokens " + cfg.device() + " holds " + blocks + " blocks of " + bs
+                    throw new IllegalArgumentException("--device-tokens " + cfg.device() + " holds " + io.kvtier.text.Plural.count(blocks, "block") + " of " + bs
                             + " tokens, but the trace's longest request needs " + minBlocks + " (" + (long) minBlocks * bs
                             + " tokens); give at least that, or 'min'");
                 }

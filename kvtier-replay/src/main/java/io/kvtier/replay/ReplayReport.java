@@ -28,33 +28,32 @@ public final class ReplayReport {
         out.printf(Locale.ROOT, "  %-7s %-38s %14s %9s %16s%n", "tier", "capacity (tokens)", "hit tokens", "hit ratio",
                 "chunks written");
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (loads into the device, reloads of preempted requests included)%n", "device",
-                capacity(c.device(), (long) r.deviceBlocks() * bs, String.format(Locale.ROOT, "%,d blocks", r.deviceBlocks())), r.deviceHitTokens(),
+                capacity(c.device(), (long) r.deviceBlocks() * bs, Plural.grouped(r.deviceBlocks(), "block")), r.deviceHitTokens(),
                 r.ratio(r.deviceHitTokens()), r.deviceChunksLoaded());
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (stores into the host)%n", "host",
-                r.hostChunks() == 0 ? "0 (off)" : capacity(c.host(), (long) r.hostChunks() * bs, String.format(Locale.ROOT, "%,d chunks", r.hostChunks())),
+                r.hostChunks() == 0 ? "0 (off)" : capacity(c.host(), (long) r.hostChunks() * bs, Plural.grouped(r.hostChunks(), "chunk")),
                 r.hostHitTokens(), r.ratio(r.hostHitTokens()), r.hostChunksWritten());
         if (r.diskChunks() > 0) {
             out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (stores into the disk, through the host)%n", "disk",
-                    capacity(c.disk(), (long) r.diskChunks() * bs, String.format(Locale.ROOT, "%,d chunks", r.diskChunks())),
+                    capacity(c.disk(), (long) r.diskChunks() * bs, Plural.grouped(r.diskChunks(), "chunk")),
                     r.diskHitTokens(), r.ratio(r.diskHitTokens()), r.diskChunksWritten());
         }
         if (r.remote() != null) {
             long cap = r.remote().capacityChunks();
             out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (writes into the store, through the host; %s)%n",
                     "remote", cap == Long.MAX_VALUE ? "inf" : capacity(c.remote().capacity(), cap * bs,
-                            String.format(Locale.ROOT, "%,d chunks", cap)),
+                            Plural.grouped(cap, "chunk")),
                     r.remote().hitTokens(), r.ratio(r.remote().hitTokens()), r.remote().chunksWritten(),
                     Double.isFinite(r.remoteWritesPerHit()) ? String.format(Locale.ROOT, "%,.2f per chunk hit", r.remoteWritesPerHit())
                             : "no chunk hit");
         }
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f%n", "total", "", r.hitTokens(), r.tokenHitRatio());
         if (r.optimum() != null) {
-            out.printf(Locale.ROOT, "  optimum (Belady at %,d chunks = device + host" + (r.diskChunks() > 0 ? " + disk" : "")
+            out.printf(Locale.ROOT, "  optimum (Belady at %s = device + host" + (r.diskChunks() > 0 ? " + disk" : "")
                             + (r.remote() == null ? "" : r.optimum().remoteCappedAt() < 0 ? " + remote"
-                                    : String.format(Locale.ROOT, " + remote capped at the trace's %,d distinct chunks",
-                                            r.optimum().remoteCappedAt()))
+                                    : " + remote capped at the trace's " + Plural.grouped(r.optimum().remoteCappedAt(), "distinct chunk"))
                             + "): %.4f; this policy reaches %.3f of it%n",
-                    r.optimum().capacityChunks(), r.optimumTokenHitRatio(), r.fractionOfOptimum());
+                    Plural.grouped(r.optimum().capacityChunks(), "chunk"), r.optimumTokenHitRatio(), r.fractionOfOptimum());
             // A ceiling of 0 (no full prompt block recurs: nothing can hit) has no fractions.
             out.printf(Locale.ROOT, "  ceiling (unbounded cache): %.4f; %s%n", r.ceilingTokenHitRatio(),
                     r.optimum().ceilingHitTokens() == 0 ? "optimum/ceiling and policy/ceiling n/a (no full prompt block recurs)"
