@@ -39,6 +39,15 @@ class ReplayTrialCountsTest {
         assertThat(groups.out()).contains("(each holds 1 block)").doesNotContain("1 blocks");
     }
 
+    /** The ratio row of --kv-groups on a trace with no hit: 0 / 0 printed NaN, now "n/a" as the ceiling line says. */
+    @Test
+    void theGroupsRatioRowWithoutHitsSaysNa() throws IOException {
+        CliRun r = replay("--kv-groups", "gemma3-27b");
+        String row = r.out().lines().filter(l -> l.strip().startsWith("per-group / every layer")).findFirst().orElseThrow();
+        assertThat(row.substring("  per-group / every layer".length()).strip()).as(r.out()).startsWith("n/a ");
+        assertThat(r.out()).doesNotContain("NaN").doesNotContain("Infinity");
+    }
+
     /** generate --device-blocks 1 --block-size 1 said "the device pool has only 1 blocks". */
     @Test
     void aPoolOfOneBlockIsSingular() {

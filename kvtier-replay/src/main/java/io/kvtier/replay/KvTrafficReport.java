@@ -76,12 +76,19 @@ public final class KvTrafficReport {
         if (results.size() == 2) {
             ReplayResult a = results.get(0);
             ReplayResult b = results.get(1);
-            out.printf(Locale.ROOT, "  %-32s %9.3f %12s %12s %12s %12s %9.3f %9.3f %9.3f%n", "per-group / every layer",
-                    a.tokenHitRatio() / b.tokenHitRatio(), share(a.kvTraffic().bytesStored(), b.kvTraffic().bytesStored()), "",
+            out.printf(Locale.ROOT, "  %-32s %9s %12s %12s %12s %12s %9s %9s %9s%n", "per-group / every layer",
+                    quotient(a.tokenHitRatio(), b.tokenHitRatio()), share(a.kvTraffic().bytesStored(), b.kvTraffic().bytesStored()), "",
                     share(a.kvTraffic().bytesLoaded(), b.kvTraffic().bytesLoaded()), "",
-                    a.kvTraffic().ttft().p50() / b.kvTraffic().ttft().p50(), a.kvTraffic().ttft().p90() / b.kvTraffic().ttft().p90(),
-                    a.kvTraffic().ttft().mean() / b.kvTraffic().ttft().mean());
+                    quotient(a.kvTraffic().ttft().p50(), b.kvTraffic().ttft().p50()),
+                    quotient(a.kvTraffic().ttft().p90(), b.kvTraffic().ttft().p90()),
+                    quotient(a.kvTraffic().ttft().mean(), b.kvTraffic().ttft().mean()));
         }
+    }
+
+    /** {@code a / b} in the ratio row, or "n/a" when there is none (no hit in either run: 0 / 0 was NaN). */
+    static String quotient(double a, double b) {
+        double q = a / b;
+        return b == 0 || !Double.isFinite(q) ? "n/a" : String.format(Locale.ROOT, "%.3f", q);
     }
 
     private static String share(long a, long b) {
