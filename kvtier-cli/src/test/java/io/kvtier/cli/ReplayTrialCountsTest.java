@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvtier.engine.ReferenceRecords;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,6 +47,20 @@ class ReplayTrialCountsTest {
         String row = r.out().lines().filter(l -> l.strip().startsWith("per-group / every layer")).findFirst().orElseThrow();
         assertThat(row.substring("  per-group / every layer".length()).strip()).as(r.out()).startsWith("n/a ");
         assertThat(r.out()).doesNotContain("NaN").doesNotContain("Infinity");
+    }
+
+    /** One request: its p50, p90, p99, mean and max are its own time, exactly (HdrHistogram's p50 was 3.267, the mean 3.266). */
+    @Test
+    void aLoneRequestsPercentilesAreItsTime() throws IOException {
+        Path one = TraceFiles.write(dir, TraceFiles.request(0, 1300, 5, 0, 1, 2));
+        CliRun r = CliRun.of("replay", "--trace", one.toString(), "--mode", "timed");
+        assertThat(r.code()).as(r.err()).isZero();
+        for (String name : List.of("TTFT", "end-to-end")) {
+            String row = r.out().lines().filter(l -> l.startsWith("  " + name + " ")).findFirst().orElseThrow();
+            String[] cells = row.substring(2 + 28).strip().split(" +");
+            assertThat(cells).as(row).hasSize(5);
+            assertThat(Arrays.stream(cells).distinct().count()).as(row).isEqualTo(1);
+        }
     }
 
     /** generate --device-blocks 1 --block-size 1 said "the device pool has only 1 blocks". */

@@ -83,10 +83,7 @@ public final class ReplayReport {
                             + "the first) = %,.0f tokens/s, %,.3f requests/s%n", plain(c.speedup()), t.makespanSeconds(),
                     Plural.grouped(t.steps(), "step"), Plural.grouped(r.outputTokens(), "output token"),
                     r.outputTokens() / t.makespanSeconds(), r.requests() / t.makespanSeconds());
-            out.printf(Locale.ROOT, "  %-28s %10s %10s %10s %10s %10s%n", "seconds", "p50", "p90", "p99", "mean", "max");
-            row(out, "TTFT", t.ttft());
-            row(out, "end-to-end", t.e2e());
-            row(out, "queue (arrival to 1st pass)", t.queue());
+            percentiles(out, t);
             out.printf(Locale.ROOT, "  waiting requests: max %,d, mean %.1f over steps; GPU busy %.1f%%, PCIe device->host "
                             + "%.1f%%, host->device %.1f%%%n", t.maxWaiting(), t.meanWaiting(), 100 * t.gpuBusy(),
                     100 * t.storeLaneBusy(), 100 * t.loadLaneBusy());
@@ -108,9 +105,32 @@ public final class ReplayReport {
         return t.gpuBusy() > 0.98 && t.queue().mean() > 0.5 * t.e2e().mean();
     }
 
-    private static void row(PrintStream out, String name, ReplayResult.Percentiles p) {
-        out.printf(Locale.ROOT, "  %-28s %,10.3f %,10.3f %,10.3f %,10.3f %,10.3f%n", name, p.p50(), p.p90(), p.p99(), p.mean(),
-                p.max());
+    /**
+     * The timed replay's latency table. Its columns are as wide as the widest figure (at least 10):
+     * a long trace's end-to-end seconds (2,510,294.400) overflowed a fixed width and ran together.
+     */
+    private static void percentiles(PrintStream out, ReplayResult.Timing t) {
+        String[] names = {"TTFT", "end-to-end", "queue (arrival to 1st pass)"};
+        ReplayResult.Percentiles[] rows = {t.ttft(), t.e2e(), t.queue()};
+        String[][] cells = new String[rows.length][];
+        int width = 10;
+        for (int i = 0; i < rows.length; i++) {
+            ReplayResult.Percentiles p = rows[i];
+            cells[i] = new String[] {names[i], seconds(p.p50()), seconds(p.p90()), seconds(p.p99()), seconds(p.mean()),
+                    seconds(p.max())};
+            for (int j = 1; j < cells[i].length; j++) {
+                width = Math.max(width, cells[i][j].length());
+            }
+        }
+        String line = "  %-28s" + (" %" + width + "s").repeat(5) + "%n";
+        out.printf(Locale.ROOT, line, "seconds", "p50", "p90", "p99", "mean", "max");
+        for (String[] row : cells) {
+            out.printf(Locale.ROOT, line, (Object[]) row);
+        }
+    }
+
+    private static String seconds(double s) {
+        return String.format(Locale.ROOT, "%,.3f", s);
     }
 
     private static String capacity(Capacity asked, long tokens, String units) {
