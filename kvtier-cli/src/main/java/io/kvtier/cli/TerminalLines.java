@@ -38,30 +38,49 @@ final class TerminalLines implements AutoCloseable {
 
     /** Standard output for the run's text: its bytes are tracked on their way to {@code System.out}. */
     OutputStream out() {
-        return new FilterOutputStream(out) {
+        return new Side(out) {
             @Override
-            public void write(int b) throws IOException {
-                write(new byte[] {(byte) b}, 0, 1);
+            void pass(byte[] b, int off, int len) throws IOException {
+                outMidLine = b[off + len - 1] != '\n';
+                out.write(b, off, len);
             }
 
+            /** A closed standard output (| head) surfaces as the run's PrintStream's error, as it did unwrapped. */
             @Override
-            public void write(byte[] b, int off, int len) throws IOException {
-                if (len == 0) {
-                    return;
-                }
-                synchronized (lock) {
-                    outMidLine = b[off + len - 1] != '\n';
-                    out.write(b, off, len);
+            public void flush() throws IOException {
+                out.flush();
+                if (out instanceof PrintStream ps && ps.checkError()) {
+                    throw new IOException("standard output is closed");
                 }
             }
         };
     }
 
     /** Standard error that first ends the line standard output left open. */
-    private final class Err extends FilterOutputStream {
+    private final class Err extends Side {
         Err(OutputStream err) {
             super(err);
         }
+
+        @Override
+        void pass(byte[] b, int off, int len) throws IOException {
+            if (outMidLine) {
+                // The break goes to standard error: a text redirected to a file stays as generated.
+                TerminalLines.this.out.flush(); // the text's bytes reach the terminal before the break that follows them
+                out.write('\n');
+                outMidLine = false;
+            }
+            out.write(b, off, len);
+        }
+    }
+
+    /** One of the two streams: its bytes, never empty, passed on under {@link #lock}. */
+    private abstract class Side extends FilterOutputStream {
+        Side(OutputStream to) {
+            super(to);
+        }
+
+        abstract void pass(byte[] b, int off, int len) throws IOException;
 
         @Override
         public void write(int b) throws IOException {
@@ -70,17 +89,10 @@ final class TerminalLines implements AutoCloseable {
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-            if (len == 0) {
-                return;
-            }
-            synchronized (lock) {
-                if (outMidLine) {
-                    // The break goes to standard error: a text redirected to a file stays as generated.
-                    out.flush(); // the text's bytes reach the terminal before the break that follows them
-                    super.out.write('\n');
-                    outMidLine = false;
+            if (len > 0) {
+                synchronized (lock) {
+                    pass(b, off, len);
                 }
-                super.out.write(b, off, len);
             }
         }
     }
