@@ -164,7 +164,9 @@ final class GenerateCommand implements Callable<Integer> {
     private int generate(StopSignals signals, Model checkpoint, EngineConfig config, TextTokenizer tok, List<String> texts,
                          List<int[]> ids, SamplingParams sampling, OffloadSetup offloadSetup, long tokenizeNanos) {
         GenerateRun.Outcome outcome;
-        try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads.threads(), offloadSetup)) {
+        // Installed first, closed last: the tiers' lines while the engine closes are kept off the text too.
+        try (TerminalLines lines = TerminalLines.install();
+             Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads.threads(), offloadSetup)) {
             disk.opened(engine, System.console() != null && System.console().isTerminal());
             List<Request> requests = new ArrayList<>();
             for (int i = 0; i < ids.size(); i++) {
@@ -179,7 +181,7 @@ final class GenerateCommand implements Callable<Integer> {
             }
             disk.warnRoom(); // once every input is checked: a refused run says only why
             threads.warnIfOversubscribed("generate");
-            PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+            PrintStream out = new PrintStream(lines.out(), false, StandardCharsets.UTF_8);
             ResultPrinter.Format format = output == OutputFormat.jsonl ? ResultPrinter.Format.JSONL
                     : sequential || ids.size() == 1 ? ResultPrinter.Format.TEXT_STREAMED : ResultPrinter.Format.TEXT;
             Warmup.awaitCurrent(requests.stream().mapToLong(r -> r.promptIds().length + (long) r.maxTokens()).sum());

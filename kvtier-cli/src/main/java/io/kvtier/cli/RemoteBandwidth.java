@@ -67,6 +67,40 @@ public final class RemoteBandwidth {
     }
 
     /**
+     * The header's connections, as the tier uses them: on a plain-TCP standalone store its SETs of
+     * {@link LettuceRemoteStore#DIRECT_SET_MIN_BYTES} and more go over a second connection of
+     * their own (the GETs and smaller SETs over the first), and its overlapping write jobs keep
+     * up to {@link AsyncTransferEngine#REMOTE_WRITE_WORKERS} jobs' SETs in flight (a new user's
+     * trial: the header said "both sides one connection, 8 commands in flight").
+     */
+    static String connections(RemoteSettings store, URI target) {
+        String sets = "up to " + AsyncTransferEngine.REMOTE_WRITE_WORKERS * PIPELINE + " SETs in flight";
+        if (store.cluster()) {
+            return String.format("the tier one connection to each master, %s; redis-benchmark one connection to %s:%d (the "
+                    + "master of %s), %d commands in flight", sets, target.getHost(), target.getPort(), BENCHMARK_KEY, PIPELINE);
+        }
+        long direct = LettuceRemoteStore.DIRECT_SET_MIN_BYTES;
+        boolean second = LettuceRemoteStore.DIRECT_SETS && !store.urls().get(0).startsWith("rediss://")
+                && direct <= SIZES[SIZES.length - 1];
+        String tier = !second ? "the tier one connection, " + sets
+                : "the tier one connection for GETs and smaller SETs and one for SETs of " + whole(direct) + " and more ("
+                        + sizesFrom(direct) + " here), " + sets;
+        return tier + "; redis-benchmark one connection, " + PIPELINE + " commands in flight";
+    }
+
+    /** The table's sizes from {@code least} on, as a range: {@code 256 KiB-4 MiB}. */
+    private static String sizesFrom(long least) {
+        long first = Arrays.stream(SIZES).filter(s -> s >= least).min().orElseThrow();
+        long last = SIZES[SIZES.length - 1];
+        return first == last ? whole(last) : whole(first) + "-" + whole(last);
+    }
+
+    /** A power-of-two size in whole units: {@code 128 KiB}, {@code 4 MiB}. */
+    private static String whole(long bytes) {
+        return bytes >= 1 << 20 ? (bytes >> 20) + " MiB" : (bytes >> 10) + " KiB";
+    }
+
+    /**
      * Prints the table. On a cluster the tier's keys spread over the masters (a connection to
      * each) and redis-benchmark runs against the master of {@link #BENCHMARK_KEY} (one connection:
      * any other master would answer MOVED).
@@ -78,14 +112,11 @@ public final class RemoteBandwidth {
     static void print(RemoteBenchRun run, int requests, long bytesPerSize, int repeats) {
         RemoteSettings store = run.store();
         URI target = benchmarkTarget(store);
-        String connections = store.cluster() ? String.format("the tier one connection to each master, redis-benchmark one to "
-                + "%s:%d (the master of %s); %d commands in flight", target.getHost(), target.getPort(), BENCHMARK_KEY, PIPELINE)
-                : "both sides one connection, " + PIPELINE + " commands in flight";
         System.out.printf("== remote tier throughput against %s, MB/s: %s (redis-benchmark -c 1 -P %d; the tier's write jobs "
-                + "overlap as in the engine, the next one's SETs sent while the one before awaits its answers), median of %s; values "
-                + "per size: at least %d and %d MiB, a multiple of %d (either side more until its run takes %.1f s) ==%n",
-                label(store), connections, PIPELINE, io.kvtier.text.Plural.count(repeats, "round"), requests, bytesPerSize >> 20,
-                PIPELINE, MIN_BENCHMARK_SECONDS);
+                + "overlap as in the engine, the next one's SETs sent while the one before awaits its answers), median of %s; at "
+                + "least %d values and %d MiB per size, a multiple of %d values (either side more until its run takes %.1f s) ==%n",
+                label(store), connections(store, target), PIPELINE, io.kvtier.text.Plural.count(repeats, "round"), requests,
+                bytesPerSize >> 20, PIPELINE, MIN_BENCHMARK_SECONDS);
         System.out.printf("%10s %8s %12s %12s %12s %12s %10s %10s %10s%n", "chunk", "values", "tier store", "SET", "tier load",
                 "GET", "store/SET", "load/GET", "rb values");
         for (long size : SIZES) {

@@ -43,7 +43,7 @@ class BenchOffloadCommandTest {
         assertRefused("kvtier: --remote-mode must be standalone or cluster, got 'sentinel'", "bench", "offload", "--skip-decode",
                 "--skip-bandwidth", "--skip-ttft", "--remote-url", "redis://127.0.0.1:1", "--remote-mode", "sentinel");
         // A new user's trial: an unreachable store was "internal error (a bug)" and a stack trace after the table's header.
-        assertRefused("kvtier: --remote-url redis://127.0.0.1:1: cannot reach the store (Connection refused)", "bench", "offload",
+        assertRefused("kvtier: --remote-url redis://127.0.0.1:1: cannot reach the store (connection refused)", "bench", "offload",
                 "--skip-decode", "--skip-bandwidth", "--skip-ttft", "--remote-url", "redis://127.0.0.1:1");
     }
 

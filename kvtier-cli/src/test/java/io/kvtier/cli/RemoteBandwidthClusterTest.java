@@ -33,8 +33,9 @@ class RemoteBandwidthClusterTest {
         assertThat(r.code()).as(r.err()).isZero();
         List<String> lines = r.out().lines().toList();
         assertThat(lines.getFirst()).startsWith("== remote tier throughput against the cluster of " + seeds.getFirst() + " ("
-                + seeds.size() + " seeds), MB/s: the tier one connection to each master, redis-benchmark one to 127.0.0.1:")
-                .contains("(the master of key:__rand_int__); 8 commands in flight (redis-benchmark -c 1 -P 8; the tier's write jobs overlap");
+                + seeds.size() + " seeds), MB/s: the tier one connection to each master, up to 16 SETs in flight; redis-benchmark one connection"
+                + " to 127.0.0.1:").contains("(the master of key:__rand_int__), 8 commands in flight (redis-benchmark -c 1 -P 8; the"
+                + " tier's write jobs overlap");
         // At least: 64 KiB, 1 MiB is 16 values; 256 KiB and up, 8; more until 0.2 s of each.
         RemoteBandwidthTest.assertTable(lines, new long[] {16, 8, 8, 8});
         assertThat(r.err()).as("nothing but the JVM's own lines").doesNotContain("kvtier:");

@@ -52,7 +52,9 @@ class RemoteBandwidthTest {
         assertThat(r.code()).as(r.err()).isZero();
         List<String> lines = r.out().lines().toList();
         assertThat(lines.getFirst()).startsWith("== remote tier throughput against redis://")
-                .contains("median of 1 round; values per size: at least 12 and 2 MiB, a multiple of 8").endsWith("==");
+                .contains("MB/s: the tier one connection for GETs and smaller SETs and one for SETs of 128 KiB and more (256 KiB-4 MiB"
+                        + " here), up to 16 SETs in flight; redis-benchmark one connection, 8 commands in flight (")
+                .contains("median of 1 round; at least 12 values and 2 MiB per size, a multiple of 8 values").endsWith("==");
         // At least: 64 KiB, 2 MiB is 32 values; 256 KiB and up, 12 rounded up to 16; more until 0.2 s of each.
         assertTable(lines, new long[] {32, 16, 16, 16});
         assertThat(r.out()).doesNotContain("decode with offloading").doesNotContain("time to first token");

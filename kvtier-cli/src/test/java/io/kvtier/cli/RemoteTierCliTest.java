@@ -97,7 +97,7 @@ class RemoteTierCliTest {
         assertThat(err).as("stderr: kvtier's lines only (its summary and the one warning)").allMatch(l -> l.startsWith("kvtier: "))
                 .noneMatch(l -> l.contains("<unresolved>") || l.contains("Exception"));
         assertThat(err.stream().filter(l -> l.contains(url))).as("stderr").containsExactly("kvtier: remote tier: cannot reach "
-                + url + " (Connection refused); every lookup misses until it answers");
+                + url + " (connection refused); every lookup misses until it answers");
         JsonNode remote = JSON.readTree(stats.toFile()).get("remote");
         assertThat(remote.get("breaker_state").asText()).isEqualTo("open");
         assertThat(remote.get("breaker_opens").asLong()).as("open from the start: one opening").isEqualTo(1);

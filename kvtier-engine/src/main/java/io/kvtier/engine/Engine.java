@@ -169,8 +169,8 @@ public final class Engine implements AutoCloseable {
         if (blocks > pool.numBlocks()) {
             throw new IllegalArgumentException(promptLength + " prompt tokens with max tokens " + maxTokens
                     + " need up to " + positions + " token positions = "
-                    + blocks + " blocks of " + config.blockSize() + ", but the device pool has only " + pool.numBlocks()
-                    + " blocks; raise --device-blocks or --block-size, or lower --max-tokens");
+                    + io.kvtier.text.Plural.count(blocks, "block") + " of " + config.blockSize() + ", but the device pool has only "
+                    + io.kvtier.text.Plural.count(pool.numBlocks(), "block") + "; raise --device-blocks or --block-size, or lower --max-tokens");
         }
     }
 

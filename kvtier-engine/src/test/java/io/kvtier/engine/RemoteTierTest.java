@@ -163,7 +163,7 @@ class RemoteTierTest {
                 assertThat(warnings).as("one line at start names the store it cannot reach").hasSize(1);
                 // The cause once, without the client's wrappers and its "127.0.0.1/<unresolved>:port".
                 assertThat(warnings.get(0)).isEqualTo("remote tier: cannot reach " + redis.url()
-                        + " (Connection refused); every lookup misses until it answers");
+                        + " (connection refused); every lookup misses until it answers");
                 redis.restart();
                 // The store reconnects in the background once the breaker lets a trial through.
                 for (int round = 0; round < 50 && e.offload().stats().blocksStored().get("remote") == null; round++) {

@@ -15,8 +15,8 @@ public final class DeviceTierTooSmallException extends IllegalArgumentException 
     private final int needed;
 
     DeviceTierTooSmallException(Capacity device, long blocks, int blockSize, int needed) {
-        super(String.format(Locale.ROOT, "--device-tokens %s holds %,d blocks of %,d tokens, but the trace's longest request needs "
-                + "%,d (%,d tokens); give at least that, or 'min'", device, blocks, blockSize, needed, (long) needed * blockSize));
+        super(String.format(Locale.ROOT, "--device-tokens %s holds %s of %,d tokens, but the trace's longest request needs "
+                + "%,d (%,d tokens); give at least that, or 'min'", device, io.kvtier.text.Plural.grouped(blocks, "block"), blockSize, needed, (long) needed * blockSize));
         this.device = device;
         this.blocks = blocks;
         this.blockSize = blockSize;
@@ -25,8 +25,8 @@ public final class DeviceTierTooSmallException extends IllegalArgumentException 
 
     /** The line for a device tier of the mode's default size: the flag that sizes it is advised, not named as given. */
     public String ofDefault() {
-        return String.format(Locale.ROOT, "the default device tier (%s tokens, %,d blocks of %,d tokens) is smaller than the trace's "
+        return String.format(Locale.ROOT, "the default device tier (%s tokens, %s of %,d tokens) is smaller than the trace's "
                 + "longest request needs (%,d blocks, %,d tokens); give --device-tokens of at least that, or --device-tokens min",
-                device, blocks, blockSize, needed, (long) needed * blockSize);
+                device, io.kvtier.text.Plural.grouped(blocks, "block"), blockSize, needed, (long) needed * blockSize);
     }
 }

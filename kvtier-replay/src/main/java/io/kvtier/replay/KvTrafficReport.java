@@ -46,9 +46,9 @@ public final class KvTrafficReport {
         ReplayResult first = results.getFirst();
         ReplayConfig c = first.config();
         out.printf(Locale.ROOT, "KV traffic by group, %s; host %s tokens of every layer = %s, shared by the groups "
-                        + "(each holds %,d blocks); TTFT %s%n", c.kvGroups().describe(), c.host(),
+                        + "(each holds %s); TTFT %s%n", c.kvGroups().describe(), c.host(),
                 ReplayReport.bytes(Math.multiplyExact((long) first.hostChunks() * c.blockSize(), c.cost().kvBytesPerToken())),
-                first.hostChunks(), c.mode() == ReplayConfig.Mode.TIMED ? "of the timed replay"
+                io.kvtier.text.Plural.grouped(first.hostChunks(), "block"), c.mode() == ReplayConfig.Mode.TIMED ? "of the timed replay"
                         : "of each request alone (its load, then its prefill)");
         out.printf(Locale.ROOT, "  %-32s %9s %12s %12s %12s %12s %9s %9s %9s%n", "rules", "hit ratio", "stored", "per request",
                 "loaded", "per request", "TTFT p50", "p90", "mean s");
@@ -62,11 +62,12 @@ public final class KvTrafficReport {
                     ttft.p90(), ttft.mean());
             if (t.groups().size() > 1) {
                 for (ReplayResult.GroupTraffic g : t.groups()) {
-                    out.printf(Locale.ROOT, "    %-30s %9s %12s %12s %12s %12s   %,d blocks stored, %,d loaded%s%n",
+                    out.printf(Locale.ROOT, "    %-30s %9s %12s %12s %12s %12s   %s stored, %,d loaded%s%n",
                             "group " + g.index() + (g.window() == 0 ? " full" : " window " + g.window()) + ", " + g.layers()
                                     + " layers", "", ReplayReport.bytes(g.bytesStored()),
                             ReplayReport.bytes(g.bytesStored() / r.requests()), ReplayReport.bytes(g.bytesLoaded()),
-                            ReplayReport.bytes(g.bytesLoaded() / r.requests()), g.blocksStored(), g.blocksLoaded(),
+                            ReplayReport.bytes(g.bytesLoaded() / r.requests()),
+                            io.kvtier.text.Plural.grouped(g.blocksStored(), "block"), g.blocksLoaded(),
                             g.window() == 0 ? "" : String.format(Locale.ROOT, ", %,d skipped (left the window)",
                                     g.windowBlocksSkipped()));
                 }
@@ -75,12 +76,19 @@ public final class KvTrafficReport {
         if (results.size() == 2) {
             ReplayResult a = results.get(0);
             ReplayResult b = results.get(1);
-            out.printf(Locale.ROOT, "  %-32s %9.3f %12s %12s %12s %12s %9.3f %9.3f %9.3f%n", "per-group / every layer",
-                    a.tokenHitRatio() / b.tokenHitRatio(), share(a.kvTraffic().bytesStored(), b.kvTraffic().bytesStored()), "",
+            out.printf(Locale.ROOT, "  %-32s %9s %12s %12s %12s %12s %9s %9s %9s%n", "per-group / every layer",
+                    quotient(a.tokenHitRatio(), b.tokenHitRatio()), share(a.kvTraffic().bytesStored(), b.kvTraffic().bytesStored()), "",
                     share(a.kvTraffic().bytesLoaded(), b.kvTraffic().bytesLoaded()), "",
-                    a.kvTraffic().ttft().p50() / b.kvTraffic().ttft().p50(), a.kvTraffic().ttft().p90() / b.kvTraffic().ttft().p90(),
-                    a.kvTraffic().ttft().mean() / b.kvTraffic().ttft().mean());
+                    quotient(a.kvTraffic().ttft().p50(), b.kvTraffic().ttft().p50()),
+                    quotient(a.kvTraffic().ttft().p90(), b.kvTraffic().ttft().p90()),
+                    quotient(a.kvTraffic().ttft().mean(), b.kvTraffic().ttft().mean()));
         }
+    }
+
+    /** {@code a / b} in the ratio row, or "n/a" when there is none (no hit in either run: 0 / 0 was NaN). */
+    static String quotient(double a, double b) {
+        double q = a / b;
+        return b == 0 || !Double.isFinite(q) ? "n/a" : String.format(Locale.ROOT, "%.3f", q);
     }
 
     private static String share(long a, long b) {

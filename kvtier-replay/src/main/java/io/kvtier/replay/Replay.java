@@ -15,7 +15,6 @@ import io.kvtier.replay.trace.TraceRequest;
 import io.kvtier.replay.trace.TraceTokens;
 import io.kvtier.tier.HostTier;
 import java.util.List;
-import org.HdrHistogram.Histogram;
 
 /**
  * Replays a trace through the production engine with the simulated data plane
@@ -221,7 +220,7 @@ public final class Replay {
      */
     private static final class FirstTokens implements io.kvtier.replay.sim.SimulatedModelRunner.Listener {
         private final long[] submitted;
-        private final Histogram ttft = new Histogram(3);
+        private final ExactPercentiles ttft = new ExactPercentiles();
         private final boolean[] seen;
 
         FirstTokens(int n) {
@@ -239,13 +238,13 @@ public final class Replay {
                 int i = (int) c.requestId();
                 if (c.wantLogits() && !seen[i]) {
                     seen[i] = true;
-                    ttft.recordValue(Math.max(0, endNanos - submitted[i]));
+                    ttft.record(Math.max(0, endNanos - submitted[i]));
                 }
             }
         }
 
         ReplayResult.Percentiles ttft() {
-            return TimedRecorder.percentiles(ttft);
+            return ttft.seconds();
         }
     }
 
@@ -257,9 +256,9 @@ public final class Replay {
         private final int[] firstStart;
         private final long[] ttftNanos;
         private final long[] e2eNanos;
-        private final Histogram ttft = new Histogram(3);
-        private final Histogram e2e = new Histogram(3);
-        private final Histogram queue = new Histogram(3);
+        private final ExactPercentiles ttft = new ExactPercentiles();
+        private final ExactPercentiles e2e = new ExactPercentiles();
+        private final ExactPercentiles queue = new ExactPercentiles();
         private long firstArrival = Long.MAX_VALUE;
         private long lastFinish;
         private long steps;
@@ -304,9 +303,9 @@ public final class Replay {
         void finished(int i, long t) {
             ttftNanos[i] = Math.max(0, firstToken[i] - arrival[i]);
             e2eNanos[i] = Math.max(0, t - arrival[i]);
-            ttft.recordValue(ttftNanos[i]);
-            e2e.recordValue(e2eNanos[i]);
-            queue.recordValue(Math.max(0, firstServed[i] - arrival[i]));
+            ttft.record(ttftNanos[i]);
+            e2e.record(e2eNanos[i]);
+            queue.record(Math.max(0, firstServed[i] - arrival[i]));
             lastFinish = Math.max(lastFinish, t);
         }
 
@@ -318,18 +317,10 @@ public final class Replay {
 
         ReplayResult.Timing timing(ReplayEngine re) {
             double span = Math.max(1, lastFinish - (firstArrival == Long.MAX_VALUE ? 0 : firstArrival));
-            return new ReplayResult.Timing(span / 1e9, steps, percentiles(ttft), percentiles(e2e), percentiles(queue),
+            return new ReplayResult.Timing(span / 1e9, steps, ttft.seconds(), e2e.seconds(), queue.seconds(),
                     maxWaiting, steps == 0 ? 0 : (double) waitingSum / steps, re.runner.busyNanos() / span,
                     re.transfers == null ? 0 : re.transfers.storeBusyNanos() / span,
                     re.transfers == null ? 0 : re.transfers.loadBusyNanos() / span, ttftNanos, e2eNanos);
-        }
-
-        static ReplayResult.Percentiles percentiles(Histogram h) {
-            if (h.getTotalCount() == 0) {
-                return new ReplayResult.Percentiles(0, 0, 0, 0, 0);
-            }
-            return new ReplayResult.Percentiles(h.getValueAtPercentile(50) / 1e9, h.getValueAtPercentile(90) / 1e9,
-                    h.getValueAtPercentile(99) / 1e9, h.getMean() / 1e9, h.getMaxValue() / 1e9);
         }
     }
 }

@@ -28,33 +28,32 @@ public final class ReplayReport {
         out.printf(Locale.ROOT, "  %-7s %-38s %14s %9s %16s%n", "tier", "capacity (tokens)", "hit tokens", "hit ratio",
                 "chunks written");
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (loads into the device, reloads of preempted requests included)%n", "device",
-                capacity(c.device(), (long) r.deviceBlocks() * bs, String.format(Locale.ROOT, "%,d blocks", r.deviceBlocks())), r.deviceHitTokens(),
+                capacity(c.device(), (long) r.deviceBlocks() * bs, Plural.grouped(r.deviceBlocks(), "block")), r.deviceHitTokens(),
                 r.ratio(r.deviceHitTokens()), r.deviceChunksLoaded());
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (stores into the host)%n", "host",
-                r.hostChunks() == 0 ? "0 (off)" : capacity(c.host(), (long) r.hostChunks() * bs, String.format(Locale.ROOT, "%,d chunks", r.hostChunks())),
+                r.hostChunks() == 0 ? "0 (off)" : capacity(c.host(), (long) r.hostChunks() * bs, Plural.grouped(r.hostChunks(), "chunk")),
                 r.hostHitTokens(), r.ratio(r.hostHitTokens()), r.hostChunksWritten());
         if (r.diskChunks() > 0) {
             out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (stores into the disk, through the host)%n", "disk",
-                    capacity(c.disk(), (long) r.diskChunks() * bs, String.format(Locale.ROOT, "%,d chunks", r.diskChunks())),
+                    capacity(c.disk(), (long) r.diskChunks() * bs, Plural.grouped(r.diskChunks(), "chunk")),
                     r.diskHitTokens(), r.ratio(r.diskHitTokens()), r.diskChunksWritten());
         }
         if (r.remote() != null) {
             long cap = r.remote().capacityChunks();
             out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f %,16d  (writes into the store, through the host; %s)%n",
                     "remote", cap == Long.MAX_VALUE ? "inf" : capacity(c.remote().capacity(), cap * bs,
-                            String.format(Locale.ROOT, "%,d chunks", cap)),
+                            Plural.grouped(cap, "chunk")),
                     r.remote().hitTokens(), r.ratio(r.remote().hitTokens()), r.remote().chunksWritten(),
                     Double.isFinite(r.remoteWritesPerHit()) ? String.format(Locale.ROOT, "%,.2f per chunk hit", r.remoteWritesPerHit())
                             : "no chunk hit");
         }
         out.printf(Locale.ROOT, "  %-7s %-38s %,14d %9.4f%n", "total", "", r.hitTokens(), r.tokenHitRatio());
         if (r.optimum() != null) {
-            out.printf(Locale.ROOT, "  optimum (Belady at %,d chunks = device + host" + (r.diskChunks() > 0 ? " + disk" : "")
+            out.printf(Locale.ROOT, "  optimum (Belady at %s = device + host" + (r.diskChunks() > 0 ? " + disk" : "")
                             + (r.remote() == null ? "" : r.optimum().remoteCappedAt() < 0 ? " + remote"
-                                    : String.format(Locale.ROOT, " + remote capped at the trace's %,d distinct chunks",
-                                            r.optimum().remoteCappedAt()))
+                                    : " + remote capped at the trace's " + Plural.grouped(r.optimum().remoteCappedAt(), "distinct chunk"))
                             + "): %.4f; this policy reaches %.3f of it%n",
-                    r.optimum().capacityChunks(), r.optimumTokenHitRatio(), r.fractionOfOptimum());
+                    Plural.grouped(r.optimum().capacityChunks(), "chunk"), r.optimumTokenHitRatio(), r.fractionOfOptimum());
             // A ceiling of 0 (no full prompt block recurs: nothing can hit) has no fractions.
             out.printf(Locale.ROOT, "  ceiling (unbounded cache): %.4f; %s%n", r.ceilingTokenHitRatio(),
                     r.optimum().ceilingHitTokens() == 0 ? "optimum/ceiling and policy/ceiling n/a (no full prompt block recurs)"
@@ -84,10 +83,7 @@ public final class ReplayReport {
                             + "the first) = %,.0f tokens/s, %,.3f requests/s%n", plain(c.speedup()), t.makespanSeconds(),
                     Plural.grouped(t.steps(), "step"), Plural.grouped(r.outputTokens(), "output token"),
                     r.outputTokens() / t.makespanSeconds(), r.requests() / t.makespanSeconds());
-            out.printf(Locale.ROOT, "  %-28s %10s %10s %10s %10s %10s%n", "seconds", "p50", "p90", "p99", "mean", "max");
-            row(out, "TTFT", t.ttft());
-            row(out, "end-to-end", t.e2e());
-            row(out, "queue (arrival to 1st pass)", t.queue());
+            percentiles(out, t);
             out.printf(Locale.ROOT, "  waiting requests: max %,d, mean %.1f over steps; GPU busy %.1f%%, PCIe device->host "
                             + "%.1f%%, host->device %.1f%%%n", t.maxWaiting(), t.meanWaiting(), 100 * t.gpuBusy(),
                     100 * t.storeLaneBusy(), 100 * t.loadLaneBusy());
@@ -109,9 +105,32 @@ public final class ReplayReport {
         return t.gpuBusy() > 0.98 && t.queue().mean() > 0.5 * t.e2e().mean();
     }
 
-    private static void row(PrintStream out, String name, ReplayResult.Percentiles p) {
-        out.printf(Locale.ROOT, "  %-28s %,10.3f %,10.3f %,10.3f %,10.3f %,10.3f%n", name, p.p50(), p.p90(), p.p99(), p.mean(),
-                p.max());
+    /**
+     * The timed replay's latency table. Its columns are as wide as the widest figure (at least 10):
+     * a long trace's end-to-end seconds (2,510,294.400) overflowed a fixed width and ran together.
+     */
+    private static void percentiles(PrintStream out, ReplayResult.Timing t) {
+        String[] names = {"TTFT", "end-to-end", "queue (arrival to 1st pass)"};
+        ReplayResult.Percentiles[] rows = {t.ttft(), t.e2e(), t.queue()};
+        String[][] cells = new String[rows.length][];
+        int width = 10;
+        for (int i = 0; i < rows.length; i++) {
+            ReplayResult.Percentiles p = rows[i];
+            cells[i] = new String[] {names[i], seconds(p.p50()), seconds(p.p90()), seconds(p.p99()), seconds(p.mean()),
+                    seconds(p.max())};
+            for (int j = 1; j < cells[i].length; j++) {
+                width = Math.max(width, cells[i][j].length());
+            }
+        }
+        String line = "  %-28s" + (" %" + width + "s").repeat(5) + "%n";
+        out.printf(Locale.ROOT, line, "seconds", "p50", "p90", "p99", "mean", "max");
+        for (String[] row : cells) {
+            out.printf(Locale.ROOT, line, (Object[]) row);
+        }
+    }
+
+    private static String seconds(double s) {
+        return String.format(Locale.ROOT, "%,.3f", s);
     }
 
     private static String capacity(Capacity asked, long tokens, String units) {

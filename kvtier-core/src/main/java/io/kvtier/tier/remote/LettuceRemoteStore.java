@@ -62,13 +62,13 @@ public final class LettuceRemoteStore implements RemoteStore {
     /** Least wait of {@link #open} for the first connection (see {@link #openWait}). */
     private static final Duration OPEN_WAIT_FLOOR = Duration.ofSeconds(3);
     /** Whether a plain-TCP standalone store writes its SETs itself ({@link RespSetConnection}); property for comparisons. */
-    static final boolean DIRECT_SETS = Boolean.parseBoolean(System.getProperty("kvtier.remote.directSets", "true"));
+    public static final boolean DIRECT_SETS = Boolean.parseBoolean(System.getProperty("kvtier.remote.directSets", "true"));
     /**
      * Least value of the SETs written directly: smaller ones go through Lettuce's batch, as fast
      * there at 64 KiB (docs/design-notes.md), and without a second client's query buffer on the
      * server, which counts against a small maxmemory (property {@code kvtier.remote.directSetMinBytes}).
      */
-    static final long DIRECT_SET_MIN_BYTES = Long.getLong("kvtier.remote.directSetMinBytes", 128 << 10);
+    public static final long DIRECT_SET_MIN_BYTES = Long.getLong("kvtier.remote.directSetMinBytes", 128 << 10);
     private final RemoteSettings settings;
     private final Consumer<String> warn;
     private final RedisClient client;

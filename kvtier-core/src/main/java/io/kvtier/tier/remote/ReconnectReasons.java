@@ -71,7 +71,7 @@ final class ReconnectReasons implements AutoCloseable {
 
     /** A failed reconnection's reason in the line's words: a refusal is "connection refused". */
     static String words(String reconnectReason) {
-        return reconnectReason.startsWith("Connection refused") ? "connection refused" : "not connected (" + reconnectReason + ")";
+        return reconnectReason.startsWith("connection refused") ? "connection refused" : "not connected (" + reconnectReason + ")";
     }
 
     /** {@code host:port} of a socket address, as the store names its servers; its text otherwise. */

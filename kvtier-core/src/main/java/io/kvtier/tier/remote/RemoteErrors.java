@@ -14,7 +14,7 @@ final class RemoteErrors {
      * otherwise read as a store that is down for good.
      */
     static String tlsHint(RemoteSettings settings, String reason) {
-        return reason != null && reason.contains("Connection reset") && settings.urls().stream().anyMatch(u -> u.startsWith("redis://"))
+        return reason != null && reason.contains("connection reset") && settings.urls().stream().anyMatch(u -> u.startsWith("redis://"))
                 ? " (a TLS port? use rediss://)" : "";
     }
 
@@ -33,7 +33,7 @@ final class RemoteErrors {
 
     /**
      * Why a connection failed, in the words of its root cause and without the address (the
-     * message around it names the URL): {@code Connection refused}, {@code connection timed out},
+     * message around it names the URL): {@code connection refused}, {@code connection timed out},
      * {@code nosuchhost: Name or service not known}. Lettuce's own wrappers repeat the cause and
      * print the address as {@code 127.0.0.1/<unresolved>:6379}; a cluster's "cannot retrieve the
      * partitions" keeps each seed's failure as a suppressed exception.
@@ -59,7 +59,10 @@ final class RemoteErrors {
             return CLOSED_IN_HANDSHAKE;
         }
         int address = m.indexOf(": /"); // netty's "Connection refused: /127.0.0.1:6379"
-        return address > 0 ? m.substring(0, address) : m;
+        String reason = address > 0 ? m.substring(0, address) : m;
+        // The JDK's socket errors are capitalised ("Connection refused", "Connection reset"): lower
+        // case as the lines' own words ("connection refused") so one cause reads the same everywhere.
+        return reason.startsWith("Connection ") ? "c" + reason.substring(1) : reason;
     }
 
     /** A server that closed the connection before the handshake (Lettuce says "RedisHandshakeHandler not registered"). */

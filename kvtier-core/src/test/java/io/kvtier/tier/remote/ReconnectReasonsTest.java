@@ -10,8 +10,28 @@ class ReconnectReasonsTest {
 
     @Test
     void aRefusedReconnectionIsConnectionRefusedAnyOtherIsNamed() {
-        assertThat(ReconnectReasons.words("Connection refused")).isEqualTo("connection refused");
+        assertThat(ReconnectReasons.words("connection refused")).isEqualTo("connection refused");
         assertThat(ReconnectReasons.words("connection timed out")).isEqualTo("not connected (connection timed out)");
+    }
+
+    /**
+     * A command refused while the client connects is the JDK's "Connection refused": the line
+     * says it in the words serve and a failed reconnection use (a new user's trial saw
+     * "unavailable: Connection refused" from generate, "connection refused" from serve).
+     */
+    @Test
+    void aRefusedConnectionReadsTheSameWhereverItComesFrom() {
+        Throwable refused = new io.lettuce.core.RedisConnectionException("Unable to connect to 127.0.0.1/<unresolved>:6380",
+                new java.net.ConnectException("Connection refused: /127.0.0.1:6380"));
+        assertThat(RemoteErrors.reasonOf(refused)).isEqualTo("connection refused");
+        io.lettuce.core.resource.ClientResources resources = LettuceResources.create();
+        try (ReconnectReasons reasons = new ReconnectReasons(resources)) {
+            assertThat(reasons.reasonOf("127.0.0.1:6380", refused, 1)).isCompletedWithValue("connection refused");
+        } finally {
+            resources.shutdown(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        assertThat(RemoteErrors.tlsHint(RemoteSettings.of(java.util.List.of("redis://127.0.0.1:6380"), false, null, null),
+                RemoteErrors.reasonOf(new java.net.SocketException("Connection reset")))).isEqualTo(" (a TLS port? use rediss://)");
     }
 
     @Test

@@ -70,7 +70,7 @@ public record HitResult(String policy, long capacityChunks, HitRule rule, long p
 
     @Override
     public String toString() {
-        String cap = capacityChunks == UNBOUNDED ? "inf" : capacityChunks + " chunks";
+        String cap = capacityChunks == UNBOUNDED ? "inf" : io.kvtier.text.Plural.count(capacityChunks, "chunk");
         return String.format("%s[%s, %s]: %d/%d tokens = %.4f", policy, cap, rule, hitTokens(), promptTokens,
                 hitRatio());
     }

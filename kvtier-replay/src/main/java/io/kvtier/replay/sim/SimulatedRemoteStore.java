@@ -89,8 +89,8 @@ public final class SimulatedRemoteStore {
 
     /** The figures in one line, with units. */
     public String describe() {
-        return String.format(java.util.Locale.ROOT, "remote %s chunks, %.1f us/job + %.2f GB/s",
-                capacityChunks == Long.MAX_VALUE ? "unbounded" : String.format(java.util.Locale.ROOT, "%,d", capacityChunks),
+        return String.format(java.util.Locale.ROOT, "remote %s, %.1f us/job + %.2f GB/s",
+                capacityChunks == Long.MAX_VALUE ? "unbounded chunks" : io.kvtier.text.Plural.grouped(capacityChunks, "chunk"),
                 latencyNanos / 1e3, bytesPerSecond / 1e9);
     }
 
