@@ -42,25 +42,27 @@ public final class OffloadOptions {
     String prefillPriority;
 
     /**
-     * {@code --prefill-priority}: the value given, or by default whether the host tier is on.
+     * {@code --prefill-priority}: the value given, or by default whether the host tier is on. After
+     * {@link #setup}, which refuses {@code on} without the host tier.
      *
      * @param hostOn whether the host tier is on ({@link OffloadSetup#enabled()})
-     * @throws BadInputException for a value other than on/off, or {@code on} without the host tier
+     * @throws BadInputException for a value other than on/off
      */
     public boolean prefillPriority(boolean hostOn) {
+        Boolean given = prefillGiven();
+        return given == null ? hostOn : given;
+    }
+
+    /** {@code --prefill-priority} as given, null when left out; a value other than on/off is refused. */
+    private Boolean prefillGiven() {
         if (prefillPriority == null) {
-            return hostOn;
+            return null;
         }
-        boolean on = switch (prefillPriority.trim().toLowerCase(java.util.Locale.ROOT)) {
+        return switch (prefillPriority.trim().toLowerCase(java.util.Locale.ROOT)) {
             case "on" -> true;
             case "off" -> false;
             default -> throw new BadInputException("--prefill-priority must be on or off, got '" + prefillPriority + "'");
         };
-        if (on && !hostOn) {
-            // off is what the command does without the tier anyway; on would preempt into recomputes.
-            throw new BadInputException("--prefill-priority on needs the host tier (--host-cache-bytes > 0)");
-        }
-        return on;
     }
 
     /** Device blocks per stored chunk, at least 1. */
@@ -121,18 +123,42 @@ public final class OffloadOptions {
                 + Math.max(0, room) + " tokens" + (advise.isEmpty() ? "" : "; " + advise));
     }
 
-    /** Whether {@code --host-cache-bytes 0} would be accepted with the flags given (none of them needs the host tier). */
+    /** Whether {@code --host-cache-bytes 0} would be accepted with the flags given: {@link #hostRefusal} has none for it. */
     private boolean mayTurnOff(picocli.CommandLine.ParseResult parsed) {
+        return hostRefusal(parsed, true, false) == null;
+    }
+
+    /**
+     * The line refusing the host tier's flags as given, or null: {@code --host-cache-bytes} beside
+     * {@code --host-cache-chunks}, and without the host tier ({@code hostOn} false) a flag that needs it.
+     * {@link #setup} refuses through it, and {@link #fitChunk} asks it of {@code --host-cache-bytes 0}
+     * before advising that, so the advice and the refusals cannot drift apart.
+     *
+     * @param bytesGiven whether {@code --host-cache-bytes} is given
+     */
+    private String hostRefusal(picocli.CommandLine.ParseResult parsed, boolean bytesGiven, boolean hostOn) {
+        if (hostCacheChunks != null && bytesGiven) {
+            return "give --host-cache-bytes or --host-cache-chunks, not both";
+        }
+        if (hostOn) {
+            return null;
+        }
+        if (Boolean.TRUE.equals(prefillGiven())) {
+            // off is what the command does without the tier anyway; on would preempt into recomputes.
+            return "--prefill-priority on needs the host tier (--host-cache-bytes > 0)";
+        }
         if (parsed == null) {
-            return true;
+            return null;
         }
         for (String flag : NEED_HOST) {
             if (Checks.givenOtherThanDefault(parsed, flag)) {
-                return false;
+                return flag + " needs the host tier (--host-cache-bytes > 0)";
             }
         }
-        return !parsed.hasMatchedOption("--host-cache-chunks") && !parsed.hasMatchedOption("--remote-url")
-                && !"on".equalsIgnoreCase(prefillPriority == null ? "" : prefillPriority.trim());
+        if (parsed.hasMatchedOption("--remote-url")) { // RemoteOptions' flag, in generate and serve
+            return "--remote-url needs the host tier: the remote tier sits behind it (--host-cache-bytes > 0)";
+        }
+        return null;
     }
 
     /** Checks the values that do not depend on the model (before anything is loaded). */
@@ -152,18 +178,19 @@ public final class OffloadOptions {
         Integer chunks = hostCacheChunks;
         if (chunks != null) {
             Checks.atLeast(chunks, 1, "--host-cache-chunks");
-            if (mixee != null && mixee.commandLine().getParseResult().hasMatchedOption("--host-cache-bytes")) {
-                throw new BadInputException("give --host-cache-bytes or --host-cache-chunks, not both");
-            }
         }
         Policy policy = eviction.policy();
         OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk()).withOffloadPromptOnly(!offloadDecode)
                 .withHostAdmitAfter(policy.admitAfter()).withStorePolicy(eviction.storePolicy())
                 .withLoadPolicy(eviction.loadPolicy());
-        boolean hostOn = chunks != null || bytes > 0;
-        prefillPriority(hostOn);
+        prefillGiven();
         OffloadSetup.DiskSetup diskSetup = disk.setup(terminal);
-        Checks.needs(mixee, hostOn, "the host tier (--host-cache-bytes > 0)", NEED_HOST);
+        var parsed = mixee == null ? null : mixee.commandLine().getParseResult();
+        boolean hostOn = chunks != null || bytes > 0;
+        String refusal = hostRefusal(parsed, parsed != null && parsed.hasMatchedOption("--host-cache-bytes"), hostOn);
+        if (refusal != null) {
+            throw new BadInputException(refusal);
+        }
         return new OffloadSetup(chunks != null ? 0 : bytes, chunks != null ? chunks : 0, policy.evictionPolicy(), oc, diskSetup);
     }
 

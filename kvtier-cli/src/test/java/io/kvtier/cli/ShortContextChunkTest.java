@@ -112,6 +112,24 @@ class ShortContextChunkTest {
         assertThat(generate("--host-cache-bytes", "0", "--block-size", "16").code()).isZero();
     }
 
+    /**
+     * The advice and the refusals come from one predicate: the remote tier's flag refuses the advice as
+     * it refuses --host-cache-bytes 0, and --host-cache-chunks 0 (the default, deprecated) allows both.
+     */
+    @Test
+    void theAdviceFollowsTheRefusalsOfTheHostTierOff() {
+        String url = "redis://127.0.0.1:1"; // never reached: both runs stop before the engine starts
+        assertOneLineExit2(generate("--remote-url", url, "--block-size", "16"), "kvtier: --block-size 16" + WHY + "give a smaller --block-size");
+        assertOneLineExit2(generate("--remote-url", url, "--host-cache-bytes", "0"),
+                "kvtier: --remote-url needs the host tier: the remote tier sits behind it (--host-cache-bytes > 0)");
+        CliRun zeroChunks = generate("--host-cache-chunks", "0", "--block-size", "16");
+        assertThat(zeroChunks.code()).as(zeroChunks.err()).isEqualTo(2);
+        assertThat(zeroChunks.err().strip().lines().toList().getLast())
+                .isEqualTo("kvtier: --block-size 16" + WHY + "give a smaller --block-size, or --host-cache-bytes 0");
+        CliRun taken = generate("--host-cache-chunks", "0", "--host-cache-bytes", "0", "--block-size", "16");
+        assertThat(taken.code()).as(taken.err()).isZero();
+    }
+
     private static void assertOneLineExit2(CliRun r, String line) {
         assertThat(r.code()).as(r.err()).isEqualTo(2);
         assertThat(r.err().strip().lines().toList()).as(r.err()).containsExactly(line);
