@@ -130,6 +130,28 @@ class ShortContextChunkTest {
         assertThat(taken.code()).as(taken.err()).isZero();
     }
 
+    /**
+     * A 1-token context leaves no chunk a hit (a hit leaves a prompt token to compute): blocks of 1
+     * token ran as a host tier that never hits, with no word. A flag asking for the tier is refused,
+     * named; the default tier and no tier run as before.
+     */
+    @Test
+    void aOneTokenContextRefusesTheFlagsThatAskForTheHostTier() throws IOException {
+        Path m1 = makeModel(1);
+        String why = " asks for the host tier, but the model's context of 1 token leaves no room for a host hit: a hit reuses whole "
+                + "chunks and leaves at least one prompt token to compute, so no chunk fits";
+        assertOneLineExit2(generateOn(m1, "", "--host-cache-bytes", "1G"), "kvtier: --host-cache-bytes 1G" + why + "; give --host-cache-bytes 0");
+        assertOneLineExit2(generateOn(m1, "", "--eviction", "arc"), "kvtier: --eviction" + why);
+        assertOneLineExit2(generateOn(m1, "", "--host-cache-chunks", "4"), "kvtier: --host-cache-chunks" + why);
+        assertOneLineExit2(generateOn(m1, "", "--block-size", "1"), "kvtier: --block-size 1 leaves no room for a host hit in the model's "
+                + "context of 1 token: a hit reuses whole chunks and leaves at least one prompt token to compute, so a chunk must be at "
+                + "most 0 tokens; give --host-cache-bytes 0");
+        assertThat(stats(m1, "").get("block_size").asInt()).isEqualTo(1);
+        assertThat(stats(m1, "", "--host-cache-bytes", "256M").get("block_size").asInt()).isEqualTo(1);
+        assertThat(stats(m1, "", "--host-cache-bytes", "0", "--block-size", "16").get("block_size").asInt())
+                .isEqualTo(16);
+    }
+
     private static void assertOneLineExit2(CliRun r, String line) {
         assertThat(r.code()).as(r.err()).isEqualTo(2);
         assertThat(r.err().strip().lines().toList()).as(r.err()).containsExactly(line);
