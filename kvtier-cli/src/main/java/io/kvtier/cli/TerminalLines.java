@@ -71,6 +71,11 @@ final class TerminalLines implements AutoCloseable {
         }
     }
 
+    /** Standard error without the line check: for the line of a failed standard output, whose text is lost (no line to end). */
+    PrintStream plainErr() {
+        return formerErr;
+    }
+
     /** Standard output for the run's text: its bytes are tracked on their way to {@code System.out}. */
     OutputStream out() {
         return new Side(out) {
