@@ -208,8 +208,9 @@ final class BenchServeCommand implements Callable<Integer> {
         disk.warnRoom();
         int bs = config.blockSize();
         if (engine.deviceBlocks == null) {
-            int longest = (load.longestPromptTokens() + maxTokens + bs - 1) / bs;
-            config = new io.kvtier.engine.EngineConfig(bs, Math.max(longest + 1, (load.historyTokens() + bs - 1) / bs / 4),
+            int longest = (int) ((load.longestPromptTokens() + maxTokens + bs - 1) / bs); // within the context, checked above
+            int quarter = (int) Math.min(Integer.MAX_VALUE, (load.historyTokens() + bs - 1) / bs / 4);
+            config = new io.kvtier.engine.EngineConfig(bs, Math.max(longest + 1, quarter),
                     config.maxBatchTokens(), config.maxRunning(), config.prefixCaching(), config.stopToken(),
                     config.moreStopTokens(), config.prefillPriority());
         }

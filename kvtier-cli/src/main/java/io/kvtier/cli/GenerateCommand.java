@@ -202,7 +202,7 @@ final class GenerateCommand implements Callable<Integer> {
                     outcome.firstTokenNanos() == 0 ? 0 : ProcessClock.at(outcome.firstTokenNanos()), ProcessClock.at(t1),
                     (t1 - t0) / 1e9);
             if (outcome.end() == GenerateRun.End.OUTPUT_CLOSED) {
-                return 141; // as a process killed by SIGPIPE: quietly, the reader has gone
+                return StandardOutput.statusOfFailedOutput(lines.plainErr()); // 141 for a reader gone, as SIGPIPE
             }
             if (engine.offload() != null) {
                 // On-evict disk writes of a clean stop happen now, not after the summary that counts them.

@@ -23,6 +23,7 @@ public final class Main implements Runnable {
     }
 
     public static void main(String[] args) {
+        StandardOutput.install(); // a failed write to standard output keeps its cause
         Warmup.start(args);
         System.exit(run(args));
     }

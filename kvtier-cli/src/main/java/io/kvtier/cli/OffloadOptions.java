@@ -112,13 +112,24 @@ public final class OffloadOptions {
                 throw new BadInputException(asking + " asks for the host tier, but the model's context of "
                         + Plural.count(contextTokens, "token") + " leaves no room for a host hit: a hit reuses whole chunks and "
                         + "leaves at least one prompt token to compute, so no chunk fits"
-                        + (mayTurnOff && mayTurnOff(parsed) ? "; give --host-cache-bytes 0" : ""));
+                        + (asking.startsWith("--host-cache-bytes") ? "" : "; leave out " + asking.split(" ")[0]) // its default is no flag
+                        + (!(mayTurnOff && mayTurnOff(parsed)) ? "" : asking.startsWith("--host-cache-bytes") ? "; give --host-cache-bytes 0"
+                        : ", or give --host-cache-bytes 0"));
             }
             batch.lowerDefaultBlockSize(Math.max(1, Integer.highestOneBit(Math.max(0, room) / perChunk)));
             return;
         }
         String what = !batch.blockSizeGiven() ? "--blocks-per-chunk " + perChunk + " (blocks of at least 1 token)"
                 : perChunkGiven ? "--blocks-per-chunk " + perChunk + " x --block-size " + bs : "--block-size " + bs;
+        String off = mayTurnOff && mayTurnOff(parsed) ? "--host-cache-bytes 0" : "";
+        String leadIn = what + " leaves no room for a host hit in the model's context of " + Plural.count(contextTokens, "token")
+                + ": a hit reuses whole chunks and leaves at least one prompt token to compute, so ";
+        if (room < 1) { // no chunk of any size: a smaller value is no advice, leaving the flags given out is
+            String given = batch.blockSizeGiven() && perChunkGiven ? "--block-size and --blocks-per-chunk"
+                    : batch.blockSizeGiven() ? "--block-size" : "--blocks-per-chunk";
+            throw new BadInputException(leadIn + "no chunk fits a context of " + Plural.count(contextTokens, "token")
+                    + " (no hit is possible); leave out " + given + (off.isEmpty() ? "" : ", or give " + off));
+        }
         List<String> advice = new java.util.ArrayList<>();
         if (batch.blockSizeGiven() && room / perChunk >= 1) {
             advice.add("--block-size");
@@ -127,11 +138,8 @@ public final class OffloadOptions {
             advice.add("--blocks-per-chunk");
         }
         String smaller = advice.isEmpty() ? "" : "give a smaller " + String.join(" or ", advice);
-        String off = mayTurnOff && mayTurnOff(parsed) ? "--host-cache-bytes 0" : "";
         String advise = smaller.isEmpty() ? (off.isEmpty() ? "" : "give " + off) : off.isEmpty() ? smaller : smaller + ", or " + off;
-        throw new BadInputException(what + " leaves no room for a host hit in the model's context of " + Plural.count(contextTokens, "token")
-                + ": a hit reuses whole chunks and leaves at least one prompt token to compute, so a chunk must be at most "
-                + Plural.count(Math.max(0, room), "token") + (advise.isEmpty() ? "" : "; " + advise));
+        throw new BadInputException(leadIn + "a chunk must be at most " + Plural.count(room, "token") + (advise.isEmpty() ? "" : "; " + advise));
     }
 
     /** Whether {@code --host-cache-bytes 0} would be accepted with the flags given: {@link #hostNeed} has none for it. */

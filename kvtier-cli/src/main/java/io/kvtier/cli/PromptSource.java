@@ -112,7 +112,7 @@ final class PromptSource {
             long least = tok.minTokens(bytes, true);
             if (least > contextTokens) {
                 throw new BadInputException("prompt " + (i + 1) + " has " + bytes + " bytes: at least " + least
-                        + " tokens, but the model's context is " + contextTokens + " tokens");
+                        + " tokens, but the model's context is " + io.kvtier.text.Plural.count(contextTokens, "token"));
             }
         }
         List<int[]> ids = new java.util.ArrayList<>(prompts.size());

@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -88,7 +89,8 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--sweep", description = "instant replays of lru, arc, lru-admit2, lhd and duel over host capacities, with the optimum and the ceiling; writes --png")
     boolean sweep;
 
-    @Option(names = "--sweep-host-cache-tokens", split = ",", paramLabel = "N,N,...", description = "with --sweep: host capacities (default 250k,500k,1M,2M,3M,5M,10M,20M,50M,100M)")
+    // Split here, not by picocli, whose split drops a trailing empty item ("1M,3M," was taken).
+    @Option(names = "--sweep-host-cache-tokens", paramLabel = "N,N,...", description = "with --sweep: host capacities (default 250k,500k,1M,2M,3M,5M,10M,20M,50M,100M)")
     List<String> sweepHostTokens;
 
     @Option(names = "--png", paramLabel = "FILE", description = "with --sweep: the chart (default: sweep-<trace name>.png)")
@@ -170,7 +172,7 @@ final class ReplayCommand implements Callable<Integer> {
         former.use("--disk-tokens", () -> diskTokens = v);
     }
 
-    @Option(names = "--sweep-host-tokens", split = ",", hidden = true, description = "deprecated: --sweep-host-cache-tokens")
+    @Option(names = "--sweep-host-tokens", hidden = true, description = "deprecated: --sweep-host-cache-tokens")
     void sweepHostTokens(List<String> v) {
         former.use("--sweep-host-tokens", () -> sweepHostTokens = v);
     }
@@ -243,7 +245,7 @@ final class ReplayCommand implements Callable<Integer> {
         if (sweepHostTokens == null) {
             caps.addAll(Sweep.DEFAULT_HOST_TOKENS);
         } else {
-            for (String s : sweepHostTokens) {
+            for (String s : sweepHostTokens.stream().flatMap(v -> Arrays.stream(v.split(",", -1))).toList()) {
                 Capacity c = Capacity.parse(s, "--sweep-host-cache-tokens", java.util.EnumSet.of(Capacity.Kind.TOKENS));
                 if (c.kind() != Capacity.Kind.TOKENS) {
                     // The chart's ceiling is already the unbounded host; a point at "inf" has no place on its axis.

@@ -54,14 +54,14 @@ record ServeLoad(int conversations, int turns, int systemTokens, int userTokens,
         }
     }
 
-    /** Prompt tokens of the last turn (the longest request), answers at full length. */
-    int longestPromptTokens() {
-        return systemTokens + turns * userTokens + (turns - 1) * maxTokens;
+    /** Prompt tokens of the last turn (the longest request), answers at full length; long: {@code --user-tokens 2G} overflowed. */
+    long longestPromptTokens() {
+        return systemTokens + (long) turns * userTokens + (turns - 1L) * maxTokens;
     }
 
     /** Distinct tokens of every conversation's history at its end (the system prompt counted once). */
-    int historyTokens() {
-        return systemTokens + conversations * turns * (userTokens + maxTokens);
+    long historyTokens() {
+        return systemTokens + (long) conversations * turns * ((long) userTokens + maxTokens);
     }
 
     /** What one run measured. Histograms are in microseconds. */

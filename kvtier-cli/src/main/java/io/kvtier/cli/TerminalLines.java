@@ -15,9 +15,9 @@ import java.nio.file.Path;
  * user's trial). Standard output here remembers whether its last byte ended a line, and
  * standard error, before writing, ends that line first. Standard error is replaced for the run,
  * not handed to each sink: the sinks print to {@code System.err} when they are called, from any
- * thread. Only where the two streams reach one place (a terminal, a file or pipe given both):
- * with standard output redirected elsewhere its open line glues to nothing, and a break would be
- * a stray blank line on standard error. The text on standard output is unchanged either way.
+ * thread. Only where the two streams may reach one place (a terminal, a pipe, a file given both):
+ * with standard output redirected to a file of its own its open line glues to nothing, and a break
+ * would be a stray blank line on standard error. The text on standard output is unchanged either way.
  */
 final class TerminalLines implements AutoCloseable {
 
@@ -54,16 +54,26 @@ final class TerminalLines implements AutoCloseable {
     }
 
     /**
-     * Whether the two descriptors' paths ({@code /dev/fd/1} and {@code /dev/fd/2}) are one file,
-     * terminal or pipe; true when that cannot be told (no {@code /dev/fd}): a break where none was
-     * needed is a blank line, a missing one glues a line to the text.
+     * Whether standard output ({@code out}, e.g. {@code /dev/fd/1}) may show where standard error
+     * ({@code err}) does. Apart only when standard output is known to go elsewhere: a regular file
+     * or {@code /dev/null} that is not standard error's. A pipe may end on standard error's terminal
+     * ({@code | cat}, {@code | tee f}: the line was glued there), and what cannot be told counts as
+     * one place: a break where none was needed is a blank line, a missing one glues a line to the text.
      */
-    static boolean sameDestination(Path a, Path b) {
+    static boolean sameDestination(Path out, Path err) {
         try {
-            return Files.isSameFile(a, b);
+            if (Files.isSameFile(out, err)) {
+                return true;
+            }
+            return !(Files.isRegularFile(out) || Files.isSameFile(out, Path.of("/dev/null")));
         } catch (IOException | SecurityException e) {
             return true;
         }
+    }
+
+    /** Standard error without the line check: for the line of a failed standard output, whose text is lost (no line to end). */
+    PrintStream plainErr() {
+        return formerErr;
     }
 
     /** Standard output for the run's text: its bytes are tracked on their way to {@code System.out}. */

@@ -67,6 +67,24 @@ class BenchServeCommandTest {
         assertThat(ServeBenchReport.metricDelta(new ServeBenchReport.Side("s", null, "", after), "vllm:num_preemptions_total")).isEqualTo("6");
     }
 
+    /**
+     * A new user's trial: --user-tokens 2G overflowed int ("longest request -1179868704 prompt tokens", then
+     * "device blocks must be at least 1"). Counted in long, it is the context's refusal that 100M gets.
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"--user-tokens, 2G, 16000000512", "--user-tokens, 300M, 2400000512",
+        "--max-tokens, 2G, 16000000512", "--max-tokens, 300M, 2400000512"})
+    void aLoadBeyondAnIntIsTheContextsRefusal(String flag, String value, long needed) {
+        CliRun r = CliRun.of("bench", "serve", flag, value);
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("kvtier: the last turn needs " + needed + " positions but the model's context is 512; "
+                + "lower --turns, --system-tokens, --user-tokens or --max-tokens");
+        assertThat(r.out()).isEmpty();
+        ServeLoad load = new ServeLoad(16, 8, 256, 2_000_000_000, 64, io.kvtier.engine.SamplingParams.GREEDY);
+        assertThat(load.longestPromptTokens()).isEqualTo(256 + 8 * 2_000_000_000L + 7 * 64);
+        assertThat(load.historyTokens()).isEqualTo(256 + 16 * 8 * 2_000_000_064L);
+    }
+
     @Test
     void userMessagesOfEachConversationAndTurnDifferInTheirFirstWords() {
         java.util.Set<String> openings = new java.util.HashSet<>();

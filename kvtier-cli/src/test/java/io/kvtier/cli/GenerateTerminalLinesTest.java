@@ -101,14 +101,23 @@ class GenerateTerminalLinesTest {
         return List.of(out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
-    /** Where the descriptors lead decides: one file (as {@code > f 2>&1}) or two; unknown counts as one. */
+    /**
+     * Where the descriptors lead decides: apart only for standard output to a regular file or
+     * /dev/null of its own; one file (as {@code > f 2>&1}), a pipe (which may end on standard error's
+     * terminal: {@code | cat} glued the line to the text) or the unknown count as one place.
+     */
     @Test
-    void theDestinationsAreComparedAsFiles(@TempDir Path dir) throws IOException {
+    void theDestinationsAreComparedAsFiles(@TempDir Path dir) throws IOException, InterruptedException {
         Path text = Files.writeString(dir.resolve("text.txt"), "");
         Path log = Files.writeString(dir.resolve("log.txt"), "");
         Path link = Files.createSymbolicLink(dir.resolve("fd2"), text);
         assertThat(TerminalLines.sameDestination(text, link)).isTrue();
         assertThat(TerminalLines.sameDestination(text, log)).isFalse();
         assertThat(TerminalLines.sameDestination(text, dir.resolve("no-such-fd"))).isTrue();
+        assertThat(TerminalLines.sameDestination(Path.of("/dev/null"), log)).isFalse();
+        assertThat(TerminalLines.sameDestination(Path.of("/dev/null"), Path.of("/dev/null"))).isTrue();
+        Path fifo = dir.resolve("pipe");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor()).isZero();
+        assertThat(TerminalLines.sameDestination(fifo, log)).as("a pipe may end on standard error's terminal").isTrue();
     }
 }

@@ -177,9 +177,9 @@ class GgufCliErrorsTest {
     @Test
     void aNumberTooLargeForItsFlagNamesTheFlagAndTheRange() {
         assertOneLineError(CliRun.of("generate", "--max-tokens", "99999999999", "--prompt", "hi"),
-                "--max-tokens: '99999999999' is not a whole number of tokens up to 2147483647 (e.g. 4096, 4k, 4Ki, 1M)");
+                "--max-tokens: '99999999999' is too large: at most 2,147,483,647 tokens");
         assertOneLineError(CliRun.of("generate", "--max-tokens", "many", "--prompt", "hi"),
-                "--max-tokens: 'many' is not a whole number of tokens up to 2147483647 (e.g. 4096, 4k, 4Ki, 1M)");
+                "--max-tokens: 'many' is not a count of tokens (e.g. 4096, 4k, 4Ki, 1M)");
         assertOneLineError(CliRun.of("generate", "--threads", "many", "--prompt", "hi"),
                 "--threads: 'many' is not a whole number up to 2147483647"); // no count of tokens
     }

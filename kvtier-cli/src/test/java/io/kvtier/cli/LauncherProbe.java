@@ -7,7 +7,7 @@ public final class LauncherProbe {
     }
 
     /**
-     * Prints that it ran; {@code streams} then prints what the launcher told of its standard output
+     * Prints that it ran; {@code streams} then prints (on both streams) what the launcher told of its standard output
      * and standard error ({@code kvtier.streamsShared}); {@code exit N} exits with status N, and {@code signal NAME} has
      * {@code kill} send the signal NAME to this JVM (as the OOM killer's SIGKILL would end it),
      * after writing a stand-in crash report into {@code $PROBE_CRASH_REPORT_DIR} when that is set.
@@ -21,6 +21,7 @@ public final class LauncherProbe {
         System.out.println("probe ran " + String.join(" ", args) + (aot ? " (AOT cache)" : ""));
         if (args.length == 1 && args[0].equals("streams")) {
             System.out.println("streams shared: " + System.getProperty("kvtier.streamsShared"));
+            System.err.println("streams shared: " + System.getProperty("kvtier.streamsShared")); // for standard output to /dev/null
         }
         System.out.flush();
         if (args.length == 2 && args[0].equals("exit")) {

@@ -97,7 +97,9 @@ class LauncherTest {
     /**
      * The JVM's standard error is the launcher's filter's pipe, so the launcher tells it whether its own
      * standard output and standard error reach one place (generate's line break before a line on standard
-     * error is for that case only): standard output to a file and standard error elsewhere, or both to one pipe.
+     * error is for that case only). Apart: standard output to a file or /dev/null of its own. One place: both to
+     * one pipe, and standard output to a pipe of its own, which may end on standard error's terminal ({@code | cat}
+     * glued the line to the text).
      */
     @Test
     void theLauncherTellsTheJvmWhetherItsTwoStreamsShareOnePlace() throws Exception {
@@ -106,10 +108,15 @@ class LauncherTest {
         Result r = finish(apart);
         assertThat(r.code()).as(r.err()).isZero();
         assertThat(Files.readString(text)).isEqualTo("probe ran streams\nstreams shared: false\n");
+        Result discarded = finish(launcher(java.util.Map.of("KVTIER_AOT", "0"), "streams")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+        assertThat(discarded.err().lines().filter(l -> l.startsWith("streams"))).containsExactly("streams shared: false");
+        Result piped = finish(launcher(java.util.Map.of("KVTIER_AOT", "0"), "streams").start()); // two pipes
+        assertThat(piped.out().lines().filter(l -> l.startsWith("streams"))).containsExactly("streams shared: true");
         Result both = finish(launcher(java.util.Map.of("KVTIER_AOT", "0"), "streams").redirectErrorStream(true).start());
         assertThat(both.code()).as(both.out()).isZero();
         assertThat(both.out().lines().filter(l -> !l.startsWith("kvtier: building"))).containsExactly("probe ran streams",
-                "streams shared: true");
+                "streams shared: true", "streams shared: true"); // the probe says it on both streams
     }
 
     private record Result(int code, String out, String err) {

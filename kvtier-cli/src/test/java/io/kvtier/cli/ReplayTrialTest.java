@@ -26,12 +26,18 @@ class ReplayTrialTest {
                 "kvtier: --sweep-host-cache-tokens: 'inf' is not allowed in a sweep: it takes numbers of tokens "
                         + "(the chart's ceiling is the unbounded host)");
         assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "abc"),
-                "kvtier: --sweep-host-cache-tokens: 'abc' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi)");
+                "kvtier: --sweep-host-cache-tokens: 'abc' is not a count of tokens (e.g. 4096, 4k, 4Ki, 1M)");
         assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "100"),
                 "kvtier: --sweep-host-cache-tokens: '100' is less than one block (512 tokens)");
         // Where inf is a capacity, the typo's line still offers it.
         assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--host-cache-tokens", "abc"),
-                "kvtier: --host-cache-tokens: 'abc' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi, inf)");
+                "kvtier: --host-cache-tokens: 'abc' is not a count of tokens (e.g. 4096, 4k, 4Ki, 1M, inf)");
+        // Picocli's split dropped a trailing empty item: "2M,1M," was a sweep of two.
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--sweep", "--png", png.toString(), "--sweep-host-cache-tokens", "2M,1M,"),
+                "kvtier: --sweep-host-cache-tokens: '' is not a count of tokens (e.g. 4096, 4k, 4Ki, 1M)");
+        // A capacity below one token ran as capacity 0.
+        assertOneLineExit2(TraceFiles.replayTwoRequests(dir, "--host-cache-tokens", "0.0001k"),
+                "kvtier: --host-cache-tokens: '0.0001k' is 0.1 tokens, not a whole number");
         assertThat(png).doesNotExist();
     }
 

@@ -141,11 +141,24 @@ class ShortContextChunkTest {
         String why = " asks for the host tier, but the model's context of 1 token leaves no room for a host hit: a hit reuses whole "
                 + "chunks and leaves at least one prompt token to compute, so no chunk fits";
         assertOneLineExit2(generateOn(m1, "", "--host-cache-bytes", "1G"), "kvtier: --host-cache-bytes 1G" + why + "; give --host-cache-bytes 0");
-        assertOneLineExit2(generateOn(m1, "", "--eviction", "arc"), "kvtier: --eviction" + why);
-        assertOneLineExit2(generateOn(m1, "", "--host-cache-chunks", "4"), "kvtier: --host-cache-chunks" + why);
-        assertOneLineExit2(generateOn(m1, "", "--block-size", "1"), "kvtier: --block-size 1 leaves no room for a host hit in the model's "
-                + "context of 1 token: a hit reuses whole chunks and leaves at least one prompt token to compute, so a chunk must be at "
-                + "most 0 tokens; give --host-cache-bytes 0");
+        // Each refusal says what to leave out (they gave no advice), and not "a chunk must be at most 0 tokens".
+        assertOneLineExit2(generateOn(m1, "", "--eviction", "arc"), "kvtier: --eviction" + why + "; leave out --eviction");
+        assertOneLineExit2(generateOn(m1, "", "--eviction", "lru"), "kvtier: --eviction" + why + "; leave out --eviction");
+        assertOneLineExit2(generateOn(m1, "", "--host-cache-chunks", "4"), "kvtier: --host-cache-chunks" + why + "; leave out --host-cache-chunks");
+        assertOneLineExit2(generateOn(m1, "", "--disk-cache-dir", dir.resolve("d").toString()),
+                "kvtier: --disk-cache-dir" + why + "; leave out --disk-cache-dir");
+        assertOneLineExit2(generateOn(m1, "", "--remote-url", "redis://127.0.0.1:1"), "kvtier: --remote-url" + why + "; leave out --remote-url");
+        String none = " leaves no room for a host hit in the model's context of 1 token: a hit reuses whole chunks and leaves at least one "
+                + "prompt token to compute, so no chunk fits a context of 1 token (no hit is possible); leave out ";
+        for (String bs : new String[] {"1", "2"}) {
+            assertOneLineExit2(generateOn(m1, "", "--block-size", bs), "kvtier: --block-size " + bs + none
+                    + "--block-size, or give --host-cache-bytes 0");
+        }
+        assertOneLineExit2(generateOn(m1, "", "--blocks-per-chunk", "1"), "kvtier: --blocks-per-chunk 1 (blocks of at least 1 token)" + none
+                + "--blocks-per-chunk, or give --host-cache-bytes 0");
+        assertOneLineExit2(generateOn(m1, "", "--blocks-per-chunk", "2"), "kvtier: --blocks-per-chunk 2 (blocks of at least 1 token)" + none
+                + "--blocks-per-chunk");
+        assertOneLineExit2(generateOn(m1, "hi"), "kvtier: prompt 1 has 2 bytes: at least 2 tokens, but the model's context is 1 token");
         assertThat(stats(m1, "").get("block_size").asInt()).isEqualTo(1);
         assertThat(stats(m1, "", "--host-cache-bytes", "256M").get("block_size").asInt()).isEqualTo(1);
         assertThat(stats(m1, "", "--host-cache-bytes", "0", "--block-size", "16").get("block_size").asInt())

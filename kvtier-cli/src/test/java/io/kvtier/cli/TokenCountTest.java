@@ -17,7 +17,7 @@ import picocli.CommandLine;
  */
 class TokenCountTest {
 
-    private static final String WHY = " is not a whole number of tokens up to 2147483647 (e.g. 4096, 4k, 4Ki, 1M)";
+    private static final String WHY = " is not a count of tokens (e.g. 4096, 4k, 4Ki, 1M)";
 
     @TempDir
     Path dir;
@@ -32,9 +32,14 @@ class TokenCountTest {
         assertThat(c.convert("2M")).isEqualTo(2_000_000);
         assertThat(c.convert("1Gi")).isEqualTo(1_073_741_824);
         assertThat(c.convert("-1")).as("the flag's own range check refuses it in its words").isEqualTo(-1);
-        for (String bad : new String[] {"1.5", "4x", "k", "", "3G", "2Gi"}) {
+        assertThat(c.convert("0.000249M")).as("exact, not 248 as in doubles").isEqualTo(249);
+        for (String bad : new String[] {"4x", "k", "", "1,2", "1e3", "12d", "1m"}) {
             assertThatThrownBy(() -> c.convert(bad)).as(bad).isInstanceOf(CommandLine.TypeConversionException.class)
                     .hasMessage("'" + bad + "'" + WHY);
+        }
+        assertThatThrownBy(() -> c.convert("1.5")).hasMessage("'1.5' is 1.5 tokens, not a whole number");
+        for (String big : new String[] {"3G", "2Gi", "2147483648"}) {
+            assertThatThrownBy(() -> c.convert(big)).as(big).hasMessage("'" + big + "' is too large: at most 2,147,483,647 tokens");
         }
     }
 
@@ -44,14 +49,20 @@ class TokenCountTest {
         GgufCliErrorsTest.assertOneLineError(CliRun.of("generate", "--model", model, "--prompt", "hi", "--max-batch-tokens", "4x"),
                 "--max-batch-tokens: '4x'" + WHY);
         GgufCliErrorsTest.assertOneLineError(CliRun.of("generate", "--model", model, "--prompt", "hi", "--block-size", "1.5"),
-                "--block-size: '1.5'" + WHY);
-        GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "scheduler", "--prompt-tokens", "1.5"), "--prompt-tokens: '1.5'" + WHY);
+                "--block-size: '1.5' is 1.5 tokens, not a whole number");
+        GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "scheduler", "--prompt-tokens", "1.5"),
+                "--prompt-tokens: '1.5' is 1.5 tokens, not a whole number");
         GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "offload", "--prompt-tokens", "many"), "--prompt-tokens: 'many'" + WHY);
-        GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "serve", "--system-tokens", "3G"), "--system-tokens: '3G'" + WHY);
+        GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "serve", "--system-tokens", "3G"),
+                "--system-tokens: '3G' is too large: at most 2,147,483,647 tokens");
         GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "serve", "--user-tokens", "x"), "--user-tokens: 'x'" + WHY);
         GgufCliErrorsTest.assertOneLineError(CliRun.of("make-model", dir.resolve("m.bin").toString(), "--seq-len", "1.5"),
-                "--seq-len: '1.5'" + WHY);
+                "--seq-len: '1.5' is 1.5 tokens, not a whole number");
         GgufCliErrorsTest.assertOneLineError(CliRun.of("replay", "--max-tokens", "1x"), "--max-tokens: '1x'" + WHY);
+        GgufCliErrorsTest.assertOneLineError(CliRun.of("generate", "--model", model, "--prompt", "hi", "--max-tokens", "0.0129k"),
+                "--max-tokens: '0.0129k' is 12.9 tokens, not a whole number");
+        GgufCliErrorsTest.assertOneLineError(CliRun.of("generate", "--model", model, "--prompt", "hi", "--max-tokens", "0.0005k"),
+                "--max-tokens: '0.0005k' is 0.5 tokens, not a whole number");
     }
 
     @Test

@@ -161,7 +161,7 @@ public final class Engine implements AutoCloseable {
         int maxPos = runner.maxPositions();
         if (promptLength > maxPos) {
             throw new IllegalArgumentException("the prompt has " + promptLength
-                    + " tokens but the model's context is " + maxPos + " tokens");
+                    + " tokens but the model's context is " + io.kvtier.text.Plural.count(maxPos, "token"));
         }
         // KV slots a request can need: every position but the last sampled token's.
         long positions = Math.min((long) promptLength + maxTokens - 1, maxPos);

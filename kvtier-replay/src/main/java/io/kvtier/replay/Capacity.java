@@ -1,8 +1,12 @@
 package io.kvtier.replay;
 
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Capacity of one tier in tokens, as given on the command line: a number of tokens, {@code inf}
@@ -62,53 +66,84 @@ public record Capacity(Kind kind, long tokens) {
      * returned, for the caller to refuse in words that say why ({@code inf} in a sweep).
      */
     public static Capacity parse(String text, String flag, Set<Kind> allowed) {
-        String lower = text.trim().replace("_", "").replace(",", "").toLowerCase(Locale.ROOT);
+        String lower = text.toLowerCase(Locale.ROOT);
         if (lower.equals("inf") || lower.equals("infinity") || lower.equals("unbounded")) {
             return INF;
         }
         if (lower.equals("min")) {
             return MIN;
         }
+        String examples = EXAMPLES + (allowed.contains(Kind.INF) ? ", inf" : "") + (allowed.contains(Kind.MIN) ? ", min" : "");
         try {
-            long n = count(text);
+            long n = count(text, Long.MAX_VALUE, examples);
             if (n < 0) {
-                throw new NumberFormatException();
+                throw new NumberFormatException(noCount(text, examples));
             }
             return tokens(n);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(flag + ": '" + text
-                    + "' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi" + (allowed.contains(Kind.INF) ? ", inf" : "")
-                    + (allowed.contains(Kind.MIN) ? ", min" : "") + ")");
+            throw new IllegalArgumentException(flag + ": " + e.getMessage());
         }
     }
+
+    /** The examples of every refusal of a token count. */
+    private static final String EXAMPLES = "4096, 4k, 4Ki, 1M";
+
+    /**
+     * Digits (grouped in threes by underscores if wanted: {@code 1_000}), an optional fraction, and an
+     * optional suffix spelled exactly: {@code k} (a lowercase k, as in SI), {@code M}, {@code G},
+     * {@code Ki}, {@code Mi}, {@code Gi}. {@code 1m} and {@code 4K} are refused rather than guessed
+     * ({@code m} is milli; {@code K} is 1024 in sizes in bytes).
+     */
+    private static final Pattern COUNT = Pattern.compile("(-?(?:\\d{1,3}(?:_\\d{3})+|\\d+)(?:\\.\\d+)?)(k|M|G|Ki|Mi|Gi)?");
 
     /**
      * A count of tokens, the rule of every flag that counts tokens: a number with an optional suffix,
      * {@code k}, {@code M}, {@code G} powers of 1000 ({@code 3M} = 3,000,000 tokens), {@code Ki},
-     * {@code Mi}, {@code Gi} powers of 1024 ({@code 1Mi} = 1,048,576). Underscores and commas are
-     * ignored; a number without a suffix is whole ({@code 1.5} is refused, {@code 1.5k} is 1,500).
-     * A sign is kept, for the flag's own range check to refuse in its words.
+     * {@code Mi}, {@code Gi} powers of 1024 ({@code 1Mi} = 1,048,576), spelled as {@link #COUNT} says.
+     * The value is exact (decimal, not floating point): it must be a whole number of tokens
+     * ({@code 1.5} is refused, {@code 1.5k} is 1,500, {@code 0.000249M} is 249, {@code 0.0129k} is
+     * refused). A sign is kept, for the flag's own range check to refuse in its words.
      *
-     * @throws NumberFormatException for text that is no count of tokens
+     * @param max the largest count the flag takes
+     * @throws NumberFormatException whose message says what is wrong with {@code text}, without the flag
      */
+    public static long count(String text, long max) {
+        return count(text, max, EXAMPLES);
+    }
+
+    /** {@link #count(String, long)} up to {@link Long#MAX_VALUE}. */
     public static long count(String text) {
-        String s = text.trim().replace("_", "").replace(",", "");
-        String lower = s.toLowerCase(Locale.ROOT);
-        long mult = 1;
-        String[][] suffixes = {{"ki", "1024"}, {"mi", "1048576"}, {"gi", "1073741824"},
-                {"k", "1000"}, {"m", "1000000"}, {"g", "1000000000"}};
-        for (String[] suf : suffixes) {
-            if (lower.endsWith(suf[0])) {
-                mult = Long.parseLong(suf[1]);
-                s = s.substring(0, s.length() - suf[0].length());
-                break;
-            }
+        return count(text, Long.MAX_VALUE);
+    }
+
+    private static long count(String text, long max, String examples) {
+        Matcher m = COUNT.matcher(text);
+        if (!m.matches()) {
+            throw new NumberFormatException(noCount(text, examples));
         }
-        double v = Double.parseDouble(s);
-        if (Double.isNaN(v) || Math.abs(v * mult) > Long.MAX_VALUE / 2 || (mult == 1 && v != Math.rint(v))) {
-            throw new NumberFormatException("'" + text + "' is not a count of tokens");
+        long mult = m.group(2) == null ? 1 : switch (m.group(2)) {
+            case "k" -> 1000L;
+            case "M" -> 1_000_000L;
+            case "G" -> 1_000_000_000L;
+            case "Ki" -> 1024L;
+            case "Mi" -> 1024L * 1024;
+            default -> 1024L * 1024 * 1024;
+        };
+        BigDecimal v = new BigDecimal(m.group(1).replace("_", "")).multiply(BigDecimal.valueOf(mult));
+        if (v.signum() != 0 && v.stripTrailingZeros().scale() > 0) {
+            throw new NumberFormatException("'" + text + "' is " + v.stripTrailingZeros().toPlainString()
+                    + " tokens, not a whole number");
         }
-        return (long) (v * mult);
+        BigInteger n = v.toBigInteger();
+        if (n.abs().compareTo(BigInteger.valueOf(max)) > 0) {
+            throw new NumberFormatException(n.signum() > 0 ? "'" + text + "' is too large: at most "
+                    + String.format(Locale.ROOT, "%,d", max) + " tokens" : noCount(text, examples));
+        }
+        return n.longValueExact();
+    }
+
+    private static String noCount(String text, String examples) {
+        return "'" + text + "' is not a count of tokens (e.g. " + examples + ")";
     }
 
     /** Whole blocks of {@code blockSize} tokens in this capacity (only for {@link Kind#TOKENS}). */
