@@ -31,7 +31,7 @@ final class Routes implements HttpHandler {
         this.config = config;
         this.loop = loop;
         this.model = model;
-        this.parser = new RequestParser(model, loop.maxPositions());
+        this.parser = new RequestParser(model, loop.contextLimit());
         this.completions = new CompletionHandler(config, loop, model, parser);
     }
 
@@ -156,7 +156,7 @@ final class Routes implements HttpHandler {
         m.put("object", "model");
         m.put("created", created);
         m.put("owned_by", "kvtier");
-        m.put("max_model_len", loop.maxPositions());
+        m.put("max_model_len", loop.contextLimit().positions());
         return m;
     }
 
@@ -183,7 +183,7 @@ final class Routes implements HttpHandler {
             t.add(id);
         }
         o.put("count", ids.length);
-        o.put("max_model_len", loop.maxPositions());
+        o.put("max_model_len", loop.contextLimit().positions());
         HttpIo.json(ex, 200, o);
     }
 
