@@ -32,6 +32,7 @@ public final class Main implements Runnable {
         // One line per log record (the disk scan reports removed files), not the JDK's two-line default.
         System.setProperty("java.util.logging.SimpleFormatter.format", "kvtier: %4$s: %5$s%6$s%n");
         CommandLine cli = new CommandLine(new Main());
+        shareVersion(cli);
         cli.setParameterExceptionHandler((ex, a) -> {
             System.err.println("kvtier: " + describe(ex));
             return 2;
@@ -52,6 +53,17 @@ public final class Main implements Runnable {
             // Off-heap slabs are allocated up front: too large a pool or tier fails here, not mid-run.
             System.err.println("kvtier: not enough memory (" + e.getMessage() + ")" + memoryAdvice(cli));
             return 2;
+        }
+    }
+
+    /**
+     * Gives every subcommand the top command's version: picocli's {@code -V} of a subcommand prints
+     * that command's own version, and none was set (its help listed the flag, which printed nothing).
+     */
+    static void shareVersion(CommandLine cli) {
+        for (CommandLine sub : cli.getSubcommands().values()) {
+            sub.getCommandSpec().version(cli.getCommandSpec().version());
+            shareVersion(sub);
         }
     }
 
