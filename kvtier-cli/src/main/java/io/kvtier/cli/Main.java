@@ -19,7 +19,18 @@ public final class Main implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: generate, serve, replay, make-model or bench");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: " + subcommands(spec));
+    }
+
+    /**
+     * The visible subcommands of {@code spec} in the order they are registered, "a, b or c": read
+     * from picocli, so a new command is never missing from the message.
+     */
+    static String subcommands(CommandLine.Model.CommandSpec spec) {
+        java.util.List<String> names = spec.subcommands().values().stream().map(CommandLine::getCommandSpec)
+                .filter(s -> !s.usageMessage().hidden()).map(CommandLine.Model.CommandSpec::name).distinct().toList();
+        return names.size() == 1 ? names.getFirst()
+                : String.join(", ", names.subList(0, names.size() - 1)) + " or " + names.getLast();
     }
 
     public static void main(String[] args) {

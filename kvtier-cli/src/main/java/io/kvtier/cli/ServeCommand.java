@@ -118,12 +118,13 @@ final class ServeCommand implements Callable<Integer> {
             telemetry.close();
             throw new BadInputException("cannot listen on " + config.host() + ":" + config.port() + ": " + e.getMessage());
         }
-        threads.warnIfOversubscribed("serve"); // once listening: a refused start says only why
+        // After the "serving" line: a refused start says only why, and the first line says where it serves.
         return runUntilStopped(server, config, telemetry, () -> {
             String note = loop.contextLimit().startNote();
             if (note != null) {
                 System.err.println("kvtier: serve: " + note);
             }
+            threads.warnIfOversubscribed("serve");
         });
     }
 

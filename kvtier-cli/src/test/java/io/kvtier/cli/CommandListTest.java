@@ -5,8 +5,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** {@code --version} and {@code -V}, listed in every help page, print the version on every (sub)command (trial26: they printed nothing). */
-class VersionFlagTest {
+/**
+ * {@code --version} and {@code -V}, listed in every help page, print the version on every
+ * (sub)command (trial26: they printed nothing); a missing command lists every visible one.
+ */
+class CommandListTest {
+
+    @Test
+    void aMissingCommandListsEveryVisibleCommand() {
+        CliRun r = CliRun.of();
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).isEqualTo("kvtier: missing command: generate, serve, kv-events, replay, make-model or bench (see --help)"
+                + System.lineSeparator());
+        CliRun bench = CliRun.of("bench");
+        assertThat(bench.code()).isEqualTo(2);
+        assertThat(bench.err()).startsWith("kvtier: missing benchmark: generate, offload, scheduler or serve (see --help)");
+    }
 
     @Test
     void everyCommandPrintsTheVersion() {
