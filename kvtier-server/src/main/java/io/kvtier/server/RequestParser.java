@@ -383,7 +383,8 @@ final class RequestParser {
     }
 
     /**
-     * A message's text: a string or an array of {@code {"type": "text", "text"}} parts. As OpenAI's
+     * A message's text: a string or an array of {@code {"type": "text", "text"}} parts (joined by a
+     * newline). As OpenAI's
      * API documents it, {@code content} is required for every role but two: an assistant message
      * may leave it out (or null) when it has {@code tool_calls} or {@code function_call}, and a
      * function message may make it null; those are rendered as empty text.
@@ -407,14 +408,15 @@ final class RequestParser {
         if (!c.isArray()) {
             throw ApiError.badRequest(where + ".content must be a string or an array of text parts", param);
         }
-        StringBuilder sb = new StringBuilder();
+        // The parts' texts joined by "\n", as vLLM joins them (glued, ["Hello", "World"] read "HelloWorld").
+        List<String> texts = new ArrayList<>();
         for (JsonNode part : c) {
             if (!part.isObject() || !"text".equals(part.path("type").asText()) || !part.path("text").isTextual()) {
                 throw ApiError.badRequest(where + ".content: only {\"type\": \"text\", \"text\": ...} parts are supported", param);
             }
-            sb.append(part.get("text").asText());
+            texts.add(part.get("text").asText());
         }
-        return sb.toString();
+        return String.join("\n", texts);
     }
 
     private static List<String> stop(JsonNode s) throws ApiError {

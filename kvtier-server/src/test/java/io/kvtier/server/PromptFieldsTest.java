@@ -66,6 +66,20 @@ class PromptFieldsTest {
         void run() throws ApiError;
     }
 
+    /** trial26: text parts were glued ("HelloWorld"); vLLM joins them with a newline. */
+    @Test
+    void textPartsAreJoinedByANewline() throws ApiError {
+        RequestParser parser = new RequestParser(spm, new ContextLimit(512, 512, 1));
+        int[] parts = parser.tokenize(body("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"Hello\"},"
+                + " {\"type\": \"text\", \"text\": \"World\"}]}]}"));
+        int[] joined = parser.tokenize(body("{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\\nWorld\"}]}"));
+        assertThat(parts).containsExactly(joined);
+        int[] glued = parser.tokenize(body("{\"messages\": [{\"role\": \"user\", \"content\": \"HelloWorld\"}]}"));
+        assertThat(parts).isNotEqualTo(glued);
+        int[] one = parser.tokenize(body("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"Hello\"}]}]}"));
+        assertThat(one).containsExactly(parser.tokenize(body("{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}")));
+    }
+
     /**
      * {@code max_completion_tokens} caps both routes and wins over {@code max_tokens} (as vLLM);
      * a trial found the completions route ignoring it and running to the end of the context.
