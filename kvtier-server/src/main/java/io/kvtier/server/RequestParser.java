@@ -442,6 +442,13 @@ final class RequestParser {
         if (out.stream().anyMatch(String::isEmpty)) {
             throw ApiError.badRequest("a stop sequence must not be empty", "stop");
         }
+        for (int i = 0; i < out.size(); i++) {
+            // As the prompt's text: half a surrogate pair would match half of a generated pair's UTF-16.
+            String bad = badCharacter(out.get(i));
+            if (bad != null) {
+                throw ApiError.badRequest((s.isArray() ? "stop[" + i + "]" : "stop") + " has " + bad + "; remove it", "stop");
+            }
+        }
         return List.copyOf(out);
     }
 
