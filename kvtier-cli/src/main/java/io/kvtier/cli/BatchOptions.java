@@ -16,10 +16,10 @@ public final class BatchOptions {
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
 
-    @Option(names = "--block-size", paramLabel = "N", description = "token positions per KV block (default ${DEFAULT-VALUE})")
+    @Option(names = "--block-size", converter = TokenCount.class, paramLabel = "N", description = "token positions per KV block (default ${DEFAULT-VALUE})")
     Integer blockSize;
 
-    @Option(names = "--max-batch-tokens", paramLabel = "N", descriptionKey = "max-batch-tokens",
+    @Option(names = "--max-batch-tokens", converter = TokenCount.class, paramLabel = "N", descriptionKey = "max-batch-tokens",
             description = "token budget of one engine step: decode tokens, then prefill chunks (default ${DEFAULT-VALUE})")
     Integer maxBatchTokens;
 

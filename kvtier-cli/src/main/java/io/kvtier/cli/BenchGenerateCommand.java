@@ -62,7 +62,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
     private final FormerNames former = new FormerNames();
 
     // Former spellings, kept for one release (FlagVocabulary.FORMER_NAMES).
-    @Option(names = "--decode-tokens", hidden = true, description = "deprecated: --max-tokens")
+    @Option(names = "--decode-tokens", converter = TokenCount.class, hidden = true, description = "deprecated: --max-tokens")
     void decodeTokens(int v) {
         former.use("--decode-tokens", () -> maxTokens.set(v));
     }

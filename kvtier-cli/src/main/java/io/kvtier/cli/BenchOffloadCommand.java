@@ -61,7 +61,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
             description = "model for the TTFT figures (default: a random 110M checkpoint, written once to the temp dir)")
     Path ttftModel;
 
-    @Option(names = "--prompt-tokens", paramLabel = "N", defaultValue = "1000", description = "TTFT prompt length (default ${DEFAULT-VALUE})")
+    @Option(names = "--prompt-tokens", converter = TokenCount.class, paramLabel = "N", defaultValue = "1000", description = "TTFT prompt length (default ${DEFAULT-VALUE})")
     int promptTokens;
 
     @Option(names = "--seconds-per-size", paramLabel = "SECONDS", defaultValue = "0.5", description = "bandwidth measuring time per chunk size, seconds (default ${DEFAULT-VALUE})")

@@ -18,7 +18,7 @@ final class BenchSchedulerCommand implements Callable<Integer>, SizedByFlags {
     @Mixin
     BatchOptions batch;
 
-    @Option(names = "--prompt-tokens", paramLabel = "N", defaultValue = "1024", description = "prompt length of each request (default ${DEFAULT-VALUE})")
+    @Option(names = "--prompt-tokens", converter = TokenCount.class, paramLabel = "N", defaultValue = "1024", description = "prompt length of each request (default ${DEFAULT-VALUE})")
     int promptTokens;
 
     @Option(names = "--steps", paramLabel = "N", defaultValue = "2000", description = "decode steps measured per repeat (default ${DEFAULT-VALUE})")

@@ -50,10 +50,10 @@ final class BenchServeCommand implements Callable<Integer> {
     @Option(names = "--turns", paramLabel = "N", defaultValue = "8", description = "requests per conversation (default ${DEFAULT-VALUE})")
     int turns;
 
-    @Option(names = "--system-tokens", paramLabel = "N", defaultValue = "256", description = "tokens of the shared system prompt (default ${DEFAULT-VALUE})")
+    @Option(names = "--system-tokens", converter = TokenCount.class, paramLabel = "N", defaultValue = "256", description = "tokens of the shared system prompt (default ${DEFAULT-VALUE})")
     int systemTokens;
 
-    @Option(names = "--user-tokens", paramLabel = "N", defaultValue = "32", description = "tokens of each user message (default ${DEFAULT-VALUE})")
+    @Option(names = "--user-tokens", converter = TokenCount.class, paramLabel = "N", defaultValue = "32", description = "tokens of each user message (default ${DEFAULT-VALUE})")
     int userTokens;
 
     /** Most tokens of each answer. */

@@ -86,6 +86,9 @@ public final class Main implements Runnable {
         if (ex.getArgSpec() instanceof CommandLine.Model.OptionSpec o && ex.getValue() != null
                 && (ex.getCause() instanceof CommandLine.TypeConversionException
                     || String.valueOf(ex.getMessage()).contains("' is not a"))) {
+            if (TokenCount.converts(o) && ex.getCause() instanceof CommandLine.TypeConversionException tc) {
+                return o.longestName() + ": " + tc.getMessage();
+            }
             Class<?> t = o.type();
             String kind = t == int.class || t == Integer.class ? "a whole number up to " + Integer.MAX_VALUE
                     : t == long.class || t == Long.class ? "a whole number up to " + Long.MAX_VALUE

@@ -27,7 +27,7 @@ final class MakeModelCommand implements Callable<Integer> {
     @Option(names = "--heads", paramLabel = "N", defaultValue = "6", description = "query heads; must divide --dim (default ${DEFAULT-VALUE})") int heads;
     @Option(names = "--kv-heads", paramLabel = "N", defaultValue = "6", description = "key/value heads; must divide --heads (default ${DEFAULT-VALUE})") int kvHeads;
     @Option(names = "--vocab", paramLabel = "N", defaultValue = "32000", description = "vocabulary size (default ${DEFAULT-VALUE})") int vocab;
-    @Option(names = "--seq-len", paramLabel = "N", defaultValue = "256", description = "context length in tokens (default ${DEFAULT-VALUE})") int seqLen;
+    @Option(names = "--seq-len", converter = TokenCount.class, paramLabel = "N", defaultValue = "256", description = "context length in tokens (default ${DEFAULT-VALUE})") int seqLen;
     @Option(names = "--seed", paramLabel = "SEED", defaultValue = "1", description = "random seed of the weights (default ${DEFAULT-VALUE})") long seed;
     @Option(names = "--force", description = "replace OUT if it exists") boolean force;
     @Option(names = "--format", defaultValue = "llama2c", paramLabel = "FORMAT",

@@ -9,7 +9,7 @@ import picocli.CommandLine.Option;
  */
 public final class MaxTokensOptions {
 
-    @Option(names = "--max-tokens", paramLabel = "N", descriptionKey = "max-tokens",
+    @Option(names = "--max-tokens", converter = TokenCount.class, paramLabel = "N", descriptionKey = "max-tokens",
             description = "most new tokens per request (default ${DEFAULT-VALUE})")
     Integer maxTokens;
 

@@ -3,6 +3,7 @@ package io.kvtier.cli;
 import io.kvtier.engine.OffloadSetup;
 import io.kvtier.offload.OffloadConfig;
 import io.kvtier.replay.Policy;
+import io.kvtier.text.Plural;
 import java.util.List;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -42,25 +43,27 @@ public final class OffloadOptions {
     String prefillPriority;
 
     /**
-     * {@code --prefill-priority}: the value given, or by default whether the host tier is on.
+     * {@code --prefill-priority}: the value given, or by default whether the host tier is on. After
+     * {@link #setup}, which refuses {@code on} without the host tier.
      *
      * @param hostOn whether the host tier is on ({@link OffloadSetup#enabled()})
-     * @throws BadInputException for a value other than on/off, or {@code on} without the host tier
+     * @throws BadInputException for a value other than on/off
      */
     public boolean prefillPriority(boolean hostOn) {
+        Boolean given = prefillGiven();
+        return given == null ? hostOn : given;
+    }
+
+    /** {@code --prefill-priority} as given, null when left out; a value other than on/off is refused. */
+    private Boolean prefillGiven() {
         if (prefillPriority == null) {
-            return hostOn;
+            return null;
         }
-        boolean on = switch (prefillPriority.trim().toLowerCase(java.util.Locale.ROOT)) {
+        return switch (prefillPriority.trim().toLowerCase(java.util.Locale.ROOT)) {
             case "on" -> true;
             case "off" -> false;
             default -> throw new BadInputException("--prefill-priority must be on or off, got '" + prefillPriority + "'");
         };
-        if (on && !hostOn) {
-            // off is what the command does without the tier anyway; on would preempt into recomputes.
-            throw new BadInputException("--prefill-priority on needs the host tier (--host-cache-bytes > 0)");
-        }
-        return on;
     }
 
     /** Device blocks per stored chunk, at least 1. */
@@ -78,10 +81,13 @@ public final class OffloadOptions {
      * ({@code contextTokens}), so a chunk is at most {@code contextTokens - 1} tokens. Without the tier
      * there is nothing to check. A default block size is lowered to the largest power of two that fits
      * (at least 1); a value the user gave is refused, the line naming only the flags given and
-     * advising only what those flags allow. The rule of generate and serve.
+     * advising only what those flags allow. A context too short for any chunk (1 token) is refused
+     * where a flag given asks for the host tier, and runs with blocks of 1 token where none does (the
+     * default tier, which cannot hit). The rule of generate and serve.
      *
      * @param hostOn whether the host tier is on ({@link OffloadSetup#enabled()})
-     * @throws BadInputException when the flags given make a chunk too long for a hit
+     * @throws BadInputException when the flags given make a chunk too long for a hit, or ask for a
+     *         host tier that cannot hit
      */
     public void fitChunk(BatchOptions batch, boolean hostOn, int contextTokens) {
         fitChunk(batch, hostOn, contextTokens, true);
@@ -101,6 +107,13 @@ public final class OffloadOptions {
         var parsed = mixee == null ? null : mixee.commandLine().getParseResult();
         boolean perChunkGiven = parsed != null && parsed.hasMatchedOption("--blocks-per-chunk");
         if (!batch.blockSizeGiven() && (perChunk <= room || !perChunkGiven)) {
+            String asking = perChunk <= room ? null : hostAskedBy(parsed);
+            if (asking != null) { // blocks of 1 token would still leave no hit: the flag asked for nothing it can have
+                throw new BadInputException(asking + " asks for the host tier, but the model's context of "
+                        + Plural.count(contextTokens, "token") + " leaves no room for a host hit: a hit reuses whole chunks and "
+                        + "leaves at least one prompt token to compute, so no chunk fits"
+                        + (mayTurnOff && mayTurnOff(parsed) ? "; give --host-cache-bytes 0" : ""));
+            }
             batch.lowerDefaultBlockSize(Math.max(1, Integer.highestOneBit(Math.max(0, room) / perChunk)));
             return;
         }
@@ -115,24 +128,68 @@ public final class OffloadOptions {
         }
         String smaller = advice.isEmpty() ? "" : "give a smaller " + String.join(" or ", advice);
         String off = mayTurnOff && mayTurnOff(parsed) ? "--host-cache-bytes 0" : "";
-        String advise = smaller.isEmpty() ? off : off.isEmpty() ? smaller : smaller + ", or " + off;
-        throw new BadInputException(what + " leaves no room for a host hit in the model's context of " + contextTokens
-                + " tokens: a hit reuses whole chunks and leaves at least one prompt token to compute, so a chunk must be at most "
-                + Math.max(0, room) + " tokens" + (advise.isEmpty() ? "" : "; " + advise));
+        String advise = smaller.isEmpty() ? (off.isEmpty() ? "" : "give " + off) : off.isEmpty() ? smaller : smaller + ", or " + off;
+        throw new BadInputException(what + " leaves no room for a host hit in the model's context of " + Plural.count(contextTokens, "token")
+                + ": a hit reuses whole chunks and leaves at least one prompt token to compute, so a chunk must be at most "
+                + Plural.count(Math.max(0, room), "token") + (advise.isEmpty() ? "" : "; " + advise));
     }
 
-    /** Whether {@code --host-cache-bytes 0} would be accepted with the flags given (none of them needs the host tier). */
+    /** Whether {@code --host-cache-bytes 0} would be accepted with the flags given: {@link #hostNeed} has none for it. */
     private boolean mayTurnOff(picocli.CommandLine.ParseResult parsed) {
+        return hostNeed(parsed, true, false) == null;
+    }
+
+    /**
+     * A flag given that asks for the host tier, as a refusal names it ({@code --host-cache-bytes 1G},
+     * {@code --eviction}), or null: the tier is the default's. A value given that is the default's
+     * asks for nothing more than leaving the flag out.
+     */
+    private String hostAskedBy(picocli.CommandLine.ParseResult parsed) {
         if (parsed == null) {
-            return true;
+            return null;
+        }
+        if (Checks.givenOtherThanDefault(parsed, "--host-cache-bytes")) {
+            return "--host-cache-bytes " + hostCacheBytes;
+        }
+        HostNeed need = hostNeed(parsed, true, false);
+        return need == null ? null : need.flag();
+    }
+
+    /** A flag given that needs the host tier, as its refusal names it, and that refusal's line. */
+    private record HostNeed(String flag, String line) {
+    }
+
+    /**
+     * The refusal of the host tier's flags as given, or null: {@code --host-cache-bytes} beside
+     * {@code --host-cache-chunks}, and without the host tier ({@code hostOn} false) a flag that needs it.
+     * {@link #setup} refuses through it, and {@link #fitChunk} asks it of {@code --host-cache-bytes 0}
+     * before advising that, so the advice and the refusals cannot drift apart.
+     *
+     * @param bytesGiven whether {@code --host-cache-bytes} is given
+     */
+    private HostNeed hostNeed(picocli.CommandLine.ParseResult parsed, boolean bytesGiven, boolean hostOn) {
+        if (hostCacheChunks != null && bytesGiven) {
+            return new HostNeed("--host-cache-chunks", "give --host-cache-bytes or --host-cache-chunks, not both");
+        }
+        if (hostOn) {
+            return null;
+        }
+        if (Boolean.TRUE.equals(prefillGiven())) {
+            // off is what the command does without the tier anyway; on would preempt into recomputes.
+            return new HostNeed("--prefill-priority on", "--prefill-priority on needs the host tier (--host-cache-bytes > 0)");
+        }
+        if (parsed == null) {
+            return null;
         }
         for (String flag : NEED_HOST) {
             if (Checks.givenOtherThanDefault(parsed, flag)) {
-                return false;
+                return new HostNeed(flag, flag + " needs the host tier (--host-cache-bytes > 0)");
             }
         }
-        return !parsed.hasMatchedOption("--host-cache-chunks") && !parsed.hasMatchedOption("--remote-url")
-                && !"on".equalsIgnoreCase(prefillPriority == null ? "" : prefillPriority.trim());
+        if (parsed.hasMatchedOption("--remote-url")) { // RemoteOptions' flag, in generate and serve
+            return new HostNeed("--remote-url", "--remote-url needs the host tier: the remote tier sits behind it (--host-cache-bytes > 0)");
+        }
+        return null;
     }
 
     /** Checks the values that do not depend on the model (before anything is loaded). */
@@ -152,18 +209,19 @@ public final class OffloadOptions {
         Integer chunks = hostCacheChunks;
         if (chunks != null) {
             Checks.atLeast(chunks, 1, "--host-cache-chunks");
-            if (mixee != null && mixee.commandLine().getParseResult().hasMatchedOption("--host-cache-bytes")) {
-                throw new BadInputException("give --host-cache-bytes or --host-cache-chunks, not both");
-            }
         }
         Policy policy = eviction.policy();
         OffloadConfig oc = OffloadConfig.DEFAULT.withBlocksPerChunk(blocksPerChunk()).withOffloadPromptOnly(!offloadDecode)
                 .withHostAdmitAfter(policy.admitAfter()).withStorePolicy(eviction.storePolicy())
                 .withLoadPolicy(eviction.loadPolicy());
-        boolean hostOn = chunks != null || bytes > 0;
-        prefillPriority(hostOn);
+        prefillGiven();
         OffloadSetup.DiskSetup diskSetup = disk.setup(terminal);
-        Checks.needs(mixee, hostOn, "the host tier (--host-cache-bytes > 0)", NEED_HOST);
+        var parsed = mixee == null ? null : mixee.commandLine().getParseResult();
+        boolean hostOn = chunks != null || bytes > 0;
+        HostNeed refused = hostNeed(parsed, parsed != null && parsed.hasMatchedOption("--host-cache-bytes"), hostOn);
+        if (refused != null) {
+            throw new BadInputException(refused.line());
+        }
         return new OffloadSetup(chunks != null ? 0 : bytes, chunks != null ? chunks : 0, policy.evictionPolicy(), oc, diskSetup);
     }
 

@@ -109,16 +109,12 @@ public final class RemoteOptions {
 
     /**
      * {@code offload} with these flags' remote tier behind its host tier; unchanged without
-     * {@code --remote-url}.
+     * {@code --remote-url}. {@link OffloadOptions#setup} has refused {@code --remote-url} without the
+     * host tier (the remote tier is fed from and read through host slots).
      *
-     * @throws BadInputException if a remote flag is wrong, or the host tier is off (the remote
-     *         tier is fed from and read through host slots)
+     * @throws BadInputException if a remote flag is wrong
      */
     public OffloadSetup addTo(OffloadSetup offload) {
-        OffloadSetup.RemoteSetup r = setup();
-        if (r != null && !offload.enabled()) {
-            throw new BadInputException("--remote-url needs the host tier: the remote tier sits behind it (--host-cache-bytes > 0)");
-        }
-        return offload.withRemote(r);
+        return offload.withRemote(setup());
     }
 }

@@ -4,6 +4,8 @@ import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
  * Keeps {@code generate}'s standard error lines off its streamed text. The text streams on
@@ -13,27 +15,55 @@ import java.io.PrintStream;
  * user's trial). Standard output here remembers whether its last byte ended a line, and
  * standard error, before writing, ends that line first. Standard error is replaced for the run,
  * not handed to each sink: the sinks print to {@code System.err} when they are called, from any
- * thread. When the two streams go to different places the break is one blank-looking line
- * on standard error, and the text on standard output is unchanged.
+ * thread. Only where the two streams reach one place (a terminal, a file or pipe given both):
+ * with standard output redirected elsewhere its open line glues to nothing, and a break would be
+ * a stray blank line on standard error. The text on standard output is unchanged either way.
  */
 final class TerminalLines implements AutoCloseable {
 
     private final Object lock = new Object();
     private final OutputStream out;
     private final PrintStream formerErr;
+    /** Whether the two streams reach one place, so that standard error ends standard output's open line. */
+    private final boolean shared;
     /** Whether standard output's last byte was not a line end (written under {@link #lock}). */
     private boolean outMidLine;
 
-    private TerminalLines(OutputStream out, PrintStream err) {
+    private TerminalLines(OutputStream out, PrintStream err, boolean shared) {
         this.out = out;
         this.formerErr = err;
+        this.shared = shared;
     }
 
-    /** Tracks {@code System.out} and routes {@code System.err} through the line check until {@link #close}. */
+    /**
+     * Tracks {@code System.out} and routes {@code System.err} through the line check until {@link #close}.
+     * Whether the two streams reach one place: as the launcher tells ({@code kvtier.streamsShared}: the
+     * JVM's standard error is the launcher's filter's pipe), else where this process's descriptors lead.
+     */
     static TerminalLines install() {
-        TerminalLines lines = new TerminalLines(System.out, System.err);
+        String told = System.getProperty("kvtier.streamsShared");
+        return install(told != null ? !told.equals("false")
+                : System.out == System.err || sameDestination(Path.of("/dev/fd/1"), Path.of("/dev/fd/2")));
+    }
+
+    /** {@link #install()} with {@code shared} told: whether standard output and standard error reach one place. */
+    static TerminalLines install(boolean shared) {
+        TerminalLines lines = new TerminalLines(System.out, System.err, shared);
         System.setErr(new PrintStream(lines.new Err(lines.formerErr), true, lines.formerErr.charset()));
         return lines;
+    }
+
+    /**
+     * Whether the two descriptors' paths ({@code /dev/fd/1} and {@code /dev/fd/2}) are one file,
+     * terminal or pipe; true when that cannot be told (no {@code /dev/fd}): a break where none was
+     * needed is a blank line, a missing one glues a line to the text.
+     */
+    static boolean sameDestination(Path a, Path b) {
+        try {
+            return Files.isSameFile(a, b);
+        } catch (IOException | SecurityException e) {
+            return true;
+        }
     }
 
     /** Standard output for the run's text: its bytes are tracked on their way to {@code System.out}. */
@@ -64,8 +94,8 @@ final class TerminalLines implements AutoCloseable {
 
         @Override
         void pass(byte[] b, int off, int len) throws IOException {
-            if (outMidLine) {
-                // The break goes to standard error: a text redirected to a file stays as generated.
+            if (outMidLine && shared) {
+                // The break goes to standard error: the text on standard output stays as generated.
                 TerminalLines.this.out.flush(); // the text's bytes reach the terminal before the break that follows them
                 out.write('\n');
                 outMidLine = false;

@@ -98,9 +98,12 @@ final class Warmup {
     /** The temporary directory of the warm-up's files when they could not be kept, else null. */
     private volatile Path dir;
     private final WarmupFiles files;
+    /** Compute threads of the warm-up's engines, the user's {@code --threads} (0: one per core). */
+    private final int threads;
 
-    private Warmup(WarmupFiles files) {
+    private Warmup(WarmupFiles files, int threads) {
         this.files = files;
+        this.threads = threads;
         thread = Thread.ofPlatform().daemon().name("kvtier-warm-up").unstarted(this::run);
     }
 
@@ -109,12 +112,41 @@ final class Warmup {
         if (args.length == 0 || !args[0].equals("generate") || "0".equals(System.getenv("KVTIER_WARMUP"))) {
             return;
         }
-        current = startNew(WarmupFiles.inCacheHome());
+        current = startNew(WarmupFiles.inCacheHome(), threadsOf(args));
+    }
+
+    /**
+     * The {@code --threads} value of {@code args} ({@code --threads N} or {@code --threads=N}; the
+     * last one), or 0 (one per core) when there is none or it is not a positive number (the
+     * command's own parser refuses it then). The warm-up runs at the user's thread count: a range
+     * is run by its caller alone at 1 thread, and split at 2, so each count has its own hot code;
+     * warmed at 2, a {@code --threads 1} run of stories260K spent steps 34-197 at 0.5-1 ms each
+     * (0.16 ms once compiled).
+     */
+    static int threadsOf(String[] args) {
+        int threads = 0;
+        for (int i = 0; i < args.length; i++) {
+            String value = args[i].equals("--threads") && i + 1 < args.length ? args[i + 1]
+                    : args[i].startsWith("--threads=") ? args[i].substring("--threads=".length()) : null;
+            if (value != null) {
+                try {
+                    threads = Math.max(0, Integer.parseInt(value.trim()));
+                } catch (NumberFormatException e) {
+                    threads = 0;
+                }
+            }
+        }
+        return threads;
     }
 
     /** Starts a warm-up thread on the model and tokenizer of {@code files} (for {@link #start} and tests). */
     static Warmup startNew(WarmupFiles files) {
-        Warmup w = new Warmup(files);
+        return startNew(files, 0);
+    }
+
+    /** As {@link #startNew(WarmupFiles)}, with {@code threads} compute threads (0: one per core). */
+    static Warmup startNew(WarmupFiles files, int threads) {
+        Warmup w = new Warmup(files, threads);
         w.thread.start();
         return w;
     }
@@ -266,7 +298,7 @@ final class Warmup {
         OffloadSetup host = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT);
         PrintStream discard = discardingStdout();
         ResultPrinter printer = new ResultPrinter(discard, ResultPrinter.Format.TEXT_STREAMED, tok, List.of(""), true);
-        try (discard; Engine engine = LlamaRunner.engine(Models.load(files.model(), files.digests()), config, Kernels.best(), 0, host)) {
+        try (discard; Engine engine = LlamaRunner.engine(Models.load(files.model(), files.digests()), config, Kernels.best(), threads, host)) {
             engines++;
             engine.submit(r);
             printer.submitted(r);

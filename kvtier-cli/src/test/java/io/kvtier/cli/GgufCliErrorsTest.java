@@ -177,9 +177,11 @@ class GgufCliErrorsTest {
     @Test
     void aNumberTooLargeForItsFlagNamesTheFlagAndTheRange() {
         assertOneLineError(CliRun.of("generate", "--max-tokens", "99999999999", "--prompt", "hi"),
-                "--max-tokens: '99999999999' is not a whole number up to 2147483647");
+                "--max-tokens: '99999999999' is not a whole number of tokens up to 2147483647 (e.g. 4096, 4k, 4Ki, 1M)");
         assertOneLineError(CliRun.of("generate", "--max-tokens", "many", "--prompt", "hi"),
-                "--max-tokens: 'many' is not a whole number up to 2147483647");
+                "--max-tokens: 'many' is not a whole number of tokens up to 2147483647 (e.g. 4096, 4k, 4Ki, 1M)");
+        assertOneLineError(CliRun.of("generate", "--threads", "many", "--prompt", "hi"),
+                "--threads: 'many' is not a whole number up to 2147483647"); // no count of tokens
     }
 
     /** A tier size beyond what a tier can count is refused with the size asked (it was silently cut to 44T). */

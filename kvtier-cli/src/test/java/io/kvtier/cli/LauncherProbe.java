@@ -7,7 +7,9 @@ public final class LauncherProbe {
     }
 
     /**
-     * Prints that it ran (and with a young generation cap, which); then {@code exit N} exits with status N, and {@code signal NAME} has
+     * Prints that it ran (and with a young generation cap, which); {@code streams} then prints what
+     * the launcher told of its standard output and standard error ({@code kvtier.streamsShared});
+     * {@code exit N} exits with status N, and {@code signal NAME} has
      * {@code kill} send the signal NAME to this JVM (as the OOM killer's SIGKILL would end it),
      * after writing a stand-in crash report into {@code $PROBE_CRASH_REPORT_DIR} when that is set.
      */
@@ -20,6 +22,9 @@ public final class LauncherProbe {
         String young = jvm.stream().filter(a -> a.startsWith("-XX:MaxNewSize=")).map(a -> " (" + a.substring(4) + ")")
                 .findFirst().orElse("");
         System.out.println("probe ran " + String.join(" ", args) + (aot ? " (AOT cache)" : "") + young);
+        if (args.length == 1 && args[0].equals("streams")) {
+            System.out.println("streams shared: " + System.getProperty("kvtier.streamsShared"));
+        }
         System.out.flush();
         if (args.length == 2 && args[0].equals("exit")) {
             System.exit(Integer.parseInt(args[1]));

@@ -80,6 +80,10 @@ class LauncherTest {
     }
 
     private Process launch(java.util.Map<String, String> env, String... args) throws IOException {
+        return launcher(env, args).start();
+    }
+
+    private ProcessBuilder launcher(java.util.Map<String, String> env, String... args) {
         ProcessBuilder pb = new ProcessBuilder(concat(List.of(project.resolve("kvtier").toString()), List.of(args)));
         pb.directory(project.toFile());
         pb.environment().put("PATH", fakeBin + ":" + System.getenv("PATH"));
@@ -87,7 +91,25 @@ class LauncherTest {
         pb.environment().put("FAKE_MAVEN_JAR", probeJar.toString());
         pb.environment().remove("KVTIER_AOT");
         pb.environment().putAll(env);
-        return pb.start();
+        return pb;
+    }
+
+    /**
+     * The JVM's standard error is the launcher's filter's pipe, so the launcher tells it whether its own
+     * standard output and standard error reach one place (generate's line break before a line on standard
+     * error is for that case only): standard output to a file and standard error elsewhere, or both to one pipe.
+     */
+    @Test
+    void theLauncherTellsTheJvmWhetherItsTwoStreamsShareOnePlace() throws Exception {
+        Path text = project.resolve("text.txt");
+        Process apart = launcher(java.util.Map.of("KVTIER_AOT", "0"), "streams").redirectOutput(text.toFile()).start();
+        Result r = finish(apart);
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(Files.readString(text)).isEqualTo("probe ran streams\nstreams shared: false\n");
+        Result both = finish(launcher(java.util.Map.of("KVTIER_AOT", "0"), "streams").redirectErrorStream(true).start());
+        assertThat(both.code()).as(both.out()).isZero();
+        assertThat(both.out().lines().filter(l -> !l.startsWith("kvtier: building"))).containsExactly("probe ran streams",
+                "streams shared: true");
     }
 
     private record Result(int code, String out, String err) {

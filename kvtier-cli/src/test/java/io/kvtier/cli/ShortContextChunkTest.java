@@ -112,6 +112,46 @@ class ShortContextChunkTest {
         assertThat(generate("--host-cache-bytes", "0", "--block-size", "16").code()).isZero();
     }
 
+    /**
+     * The advice and the refusals come from one predicate: the remote tier's flag refuses the advice as
+     * it refuses --host-cache-bytes 0, and --host-cache-chunks 0 (the default, deprecated) allows both.
+     */
+    @Test
+    void theAdviceFollowsTheRefusalsOfTheHostTierOff() {
+        String url = "redis://127.0.0.1:1"; // never reached: both runs stop before the engine starts
+        assertOneLineExit2(generate("--remote-url", url, "--block-size", "16"), "kvtier: --block-size 16" + WHY + "give a smaller --block-size");
+        assertOneLineExit2(generate("--remote-url", url, "--host-cache-bytes", "0"),
+                "kvtier: --remote-url needs the host tier: the remote tier sits behind it (--host-cache-bytes > 0)");
+        CliRun zeroChunks = generate("--host-cache-chunks", "0", "--block-size", "16");
+        assertThat(zeroChunks.code()).as(zeroChunks.err()).isEqualTo(2);
+        assertThat(zeroChunks.err().strip().lines().toList().getLast())
+                .isEqualTo("kvtier: --block-size 16" + WHY + "give a smaller --block-size, or --host-cache-bytes 0");
+        CliRun taken = generate("--host-cache-chunks", "0", "--host-cache-bytes", "0", "--block-size", "16");
+        assertThat(taken.code()).as(taken.err()).isZero();
+    }
+
+    /**
+     * A 1-token context leaves no chunk a hit (a hit leaves a prompt token to compute): blocks of 1
+     * token ran as a host tier that never hits, with no word. A flag asking for the tier is refused,
+     * named; the default tier and no tier run as before.
+     */
+    @Test
+    void aOneTokenContextRefusesTheFlagsThatAskForTheHostTier() throws IOException {
+        Path m1 = makeModel(1);
+        String why = " asks for the host tier, but the model's context of 1 token leaves no room for a host hit: a hit reuses whole "
+                + "chunks and leaves at least one prompt token to compute, so no chunk fits";
+        assertOneLineExit2(generateOn(m1, "", "--host-cache-bytes", "1G"), "kvtier: --host-cache-bytes 1G" + why + "; give --host-cache-bytes 0");
+        assertOneLineExit2(generateOn(m1, "", "--eviction", "arc"), "kvtier: --eviction" + why);
+        assertOneLineExit2(generateOn(m1, "", "--host-cache-chunks", "4"), "kvtier: --host-cache-chunks" + why);
+        assertOneLineExit2(generateOn(m1, "", "--block-size", "1"), "kvtier: --block-size 1 leaves no room for a host hit in the model's "
+                + "context of 1 token: a hit reuses whole chunks and leaves at least one prompt token to compute, so a chunk must be at "
+                + "most 0 tokens; give --host-cache-bytes 0");
+        assertThat(stats(m1, "").get("block_size").asInt()).isEqualTo(1);
+        assertThat(stats(m1, "", "--host-cache-bytes", "256M").get("block_size").asInt()).isEqualTo(1);
+        assertThat(stats(m1, "", "--host-cache-bytes", "0", "--block-size", "16").get("block_size").asInt())
+                .isEqualTo(16);
+    }
+
     private static void assertOneLineExit2(CliRun r, String line) {
         assertThat(r.code()).as(r.err()).isEqualTo(2);
         assertThat(r.err().strip().lines().toList()).as(r.err()).containsExactly(line);

@@ -106,4 +106,15 @@ class WarmupTest {
     private static java.lang.foreign.MemorySegment mapped(Path file) throws IOException {
         return java.lang.foreign.MemorySegment.ofArray(Files.readAllBytes(file));
     }
+
+    @Test
+    void theWarmUpRunsAtTheThreadCountOfTheCommandLine() {
+        assertThat(Warmup.threadsOf(new String[] {"generate", "--threads", "1", "--prompt", "x"})).isEqualTo(1);
+        assertThat(Warmup.threadsOf(new String[] {"generate", "--threads=3"})).isEqualTo(3);
+        assertThat(Warmup.threadsOf(new String[] {"generate", "--threads", "2", "--threads", "1"})).isEqualTo(1);
+        assertThat(Warmup.threadsOf(new String[] {"generate", "--prompt", "x"})).isZero();
+        assertThat(Warmup.threadsOf(new String[] {"generate", "--threads", "many"})).isZero();
+        assertThat(Warmup.threadsOf(new String[] {"generate", "--threads"})).isZero();
+        assertThat(Warmup.threadsOf(new String[] {"generate", "--threads", "-2"})).isZero();
+    }
 }

@@ -21,6 +21,12 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * average (1/16 of a 2-thread range cut in 8), with shrinking ones about the size of the last
  * parts, a few sixty-fourths.
  *
+ * <p>Small ranges get fewer parts: at most one per {@link #MIN_PART_WORK} multiply-adds (never
+ * fewer than one per thread). Each part costs its thread some fixed work (the kernels' set-up per
+ * call, attention's per-head calls), and the 15M shape's layer ranges are only 5-25 us long:
+ * cut in 8 they lost more to that than the second thread gained (decode at 2 threads no faster
+ * than at 1 on the 15M Q4_0 shape; docs/bandwidth-bound.md, "Parts with work enough").
+ *
  * <p>Hand-off: waking a parked pool worker takes tens of microseconds (~30 us measured on the
  * 2-vCPU VM), as long as a small matrix-vector product. So a helper, once woken, stays for the
  * next range: it spins for it for at most {@link #SPIN_NANOS} after its last part (the gap
@@ -44,6 +50,10 @@ final class Parallel {
     static final boolean GUIDED = "true".equals(System.getProperty("kvtier.parallel.guided"));
     /** Parts per thread: small enough pieces that a preempted helper delays little. */
     static final int PARTS_PER_THREAD = 4;
+    /** Default of {@link #MIN_PART_WORK}: 2^18 multiply-adds, about 8 us of Q4_0 work on one core. */
+    static final long MIN_PART_WORK_DEFAULT = 1L << 18;
+    /** Multiply-adds a part of a range gets at least, when the range allows more than one part per thread (property {@code kvtier.parallel.minPartWork}). */
+    static final long MIN_PART_WORK = Long.getLong("kvtier.parallel.minPartWork", MIN_PART_WORK_DEFAULT);
     /** Caller's polls of a helper's last part before it yields its CPU (the helper may share it). */
     private static final int CALLER_SPINS = 2_000;
 
@@ -67,6 +77,8 @@ final class Parallel {
     /** Parts of a range shrink towards its end (else they are equal); see the class comment. */
     private final boolean guided;
     private final int partsPerThread;
+    /** Multiply-adds below which a part is not cut further (see the class comment). */
+    private final long minPartWork;
     /** Ranges handed to the pool (each a fork and a join of the caller with its helpers); caller thread only. */
     private long splits;
     /** Time the caller spent waiting for helpers' parts after it found no part left to claim; caller thread only. */
@@ -87,9 +99,16 @@ final class Parallel {
 
     /** With equal parts instead of shrinking ones ({@code guided} false) and another count of parts per thread, for comparisons. */
     Parallel(ForkJoinPool pool, long spinNanos, long minWork, boolean guided, int partsPerThread) {
-        if (partsPerThread < 1) {
-            throw new IllegalArgumentException("parts per thread must be at least 1, got " + partsPerThread);
+        this(pool, spinNanos, minWork, guided, partsPerThread, MIN_PART_WORK);
+    }
+
+    /** With another least work per part ({@code minPartWork}; 1: always {@code partsPerThread} parts per thread), for comparisons. */
+    Parallel(ForkJoinPool pool, long spinNanos, long minWork, boolean guided, int partsPerThread, long minPartWork) {
+        if (partsPerThread < 1 || minPartWork < 1) {
+            throw new IllegalArgumentException("parts per thread and work per part must be at least 1, got "
+                    + partsPerThread + " and " + minPartWork);
         }
+        this.minPartWork = minPartWork;
         this.guided = guided;
         this.partsPerThread = partsPerThread;
         this.pool = pool;
@@ -136,12 +155,13 @@ final class Parallel {
     /**
      * Runs {@code task} over {@code 0..items-1} in parts whose boundaries are multiples of
      * {@code align} (so that matmul tiles are not cut), across the pool when {@code work}
-     * (multiply-adds) is at least the threshold ({@link #MIN_PARALLEL_WORK} by default). Returns when every part is done;
-     * rethrows the first failure of any part.
+     * (multiply-adds) is at least the threshold ({@link #MIN_PARALLEL_WORK} by default), in
+     * {@code min(units, 4 per thread, max(threads, work / minPartWork))} parts. Returns when every
+     * part is done; rethrows the first failure of any part.
      */
     void forRange(int items, int align, long work, RangeTask task) {
         int units = (items + align - 1) / align;
-        int parts = Math.min(units, threads * partsPerThread);
+        int parts = (int) Math.min(units, Math.min(threads * partsPerThread, Math.max(threads, work / minPartWork)));
         if (threads == 1 || work < minWork || parts < 2) {
             task.run(0, 0, items);
             return;

@@ -45,6 +45,32 @@ class ParallelTest {
     }
 
     /**
+     * A range gets a part per {@link Parallel#MIN_PART_WORK_DEFAULT} multiply-adds, at least one
+     * per thread and at most four per thread (2 threads here).
+     */
+    @ParameterizedTest(name = "{0} multiply-adds: {1} parts")
+    @CsvSource({"40000, 2", "524287, 2", "786432, 3", "1048576, 4", "1900000, 7", "100000000, 8"})
+    void aRangeGetsAPartPerMinPartWorkBetweenOneAndFourPerThread(long work, int parts) {
+        ForkJoinPool pool = new ForkJoinPool(2);
+        try {
+            Parallel parallel = new Parallel(pool, Parallel.SPIN_NANOS, Parallel.MIN_PARALLEL_WORK_DEFAULT, false,
+                    Parallel.PARTS_PER_THREAD, Parallel.MIN_PART_WORK_DEFAULT);
+            AtomicIntegerArray runs = new AtomicIntegerArray(1000);
+            parallel.forRange(1000, 1, work, (worker, from, to) -> {
+                for (int i = from; i < to; i++) {
+                    runs.incrementAndGet(i);
+                }
+            });
+            assertThat(parallel.parts()).isEqualTo(parts);
+            for (int i = 0; i < 1000; i++) {
+                assertThat(runs.get(i)).as("item %d", i).isEqualTo(1);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
      * A helper must come to every range, whether it was still spinning after the range before
      * (no gap) or had parked (a gap of several spin periods): the caller's first part waits until
      * a helper has run some part of the same range (5 s cap, which only a lost wake-up reaches).

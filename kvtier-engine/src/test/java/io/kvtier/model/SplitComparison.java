@@ -19,7 +19,8 @@ import java.util.concurrent.ForkJoinPool;
  * to the weight bytes of a token, over that step time. On a loaded machine the low percentiles are
  * the moments when the threads ran undisturbed, the nearest thing to an idle figure. Variants:
  * {@code equal4} (equal parts, 4 per thread: the kind before), {@code guidedN} (shrinking parts,
- * N per thread), {@code one} (1 thread), each optionally {@code @spinNanos}.
+ * N per thread), {@code one} (1 thread), each optionally {@code ~minPartWork} (1: always N parts per
+ * thread) and {@code @spinNanos}.
  * <pre>
  * java --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
  *      -cp kvtier-engine/target/classes:kvtier-engine/target/test-classes:kvtier-cli/target/kvtier.jar \
@@ -149,12 +150,14 @@ public final class SplitComparison {
     private static Variant variant(String spec, Model m) {
         String[] parts = spec.split("@");
         long spin = parts.length > 1 ? Long.parseLong(parts[1]) : Parallel.SPIN_NANOS;
-        String kind = parts[0];
+        String[] kindAndWork = parts[0].split("~");
+        String kind = kindAndWork[0];
+        long minPartWork = kindAndWork.length > 1 ? Long.parseLong(kindAndWork[1]) : Parallel.MIN_PART_WORK;
         int threads = kind.equals("one") ? 1 : 2;
         ForkJoinPool pool = new ForkJoinPool(threads);
         Parallel p = kind.equals("one") ? new Parallel(pool)
                 : new Parallel(pool, spin, Parallel.MIN_PARALLEL_WORK, kind.startsWith("guided"),
-                Integer.parseInt(kind.replaceAll("[a-z]", "")));
+                Integer.parseInt(kind.replaceAll("[a-z]", "")), minPartWork);
         return new Variant(spec, pool, p, new Transformer(m, Kernels.best(), p), new RowReader(threads));
     }
 

@@ -47,9 +47,7 @@ public record Capacity(Kind kind, long tokens) {
     }
 
     /**
-     * Parses {@code inf}, {@code min}, or a token count with an optional suffix: {@code k}, {@code M},
-     * {@code G} are powers of 1000 ({@code 3M} = 3,000,000 tokens), {@code Ki}, {@code Mi},
-     * {@code Gi} powers of 1024 ({@code 1Mi} = 1,048,576). Underscores and commas are ignored.
+     * Parses {@code inf}, {@code min}, or a token count as {@link #count} reads it.
      *
      * @param flag names the option in the error message
      * @throws IllegalArgumentException saying what is wrong with {@code text}
@@ -64,14 +62,38 @@ public record Capacity(Kind kind, long tokens) {
      * returned, for the caller to refuse in words that say why ({@code inf} in a sweep).
      */
     public static Capacity parse(String text, String flag, Set<Kind> allowed) {
-        String s = text.trim().replace("_", "").replace(",", "");
-        String lower = s.toLowerCase(Locale.ROOT);
+        String lower = text.trim().replace("_", "").replace(",", "").toLowerCase(Locale.ROOT);
         if (lower.equals("inf") || lower.equals("infinity") || lower.equals("unbounded")) {
             return INF;
         }
         if (lower.equals("min")) {
             return MIN;
         }
+        try {
+            long n = count(text);
+            if (n < 0) {
+                throw new NumberFormatException();
+            }
+            return tokens(n);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(flag + ": '" + text
+                    + "' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi" + (allowed.contains(Kind.INF) ? ", inf" : "")
+                    + (allowed.contains(Kind.MIN) ? ", min" : "") + ")");
+        }
+    }
+
+    /**
+     * A count of tokens, the rule of every flag that counts tokens: a number with an optional suffix,
+     * {@code k}, {@code M}, {@code G} powers of 1000 ({@code 3M} = 3,000,000 tokens), {@code Ki},
+     * {@code Mi}, {@code Gi} powers of 1024 ({@code 1Mi} = 1,048,576). Underscores and commas are
+     * ignored; a number without a suffix is whole ({@code 1.5} is refused, {@code 1.5k} is 1,500).
+     * A sign is kept, for the flag's own range check to refuse in its words.
+     *
+     * @throws NumberFormatException for text that is no count of tokens
+     */
+    public static long count(String text) {
+        String s = text.trim().replace("_", "").replace(",", "");
+        String lower = s.toLowerCase(Locale.ROOT);
         long mult = 1;
         String[][] suffixes = {{"ki", "1024"}, {"mi", "1048576"}, {"gi", "1073741824"},
                 {"k", "1000"}, {"m", "1000000"}, {"g", "1000000000"}};
@@ -82,17 +104,11 @@ public record Capacity(Kind kind, long tokens) {
                 break;
             }
         }
-        try {
-            double v = Double.parseDouble(s);
-            if (!(v >= 0) || Double.isInfinite(v) || v * mult > Long.MAX_VALUE / 2) {
-                throw new NumberFormatException();
-            }
-            return tokens((long) (v * mult));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(flag + ": '" + text
-                    + "' is not a capacity in tokens (e.g. 1M, 3000000, 448k, 1Mi" + (allowed.contains(Kind.INF) ? ", inf" : "")
-                    + (allowed.contains(Kind.MIN) ? ", min" : "") + ")");
+        double v = Double.parseDouble(s);
+        if (Double.isNaN(v) || Math.abs(v * mult) > Long.MAX_VALUE / 2 || (mult == 1 && v != Math.rint(v))) {
+            throw new NumberFormatException("'" + text + "' is not a count of tokens");
         }
+        return (long) (v * mult);
     }
 
     /** Whole blocks of {@code blockSize} tokens in this capacity (only for {@link Kind#TOKENS}). */

@@ -100,8 +100,8 @@ public final class RemoteCopier {
     private final int firstGets;
     private final long firstBytes;
     private final boolean checkOnTaker;
-    /** Bytes of SET values sent as one batch ({@link #SET_BATCH_BYTES}; 0 in comparisons: one by one). */
-    private long setBatchBytes = SET_BATCH_BYTES;
+    /** Bytes of SET values sent as one batch ({@link SetBatch#BYTES}; 0 in comparisons: one by one). */
+    private long setBatchBytes = SetBatch.BYTES;
     /** Arrays of store values, reused once their SET is answered. */
     private final ValueArrays values = new ValueArrays(VALUE_ARRAY_BYTES);
     /** Where the one line about values above the store's limit goes (null: nowhere). */
@@ -203,13 +203,13 @@ public final class RemoteCopier {
     /**
      * A probe or a write: every command sent at once, pipelined, then ({@code sent} run) the answers
      * taken in order. Once sent, a write reads its slots no more.
-     * A write's SETs go out in batches ({@link RemoteStore#setAll}) of about {@link #SET_BATCH_BYTES},
+     * A write's SETs go out in batches ({@link SetBatch}, {@link RemoteStore#setAll}) of about {@link SetBatch#BYTES},
      * each sent once its values are copied and checked, while the next ones are copied.
      */
     private TransferResult runAll(RemoteJob job, Claim claim, Runnable sent) {
         List<ChunkCopy> chunks = job.chunks();
         List<CompletableFuture<?>> answers = new ArrayList<>(chunks.size());
-        SetBatch batch = new SetBatch(answers);
+        SetBatch batch = new SetBatch(store, values, setBatchBytes, answers);
         for (ChunkCopy c : chunks) {
             String key = keys.of(c.key());
             if (job.kind() == RemoteJob.Kind.PROBE) {
@@ -284,61 +284,6 @@ public final class RemoteCopier {
     private static CompletableFuture<Void> notHeld(ChunkCopy c) {
         return CompletableFuture.failedFuture(new IllegalStateException(
                 "error: host slot " + c.slot() + " does not hold chunk " + c.key().shortHex()));
-    }
-
-    /**
-     * Bytes of SET values sent as one batch, at least one value. Batched, Lettuce writes the SETs
-     * at once (one buffer, one flush): 8 SETs of 256 KiB through a plain Lettuce connection went
-     * 1,760-1,790 MB/s one by one, 2,230-2,410 MB/s as one batch (redis-benchmark -P 8: 3,780).
-     * Larger batches made the server slow: 8 values of 1 MiB in one batch stored 208-231 MB/s
-     * against 620-1,230 one by one (redis-benchmark, which writes its 8 at once, 230-270).
-     */
-    static final long SET_BATCH_BYTES = 1L << 20;
-
-    /** The SETs of a write job not yet sent: each holds a place in the job's answers. */
-    private final class SetBatch {
-        private final List<CompletableFuture<?>> answers;
-        private final List<String> keys = new ArrayList<>();
-        private final List<byte[]> values = new ArrayList<>();
-        private final List<Integer> places = new ArrayList<>();
-        private long bytes;
-
-        SetBatch(List<CompletableFuture<?>> answers) {
-            this.answers = answers;
-        }
-
-        void add(String key, byte[] value) {
-            places.add(answers.size());
-            answers.add(null);   // the SET's answer, once sent
-            keys.add(key);
-            values.add(value);
-            bytes += value.length;
-            if (bytes + value.length > setBatchBytes) {   // another value of this size would not fit
-                send();
-            }
-        }
-
-        void send() {
-            if (keys.isEmpty()) {
-                return;
-            }
-            List<CompletableFuture<Void>> sets = store.setAll(List.copyOf(keys), List.copyOf(values));
-            for (int i = 0; i < sets.size(); i++) {
-                byte[] value = values.get(i);
-                sets.get(i).thenRun(() -> RemoteCopier.this.values.give(value));   // once answered: the client holds it no more
-                answers.set(places.get(i), sets.get(i));
-            }
-            keys.clear();
-            values.clear();
-            places.clear();
-            bytes = 0;
-        }
-
-        /** The job ended: the values not sent go back (nobody else holds them). */
-        void drop() {
-            values.forEach(RemoteCopier.this.values::give);
-            values.clear();
-        }
     }
 
     private void warnOversize(long size, long limit) {

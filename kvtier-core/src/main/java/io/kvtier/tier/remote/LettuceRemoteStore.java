@@ -466,7 +466,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     /**
      * Standalone: the SETs go out together, each through the node's breaker as a single
      * {@link #set}'s does: Lettuce encodes them as one batch into one buffer and flushes once (see
-     * {@code RemoteCopier.SET_BATCH_BYTES}; large values on plain TCP go through {@link #setFrom}).
+     * {@code SetBatch.BYTES} of the write path; large values on plain TCP go through {@link #setFrom}).
      * Each keeps a deadline of the settings' timeout. A cluster sends each command on its own,
      * routed by its key.
      */
@@ -479,29 +479,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         if (settings.cluster() || c == null) {
             return RemoteStore.super.setAll(keys, values);
         }
-        List<String> sentKeys = new ArrayList<>(keys.size());
-        List<byte[]> sentValues = new ArrayList<>(keys.size());
-        List<CompletableFuture<Void>> sent = new ArrayList<>(keys.size());
-        List<CompletableFuture<Void>> answers = new ArrayList<>(keys.size());
-        for (int i = 0; i < keys.size(); i++) {
-            String key = keys.get(i);
-            byte[] value = values.get(i);
-            if (value.length > valueLimit.bytes()) {
-                answers.add(valueLimit.tooLarge(value.length));
-                continue;
-            }
-            CompletableFuture<Void> answer = new CompletableFuture<>();
-            answers.add(guarded(key, () -> {
-                sentKeys.add(key);   // only the commands the breaker lets through are sent
-                sentValues.add(value);
-                sent.add(answer);
-                return answer;
-            }));
-        }
-        if (!sent.isEmpty()) {
-            LettuceSetBatch.dispatch(c, CODEC, setArgs, sentKeys, sentValues, sent);
-        }
-        return answers;
+        return LettuceSetBatch.send(c, CODEC, setArgs, valueLimit, keys, values, this::guarded);
     }
 
     /** Plain TCP, standalone: {@link #DIRECT_SET_MIN_BYTES} up to the limit, by {@link RespSetConnection} (no copy). */

@@ -471,12 +471,12 @@ class RemoteCopierTest {
     }
 
     /**
-     * A write's SETs go out in batches ({@link RemoteCopier#SET_BATCH_BYTES}): with batches of two
+     * A write's SETs go out in batches ({@link SetBatch#BYTES}): with batches of two
      * values, a slot that does not hold its chunk (chunk 3) fails the job at that chunk while the
      * others, before and after it and across batches, are stored byte for byte, each with the TTL.
      */
     @ParameterizedTest(name = "batch bytes {0}")
-    @ValueSource(longs = {0, 20_000, RemoteCopier.SET_BATCH_BYTES})
+    @ValueSource(longs = {0, 20_000, SetBatch.BYTES})
     void aWriteInBatchesStoresEveryGoodChunkAndFailsAtTheFirstBadOne(long batchBytes) {
         RemoteCopier c = copier(RemoteSettings.of(List.of(RedisServers.standalone()), false, tenant, null)
                 .withTtl(java.time.Duration.ofMinutes(5))).setBatchBytes(batchBytes);

@@ -16,7 +16,7 @@ import java.util.Random;
 /**
  * Benchmark (not a test): write jobs of 8 chunks (the shape of {@code bench offload}'s remote
  * store figure) through the remote copier into a real Redis, SETs sent in batches of
- * {@link RemoteCopier#SET_BATCH_BYTES} (side A; {@code -Dbatch=BYTES} for another size) against one by one (side B), rounds alternating
+ * {@link SetBatch#BYTES} (side A; {@code -Dbatch=BYTES} for another size) against one by one (side B), rounds alternating
  * A B, B A in one JVM after a warm-up round; per side the median MB/s of payload and the CPU per value of the
  * server ({@code -Dredis.pid=PID}, 10 ms ticks), the store's I/O threads and the job's thread. {@code -Dpayload=BYTES}
  * (default 262144), {@code -Djobs=N} jobs a round (default 64). {@code -Dsides=workers}: instead, the jobs
@@ -34,7 +34,7 @@ public final class RemoteWriteComparison {
     private static final int TOKENS = 16;
     private static final long PAYLOAD = Long.getLong("payload", 262_144);
     private static final int JOBS = Integer.getInteger("jobs", 64);
-    private static final long BATCH = Long.getLong("batch", RemoteCopier.SET_BATCH_BYTES);
+    private static final long BATCH = Long.getLong("batch", SetBatch.BYTES);
     private static final BlockKey NS = new BlockKey(6, 6, 6, 6);
     private static final boolean WORKERS = "workers".equals(System.getProperty("sides"));
     /** Write jobs submitted at once in the {@code workers} comparison. */
