@@ -13,6 +13,6 @@ final class BenchCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing benchmark: generate, offload, scheduler or serve");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing benchmark: " + Main.subcommands(spec));
     }
 }

@@ -19,7 +19,18 @@ public final class Main implements Runnable {
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: generate, serve, replay, make-model or bench");
+        throw new CommandLine.ParameterException(spec.commandLine(), "missing command: " + subcommands(spec));
+    }
+
+    /**
+     * The visible subcommands of {@code spec} in the order they are registered, "a, b or c": read
+     * from picocli, so a new command is never missing from the message.
+     */
+    static String subcommands(CommandLine.Model.CommandSpec spec) {
+        java.util.List<String> names = spec.subcommands().values().stream().map(CommandLine::getCommandSpec)
+                .filter(s -> !s.usageMessage().hidden()).map(CommandLine.Model.CommandSpec::name).distinct().toList();
+        return names.size() == 1 ? names.getFirst()
+                : String.join(", ", names.subList(0, names.size() - 1)) + " or " + names.getLast();
     }
 
     public static void main(String[] args) {
@@ -33,6 +44,7 @@ public final class Main implements Runnable {
         // One line per log record (the disk scan reports removed files), not the JDK's two-line default.
         System.setProperty("java.util.logging.SimpleFormatter.format", "kvtier: %4$s: %5$s%6$s%n");
         CommandLine cli = new CommandLine(new Main());
+        shareVersion(cli);
         cli.setParameterExceptionHandler((ex, a) -> {
             System.err.println("kvtier: " + describe(ex));
             return 2;
@@ -53,6 +65,17 @@ public final class Main implements Runnable {
             // Off-heap slabs are allocated up front: too large a pool or tier fails here, not mid-run.
             System.err.println("kvtier: not enough memory (" + e.getMessage() + ")" + memoryAdvice(cli));
             return 2;
+        }
+    }
+
+    /**
+     * Gives every subcommand the top command's version: picocli's {@code -V} of a subcommand prints
+     * that command's own version, and none was set (its help listed the flag, which printed nothing).
+     */
+    static void shareVersion(CommandLine cli) {
+        for (CommandLine sub : cli.getSubcommands().values()) {
+            sub.getCommandSpec().version(cli.getCommandSpec().version());
+            shareVersion(sub);
         }
     }
 

@@ -78,8 +78,7 @@ public final class RemoteConnectionOptions {
         if (passwordFile != null) {
             return "--remote-password-file " + passwordFile;
         }
-        String env = System.getenv(PASSWORD_ENV);
-        return env == null || env.isEmpty() ? null : PASSWORD_ENV;
+        return System.getenv(PASSWORD_ENV) == null ? null : PASSWORD_ENV;
     }
 
     /** Whether one of {@code urls} names its user ({@code redis://user@host:port}); else the server's user is {@code default}. */
@@ -159,7 +158,18 @@ public final class RemoteConnectionOptions {
                 throw new BadInputException("--remote-password-file " + passwordFile + ": cannot read it (" + e.getMessage() + ")");
             }
         }
-        String env = System.getenv(PASSWORD_ENV);
-        return env == null || env.isEmpty() ? null : env;
+        return passwordFromEnv(System.getenv(PASSWORD_ENV));
+    }
+
+    /**
+     * The password in {@value #PASSWORD_ENV} ({@code value}; null when unset). Set but empty (or
+     * blank) is refused, as an empty {@code --remote-password-file} is: it would silently mean no
+     * password, and the tier would turn off at the server's NOAUTH (a new user's trial).
+     */
+    static String passwordFromEnv(String value) {
+        if (value != null && value.isBlank()) {
+            throw new BadInputException(PASSWORD_ENV + " is set but empty: give the password in it, or unset it for none");
+        }
+        return value;
     }
 }

@@ -118,12 +118,22 @@ final class ServeCommand implements Callable<Integer> {
             telemetry.close();
             throw new BadInputException("cannot listen on " + config.host() + ":" + config.port() + ": " + e.getMessage());
         }
-        threads.warnIfOversubscribed("serve"); // once listening: a refused start says only why
-        return runUntilStopped(server, config, telemetry);
+        // After the "serving" line: a refused start says only why, and the first line says where it serves.
+        return runUntilStopped(server, config, telemetry, () -> {
+            String note = loop.contextLimit().startNote();
+            if (note != null) {
+                System.err.println("kvtier: serve: " + note);
+            }
+            threads.warnIfOversubscribed("serve");
+        });
     }
 
-    /** Blocks until SIGTERM/Ctrl-C (exit by the JVM's hook) or until the engine thread dies (exit 1: a bug). */
-    private static int runUntilStopped(OpenAiServer server, ServerConfig config, ServerTelemetry telemetry) throws InterruptedException {
+    /**
+     * Blocks until SIGTERM/Ctrl-C (exit by the JVM's hook) or until the engine thread dies (exit 1:
+     * a bug); {@code notes} prints its lines after the "serving" line.
+     */
+    private static int runUntilStopped(OpenAiServer server, ServerConfig config, ServerTelemetry telemetry, Runnable notes)
+            throws InterruptedException {
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             System.err.println("kvtier: stopping: requests in flight may finish for " + config.shutdownGrace().toMillis() / 1000.0 + " s");
@@ -135,6 +145,7 @@ final class ServeCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(hook);
         System.err.println("kvtier: serving " + server.model().modelName() + " on http://" + (config.host().contains(":") ? "[" + config.host() + "]" : config.host()) + ":" + server.port()
                 + "/v1 (SIGTERM or Ctrl-C stops)");
+        notes.run();
         while (server.loop().alive()) {
             if (stopped.await(500, java.util.concurrent.TimeUnit.MILLISECONDS)) {
                 return 0;

@@ -7,8 +7,9 @@ public final class LauncherProbe {
     }
 
     /**
-     * Prints that it ran; {@code streams} then prints (on both streams) what the launcher told of its standard output
-     * and standard error ({@code kvtier.streamsShared}); {@code exit N} exits with status N, and {@code signal NAME} has
+     * Prints that it ran (and with a young generation cap, which); {@code streams} then prints (on
+     * both streams) what the launcher told of its standard output and standard error
+     * ({@code kvtier.streamsShared}); {@code exit N} exits with status N, and {@code signal NAME} has
      * {@code kill} send the signal NAME to this JVM (as the OOM killer's SIGKILL would end it),
      * after writing a stand-in crash report into {@code $PROBE_CRASH_REPORT_DIR} when that is set.
      */
@@ -16,9 +17,11 @@ public final class LauncherProbe {
         if (args.length > 0 && args[0].equals("aot-training") && System.getenv("PROBE_FAIL_TRAINING") != null) {
             System.exit(3);
         }
-        boolean aot = java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .anyMatch(a -> a.startsWith("-XX:AOTCache="));
-        System.out.println("probe ran " + String.join(" ", args) + (aot ? " (AOT cache)" : ""));
+        java.util.List<String> jvm = java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments();
+        boolean aot = jvm.stream().anyMatch(a -> a.startsWith("-XX:AOTCache="));
+        String young = jvm.stream().filter(a -> a.startsWith("-XX:MaxNewSize=")).map(a -> " (" + a.substring(4) + ")")
+                .findFirst().orElse("");
+        System.out.println("probe ran " + String.join(" ", args) + (aot ? " (AOT cache)" : "") + young);
         if (args.length == 1 && args[0].equals("streams")) {
             System.out.println("streams shared: " + System.getProperty("kvtier.streamsShared"));
             System.err.println("streams shared: " + System.getProperty("kvtier.streamsShared")); // for standard output to /dev/null

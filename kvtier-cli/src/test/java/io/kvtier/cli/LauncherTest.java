@@ -285,6 +285,14 @@ class LauncherTest {
         assertThat(second.err()).as("not retried until the next build").doesNotContain("AOT");
     }
 
+    /** generate and serve run with the young generation capped (the launcher's comment has the measurements); others not. */
+    @Test
+    void generateAndServeCapTheYoungGeneration() throws Exception {
+        assertThat(finish(launch("serve", "--port", "0")).out()).isEqualTo("probe ran serve --port 0 (MaxNewSize=64m)\n");
+        assertThat(finish(launch("generate")).out()).isEqualTo("probe ran generate (MaxNewSize=64m)\n");
+        assertThat(finish(launch("bench", "serve")).out()).isEqualTo("probe ran bench serve\n");
+    }
+
     private static List<String> concat(List<String> a, List<String> b) {
         return java.util.stream.Stream.concat(a.stream(), b.stream()).toList();
     }

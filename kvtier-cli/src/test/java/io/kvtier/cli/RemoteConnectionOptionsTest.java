@@ -2,10 +2,38 @@ package io.kvtier.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** What the remote connection flags say when a server refuses the client's credentials. */
+/** What the remote connection flags say when a server refuses the client's credentials, and empty passwords. */
 class RemoteConnectionOptionsTest {
+
+    /** trial26: the variable set but empty meant no password (the tier off at NOAUTH), an empty file exit 2. */
+    @Test
+    void anEmptyPasswordVariableIsRefusedAsAnEmptyFileIs(@TempDir Path dir) throws Exception {
+        assertThat(RemoteConnectionOptions.passwordFromEnv(null)).isNull();
+        assertThat(RemoteConnectionOptions.passwordFromEnv("s3cret")).isEqualTo("s3cret");
+        for (String blank : new String[] {"", "  "}) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> RemoteConnectionOptions.passwordFromEnv(blank))
+                    .isInstanceOf(BadInputException.class)
+                    .hasMessage("KVTIER_REMOTE_PASSWORD is set but empty: give the password in it, or unset it for none");
+        }
+        // As users meet it: a process with the variable set and empty, before any connection (the port is closed).
+        Path err = dir.resolve("err.txt");
+        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--add-modules", "jdk.incubator.vector", "-cp", System.getProperty("java.class.path"), Main.class.getName(),
+                "generate", "--max-tokens", "1", "--prompt", "a", "--host-cache-bytes", "4M", "--remote-url", "redis://127.0.0.1:1")
+                .redirectError(err.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().put(RemoteConnectionOptions.PASSWORD_ENV, "");
+        Process p = pb.start();
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isEqualTo(2);
+        assertThat(Files.readString(err).lines().filter(l -> l.startsWith("kvtier: ")).toList()).containsExactly(
+                "kvtier: KVTIER_REMOTE_PASSWORD is set but empty: give the password in it, or unset it for none");
+    }
 
     /** The advice after a refusal of the credentials names a password only where one was given or asked for. */
     @Test

@@ -160,8 +160,10 @@ public final class RemoteStats {
     }
 
     /**
-     * The remote counters of every KV group's scheduler added up (each group has its own keys and
-     * connection): counts and bytes are sums; the breaker state is the groups' common state, or
+     * The remote counters of every KV group's scheduler added up (each group has its own keys, all
+     * share one store): counts and bytes are sums; the breaker openings are the store's, counted
+     * once (the largest group's figure: a group reads it from the shared store); the breaker state
+     * is the groups' common state, or
      * when they differ {@code half_open} if none serves (some open, some half-open), else
      * {@code partial} (some keys answer, others do not); the off reason is the
      * first group's that has one; the write latency is the highest group's. A new object, not updated afterwards.
@@ -179,7 +181,7 @@ public final class RemoteStats {
             t.chunksStored += g.chunksStored;
             t.chunksLoaded += g.chunksLoaded;
             t.writes += g.writes;
-            t.breakerOpens += g.breakerOpens;
+            t.breakerOpens = Math.max(t.breakerOpens, g.breakerOpens);
             t.offReason = t.offReason != null ? t.offReason : g.offReason;
             t.bytesInFlight += g.bytesInFlight;
             t.writeLatencyNanos = Math.max(t.writeLatencyNanos, g.writeLatencyNanos);

@@ -180,20 +180,31 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
             total += p.layout().bytesPerBlock();
         }
         java.util.List<OffloadScheduler> parts = new java.util.ArrayList<>();
-        try {
-            OffloadScheduler full = share(pools.getFirst(), total).build(pools.getFirst(), namespace, events, null);
+        try (LettuceRemoteStore store = openRemote()) {
+            OffloadScheduler full = share(pools.getFirst(), total).build(pools.getFirst(), namespace, events, null, store);
             parts.add(full);
             for (int g = 1; g < groups.size(); g++) {
                 io.kvtier.kv.KvGroup group = groups.get(g);
                 Namespace ns = new Namespace(namespace.description() + "|group=" + group,
                         group.key(namespace.digest()), namespace.blocksPerChunk());
-                parts.add(share(pools.get(g), total).build(pools.get(g), ns, KvEvents.discarding(), group));
+                parts.add(share(pools.get(g), total).build(pools.get(g), ns, KvEvents.discarding(), group, store));
             }
             return OffloadScheduler.ofGroups(full, parts.subList(1, parts.size()));
         } catch (RuntimeException e) {
             parts.forEach(OffloadScheduler::close);
             throw e;
         }
+    }
+
+    /**
+     * The remote store, opened once for every KV group's tier (each group keeps its own keys): one
+     * connection, one breaker per node, so an outage is one line and one opening, not one per group
+     * (a trial: a gemma3 engine said "stopped answering" and "answers again" twice). Each group's
+     * tier takes a share ({@link LettuceRemoteStore#retain}); the caller closes its own. Null
+     * without a remote tier, or without the host tier it sits behind (refused by the build).
+     */
+    private LettuceRemoteStore openRemote() {
+        return remote != null && enabled() ? LettuceRemoteStore.open(remote.settings(), remote.warn()) : null;
     }
 
     /** This setup with the byte budgets cut to {@code pool}'s share of {@code totalBytesPerBlock}. */
@@ -217,11 +228,17 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
      */
     public OffloadScheduler build(BlockPool pool, Namespace namespace, KvEvents events) {
         TierBudgets.check(this, java.util.List.of(pool.layout()));
-        return build(pool, namespace, events, null);
+        try (LettuceRemoteStore store = openRemote()) {
+            return build(pool, namespace, events, null, store);
+        }
     }
 
-    /** {@link #build(BlockPool, Namespace, KvEvents)} for window group {@code group} (null: group 0). */
-    private OffloadScheduler build(BlockPool pool, Namespace namespace, KvEvents events, io.kvtier.kv.KvGroup group) {
+    /**
+     * {@link #build(BlockPool, Namespace, KvEvents)} for window group {@code group} (null: group 0),
+     * its remote tier on {@code shared} ({@link #openRemote}; null without one).
+     */
+    private OffloadScheduler build(BlockPool pool, Namespace namespace, KvEvents events, io.kvtier.kv.KvGroup group,
+                                   LettuceRemoteStore shared) {
         if (!enabled()) {
             if (disk != null || remote != null) {
                 throw new IllegalArgumentException("the disk and remote tiers sit behind the host tier: give the host tier a size too");
@@ -238,7 +255,7 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         RemoteCopier remoteCopier = null;
         RemoteKeys remoteKeys = null;
         if (remote != null) {
-            remoteStore = LettuceRemoteStore.open(remote.settings(), remote.warn());
+            remoteStore = shared.retain(); // this group's tier closes its share
             remoteKeys = new RemoteKeys(remote.settings().tenant(), namespace.digest());
             checkKeys(remoteStore, remoteKeys, remote.settings().timeout());
             remoteCopier = new RemoteCopier(host.slab(), remoteStore, remoteKeys, pool.layout().bytesPerBlock());

@@ -13,9 +13,16 @@ final class ApiError extends Exception {
     private final String code;
     private final boolean retryable;
     private final int retryAfterSeconds;
+    private final String allow;
 
     private ApiError(int status, String type, String message, String param, String code, boolean retryable, int retryAfter) {
+        this(status, type, message, param, code, retryable, retryAfter, null);
+    }
+
+    private ApiError(int status, String type, String message, String param, String code, boolean retryable, int retryAfter,
+                     String allow) {
         super(message, null, false, false);
+        this.allow = allow;
         this.status = status;
         this.type = type;
         this.param = param;
@@ -44,8 +51,10 @@ final class ApiError extends Exception {
         return new ApiError(404, "invalid_request_error", message, code.equals("model_not_found") ? "model" : null, code, false, 0);
     }
 
-    static ApiError methodNotAllowed(String method, String path) {
-        return new ApiError(405, "invalid_request_error", method + " is not allowed on " + path, null, null, false, 0);
+    /** 405 with the {@code Allow} header HTTP requires of it ({@code allow}: "GET, HEAD, OPTIONS"). */
+    static ApiError methodNotAllowed(String method, String path, String allow) {
+        return new ApiError(405, "invalid_request_error", method + " is not allowed on " + path + " (allowed: " + allow + ")",
+                null, null, false, 0, allow);
     }
 
     static ApiError tooLarge(long max) {
@@ -90,5 +99,10 @@ final class ApiError extends Exception {
 
     int retryAfterSeconds() {
         return retryAfterSeconds;
+    }
+
+    /** The methods a 405's route allows, or null. */
+    String allow() {
+        return allow;
     }
 }

@@ -110,8 +110,10 @@ final class CompletionHandler {
     private void stream(HttpExchange ex, CompletionParams p, long id, RequestStream sink, Responses shapes, TextStreamer text)
             throws IOException, InterruptedException {
         SseWriter sse = new SseWriter(ex);
+        int[] promptIds = p.returnTokenIds() ? p.promptIds() : null; // in the first chunk only
         if (p.chat()) {
-            sse.data(shapes.chunk("", true, null, null));
+            sse.data(shapes.chunk("", true, null, null, promptIds));
+            promptIds = null;
         }
         boolean injectFault = config.testOnlyStreamFaultUser() != null && config.testOnlyStreamFaultUser().equals(p.user());
         while (true) {
@@ -121,7 +123,8 @@ final class CompletionHandler {
                 case RequestStream.Tokens t -> {
                     String delta = text.accept(t.ids());
                     if (!delta.isEmpty() || p.returnTokenIds()) {
-                        sse.data(shapes.chunk(delta, false, null, p.returnTokenIds() ? t.ids() : null));
+                        sse.data(shapes.chunk(delta, false, null, p.returnTokenIds() ? t.ids() : null, promptIds));
+                        promptIds = null;
                     }
                     if (injectFault) {
                         loop.abort(id);
@@ -139,7 +142,7 @@ final class CompletionHandler {
                         return;
                     }
                     String rest = text.finish();
-                    sse.data(shapes.chunk(rest, false, f.outcome().reason().wireName(), null));
+                    sse.data(shapes.chunk(rest, false, f.outcome().reason().wireName(), null, promptIds));
                     if (p.includeUsage()) {
                         sse.data(shapes.usageChunk(usage(f.outcome())));
                     }

@@ -140,6 +140,11 @@ public final class EngineLoop implements AutoCloseable {
         return engine.maxPositions();
     }
 
+    /** What one request can use: the context, or less when the device pool is smaller (immutable, any thread). */
+    public ContextLimit contextLimit() {
+        return new ContextLimit(engine.maxPositions(), engine.pool().numBlocks(), engine.config().blockSize());
+    }
+
     /**
      * Checks that a request can ever run (any thread).
      *

@@ -11,8 +11,20 @@ final class HttpIo {
     }
 
     static void json(HttpExchange ex, int status, Object node) throws IOException {
-        byte[] body = Json.bytes(node);
-        ex.getResponseHeaders().set("Content-Type", "application/json");
+        body(ex, status, "application/json", Json.bytes(node));
+    }
+
+    /**
+     * A whole body; to a HEAD request the same headers and no body (the JDK's server takes a HEAD
+     * response's length only as a header: passed as the length, it warns and sends none).
+     */
+    static void body(HttpExchange ex, int status, String contentType, byte[] body) throws IOException {
+        ex.getResponseHeaders().set("Content-Type", contentType);
+        if ("HEAD".equals(ex.getRequestMethod())) {
+            ex.getResponseHeaders().set("Content-Length", Integer.toString(body.length));
+            ex.sendResponseHeaders(status, -1);
+            return;
+        }
         ex.sendResponseHeaders(status, body.length);
         try (OutputStream out = ex.getResponseBody()) {
             out.write(body);
@@ -26,6 +38,9 @@ final class HttpIo {
         }
         if (e.retryAfterSeconds() > 0) {
             ex.getResponseHeaders().set("Retry-After", Integer.toString(e.retryAfterSeconds()));
+        }
+        if (e.allow() != null) {
+            ex.getResponseHeaders().set("Allow", e.allow());
         }
         if (e.status() == 413) {
             ex.getResponseHeaders().set("Connection", "close"); // the unread rest of the body is not drained

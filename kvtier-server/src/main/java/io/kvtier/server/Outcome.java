@@ -9,7 +9,8 @@ import io.kvtier.engine.FinishReason;
  * @param promptTokens     prompt tokens (BOS included)
  * @param completionTokens generated tokens (the stop token not counted)
  * @param cachedTokens     prompt tokens not computed: device prefix-cache hits plus tokens loaded
- *                         from the offload tiers (at the request's last admission)
+ *                         from the offload tiers, at the request's first admission (a re-admission
+ *                         after a preemption reloads its own KV: no cache hit of the prompt)
  */
 public record Outcome(FinishReason reason, int promptTokens, int completionTokens, int cachedTokens) {
 }

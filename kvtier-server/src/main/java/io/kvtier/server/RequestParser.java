@@ -24,11 +24,14 @@ final class RequestParser {
     static final int MAX_STOP = 4;
 
     private final ModelText model;
+    private final ContextLimit context;
+    /** Positions one request can use ({@link ContextLimit#positions()}): prompts beyond it are refused. */
     private final int maxPositions;
 
-    RequestParser(ModelText model, int maxPositions) {
+    RequestParser(ModelText model, ContextLimit limit) {
         this.model = model;
-        this.maxPositions = maxPositions;
+        this.context = limit;
+        this.maxPositions = limit.positions();
     }
 
     CompletionParams parse(JsonNode body, boolean chat) throws ApiError {
@@ -39,9 +42,7 @@ final class RequestParser {
         }
         refuseUnsupported(body, GENERATION_FIELDS);
         int[] prompt = promptIds(body, chat, true);
-        int room = maxPositions - prompt.length + 1; // the last token sampled needs no KV slot
-        String maxField = body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
-        int maxTokens = Math.min(optInt(body, maxField, room, 1, Integer.MAX_VALUE), room);
+        int maxTokens = maxTokens(body, prompt.length);
         float temperature = optFloat(body, "temperature", 1f, 0f, false, 2f);
         float topP = optFloat(body, "top_p", 1f, 0f, true, 1f);
         // A client's seed names its stream (the same request repeats); without one, the stream
@@ -72,6 +73,26 @@ final class RequestParser {
         return new CompletionParams(chat, prompt, maxTokens, sampling, stop(body.get("stop")),
                 stream, includeUsage, optString(body, "user"), cacheSalt(body),
                 optBool(body, "return_token_ids", false));
+    }
+
+    /**
+     * The request's {@code max_tokens} (or {@code max_completion_tokens}): capped to the room left
+     * in the model's context, as {@code generate --max-tokens} is; absent, the room left in what
+     * one request can use (the context, or the device pool when smaller). A value sent that the
+     * pool cannot hold with this prompt is a 400 naming the field and saying how many fit: the
+     * request could never run (the prompt itself fits: {@link #promptIds} checked it).
+     */
+    private int maxTokens(JsonNode body, int promptLength) throws ApiError {
+        int room = maxPositions - promptLength + 1; // the last token sampled needs no KV slot
+        String field = body.hasNonNull("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+        int asked = optInt(body, field, room, 1, Integer.MAX_VALUE);
+        int capped = Math.min(asked, context.modelContext() - promptLength + 1);
+        if (capped > room) {
+            throw ApiError.badRequest(field + " " + asked + " does not fit: a request can use " + maxPositions
+                    + " token positions here, " + context.pool() + ", and this prompt has " + promptLength
+                    + " tokens, so at most " + room + " new tokens fit; send " + field + " " + room + " or less, or leave it out", field);
+        }
+        return capped;
     }
 
     /**
@@ -185,8 +206,8 @@ final class RequestParser {
 
     /** @param param the field that holds the prompt ({@code prompt} or {@code messages}) */
     private ApiError tooLong(int tokens, String param) {
-        return ApiError.contextLength("This model's maximum context length is " + maxPositions
-                + " tokens. However, your prompt has " + tokens + " tokens. Please reduce the length of the prompt.", param);
+        return ApiError.contextLength(context.maximum() + ". However, your prompt has " + tokens
+                + " tokens. Please reduce the length of the prompt.", param);
     }
 
     private int[] prompt(JsonNode p, boolean addSpecial, boolean limit) throws ApiError {
@@ -239,7 +260,7 @@ final class RequestParser {
     private int[] encode(String text, String param, boolean chat, boolean addSpecial, boolean limit) throws ApiError {
         long bytes = text.getBytes(StandardCharsets.UTF_8).length;
         if (limit && bytes > (long) maxPositions * model.maxBytesPerToken()) {
-            throw ApiError.contextLength("This model's maximum context length is " + maxPositions + " tokens. However, your "
+            throw ApiError.contextLength(context.maximum() + ". However, your "
                     + param + " has " + bytes + " bytes, more than that many tokens can hold. Please reduce the length.", param);
         }
         String bad = badCharacter(text);
@@ -362,7 +383,8 @@ final class RequestParser {
     }
 
     /**
-     * A message's text: a string or an array of {@code {"type": "text", "text"}} parts. As OpenAI's
+     * A message's text: a string or an array of {@code {"type": "text", "text"}} parts (joined by a
+     * newline). As OpenAI's
      * API documents it, {@code content} is required for every role but two: an assistant message
      * may leave it out (or null) when it has {@code tool_calls} or {@code function_call}, and a
      * function message may make it null; those are rendered as empty text.
@@ -386,14 +408,15 @@ final class RequestParser {
         if (!c.isArray()) {
             throw ApiError.badRequest(where + ".content must be a string or an array of text parts", param);
         }
-        StringBuilder sb = new StringBuilder();
+        // The parts' texts joined by "\n", as vLLM joins them (glued, ["Hello", "World"] read "HelloWorld").
+        List<String> texts = new ArrayList<>();
         for (JsonNode part : c) {
             if (!part.isObject() || !"text".equals(part.path("type").asText()) || !part.path("text").isTextual()) {
                 throw ApiError.badRequest(where + ".content: only {\"type\": \"text\", \"text\": ...} parts are supported", param);
             }
-            sb.append(part.get("text").asText());
+            texts.add(part.get("text").asText());
         }
-        return sb.toString();
+        return String.join("\n", texts);
     }
 
     private static List<String> stop(JsonNode s) throws ApiError {
@@ -418,6 +441,13 @@ final class RequestParser {
         }
         if (out.stream().anyMatch(String::isEmpty)) {
             throw ApiError.badRequest("a stop sequence must not be empty", "stop");
+        }
+        for (int i = 0; i < out.size(); i++) {
+            // As the prompt's text: half a surrogate pair would match half of a generated pair's UTF-16.
+            String bad = badCharacter(out.get(i));
+            if (bad != null) {
+                throw ApiError.badRequest((s.isArray() ? "stop[" + i + "]" : "stop") + " has " + bad + "; remove it", "stop");
+            }
         }
         return List.copyOf(out);
     }

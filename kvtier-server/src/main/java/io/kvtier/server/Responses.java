@@ -46,14 +46,26 @@ final class Responses {
         c.put("finish_reason", finishReason);
         if (outputIds != null) {
             ints(c.putArray("token_ids"), outputIds);
-            ints(o.putArray("prompt_token_ids"), promptIds);
+            promptIds(o, c, promptIds);
         }
         o.set("usage", usage.json());
         return o;
     }
 
-    /** A stream chunk with one choice; {@code role} only in a chat's first chunk; finishReason null until the last. */
-    ObjectNode chunk(String text, boolean role, String finishReason, int[] ids) {
+    /**
+     * {@code prompt_token_ids} where vLLM puts them: a chat response's at its top level, a
+     * completion's in its choice (vLLM's {@code CompletionResponseChoice} and stream choice).
+     */
+    private void promptIds(ObjectNode response, ObjectNode choice, int[] promptIds) {
+        ints((chat ? response : choice).putArray("prompt_token_ids"), promptIds);
+    }
+
+    /**
+     * A stream chunk with one choice; {@code role} only in a chat's first chunk; finishReason null
+     * until the last; {@code promptIds} (with {@code return_token_ids}) only in the stream's first
+     * chunk, as vLLM sends them, else null.
+     */
+    ObjectNode chunk(String text, boolean role, String finishReason, int[] ids, int[] promptIds) {
         ObjectNode o = head(chat ? "chat.completion.chunk" : "text_completion");
         ObjectNode c = o.putArray("choices").addObject();
         c.put("index", 0);
@@ -70,6 +82,9 @@ final class Responses {
         }
         c.putNull("logprobs");
         c.put("finish_reason", finishReason);
+        if (promptIds != null) {
+            promptIds(o, c, promptIds);
+        }
         if (ids != null) {
             ints(c.putArray("token_ids"), ids);
         }

@@ -31,7 +31,7 @@ final class Routes implements HttpHandler {
         this.config = config;
         this.loop = loop;
         this.model = model;
-        this.parser = new RequestParser(model, loop.maxPositions());
+        this.parser = new RequestParser(model, loop.contextLimit());
         this.completions = new CompletionHandler(config, loop, model, parser);
     }
 
@@ -56,7 +56,7 @@ final class Routes implements HttpHandler {
                 // The client went away (or sent a broken request): nothing to answer.
             } catch (RuntimeException e) {
                 System.err.println("kvtier: internal error serving " + ex.getRequestMethod() + " "
-                        + ex.getRequestURI().getPath() + " (a bug): " + e);
+                        + path(ex.getRequestURI()) + " (a bug): " + e);
                 e.printStackTrace(System.err);
                 HttpIo.error(ex, ApiError.internal("internal error: " + e));
             }
@@ -66,8 +66,12 @@ final class Routes implements HttpHandler {
     }
 
     private void route(HttpExchange ex) throws ApiError, IOException, InterruptedException {
-        String path = ex.getRequestURI().getPath();
+        String path = path(ex.getRequestURI());
         String method = ex.getRequestMethod();
+        if (method.equals("OPTIONS")) {
+            options(ex, path);
+            return;
+        }
         if (needsKey(path)) {
             checkKey(ex);
         }
@@ -96,7 +100,7 @@ final class Routes implements HttpHandler {
             case "/tokenize" -> tokenize(ex, post(ex, method, path));
             case "/detokenize" -> detokenize(ex, post(ex, method, path));
             case "/reset_prefix_cache" -> {
-                requireMethod(method, path, "POST");
+                requirePost(method, path);
                 resetPrefixCache(ex);
                 HttpIo.json(ex, 200, Json.object());
             }
@@ -119,6 +123,40 @@ final class Routes implements HttpHandler {
         }
     }
 
+    /**
+     * The request's path with repeated slashes made one, as most servers do ({@code curl $U//v1/models}
+     * with a base URL ending in a slash). A target starting {@code //} parses as an authority
+     * ({@code //v1/models}: host {@code v1}, path {@code /models}), which is taken back into the path.
+     */
+    static String path(java.net.URI target) {
+        String p = target.getScheme() == null && target.getAuthority() != null
+                ? "//" + target.getAuthority() + (target.getPath() == null ? "" : target.getPath())
+                : target.getPath();
+        return p == null || p.isEmpty() ? "/" : p.replaceAll("/{2,}", "/");
+    }
+
+    /** The methods a route takes, for {@code Allow}; null for no route. */
+    private static String allowed(String path) {
+        return switch (path) {
+            case "/v1/completions", "/v1/chat/completions", "/tokenize", "/detokenize", "/reset_prefix_cache" -> POST;
+            case "/v1/models", "/health", "/version", "/metrics" -> GET;
+            default -> path.startsWith("/v1/models/") ? GET : null;
+        };
+    }
+
+    private static final String GET = "GET, HEAD, OPTIONS";
+    private static final String POST = "POST, OPTIONS";
+
+    /** OPTIONS: 204 with the route's {@code Allow} (no key needed: it tells nothing but the methods); 404 for no route. */
+    private static void options(HttpExchange ex, String path) throws ApiError, IOException {
+        String allow = allowed(path);
+        if (allow == null) {
+            throw ApiError.notFound("no route OPTIONS " + path, "route_not_found");
+        }
+        ex.getResponseHeaders().set("Allow", allow);
+        ex.sendResponseHeaders(204, -1);
+    }
+
     private static boolean needsKey(String path) {
         return path.startsWith("/v1/") || path.equals("/tokenize") || path.equals("/detokenize")
                 || path.equals("/reset_prefix_cache");
@@ -128,25 +166,38 @@ final class Routes implements HttpHandler {
         if (config.apiKey() == null) {
             return;
         }
-        String auth = ex.getRequestHeaders().getFirst("Authorization");
-        byte[] want = ("Bearer " + config.apiKey()).getBytes(StandardCharsets.UTF_8);
-        if (auth == null || !MessageDigest.isEqual(want, auth.trim().getBytes(StandardCharsets.UTF_8))) {
+        if (!MessageDigest.isEqual(config.apiKey().getBytes(StandardCharsets.UTF_8),
+                bearerToken(ex.getRequestHeaders().getFirst("Authorization")).getBytes(StandardCharsets.UTF_8))) {
             throw ApiError.unauthorized();
         }
     }
 
+    /**
+     * The credentials of an {@code Authorization: Bearer <token>} header, or "" for none: the
+     * scheme's name is case-insensitive (RFC 7235 §2.1: {@code bearer} and {@code BEARER} too), and
+     * spaces around the token are dropped.
+     */
+    static String bearerToken(String header) {
+        String h = header == null ? "" : header.strip();
+        int space = h.indexOf(' ');
+        return space > 0 && h.substring(0, space).equalsIgnoreCase("Bearer") ? h.substring(space + 1).strip() : "";
+    }
+
     private JsonNode post(HttpExchange ex, String method, String path) throws ApiError, IOException {
-        requireMethod(method, path, "POST");
+        requirePost(method, path);
         return BodyReader.readObject(ex, config.maxBodyBytes());
     }
 
+    /** GET, or HEAD: answered as GET without the body ({@link HttpIo#body}). */
     private static void get(String method, String path) throws ApiError {
-        requireMethod(method, path, "GET");
+        if (!method.equals("GET") && !method.equals("HEAD")) {
+            throw ApiError.methodNotAllowed(method, path, GET);
+        }
     }
 
-    private static void requireMethod(String method, String path, String allowed) throws ApiError {
-        if (!method.equals(allowed)) {
-            throw ApiError.methodNotAllowed(method, path);
+    private static void requirePost(String method, String path) throws ApiError {
+        if (!method.equals("POST")) {
+            throw ApiError.methodNotAllowed(method, path, POST);
         }
     }
 
@@ -156,7 +207,7 @@ final class Routes implements HttpHandler {
         m.put("object", "model");
         m.put("created", created);
         m.put("owned_by", "kvtier");
-        m.put("max_model_len", loop.maxPositions());
+        m.put("max_model_len", loop.contextLimit().positions());
         return m;
     }
 
@@ -183,7 +234,7 @@ final class Routes implements HttpHandler {
             t.add(id);
         }
         o.put("count", ids.length);
-        o.put("max_model_len", loop.maxPositions());
+        o.put("max_model_len", loop.contextLimit().positions());
         HttpIo.json(ex, 200, o);
     }
 

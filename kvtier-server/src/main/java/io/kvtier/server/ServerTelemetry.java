@@ -8,7 +8,6 @@ import io.kvtier.telemetry.KvEventPublisher;
 import io.kvtier.telemetry.ServeMetrics;
 import io.kvtier.tier.KvEvents;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.util.List;
 import java.util.Objects;
 
@@ -57,12 +56,7 @@ public final class ServerTelemetry implements EngineLoop.StepListener, AutoClose
     }
 
     private void serveMetrics(HttpExchange ex) throws IOException {
-        byte[] body = metrics.scrape();
-        ex.getResponseHeaders().set("Content-Type", metrics.contentType());
-        ex.sendResponseHeaders(200, body.length);
-        try (OutputStream out = ex.getResponseBody()) {
-            out.write(body);
-        }
+        HttpIo.body(ex, 200, metrics.contentType(), metrics.scrape());
     }
 
     /** The KV event publisher, or null. */

@@ -71,6 +71,13 @@ class PreemptionMetricsServerTest {
         try (telemetry) {
             List<JsonNode> usages = round(base);
             ServerFixture.quiesce(loop);
+            // cached_tokens is the first admission's (docs/serving.md said "last"): the first round's
+            // prompts share no block and the host tier starts empty, so every first admission found
+            // nothing, whatever its re-admissions reloaded.
+            double reloaded = scrape(base).value("kvtier:blocks_loaded_total", "model_name", MODEL, "tier", "host");
+            assertThat(reloaded).as("the first round's re-admissions reload their own KV").isPositive();
+            assertThat(usages).allSatisfy(u -> assertThat(u.path("prompt_tokens_details").path("cached_tokens").asInt())
+                    .as("a first admission that found nothing: " + u).isZero());
             // Again with the device cache dropped: first admissions now hit the host tier too.
             HttpResponse<String> reset = http.send(HttpRequest.newBuilder(URI.create(base + "/reset_prefix_cache"))
                     .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());

@@ -66,13 +66,27 @@ class PromptFieldsTest {
         void run() throws ApiError;
     }
 
+    /** trial26: text parts were glued ("HelloWorld"); vLLM joins them with a newline. */
+    @Test
+    void textPartsAreJoinedByANewline() throws ApiError {
+        RequestParser parser = new RequestParser(spm, new ContextLimit(512, 512, 1));
+        int[] parts = parser.tokenize(body("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"Hello\"},"
+                + " {\"type\": \"text\", \"text\": \"World\"}]}]}"));
+        int[] joined = parser.tokenize(body("{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\\nWorld\"}]}"));
+        assertThat(parts).containsExactly(joined);
+        int[] glued = parser.tokenize(body("{\"messages\": [{\"role\": \"user\", \"content\": \"HelloWorld\"}]}"));
+        assertThat(parts).isNotEqualTo(glued);
+        int[] one = parser.tokenize(body("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\": \"Hello\"}]}]}"));
+        assertThat(one).containsExactly(parser.tokenize(body("{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}")));
+    }
+
     /**
      * {@code max_completion_tokens} caps both routes and wins over {@code max_tokens} (as vLLM);
      * a trial found the completions route ignoring it and running to the end of the context.
      */
     @Test
     void maxCompletionTokensCapsBothRoutes() throws ApiError {
-        RequestParser parser = new RequestParser(qwen, 4096);
+        RequestParser parser = new RequestParser(qwen, new ContextLimit(4096, 4096, 1));
         String msgs = "\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]";
         assertThat(parser.parse(body("{\"prompt\": \"hi\", \"max_completion_tokens\": 3}"), false).maxTokens()).isEqualTo(3);
         assertThat(parser.parse(body("{\"prompt\": \"hi\", \"max_completion_tokens\": 3, \"max_tokens\": 5}"), false).maxTokens())
@@ -88,7 +102,7 @@ class PromptFieldsTest {
     void detokenizeKeepsControlTokensAndInvertsTokenize() throws ApiError {
         assertThat(qwen.detokenize(new int[] {151644, 872})).isEqualTo("<|im_start|>user");
         String chat = "<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n";
-        int[] ids = new RequestParser(qwen, 4096).tokenize(body("{\"prompt\": " + Json.MAPPER.valueToTree(chat) + "}"));
+        int[] ids = new RequestParser(qwen, new ContextLimit(4096, 4096, 1)).tokenize(body("{\"prompt\": " + Json.MAPPER.valueToTree(chat) + "}"));
         assertThat(ids).startsWith(151644, 872);
         assertThat(qwen.detokenize(ids)).isEqualTo(chat);
         // Generated text still hides them (as vLLM's default skip_special_tokens does).
@@ -98,7 +112,7 @@ class PromptFieldsTest {
 
     @Test
     void tokenizeCountsAPromptOverTheContextWhileCompletionsRefuseIt() throws ApiError {
-        RequestParser parser = new RequestParser(qwen, CONTEXT);
+        RequestParser parser = new RequestParser(qwen, new ContextLimit(CONTEXT, CONTEXT, 1));
         String longText = "one two three four five six seven eight nine ten eleven twelve";
         int[] want = qwen.encode(longText, true);
         assertThat(want.length).isGreaterThan(CONTEXT);
@@ -110,7 +124,7 @@ class PromptFieldsTest {
 
     @Test
     void addSpecialTokensDecidesBos() throws ApiError {
-        RequestParser parser = new RequestParser(spm, 512);
+        RequestParser parser = new RequestParser(spm, new ContextLimit(512, 512, 1));
         int bos = spmTok.bosId();
         assertThat(bos).isNotNegative();
         int[] with = parser.tokenize(body("{\"prompt\": \"Once upon a time\"}"));
@@ -132,7 +146,7 @@ class PromptFieldsTest {
 
     @Test
     void addGenerationPromptDecidesTheAssistantHeader() throws ApiError {
-        RequestParser parser = new RequestParser(qwen, 4096);
+        RequestParser parser = new RequestParser(qwen, new ContextLimit(4096, 4096, 1));
         String msgs = "\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]";
         List<ChatMessage> list = List.of(ChatMessage.user("Hi"));
         int[] open = parser.tokenize(body("{" + msgs + "}"));
@@ -146,12 +160,12 @@ class PromptFieldsTest {
 
     @Test
     void anEmptyPromptWithoutBosNamesThePromptAndTheReason() throws ApiError {
-        ApiError qwenEmpty = refusal(() -> new RequestParser(qwen, 4096).parse(body("{\"prompt\": \"\"}"), false));
+        ApiError qwenEmpty = refusal(() -> new RequestParser(qwen, new ContextLimit(4096, 4096, 1)).parse(body("{\"prompt\": \"\"}"), false));
         assertThat(qwenEmpty.param()).isEqualTo("prompt");
         assertThat(qwenEmpty.getMessage()).contains("this model adds no BOS token").doesNotContain("at least BOS");
-        assertThat(refusal(() -> new RequestParser(qwen, 4096).tokenize(body("{\"prompt\": \"\"}"))).param())
+        assertThat(refusal(() -> new RequestParser(qwen, new ContextLimit(4096, 4096, 1)).tokenize(body("{\"prompt\": \"\"}"))).param())
                 .isEqualTo("prompt");
-        RequestParser spmParser = new RequestParser(spm, 512);
+        RequestParser spmParser = new RequestParser(spm, new ContextLimit(512, 512, 1));
         assertThat(spmParser.parse(body("{\"prompt\": \"\"}"), false).promptIds()).containsExactly(spmTok.bosId());
         ApiError bare = refusal(() -> spmParser.parse(body("{\"prompt\": \"\", \"add_special_tokens\": false}"), false));
         assertThat(bare.param()).isEqualTo("prompt");
@@ -160,7 +174,7 @@ class PromptFieldsTest {
 
     @Test
     void anEmptyCacheSaltIsRefusedAsVllmRefusesIt() throws ApiError {
-        RequestParser parser = new RequestParser(qwen, 4096);
+        RequestParser parser = new RequestParser(qwen, new ContextLimit(4096, 4096, 1));
         ApiError e = refusal(() -> parser.parse(body("{\"prompt\": \"Hi\", \"cache_salt\": \"\"}"), false));
         assertThat(e.param()).isEqualTo("cache_salt");
         assertThat(e.getMessage()).isEqualTo("Parameter 'cache_salt' must be a non-empty string if provided.");
@@ -169,7 +183,7 @@ class PromptFieldsTest {
 
     @Test
     void outputChangingFieldsAreHonouredOrRefusedNeverIgnored() throws ApiError {
-        RequestParser parser = new RequestParser(qwen, 4096);
+        RequestParser parser = new RequestParser(qwen, new ContextLimit(4096, 4096, 1));
         String[][] asked = {{"presence_penalty", "0.5"}, {"frequency_penalty", "-1"}, {"repetition_penalty", "1.2"},
             {"top_k", "5"}, {"min_p", "0.1"}, {"min_tokens", "3"}, {"ignore_eos", "true"}, {"stop_token_ids", "[13]"},
             {"include_stop_str_in_output", "true"}, {"skip_special_tokens", "false"}, {"prompt_logprobs", "1"},

@@ -161,6 +161,42 @@ class RoutesTest {
         assertThat(again.get("text").asText()).isNotEmpty().isEqualTo(first.get("text").asText());
     }
 
+    /**
+     * return_token_ids streamed (trial26: prompt_token_ids never came): in the first chunk only, where
+     * vLLM sends them (a chat's role chunk at its top level; a completion's first choice), as in the
+     * whole response; each token chunk has its ids, which add up to the whole response's.
+     */
+    @Test
+    void returnTokenIdsSendsThePromptsIdsInTheFirstChunk() throws Exception {
+        int[] prompt = f.tokenizer.encode("Once upon a time", true);
+        String completion = "{\"prompt\": \"Once upon a time\", \"max_tokens\": 6, \"temperature\": 0, \"return_token_ids\": true";
+        JsonNode whole = ServerFixture.json(post("/v1/completions", completion + "}").body());
+        assertThat(ints(whole.get("choices").get(0).get("prompt_token_ids"))).containsExactly(prompt);
+        SseStream s = stream("/v1/completions", completion + ", \"stream\": true}");
+        assertThat(ints(s.chunks().getFirst().get("choices").get(0).get("prompt_token_ids"))).containsExactly(prompt);
+        assertThat(s.chunks().subList(1, s.chunks().size())).allSatisfy(c -> assertThat(c.toString()).doesNotContain("prompt_token_ids"));
+        assertThat(s.tokenIds()).containsExactly(ints(whole.get("choices").get(0).get("token_ids")));
+
+        String chat = "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"max_tokens\": 4, \"temperature\": 0,"
+                + " \"return_token_ids\": true";
+        JsonNode chatWhole = ServerFixture.json(post("/v1/chat/completions", chat + "}").body());
+        int[] chatPrompt = ints(chatWhole.get("prompt_token_ids"));
+        assertThat(chatPrompt).isNotEmpty();
+        SseStream cs = stream("/v1/chat/completions", chat + ", \"stream\": true}");
+        JsonNode first = cs.chunks().getFirst();
+        assertThat(first.get("choices").get(0).get("delta").get("role").asText()).isEqualTo("assistant");
+        assertThat(ints(first.get("prompt_token_ids"))).containsExactly(chatPrompt);
+        assertThat(cs.chunks().subList(1, cs.chunks().size())).allSatisfy(c -> assertThat(c.toString()).doesNotContain("prompt_token_ids"));
+        assertThat(cs.tokenIds()).containsExactly(ints(chatWhole.get("choices").get(0).get("token_ids")));
+        // Without the field, no ids at all.
+        assertThat(stream("/v1/completions", "{\"prompt\": \"Once\", \"max_tokens\": 2, \"stream\": true}").rawLines())
+                .noneMatch(l -> l.contains("token_ids"));
+    }
+
+    private static int[] ints(JsonNode array) {
+        return Json.MAPPER.convertValue(array, int[].class);
+    }
+
     @Test
     void cachedTokensCountDeviceHitsAndCacheSaltsSeparateTenants() {
         String prompt = "Lily had a red ball. She liked to play with it in the park every day with her friends.";

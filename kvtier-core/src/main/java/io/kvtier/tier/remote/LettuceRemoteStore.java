@@ -98,6 +98,8 @@ public final class LettuceRemoteStore implements RemoteStore {
     private volatile String offReason;
     private volatile String lastConnectError = "not connected yet";
     private volatile boolean closed;
+    /** Owners that have yet to {@link #close}: one per {@link #retain} and the opener; the last closes the store. */
+    private final java.util.concurrent.atomic.AtomicInteger owners = new java.util.concurrent.atomic.AtomicInteger(1);
     private boolean announceConnection; // guarded by this
     /** The outage's lines in order: a stop line may wait for its reason ({@link ReconnectReasons}), a return's for it. */
     private CompletableFuture<Void> lines = CompletableFuture.completedFuture(null); // guarded by this
@@ -561,8 +563,24 @@ public final class LettuceRemoteStore implements RemoteStore {
         return offReason;
     }
 
+    /**
+     * One more owner of this store (the KV groups of one engine share one store, each group's
+     * remote tier closing it): the store closes at the last owner's {@link #close}.
+     */
+    public LettuceRemoteStore retain() {
+        if (owners.getAndIncrement() <= 0) {
+            owners.decrementAndGet();
+            throw new IllegalStateException("the store is closed");
+        }
+        return this;
+    }
+
+    /** Closes the store once every owner ({@link #retain}) has closed it; later calls do nothing. */
     @Override
     public void close() {
+        if (owners.decrementAndGet() != 0) {
+            return; // another owner still uses it, or it closed already
+        }
         closed = true;
         reconnects.close();
         if (directSets != null) {
