@@ -21,14 +21,37 @@ final class StandardOutput extends FilterOutputStream {
 
     private static volatile String failure;
 
+    /** Whether this stream's failures are the process's (standard output's own stream, not the warm-up's copy). */
+    private final boolean records;
+
     StandardOutput(OutputStream to) {
+        this(to, true);
+    }
+
+    private StandardOutput(OutputStream to, boolean records) {
         super(to);
+        this.records = records;
     }
 
     /** Replaces {@code System.out} (the JVM's, at start-up) with one over this class, in its charset. */
     static void install() {
-        System.setOut(new PrintStream(new BufferedOutputStream(new StandardOutput(new FileOutputStream(FileDescriptor.out)), 8192),
-                true, System.out.charset()));
+        System.setOut(over(new FileOutputStream(FileDescriptor.out), System.out.charset(), true));
+    }
+
+    /** Bytes of standard output's buffer. */
+    private static final int BUFFER = 8192;
+
+    /**
+     * The print stream {@link #install} puts over standard output, over {@code sink} instead, its
+     * failures not recorded: the warm-up builds its discarded output the same way, so that the
+     * code a streamed token takes is the code it compiles.
+     */
+    static PrintStream printStreamOver(OutputStream sink, java.nio.charset.Charset charset) {
+        return over(sink, charset, false);
+    }
+
+    private static PrintStream over(OutputStream sink, java.nio.charset.Charset charset, boolean records) {
+        return new PrintStream(new BufferedOutputStream(new StandardOutput(sink, records), BUFFER), true, charset);
     }
 
     /** The message of the first failed write to standard output ({@code No space left on device}), or null. */
@@ -79,8 +102,8 @@ final class StandardOutput extends FilterOutputStream {
         }
     }
 
-    private static void keep(IOException e) {
-        if (failure == null) {
+    private void keep(IOException e) {
+        if (records && failure == null) {
             failure = e.getMessage() != null ? e.getMessage() : e.toString();
         }
     }

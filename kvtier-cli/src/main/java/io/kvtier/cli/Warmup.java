@@ -15,7 +15,6 @@ import io.kvtier.offload.OffloadConfig;
 import io.kvtier.model.TextTokenizer;
 import io.kvtier.model.Tokenizer;
 import io.kvtier.tier.disk.FileTrees;
-import java.io.BufferedOutputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -267,7 +266,8 @@ final class Warmup {
 
     /**
      * A stream built as {@code generate}'s standard output is (its UTF-8 print stream over
-     * {@code System.out}'s: a print stream, a 128-byte buffer, a file stream) over the null device,
+     * {@code System.out}'s: a print stream, an 8 KB buffer, {@link StandardOutput}, a file stream)
+     * over the null device,
      * so that the JDK's code of the path every streamed token takes is compiled in the warm-up
      * too, not interpreted in the user's first steps; over nothing where the null device cannot
      * be opened.
@@ -279,7 +279,7 @@ final class Warmup {
         } catch (IOException | SecurityException e) {
             sink = OutputStream.nullOutputStream();
         }
-        PrintStream stdout = new PrintStream(new BufferedOutputStream(sink, 128), true, StandardCharsets.UTF_8);
+        PrintStream stdout = StandardOutput.printStreamOver(sink, StandardCharsets.UTF_8);
         return new PrintStream(stdout, false, StandardCharsets.UTF_8);
     }
 

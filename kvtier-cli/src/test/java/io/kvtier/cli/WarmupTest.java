@@ -84,7 +84,7 @@ class WarmupTest {
     void theWarmUpsStandardOutputTakesTextAndFlushesWithoutError() {
         java.io.PrintStream out = Warmup.discardingStdout();
         for (int i = 0; i < 300; i++) {
-            out.print("token " + i + " \u00e9");   // past the 128-byte buffer, with a two-byte character
+            out.print("token " + i + " \u00e9");   // past a buffer, with a two-byte character
             out.flush();
         }
         assertThat(out.checkError()).isFalse();
