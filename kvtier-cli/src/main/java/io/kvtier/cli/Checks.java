@@ -103,12 +103,17 @@ final class Checks {
      * cores (and each holds its own scratch buffers), so a larger value is a typo.
      */
     static int atMostFourPerCore(int value, String flag) {
-        int cores = Runtime.getRuntime().availableProcessors();
-        if (value > 4 * cores) {
-            throw new BadInputException(flag + " must be at most " + 4 * cores + " (4 per core; this machine has "
+        if (value > mostThreads()) {
+            int cores = Runtime.getRuntime().availableProcessors();
+            throw new BadInputException(flag + " must be at most " + mostThreads() + " (4 per core; this machine has "
                     + cores + "), got " + value);
         }
         return value;
+    }
+
+    /** The most threads {@link #atMostFourPerCore} accepts on this machine: 4 per core. */
+    static int mostThreads() {
+        return 4 * Runtime.getRuntime().availableProcessors();
     }
 
     static double positive(double value, String flag) {

@@ -116,8 +116,9 @@ final class Warmup {
 
     /**
      * The {@code --threads} value of {@code args} ({@code --threads N} or {@code --threads=N}; the
-     * last one), or 0 (one per core) when there is none or it is not a positive number (the
-     * command's own parser refuses it then). The warm-up runs at the user's thread count: a range
+     * last one), or 0 (one per core) when there is none or it is not a count the command accepts
+     * (not a positive number, or more than {@link Checks#mostThreads}: the command's own parser
+     * refuses it then, and the warm-up must not start that many threads first). The warm-up runs at the user's thread count: a range
      * is run by its caller alone at 1 thread, and split at 2, so each count has its own hot code;
      * warmed at 2, a {@code --threads 1} run of stories260K spent steps 34-197 at 0.5-1 ms each
      * (0.16 ms once compiled).
@@ -135,7 +136,7 @@ final class Warmup {
                 }
             }
         }
-        return threads;
+        return threads <= Checks.mostThreads() ? threads : 0;
     }
 
     /** Starts a warm-up thread on the model and tokenizer of {@code files} (for {@link #start} and tests). */

@@ -116,5 +116,9 @@ class WarmupTest {
         assertThat(Warmup.threadsOf(new String[] {"generate", "--threads", "many"})).isZero();
         assertThat(Warmup.threadsOf(new String[] {"generate", "--threads"})).isZero();
         assertThat(Warmup.threadsOf(new String[] {"generate", "--threads", "-2"})).isZero();
+        int most = 4 * Runtime.getRuntime().availableProcessors();
+        assertThat(Warmup.threadsOf(new String[] {"generate", "--threads", Integer.toString(most)})).isEqualTo(most);
+        assertThat(Warmup.threadsOf(new String[] {"generate", "--threads", Integer.toString(most + 1)})).as("refused by the parser")
+                .isZero();
     }
 }
