@@ -10,15 +10,23 @@ public final class ComputePool {
     private ComputePool() {
     }
 
-    /** A new pool of {@code threads} workers (0 = one per available core). */
+    /**
+     * A new pool of {@code threads} workers (0 = one per available core), its helpers started: a
+     * pool starts a worker thread at its first task, and that first range (in the first step, a
+     * prompt's prefill) would wait for the thread's start; the engine is built before the run.
+     */
     public static ForkJoinPool create(int threads) {
         int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
         AtomicInteger seq = new AtomicInteger();
-        return new ForkJoinPool(n, pool -> {
-            ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+        ForkJoinPool pool = new ForkJoinPool(n, p -> {
+            ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(p);
             t.setName("kvtier-compute-" + seq.getAndIncrement());
             t.setDaemon(true);
             return t;
         }, null, false);
+        for (int i = 1; i < n; i++) {   // the caller is the range's first thread (Parallel)
+            pool.execute(() -> { });
+        }
+        return pool;
     }
 }

@@ -7,6 +7,7 @@ import io.kvtier.offload.Lookup;
 import io.kvtier.offload.OffloadScheduler;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Deque;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -42,6 +43,9 @@ import java.util.Map;
  * priority"). Engine thread only.
  */
 public final class Scheduler {
+
+    /** Admission order under prefill priority; one instance (a comparator built per step was a lambda linked at the first such step). */
+    private static final Comparator<Request> BY_QUEUED_AT = Comparator.comparingLong(Request::queuedAt);
 
     private final EngineConfig config;
     private final KvCacheManager kv;
@@ -230,7 +234,7 @@ public final class Scheduler {
             return new ArrayList<>(waiting);
         }
         List<Request> order = new ArrayList<>(waiting);
-        order.sort(java.util.Comparator.comparingLong(Request::queuedAt));
+        order.sort(BY_QUEUED_AT);
         Request head = firstWithoutToken();
         if (head != null) {
             order.remove(head);
