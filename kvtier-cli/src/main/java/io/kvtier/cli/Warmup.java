@@ -40,8 +40,14 @@ import java.util.SplittableRandom;
  * cannot be written), for {@link #TOKENS} generated tokens, a new engine for each request of
  * {@code TOKENS_PER_REQUEST} (as every {@code generate} starts with a new one: the code that runs
  * once per engine is then compiled from profiles that saw it, and the user's first step does not
- * deoptimize it); its work makes C2 compile those methods while the main thread parses flags and
- * loads the user's model. Its outputs are discarded; it shares no state with the user's engine
+ * deoptimize it), each engine driven from a new thread as the user's is from one that never ran
+ * a step, and the first engine also running short prompts ({@link #PREFILL_LENGTHS}) so that a
+ * prompt's prefill is compiled code too; its work makes C2 compile those methods while the main
+ * thread parses flags and loads the user's model. Its engines are configured as a default
+ * {@code generate}'s (a host tier, so prefill priority): every branch and call the user's steps
+ * take should have been taken here after the profiles began, or the user's run meets them as
+ * uncommon traps and runs their methods in C1 until C2 has compiled them again (debug output
+ * with {@code -Dkvtier.warmup.debug=true}; docs/design-notes.md, "Warm start"). Its outputs are discarded; it shares no state with the user's engine
  * (own pool, own tier, own compute threads).
  *
  * <p>{@code generate} calls {@link #awaitCurrent} just before its first step, so that the
@@ -81,6 +87,22 @@ final class Warmup {
      * wait (about one second on stories260K) costs more than the uncompiled steps it saves.
      */
     static final long MIN_TOKENS_TO_WAIT = 256;
+    /**
+     * Prompt lengths of the short requests (one token each) that run after the first long one:
+     * a prompt's prefill (several tokens in one step) takes branches and calls that a decode step
+     * never does (attention not fused by kv head from 2 tokens per thread, the tiled matmul, other
+     * range tasks). The long requests' own prefills ran before any profile existed, so C2 compiled
+     * the step's code as if those paths were never taken, and the user's first step (a prefill)
+     * hit uncommon traps in it: 2 fresh runs in 14 then ran 50-90 steps in C1 while C2 compiled
+     * the code again (1,221-2,063 tokens/s against 5,000-6,000). Run here, the traps and the
+     * recompilation happen in the warm-up. The lengths cover the fused (below 4) and unfused
+     * paths, a partial and a full block.
+     */
+    static final int[] PREFILL_LENGTHS = {5, 3, 9, 2, 17, 6, 4, 12};
+    /** Short requests after the first long one (property {@code kvtier.warmup.prefills}, 0: none). */
+    static final int PREFILLS = Integer.getInteger("kvtier.warmup.prefills", 16);
+
+    private static final boolean DEBUG = Boolean.getBoolean("kvtier.warmup.debug");
 
     private static volatile Warmup current;
 
@@ -94,6 +116,10 @@ final class Warmup {
     private volatile long firstTokenNanos;
     private volatile int generated;
     private volatile int engines;
+    /** Requests the warm-up has run, long and short (tests). */
+    private volatile int requests;
+    /** Ids of the threads that drove its engines (tests: a new one per engine). */
+    private final java.util.Set<Long> engineThreads = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** The temporary directory of the warm-up's files when they could not be kept, else null. */
     private volatile Path dir;
     private final WarmupFiles files;
@@ -195,7 +221,7 @@ final class Warmup {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        if (Boolean.getBoolean("kvtier.warmup.debug")) {
+        if (DEBUG) {
             if (COMPILER_WAIT_MILLIS > 0) {
                 System.err.printf("kvtier: warm-up: C2 %s after %.3f s more%n", quiet ? "quiet" : "not quiet",
                         (System.nanoTime() - quietStart) / 1e9);
@@ -213,9 +239,19 @@ final class Warmup {
         thread.join();
     }
 
-    /** Engines the warm-up has started (tests: one per request). */
+    /** Engines the warm-up has started (tests: one per long request). */
     int engines() {
         return engines;
+    }
+
+    /** Requests the warm-up has run: its long ones and the short prompts after the first (tests). */
+    int requests() {
+        return requests;
+    }
+
+    /** Distinct threads that drove the warm-up's engines, none of them the warm-up's own (tests). */
+    long engineThreads() {
+        return engineThreads.stream().filter(id -> id != thread.threadId()).count();
     }
 
     /** The temporary directory of the warm-up's files (deleted when it ends), or null when they were kept or before it exists. */
@@ -247,14 +283,15 @@ final class Warmup {
             for (int id = 0; generated < MAX_TOKENS && !stop; id++) {
                 int[] prompt = random.ints(5, 3, shape.vocabSize()).toArray();
                 prompt[0] = 1; // BOS, as a tokenized prompt starts
-                generateOne(used, tok, new Request(id, prompt, Math.min(TOKENS_PER_REQUEST, MAX_TOKENS - generated),
-                        SamplingParams.GREEDY, ExtraKeys.NONE));
+                Request r = new Request(id * 1_000L, prompt, Math.min(TOKENS_PER_REQUEST, MAX_TOKENS - generated),
+                        SamplingParams.GREEDY, ExtraKeys.NONE);
+                onNewThread(used, tok, r, id == 0 ? PREFILLS : 0);
             }
         } catch (IOException | RuntimeException e) {
             // Only the warm-up is lost (the run compiles its code itself, as without one); kept
             // files it failed on are written again by the next start.
             used.forget();
-            if (Boolean.getBoolean("kvtier.warmup.debug")) {
+            if (DEBUG) {
                 System.err.println("kvtier: warm-up failed: " + e);
             }
         } finally {
@@ -287,38 +324,91 @@ final class Warmup {
     private static final String NULL_DEVICE = System.getProperty("os.name", "").startsWith("Windows") ? "NUL" : "/dev/null";
 
     /**
+     * {@link #generateOne} on a new thread, as the user's run comes to the kernels on a thread that
+     * has never run a step (the main thread): its first calls take the paths of a thread without
+     * the kernels' thread-local scratch. On the warm-up's own thread those paths ran only in its
+     * first steps, before any profile, so C2 compiled them as never taken, and the user's first
+     * step hit uncommon traps in the attention kernel (which then ran in C1 for 50-100 steps).
+     */
+    private void onNewThread(WarmupFiles used, TextTokenizer tok, Request r, int prefills) throws IOException {
+        Throwable[] failure = new Throwable[1];
+        Thread t = Thread.ofPlatform().name("kvtier-warm-up-" + engines).start(() -> {
+            try {
+                generateOne(used, tok, r, prefills);
+            } catch (Throwable e) {
+                failure[0] = e;
+            }
+        });
+        try {
+            t.join();
+        } catch (InterruptedException e) {
+            stop = true;
+            Thread.currentThread().interrupt();
+            return;
+        }
+        if (failure[0] instanceof RuntimeException e) {
+            throw e;
+        } else if (failure[0] != null) {
+            throw new IllegalStateException("warm-up failed", failure[0]);
+        }
+    }
+
+    /**
      * One request on a new engine (and model), its text streamed to nowhere, as {@code generate}
      * runs its job: what a run does once, at its start (buffers sized, the prompt's prefill, the
      * printer's first piece), is then also done by code compiled from a profile that saw it, not
      * only in the interpreter; so the user's first steps do not fall back out of compiled code.
+     * After it, {@code prefills} prompts of {@link #PREFILL_LENGTHS} tokens run on the same
+     * engine for one token each (see {@link #PREFILL_LENGTHS}).
      */
-    private void generateOne(WarmupFiles files, TextTokenizer tok, Request r) {
-        int before = generated;
+    private void generateOne(WarmupFiles files, TextTokenizer tok, Request r, int prefills) {
         int blocks = (TOKENS_PER_REQUEST + 16 + EngineConfig.DEFAULT_BLOCK_SIZE - 1) / EngineConfig.DEFAULT_BLOCK_SIZE;
-        EngineConfig config = EngineConfig.of(EngineConfig.DEFAULT_BLOCK_SIZE, blocks).withStopTokens();
         OffloadSetup host = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT);
+        // As generate's default: prefill priority with a host tier (its admission order is another path).
+        EngineConfig config = EngineConfig.of(EngineConfig.DEFAULT_BLOCK_SIZE, blocks).withStopTokens()
+                .withPrefillPriority(host.enabled());
         PrintStream discard = discardingStdout();
         ResultPrinter printer = new ResultPrinter(discard, ResultPrinter.Format.TEXT_STREAMED, tok, List.of(""), true);
         try (discard; Engine engine = LlamaRunner.engine(Models.load(files.model(), files.digests()), config, Kernels.best(), threads, host)) {
             engines++;
-            engine.submit(r);
-            printer.submitted(r);
-            while (engine.hasWork() && !stop) {
-                List<Request> done = engine.advance();
-                printer.stepped();
-                done.forEach(printer::finished);
-                generated = before + (int) engine.stats().generatedTokens();
-                if (firstTokenNanos == 0 && generated > 0) {
-                    firstTokenNanos = System.nanoTime();
-                }
-            }
-            if (stop) {
-                engine.abort(r.id());
-                while (engine.hasWork()) {
-                    engine.advance();
-                }
+            engineThreads.add(Thread.currentThread().threadId());
+            int before = generated;
+            runToEnd(engine, printer, r, before);
+            SplittableRandom random = new SplittableRandom(r.id());
+            for (int k = 0; k < prefills && !stop; k++) {
+                int[] prompt = random.ints(PREFILL_LENGTHS[k % PREFILL_LENGTHS.length], 3, tok.vocabSize()).toArray();
+                prompt[0] = 1;
+                runToEnd(engine, printer, new Request(r.id() + 1 + k, prompt, 1, SamplingParams.GREEDY, ExtraKeys.NONE), before);
             }
             engine.drainTransfers();
+        }
+    }
+
+    /** Runs {@code r} on {@code engine} until it ends or the warm-up is stopped; {@code before}: tokens generated before the engine. */
+    private void runToEnd(Engine engine, ResultPrinter printer, Request r, int before) {
+        engine.submit(r);
+        printer.submitted(r);
+        requests++;
+        boolean first = true;
+        while (engine.hasWork() && !stop) {
+            long t0 = System.nanoTime();
+            List<Request> done = engine.advance();
+            if (first && DEBUG) {
+                System.err.printf("kvtier: warm-up: request %d, first step %.1f us%n", r.id(), (System.nanoTime() - t0) / 1e3);
+            }
+            first = false;
+            printer.stepped();
+            done.forEach(printer::finished);
+            generated = before + (int) engine.stats().generatedTokens();
+            if (firstTokenNanos == 0 && generated > 0) {
+                firstTokenNanos = System.nanoTime();
+            }
+        }
+        if (stop) {
+            engine.abort(r.id());
+            while (engine.hasWork()) {
+                engine.advance();
+            }
         }
     }
 }

@@ -21,6 +21,10 @@ class WarmupTest {
         assertThat(generated).isEqualTo(Warmup.TOKENS);
         // A new engine per request, as each generate has one: 512 tokens, two requests of 256.
         assertThat(w.engines()).isEqualTo(Warmup.TOKENS / Warmup.TOKENS_PER_REQUEST).isEqualTo(2);
+        // Each engine on a thread of its own (as the user's run is on one that never ran a step),
+        // the first also running the short prompts (a prefill each) after its long request.
+        assertThat(w.engineThreads()).isEqualTo(2);
+        assertThat(w.requests()).isEqualTo(2 + Warmup.PREFILLS).isEqualTo(18);
         assertThat(w.directory()).as("no temporary directory: the files are kept").isNull();
         assertThat(files.model()).isRegularFile();
         assertThat(files.tokenizer()).isRegularFile();
