@@ -14,12 +14,15 @@ public final class ComputePool {
      * A new pool of {@code threads} workers (0 = one per available core), its helpers started: a
      * pool starts a worker thread at its first task, and that first range (in the first step, a
      * prompt's prefill) would wait for the thread's start; the engine is built before the run.
+     *
+     * @param onStart run by each worker thread when it starts, before any task (the kernels'
+     *                {@link io.kvtier.model.Kernels#prepareThread})
      */
-    public static ForkJoinPool create(int threads) {
+    public static ForkJoinPool create(int threads, Runnable onStart) {
         int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
         AtomicInteger seq = new AtomicInteger();
         ForkJoinPool pool = new ForkJoinPool(n, p -> {
-            ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(p);
+            ForkJoinWorkerThread t = new Worker(p, onStart);
             t.setName("kvtier-compute-" + seq.getAndIncrement());
             t.setDaemon(true);
             return t;
@@ -28,5 +31,20 @@ public final class ComputePool {
             pool.execute(() -> { });
         }
         return pool;
+    }
+
+    private static final class Worker extends ForkJoinWorkerThread {
+        private final Runnable onStart;
+
+        Worker(ForkJoinPool pool, Runnable onStart) {
+            super(null, pool, true);
+            this.onStart = onStart;
+        }
+
+        @Override
+        protected void onStart() {
+            super.onStart();
+            onStart.run();
+        }
     }
 }

@@ -44,7 +44,8 @@ public final class LlamaRunner implements ModelRunner {
     public LlamaRunner(Model checkpoint, PagedKv kv, Kernels kernels, int threads) {
         this.checkpoint = checkpoint;
         this.kv = kv;
-        this.compute = ComputePool.create(threads);
+        kernels.prepareThread();   // generate runs the steps on the thread that builds the runner
+        this.compute = ComputePool.create(threads, kernels::prepareThread);
         this.transformer = new Transformer(checkpoint, kernels, compute);
         this.transformer.reuseLogitArrays();   // the engine samples a step's logits before the next step (ModelRunner#forward)
     }

@@ -18,6 +18,18 @@ public interface Kernels {
     /** Short name for reports, e.g. {@code scalar} or {@code vector-512}. */
     String name();
 
+    /**
+     * Makes the calling thread's scratch of these kernels (the vector kernels keep some per
+     * thread), so that its first product or attention does not take the path of a thread
+     * without it. Called by each thread that will run steps, before its first: the runner's
+     * builder and its pool's workers. That path, seen by the JIT only in a warm-up's first
+     * interpreted steps, was compiled as never taken: a fresh {@code generate}'s first step then
+     * hit an uncommon trap in the attention kernel and ran it in C1 until compiled again.
+     * Nothing for kernels without per-thread state.
+     */
+    default void prepareThread() {
+    }
+
     /** {@code sum_i a[aOff+i] * b[bOff+i]} for {@code i < n}. */
     float dot(float[] a, int aOff, float[] b, int bOff, int n);
 

@@ -286,6 +286,11 @@ final class PackedMatmul {
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
+    /** The calling thread's scratch made ({@link Kernels#prepareThread}). */
+    static void prepareThread() {
+        SCRATCH.get();
+    }
+
     /**
      * y[yAt + j * out + q] = tile[q * B + j] for q < weightRows, j < batchRows: batch row by batch
      * row, so that each writes its {@code weightRows} adjacent outputs together (one cache line of

@@ -52,6 +52,11 @@ final class VectorAttention {
     private static final VectorMask<Float> M1 = bits(1), M2 = bits(2), M4 = bits(4), M8 = bits(8);
     /** Per-thread scratch of {@link #scoresBlock}: L vectors. */
     private static final ThreadLocal<float[]> TREE = ThreadLocal.withInitial(() -> new float[L * L]);
+
+    /** The calling thread's scratch made ({@link Kernels#prepareThread}). */
+    static void prepareThread() {
+        TREE.get();
+    }
     private static final VectorShuffle<Float> P1 = swap(1), P2 = swap(2), P4 = swap(4), P8 = swap(8);
 
     private VectorAttention() {

@@ -35,6 +35,13 @@ final class VectorKernels implements Kernels {
     static final String BITS_PROPERTY = "kvtier.vector.bits";
     static final VectorSpecies<Float> S = species(System.getProperty(BITS_PROPERTY));
     static final VectorKernels INSTANCE = new VectorKernels(false);
+
+    @Override
+    public void prepareThread() {
+        VectorAttention.prepareThread();
+        PackedMatmul.prepareThread();
+        io.kvtier.model.tensor.QuantMatmul.prepareThread();
+    }
     /** {@link #batchInvariant()}: softmax, silu and swiglu with {@link Math#exp} per value. */
     private static final VectorKernels SCALAR_EXP = new VectorKernels(true);
     private static final int L = S.length();

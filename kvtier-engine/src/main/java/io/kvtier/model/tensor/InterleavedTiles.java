@@ -67,6 +67,11 @@ final class InterleavedTiles {
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
+    /** The calling thread's scratch made ({@link QuantMatmul#prepareThread}). */
+    static void prepareThread() {
+        SCRATCH.get();
+    }
+
     /**
      * For output rows {@code rowFrom..rowTo-1} of the repacked {@code type} matrix {@code [rows][cols]}
      * {@code w}: {@code y[i*rows + r] = sum_c W[r][c] x[i*cols + c]}, {@code i < n}, with

@@ -16,6 +16,11 @@ import jdk.incubator.vector.FloatVector;
  */
 public final class QuantMatmul {
 
+    /** The calling thread's scratch of the quantized products made ({@code Kernels.prepareThread}). */
+    public static void prepareThread() {
+        InterleavedTiles.prepareThread();
+    }
+
     /** Activation rows from which decoding a tile once into scratch beats decoding it per row (measured order of magnitude). */
     public static final int SCRATCH_FROM = 4;
     /** Weight rows decoded together; also the activation rows of the micro-tile. */
