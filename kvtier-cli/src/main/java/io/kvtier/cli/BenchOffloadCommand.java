@@ -64,8 +64,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
     @Option(names = "--prompt-tokens", converter = TokenCount.class, paramLabel = "N", defaultValue = "1000", description = "TTFT prompt length (default ${DEFAULT-VALUE})")
     int promptTokens;
 
-    @Option(names = "--seconds-per-size", paramLabel = "SECONDS", defaultValue = "0.5", description = "bandwidth measuring time per chunk size, seconds (default ${DEFAULT-VALUE})")
-    double secondsPerSize;
+    @Option(names = "--seconds-per-size", paramLabel = "TIME", defaultValue = "0.5", converter = TimeFlag.Seconds.class,
+            description = "bandwidth measuring time per chunk size, e.g. 0.5 or 500ms (a plain number is seconds; default ${DEFAULT-VALUE})")
+    Duration secondsPerSize;
 
     @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "TTFT runs after a warm-up, the best reported (remote TTFT pairs: the medians and the median of the pairs' ratios); on/off decode pairs, the median reported; rounds of the remote throughput (--remote-url), the median reported (default ${DEFAULT-VALUE}; 5 for the issue's decode target)")
     int repeats;
@@ -124,7 +125,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
         Checks.atLeast(promptTokens, 2, "--prompt-tokens");
         Checks.atLeast(repeats, 1, "--repeats");
         threads.threads();
-        Checks.positive(secondsPerSize, "--seconds-per-size");
+        Checks.positive(TimeFlag.seconds(secondsPerSize), "--seconds-per-size");
         Checks.atLeast(diskMibPerSize, 1, "--disk-mib-per-size");
         Checks.notWith(spec, skipTtft, "--skip-ttft", "the TTFT figures are skipped", List.of("--ttft-model", "--prompt-tokens"));
         // A flag of a skipped part is refused, not ignored: the figures it was meant to change are not printed.
@@ -294,7 +295,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     private void bandwidth() {
         System.out.println("== host tier bandwidth (GB/s; store/load include the CRC32C and header) ==");
         List<CopyBandwidth.Point> points = CopyBandwidth.measure(CopyBandwidth.DEFAULT_CHUNK_BYTES, 128L << 20,
-                Duration.ofMillis((long) (secondsPerSize * 1000)));
+                secondsPerSize);
         System.out.print(CopyBandwidth.table(points));
     }
 

@@ -38,7 +38,8 @@ final class Checks {
      * Whether {@code flag} was given with a value other than its default (the command's, from its
      * default value provider too): a flag without a value (arity 0) sets true against a default of
      * false; a value equals the default when their texts match ignoring case and surrounding
-     * blanks, or both are the same number ({@code 64} and {@code 64.0}).
+     * blanks, or both are the same number ({@code 64} and {@code 64.0}), or the flag's converter
+     * makes the same value of both ({@code --disk-scan-wait 10} and its default {@code 10s}).
      */
     static boolean givenOtherThanDefault(picocli.CommandLine.ParseResult parsed, String flag) {
         picocli.CommandLine.Model.OptionSpec o = parsed.matchedOption(flag);
@@ -57,6 +58,13 @@ final class Checks {
         String value = given.getLast().trim();
         if (value.equalsIgnoreCase(dflt.trim())) {
             return false;
+        }
+        for (picocli.CommandLine.ITypeConverter<?> c : o.converters()) {
+            try {
+                return !java.util.Objects.equals(c.convert(value), c.convert(dflt.trim()));
+            } catch (Exception e) {
+                return true; // a value the converter refuses is no default
+            }
         }
         try {
             return new java.math.BigDecimal(value).compareTo(new java.math.BigDecimal(dflt.trim())) != 0;

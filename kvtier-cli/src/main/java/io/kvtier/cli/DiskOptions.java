@@ -36,10 +36,10 @@ public final class DiskOptions {
             description = "write a chunk to disk only from its N-th use (default ${DEFAULT-VALUE})")
     int admitAfter;
 
-    @Option(names = "--disk-scan-wait", defaultValue = "10", paramLabel = "SECONDS",
-            description = "at start, wait up to this long for the scan of existing files (default ${DEFAULT-VALUE}; "
-                    + "0: start at once, chunks not scanned yet are misses)")
-    double scanWait;
+    @Option(names = "--disk-scan-wait", defaultValue = "10s", converter = TimeFlag.Seconds.class, paramLabel = "TIME",
+            description = "at start, wait up to this long for the scan of existing files, e.g. 10s or 500ms (a plain number is "
+                    + "seconds; default ${DEFAULT-VALUE}; 0: start at once, chunks not scanned yet are misses)")
+    Duration scanWait;
 
     /**
      * Test seam: the bytes a new file may take on the filesystem holding an existing directory
@@ -83,10 +83,10 @@ public final class DiskOptions {
 
     /** How long to wait for the restart scan (zero: not at all). */
     public Duration scanWait() {
-        if (!(scanWait >= 0) || scanWait > 86_400) {
-            throw new BadInputException("--disk-scan-wait must be between 0 and 86400 seconds, got " + Checks.shown(scanWait));
+        if (scanWait.isNegative() || scanWait.compareTo(Duration.ofDays(1)) > 0) {
+            throw new BadInputException("--disk-scan-wait must be between 0 and 86400 seconds, got " + Checks.shown(TimeFlag.seconds(scanWait)));
         }
-        return Duration.ofMillis((long) (scanWait * 1000));
+        return scanWait;
     }
 
     /**

@@ -149,7 +149,8 @@ final class GenerateCommand implements Callable<Integer> {
             ChatTemplate template = chat ? ChatPrompts.template(checkpoint, tok) : null;
             long t = System.nanoTime();
             List<int[]> ids = PromptSource.encode(texts, tok, checkpoint.config().seqLen(),
-                    text -> template != null ? ChatPrompts.encode(template, tok, system, text) : tok.encode(text, true, true));
+                    text -> template != null ? ChatPrompts.encode(template, tok, system, text) : tok.encode(text, true, true),
+                    this::promptSource);
             long tokenizeNanos = System.nanoTime() - t;
             EngineConfig config = engineOptions.config(checkpoint, batch, -1, ids, maxTokens.maxTokens())
                     .withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds())
@@ -174,8 +175,10 @@ final class GenerateCommand implements Callable<Integer> {
                 Request r = new Request(i, ids.get(i), maxTokens.maxTokens(), sampling, ExtraKeys.salt(salt));
                 try {
                     engine.checkFits(r);
-                } catch (IllegalArgumentException e) {
-                    throw new BadInputException("prompt " + (i + 1) + ": " + e.getMessage(), e);
+                } catch (io.kvtier.engine.RequestDoesNotFitException e) {
+                    // PromptSource.encode refused prompts beyond the context: only the pool is left to say.
+                    throw new BadInputException(e.promptBeyondContext() ? "prompt " + (i + 1) + ": " + e.getMessage()
+                            : PromptSource.beyondPool(i, e), e);
                 }
                 requests.add(r);
             }
@@ -224,6 +227,11 @@ final class GenerateCommand implements Callable<Integer> {
         offload.check(eviction, disk);
         stats.check(List.of(), promptsFile == null || promptsFile.toString().equals("-") ? List.of()
                 : List.of(new Checks.FileFlag("--prompts", promptsFile)));
+    }
+
+    /** Where prompt {@code i} (0-based) of {@link #collectPrompts} came from: the --prompt flags come first. */
+    private String promptSource(int i) {
+        return i < prompts.size() || promptsFile == null ? "--prompt" : "--prompts line " + (i - prompts.size() + 1);
     }
 
     private List<String> collectPrompts() throws IOException {

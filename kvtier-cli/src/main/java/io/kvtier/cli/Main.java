@@ -87,7 +87,7 @@ public final class Main implements Runnable {
         if (ex.getArgSpec() instanceof CommandLine.Model.OptionSpec o && ex.getValue() != null
                 && (ex.getCause() instanceof CommandLine.TypeConversionException
                     || String.valueOf(ex.getMessage()).contains("' is not a"))) {
-            if (TokenCount.converts(o) && ex.getCause() instanceof CommandLine.TypeConversionException tc) {
+            if (saysWhy(o) && ex.getCause() instanceof CommandLine.TypeConversionException tc) {
                 return o.longestName() + ": " + tc.getMessage();
             }
             Class<?> t = o.type();
@@ -99,6 +99,16 @@ public final class Main implements Runnable {
             }
         }
         return ex.getMessage() + " (see --help)";
+    }
+
+    /** Whether {@code o}'s converter is kvtier's (token counts, times), whose refusal says what is wrong. */
+    private static boolean saysWhy(CommandLine.Model.OptionSpec o) {
+        for (CommandLine.ITypeConverter<?> c : o.converters()) {
+            if (c instanceof TokenCount || c instanceof TimeFlag) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -106,40 +106,57 @@ public final class OffloadOptions {
         }
         var parsed = mixee == null ? null : mixee.commandLine().getParseResult();
         boolean perChunkGiven = parsed != null && parsed.hasMatchedOption("--blocks-per-chunk");
-        if (!batch.blockSizeGiven() && (perChunk <= room || !perChunkGiven)) {
+        boolean sizeGiven = batch.blockSizeGiven();
+        String context = Plural.count(contextTokens, "token");
+        String why = "a hit reuses whole chunks and leaves at least one prompt token to compute, so ";
+        String off = mayTurnOff && mayTurnOff(parsed) ? "give --host-cache-bytes 0" : null;
+        if (!sizeGiven && (perChunk <= room || !perChunkGiven)) { // the default block size is ours to lower
             String asking = perChunk <= room ? null : hostAskedBy(parsed);
             if (asking != null) { // blocks of 1 token would still leave no hit: the flag asked for nothing it can have
-                throw new BadInputException(asking + " asks for the host tier, but the model's context of "
-                        + Plural.count(contextTokens, "token") + " leaves no room for a host hit: a hit reuses whole chunks and "
-                        + "leaves at least one prompt token to compute, so no chunk fits"
-                        + (asking.startsWith("--host-cache-bytes") ? "" : "; leave out " + asking.split(" ")[0]) // its default is no flag
-                        + (!(mayTurnOff && mayTurnOff(parsed)) ? "" : asking.startsWith("--host-cache-bytes") ? "; give --host-cache-bytes 0"
-                        : ", or give --host-cache-bytes 0"));
+                String flag = asking.split(" ")[0];
+                throw new BadInputException(asking + " asks for the host tier, but the model's context of " + context
+                        + " leaves no room for a host hit: " + why + "no chunk fits"
+                        + remedies(flag.equals("--host-cache-bytes") ? null : "leave out " + flag, off)); // its default is no flag
             }
             batch.lowerDefaultBlockSize(Math.max(1, Integer.highestOneBit(Math.max(0, room) / perChunk)));
             return;
         }
-        String what = !batch.blockSizeGiven() ? "--blocks-per-chunk " + perChunk + " (blocks of at least 1 token)"
+        // The flags given, as the line names them and as it says to leave them out (one at least is given here).
+        String what = !sizeGiven ? "--blocks-per-chunk " + perChunk + " (blocks of at least 1 token)"
                 : perChunkGiven ? "--blocks-per-chunk " + perChunk + " x --block-size " + bs : "--block-size " + bs;
-        String off = mayTurnOff && mayTurnOff(parsed) ? "--host-cache-bytes 0" : "";
-        String leadIn = what + " leaves no room for a host hit in the model's context of " + Plural.count(contextTokens, "token")
-                + ": a hit reuses whole chunks and leaves at least one prompt token to compute, so ";
+        String given = !sizeGiven ? "--blocks-per-chunk" : perChunkGiven ? "--block-size and --blocks-per-chunk" : "--block-size";
+        String leadIn = what + " leaves no room for a host hit in the model's context of " + context + ": " + why;
         if (room < 1) { // no chunk of any size: a smaller value is no advice, leaving the flags given out is
-            String given = batch.blockSizeGiven() && perChunkGiven ? "--block-size and --blocks-per-chunk"
-                    : batch.blockSizeGiven() ? "--block-size" : "--blocks-per-chunk";
-            throw new BadInputException(leadIn + "no chunk fits a context of " + Plural.count(contextTokens, "token")
-                    + " (no hit is possible); leave out " + given + (off.isEmpty() ? "" : ", or give " + off));
+            throw new BadInputException(leadIn + "no chunk fits a context of " + context + " (no hit is possible)"
+                    + remedies("leave out " + given, off));
         }
-        List<String> advice = new java.util.ArrayList<>();
-        if (batch.blockSizeGiven() && room / perChunk >= 1) {
-            advice.add("--block-size");
+        List<String> smaller = new java.util.ArrayList<>();
+        if (sizeGiven && room / perChunk >= 1) { // blocks of room / perChunk tokens fit
+            smaller.add("--block-size");
         }
-        if (perChunkGiven && perChunk > 1 && room >= 1) {
-            advice.add("--blocks-per-chunk");
+        if (perChunkGiven && perChunk > 1) { // fewer blocks of this size may fit
+            smaller.add("--blocks-per-chunk");
         }
-        String smaller = advice.isEmpty() ? "" : "give a smaller " + String.join(" or ", advice);
-        String advise = smaller.isEmpty() ? (off.isEmpty() ? "" : "give " + off) : off.isEmpty() ? smaller : smaller + ", or " + off;
-        throw new BadInputException(leadIn + "a chunk must be at most " + Plural.count(room, "token") + (advise.isEmpty() ? "" : "; " + advise));
+        throw new BadInputException(leadIn + "a chunk must be at most " + Plural.count(room, "token")
+                + remedies(smaller.isEmpty() ? null : "give a smaller " + String.join(" or ", smaller), off));
+    }
+
+    /**
+     * "; A, or B" for the remedies given (nulls skipped), "" for none; a verb a remedy shares with the
+     * one before it is said once ("give a smaller --block-size, or --host-cache-bytes 0").
+     */
+    private static String remedies(String... options) {
+        StringBuilder out = new StringBuilder();
+        String verb = null;
+        for (String o : options) {
+            if (o == null) {
+                continue;
+            }
+            String v = o.substring(0, o.indexOf(' ') + 1);
+            out.append(out.isEmpty() ? "; " : ", or ").append(v.equals(verb) ? o.substring(v.length()) : o);
+            verb = v;
+        }
+        return out.toString();
     }
 
     /** Whether {@code --host-cache-bytes 0} would be accepted with the flags given: {@link #hostNeed} has none for it. */

@@ -2,6 +2,7 @@ package io.kvtier.cli;
 
 import io.kvtier.model.TextTokenizer;
 import java.util.function.Function;
+import java.util.function.IntFunction;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -103,16 +104,19 @@ final class PromptSource {
      * prompt whose UTF-8 length alone proves it cannot fit {@code contextTokens}
      * ({@link TextTokenizer#minTokens}) is refused before anything is tokenized.
      *
+     * @param source   where prompt i (0-based) came from, for the line that refuses it as too long
+     *                  ("--prompt", "--prompts line 3")
      * @throws BadInputException naming the prompt (1-based) that is too long, holds a NUL, or has no
      *                           token (empty, on a model without BOS)
      */
-    static List<int[]> encode(List<String> prompts, TextTokenizer tok, int contextTokens, Function<String, int[]> encoder) {
+    static List<int[]> encode(List<String> prompts, TextTokenizer tok, int contextTokens, Function<String, int[]> encoder,
+                              IntFunction<String> source) {
         for (int i = 0; i < prompts.size(); i++) {
             long bytes = prompts.get(i).getBytes(StandardCharsets.UTF_8).length;
             long least = tok.minTokens(bytes, true);
             if (least > contextTokens) {
-                throw new BadInputException("prompt " + (i + 1) + " has " + bytes + " bytes: at least " + least
-                        + " tokens, but the model's context is " + io.kvtier.text.Plural.count(contextTokens, "token"));
+                throw new BadInputException(beyondContext(i, bytes + " bytes, at least " + least + " tokens", contextTokens,
+                        source.apply(i)));
             }
         }
         List<int[]> ids = new java.util.ArrayList<>(prompts.size());
@@ -129,11 +133,28 @@ final class PromptSource {
                         + " token to start from: give some text (--prompt TEXT, or a non-empty line in --prompts)");
             }
             if (p.length > contextTokens) {
-                throw new BadInputException("prompt " + (i + 1) + " has " + p.length + " tokens but the model's context is "
-                        + contextTokens + " tokens");
+                throw new BadInputException(beyondContext(i, p.length + " tokens", contextTokens, source.apply(i)));
             }
             ids.add(p);
         }
         return ids;
+    }
+
+    /** "prompt 2 has 600 tokens, more than the model's context of 512 tokens; shorten it (--prompts line 1)" */
+    private static String beyondContext(int index, String size, int contextTokens, String source) {
+        return "prompt " + (index + 1) + " has " + size + ", more than the model's context of "
+                + io.kvtier.text.Plural.count(contextTokens, "token") + "; shorten it (" + source + ")";
+    }
+
+    /**
+     * The line for prompt {@code index} (0-based) that the device pool cannot hold with its
+     * {@code --max-tokens}: the engine's figures, the flags that change them, and values that fit.
+     */
+    static String beyondPool(int index, io.kvtier.engine.RequestDoesNotFitException e) {
+        long fit = e.newTokensThatFit();
+        return "prompt " + (index + 1) + ": " + e.promptTokens() + " prompt tokens and up to " + e.maxTokens()
+                + " new ones (--max-tokens) need " + e.positions() + " token positions, " + io.kvtier.text.Plural.count(e.blocks(), "block")
+                + " of " + e.blockSize() + ", but the device pool has " + e.poolBlocks() + " (--device-blocks); give "
+                + (fit >= 1 ? "--max-tokens " + fit + " or less, or " : "") + "--device-blocks " + e.blocks() + " or more";
     }
 }

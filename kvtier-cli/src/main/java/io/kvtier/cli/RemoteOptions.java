@@ -38,13 +38,15 @@ public final class RemoteOptions {
             description = "write a chunk to the remote tier only from its N-th use (default ${DEFAULT-VALUE})")
     int admitAfter;
 
-    @Option(names = "--remote-ttl", defaultValue = "0", paramLabel = "SECONDS",
-            description = "expire stored chunks after this long (default ${DEFAULT-VALUE}: never; the server's eviction still applies)")
-    double ttl;
+    @Option(names = "--remote-ttl", defaultValue = "0", converter = TimeFlag.Seconds.class, paramLabel = "TIME",
+            description = "expire stored chunks after this long, e.g. 3600s or 90s (a plain number is seconds; "
+                    + "default ${DEFAULT-VALUE}: never; the server's eviction still applies)")
+    Duration ttl;
 
-    @Option(names = "--remote-timeout", defaultValue = "500", paramLabel = "MS",
-            description = "deadline of every remote operation in milliseconds (default ${DEFAULT-VALUE}); a late answer is a miss")
-    long timeoutMillis;
+    @Option(names = "--remote-timeout", defaultValue = "500ms", converter = TimeFlag.Millis.class, paramLabel = "TIME",
+            description = "deadline of every remote operation, e.g. 500ms or 2s (a plain number is milliseconds; "
+                    + "default ${DEFAULT-VALUE}); a late answer is a miss")
+    Duration timeout;
 
     @Option(names = "--remote-max-in-flight", defaultValue = "64M", paramLabel = "SIZE",
             description = "bytes of chunks being written at once; writes beyond it are dropped and counted; at least one chunk's "
@@ -56,10 +58,11 @@ public final class RemoteOptions {
                     + "proto-max-bulk-len when CONFIG GET is allowed)")
     String maxValue;
 
-    @Option(names = "--remote-breaker-open", defaultValue = "1000", paramLabel = "MS",
+    @Option(names = "--remote-breaker-open", defaultValue = "1s", converter = TimeFlag.Millis.class, paramLabel = "TIME",
             description = "after 3 failed operations a node is skipped (misses, dropped writes) for this long, then tried again; "
-                    + "a node that answered no operation for this long gets a PING (default ${DEFAULT-VALUE})")
-    long breakerOpenMillis;
+                    + "a node that answered no operation for this long gets a PING (a plain number is milliseconds; "
+                    + "default ${DEFAULT-VALUE})")
+    Duration breakerOpen;
 
     /** Whether a remote tier was asked for. */
     public boolean enabled() {
@@ -81,10 +84,14 @@ public final class RemoteOptions {
         }
         RemoteSettings base = connection.settings(tenant);
         Checks.atLeast(admitAfter, 1, "--remote-admit-after");
-        Checks.atLeast(timeoutMillis, 1, "--remote-timeout");
-        Checks.atLeast(breakerOpenMillis, 0, "--remote-breaker-open");
-        if (!(ttl >= 0) || ttl > 365 * 86_400.0) {
-            throw new BadInputException("--remote-ttl must be between 0 and 31536000 seconds, got " + Checks.shown(ttl));
+        if (timeout.toMillis() < 1) {
+            throw new BadInputException("--remote-timeout must be at least 1 ms, got " + timeout.toMillis() + " ms");
+        }
+        if (breakerOpen.isNegative()) {
+            throw new BadInputException("--remote-breaker-open must be at least 0 ms, got " + breakerOpen.toMillis() + " ms");
+        }
+        if (ttl.isNegative() || ttl.compareTo(Duration.ofDays(365)) > 0) {
+            throw new BadInputException("--remote-ttl must be between 0 and 31536000 seconds, got " + Checks.shown(TimeFlag.seconds(ttl)));
         }
         DiskWritePolicy policy;
         try {
@@ -95,8 +102,7 @@ public final class RemoteOptions {
         long inFlight = Checks.atLeast(Sizes.parseBytes(maxInFlight, "--remote-max-in-flight"), 1, "--remote-max-in-flight");
         long valueLimit = Checks.atLeast(Sizes.parseBytes(maxValue, "--remote-max-value"), 1, "--remote-max-value");
         RemoteSettings settings = new RemoteSettings(base.urls(), base.cluster(), tenant, base.password(),
-                Duration.ofMillis(timeoutMillis), Duration.ofMillis((long) (ttl * 1000)), valueLimit, 3,
-                Duration.ofMillis(breakerOpenMillis), base.caFile());
+                timeout, ttl, valueLimit, 3, breakerOpen, base.caFile());
         String tenantProblem = io.kvtier.tier.remote.RemoteKeys.tenantProblem(tenant);
         if (tenantProblem != null) {
             throw new BadInputException("--remote-tenant " + tenantProblem);

@@ -36,9 +36,10 @@ public final class ServeOptions {
             description = "largest request body; a larger one gets 413 unread (default ${DEFAULT-VALUE})")
     String maxBodyBytes;
 
-    @Option(names = "--shutdown-grace", defaultValue = "10", paramLabel = "SECONDS",
-            description = "on SIGTERM, how long requests in flight may finish before they are aborted (default ${DEFAULT-VALUE})")
-    double shutdownGrace;
+    @Option(names = "--shutdown-grace", defaultValue = "10s", converter = TimeFlag.Seconds.class, paramLabel = "TIME",
+            description = "on SIGTERM, how long requests in flight may finish before they are aborted, e.g. 10s or 500ms "
+                    + "(a plain number is seconds; default ${DEFAULT-VALUE})")
+    Duration shutdownGrace;
 
     /**
      * The server's settings.
@@ -57,10 +58,10 @@ public final class ServeOptions {
         checkLocal(address);
         Checks.atLeast(maxWaiting, 0, "--max-waiting");
         long body = Checks.atLeast(Sizes.parseBytes(maxBodyBytes, "--max-body-bytes"), 1, "--max-body-bytes");
-        if (!(shutdownGrace >= 0) || shutdownGrace > 86_400) {
-            throw new BadInputException("--shutdown-grace must be in 0..86400 seconds, got " + Checks.shown(shutdownGrace));
+        if (shutdownGrace.isNegative() || shutdownGrace.compareTo(Duration.ofDays(1)) > 0) {
+            throw new BadInputException("--shutdown-grace must be in 0..86400 seconds, got " + Checks.shown(TimeFlag.seconds(shutdownGrace)));
         }
-        return new ServerConfig(address, port, apiKey.key(), body, Duration.ofMillis((long) (shutdownGrace * 1000)), null);
+        return new ServerConfig(address, port, apiKey.key(), body, shutdownGrace, null);
     }
 
     /**

@@ -6,7 +6,8 @@ import java.util.Locale;
  * Parses sizes in bytes such as {@code 256M}, {@code 1.5G}, {@code 1GiB}, {@code 4096}: {@code K/M/G/T}
  * and {@code Ki/Mi/Gi/Ti} are both powers of 1024 (the vocabulary's rule for bytes,
  * {@link FlagVocabulary}), an optional {@code B} after them; case does not matter. A plain number
- * must be whole ({@code 1.5} is refused, not read as 1); with a unit the bytes are rounded down.
+ * is digits ({@code 1.5} is refused, not read as 1, and so is {@code 1.0}); with a unit the bytes
+ * are rounded down.
  */
 final class Sizes {
 
@@ -59,7 +60,8 @@ final class Sizes {
             if (v < 0 || Double.isNaN(v) || Double.isInfinite(v)) {
                 throw new NumberFormatException();
             }
-            if (mult == 1 && v != Math.rint(v)) { // a count of bytes is whole; 1.5 is not 1
+            // A count of bytes is digits, as a count of tokens is: 1.5 is not 1, and 1.0 is refused alike.
+            if (mult == 1 && (s.contains(".") || v != Math.rint(v))) {
                 throw new BadInputException(flag + ": '" + text + "' is not a whole number of bytes (e.g. 4096, 256M, 1.5G)");
             }
             double bytes = v * mult;

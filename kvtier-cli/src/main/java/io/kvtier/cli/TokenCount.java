@@ -21,14 +21,4 @@ final class TokenCount implements CommandLine.ITypeConverter<Integer> {
             throw new CommandLine.TypeConversionException(e.getMessage());
         }
     }
-
-    /** Whether {@code o} is converted by this class. */
-    static boolean converts(CommandLine.Model.OptionSpec o) {
-        for (CommandLine.ITypeConverter<?> c : o.converters()) {
-            if (c instanceof TokenCount) {
-                return true;
-            }
-        }
-        return false;
-    }
 }

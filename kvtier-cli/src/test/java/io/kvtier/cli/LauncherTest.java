@@ -285,12 +285,19 @@ class LauncherTest {
         assertThat(second.err()).as("not retried until the next build").doesNotContain("AOT");
     }
 
-    /** generate and serve run with the young generation capped (the launcher's comment has the measurements); others not. */
+    /**
+     * generate, serve and bench serve (whose servers run in its JVM) run with the young generation
+     * capped (the launcher's comment has the measurements); others not.
+     */
     @Test
-    void generateAndServeCapTheYoungGeneration() throws Exception {
+    void generateServeAndBenchServeCapTheYoungGeneration() throws Exception {
         assertThat(finish(launch("serve", "--port", "0")).out()).isEqualTo("probe ran serve --port 0 (MaxNewSize=64m)\n");
         assertThat(finish(launch("generate")).out()).isEqualTo("probe ran generate (MaxNewSize=64m)\n");
-        assertThat(finish(launch("bench", "serve")).out()).isEqualTo("probe ran bench serve\n");
+        assertThat(finish(launch("bench", "serve")).out()).isEqualTo("probe ran bench serve (MaxNewSize=64m)\n");
+        assertThat(finish(launch("bench", "serve", "--url", "http://127.0.0.1:1")).out())
+                .isEqualTo("probe ran bench serve --url http://127.0.0.1:1 (MaxNewSize=64m)\n");
+        assertThat(finish(launch("bench", "generate")).out()).isEqualTo("probe ran bench generate\n");
+        assertThat(finish(launch("replay")).out()).isEqualTo("probe ran replay\n");
     }
 
     private static List<String> concat(List<String> a, List<String> b) {

@@ -93,7 +93,8 @@ class PromptInputTest {
     void aPromptTooLongForTheContextIsRefusedByItsLength() throws IOException {
         Path f = dir.resolve("long.txt");
         Files.writeString(f, "Once upon a time there was a dog. ".repeat(3_000) + "\n");
-        assertOneLineError(generate("--prompts", f.toString()), "prompt 1 has 102000 bytes: at least", "context is 512 tokens");
+        assertOneLineError(generate("--prompts", f.toString()), "prompt 1 has 102000 bytes, at least",
+                "tokens, more than the model's context of 512 tokens; shorten it (--prompts line 1)");
     }
 
     @Test

@@ -148,9 +148,12 @@ class ReplayEdgesTest {
         assertThat(Sizes.parseBytes("1MiB", "--x")).isEqualTo(1L << 20);
         assertThat(Sizes.parseBytes("1.5G", "--x")).isEqualTo(3L << 29);
         assertThat(Sizes.parseBytes("4096", "--x")).isEqualTo(4096);
-        assertThatThrownBy(() -> Sizes.parseBytes("1.5", "--host-cache-bytes"))
-                .isInstanceOf(BadInputException.class)
-                .hasMessage("--host-cache-bytes: '1.5' is not a whole number of bytes (e.g. 4096, 256M, 1.5G)");
+        for (String plain : new String[] {"1.5", "1.0", "1.0B"}) {
+            assertThatThrownBy(() -> Sizes.parseBytes(plain, "--host-cache-bytes")).as("no decimal point without a unit: %s", plain)
+                    .isInstanceOf(BadInputException.class)
+                    .hasMessage("--host-cache-bytes: '" + plain + "' is not a whole number of bytes (e.g. 4096, 256M, 1.5G)");
+        }
+        assertThat(Sizes.parseBytes("1.0K", "--x")).isEqualTo(1024);
         assertThat(Capacity.parse("1M", "--x").tokens()).isEqualTo(1_000_000);
         assertThat(Capacity.parse("1Mi", "--x").tokens()).isEqualTo(1L << 20);
     }

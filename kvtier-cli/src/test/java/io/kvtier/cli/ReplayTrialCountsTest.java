@@ -70,6 +70,6 @@ class ReplayTrialCountsTest {
                 ReferenceRecords.tokenizer().toString(), "--prompt", "Once upon a time", "--device-blocks", "1",
                 "--block-size", "1", "--max-tokens", "4");
         assertThat(r.code()).as(r.err()).isEqualTo(2);
-        assertThat(r.err()).contains("but the device pool has only 1 block; raise --device-blocks").doesNotContain("1 blocks");
+        assertThat(r.err()).contains("but the device pool has 1 (--device-blocks); give --device-blocks 8 or more").doesNotContain("1 blocks");
     }
 }

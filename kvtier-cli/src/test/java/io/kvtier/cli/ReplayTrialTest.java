@@ -108,10 +108,10 @@ class ReplayTrialTest {
         Path t = TraceFiles.write(dir, TraceFiles.request(0, 600, 9_999_000, 0, 1), TraceFiles.request(100_000, 600, 5, 0, 1));
         assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--mode", "timed"),
                 "kvtier: the default device tier (448k tokens, 875 blocks of 512 tokens) is smaller than the trace's longest request "
-                        + "needs (19,531 blocks, 9,999,872 tokens); give --device-tokens of at least that, or --device-tokens min");
+                        + "needs (19,531 blocks, 9,999,872 tokens); give --device-tokens 9999872 or more, or min");
         assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--mode", "timed", "--device-tokens", "448k"),
                 "kvtier: --device-tokens 448k holds 875 blocks of 512 tokens, but the trace's longest request needs 19,531 "
-                        + "(9,999,872 tokens); give at least that, or 'min'");
+                        + "(9,999,872 tokens); give --device-tokens 9999872 or more, or min");
     }
 
     /** "all of its 1 request" read as the whole trace of 2: from --from-request on, said so. */
@@ -133,7 +133,7 @@ class ReplayTrialTest {
     void aRequestBeyondTheLongestContextIsRefusedNamingItsLine() throws IOException {
         Path t = TraceFiles.write(dir, TraceFiles.request(0, 600, 5, 0, 1), TraceFiles.request(0, 10, Integer.MAX_VALUE, 1));
         String line = "kvtier: " + t + ":2: field 'output_length': 10 prompt + 2,147,483,647 output tokens = 2,147,483,657 "
-                + "exceed the longest context a replay simulates (10,000,000 tokens, Llama 4 Scout's); cap the output with --max-tokens";
+                + "exceed the longest context a replay simulates (10,000,000 tokens, Llama 4 Scout's); give --max-tokens 9999990 or less";
         assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--max-tokens", String.valueOf(Integer.MAX_VALUE)), line);
         assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--mode", "timed"), line);
         assertOneLineExit2(CliRun.of("replay", "--trace", t.toString(), "--mode", "timed", "--device-tokens", "min"), line);

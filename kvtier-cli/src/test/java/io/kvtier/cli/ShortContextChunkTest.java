@@ -158,7 +158,7 @@ class ShortContextChunkTest {
                 + "--blocks-per-chunk, or give --host-cache-bytes 0");
         assertOneLineExit2(generateOn(m1, "", "--blocks-per-chunk", "2"), "kvtier: --blocks-per-chunk 2 (blocks of at least 1 token)" + none
                 + "--blocks-per-chunk");
-        assertOneLineExit2(generateOn(m1, "hi"), "kvtier: prompt 1 has 2 bytes: at least 2 tokens, but the model's context is 1 token");
+        assertOneLineExit2(generateOn(m1, "hi"), "kvtier: prompt 1 has 2 bytes, at least 2 tokens, more than the model's context of 1 token; shorten it (--prompt)");
         assertThat(stats(m1, "").get("block_size").asInt()).isEqualTo(1);
         assertThat(stats(m1, "", "--host-cache-bytes", "256M").get("block_size").asInt()).isEqualTo(1);
         assertThat(stats(m1, "", "--host-cache-bytes", "0", "--block-size", "16").get("block_size").asInt())

@@ -37,7 +37,11 @@ class TokenCountTest {
             assertThatThrownBy(() -> c.convert(bad)).as(bad).isInstanceOf(CommandLine.TypeConversionException.class)
                     .hasMessage("'" + bad + "'" + WHY);
         }
-        assertThatThrownBy(() -> c.convert("1.5")).hasMessage("'1.5' is 1.5 tokens, not a whole number");
+        for (String plain : new String[] {"1.5", "1.0", "2.00"}) {
+            assertThatThrownBy(() -> c.convert(plain)).as("no decimal point without a suffix: %s", plain)
+                    .hasMessage("'" + plain + "'" + WHY);
+        }
+        assertThat(c.convert("1.0k")).isEqualTo(1000);
         for (String big : new String[] {"3G", "2Gi", "2147483648"}) {
             assertThatThrownBy(() -> c.convert(big)).as(big).hasMessage("'" + big + "' is too large: at most 2,147,483,647 tokens");
         }
@@ -49,15 +53,17 @@ class TokenCountTest {
         GgufCliErrorsTest.assertOneLineError(CliRun.of("generate", "--model", model, "--prompt", "hi", "--max-batch-tokens", "4x"),
                 "--max-batch-tokens: '4x'" + WHY);
         GgufCliErrorsTest.assertOneLineError(CliRun.of("generate", "--model", model, "--prompt", "hi", "--block-size", "1.5"),
-                "--block-size: '1.5' is 1.5 tokens, not a whole number");
+                "--block-size: '1.5'" + WHY);
+        GgufCliErrorsTest.assertOneLineError(CliRun.of("generate", "--model", model, "--prompt", "hi", "--max-tokens", "1.0"),
+                "--max-tokens: '1.0'" + WHY);
         GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "scheduler", "--prompt-tokens", "1.5"),
-                "--prompt-tokens: '1.5' is 1.5 tokens, not a whole number");
+                "--prompt-tokens: '1.5'" + WHY);
         GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "offload", "--prompt-tokens", "many"), "--prompt-tokens: 'many'" + WHY);
         GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "serve", "--system-tokens", "3G"),
                 "--system-tokens: '3G' is too large: at most 2,147,483,647 tokens");
         GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "serve", "--user-tokens", "x"), "--user-tokens: 'x'" + WHY);
         GgufCliErrorsTest.assertOneLineError(CliRun.of("make-model", dir.resolve("m.bin").toString(), "--seq-len", "1.5"),
-                "--seq-len: '1.5' is 1.5 tokens, not a whole number");
+                "--seq-len: '1.5'" + WHY);
         GgufCliErrorsTest.assertOneLineError(CliRun.of("replay", "--max-tokens", "1x"), "--max-tokens: '1x'" + WHY);
         GgufCliErrorsTest.assertOneLineError(CliRun.of("generate", "--model", model, "--prompt", "hi", "--max-tokens", "0.0129k"),
                 "--max-tokens: '0.0129k' is 12.9 tokens, not a whole number");

@@ -155,22 +155,16 @@ public final class Engine implements AutoCloseable {
      * Checks that a request of this size can run: its prompt fits the model's context and it fits
      * the device pool even alone. Reads only immutable settings, so any thread may call it.
      *
-     * @throws IllegalArgumentException if not (the message says by how much)
+     * @throws RequestDoesNotFitException if not (the message says by how much)
      */
     public void checkFits(int promptLength, int maxTokens) {
         int maxPos = runner.maxPositions();
-        if (promptLength > maxPos) {
-            throw new IllegalArgumentException("the prompt has " + promptLength
-                    + " tokens but the model's context is " + io.kvtier.text.Plural.count(maxPos, "token"));
-        }
         // KV slots a request can need: every position but the last sampled token's.
         long positions = Math.min((long) promptLength + maxTokens - 1, maxPos);
         int blocks = pool.layout().blocksFor(positions);
-        if (blocks > pool.numBlocks()) {
-            throw new IllegalArgumentException(promptLength + " prompt tokens with max tokens " + maxTokens
-                    + " need up to " + positions + " token positions = "
-                    + io.kvtier.text.Plural.count(blocks, "block") + " of " + config.blockSize() + ", but the device pool has only "
-                    + io.kvtier.text.Plural.count(pool.numBlocks(), "block") + "; raise --device-blocks or --block-size, or lower --max-tokens");
+        if (promptLength > maxPos || blocks > pool.numBlocks()) {
+            throw new RequestDoesNotFitException(promptLength, maxTokens, maxPos, positions, blocks, pool.numBlocks(),
+                    config.blockSize());
         }
     }
 
@@ -178,7 +172,7 @@ public final class Engine implements AutoCloseable {
      * Checks what {@link #submit} checks of a request's size, without submitting it: a caller
      * that submits prompts one after another can refuse a bad one before running any.
      *
-     * @throws IllegalArgumentException as {@link #checkFits(int, int)}
+     * @throws RequestDoesNotFitException as {@link #checkFits(int, int)}
      */
     public void checkFits(Request r) {
         checkFits(r.promptLength(), r.maxTokens());

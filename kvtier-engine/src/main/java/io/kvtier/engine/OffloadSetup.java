@@ -180,14 +180,15 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
             total += p.layout().bytesPerBlock();
         }
         java.util.List<OffloadScheduler> parts = new java.util.ArrayList<>();
+        java.util.function.Consumer<String> oversize = oversizeLine();
         try (LettuceRemoteStore store = openRemote()) {
-            OffloadScheduler full = share(pools.getFirst(), total).build(pools.getFirst(), namespace, events, null, store);
+            OffloadScheduler full = share(pools.getFirst(), total).build(pools.getFirst(), namespace, events, null, store, oversize);
             parts.add(full);
             for (int g = 1; g < groups.size(); g++) {
                 io.kvtier.kv.KvGroup group = groups.get(g);
                 Namespace ns = new Namespace(namespace.description() + "|group=" + group,
                         group.key(namespace.digest()), namespace.blocksPerChunk());
-                parts.add(share(pools.get(g), total).build(pools.get(g), ns, KvEvents.discarding(), group, store));
+                parts.add(share(pools.get(g), total).build(pools.get(g), ns, KvEvents.discarding(), group, store, oversize));
             }
             return OffloadScheduler.ofGroups(full, parts.subList(1, parts.size()));
         } catch (RuntimeException e) {
@@ -229,16 +230,36 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
     public OffloadScheduler build(BlockPool pool, Namespace namespace, KvEvents events) {
         TierBudgets.check(this, java.util.List.of(pool.layout()));
         try (LettuceRemoteStore store = openRemote()) {
-            return build(pool, namespace, events, null, store);
+            return build(pool, namespace, events, null, store, oversizeLine());
         }
     }
 
     /**
+     * Where every KV group's remote copier says that values exceed the store's limit: the remote
+     * warning sink, passing on only the first such line. Each copier says it once; a hybrid model's
+     * groups (a trial: a gemma3 engine said it twice) share this sink, so the engine says it once.
+     * Null without a remote tier.
+     */
+    private java.util.function.Consumer<String> oversizeLine() {
+        if (remote == null || remote.warn() == null) {
+            return null;
+        }
+        java.util.function.Consumer<String> warn = remote.warn();
+        java.util.concurrent.atomic.AtomicBoolean said = new java.util.concurrent.atomic.AtomicBoolean();
+        return line -> {
+            if (said.compareAndSet(false, true)) {
+                warn.accept(line);
+            }
+        };
+    }
+
+    /**
      * {@link #build(BlockPool, Namespace, KvEvents)} for window group {@code group} (null: group 0),
-     * its remote tier on {@code shared} ({@link #openRemote}; null without one).
+     * its remote tier on {@code shared} ({@link #openRemote}; null without one), saying values too
+     * large for the store through {@code oversize} ({@link #oversizeLine}, shared by the groups).
      */
     private OffloadScheduler build(BlockPool pool, Namespace namespace, KvEvents events, io.kvtier.kv.KvGroup group,
-                                   LettuceRemoteStore shared) {
+                                   LettuceRemoteStore shared, java.util.function.Consumer<String> oversize) {
         if (!enabled()) {
             if (disk != null || remote != null) {
                 throw new IllegalArgumentException("the disk and remote tiers sit behind the host tier: give the host tier a size too");
@@ -259,7 +280,7 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
             remoteKeys = new RemoteKeys(remote.settings().tenant(), namespace.digest());
             checkKeys(remoteStore, remoteKeys, remote.settings().timeout());
             remoteCopier = new RemoteCopier(host.slab(), remoteStore, remoteKeys, pool.layout().bytesPerBlock());
-            remoteCopier.warnOversize(remote.warn());
+            remoteCopier.warnOversize(oversize);
         }
         RemoteTierParts remoteParts = remote == null ? null : remote.parts(remoteStore, remoteKeys);
         if (disk == null) {

@@ -2,6 +2,7 @@ package io.kvtier.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvtier.kv.ExtraKeys;
 import io.kvtier.model.DigestCache;
 import io.kvtier.model.Kernels;
 import io.kvtier.model.Models;
@@ -21,7 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The gemma3 fixture's two KV groups share one remote store (a trial: one Redis outage printed
  * "stopped answering" twice and "answers again" twice, one per group's connection, and a store
- * not there at start "cannot reach" twice): one line per outage, one opening in the stats.
+ * not there at start "cannot reach" twice): one line per outage, one opening in the stats, one
+ * line for values above the store's limit.
  */
 class Gemma3OneRemoteStoreTest {
 
@@ -31,8 +33,11 @@ class Gemma3OneRemoteStoreTest {
     private final List<String> warnings = new CopyOnWriteArrayList<>();
 
     private Engine engine(String url) {
-        RemoteSettings s = RemoteSettings.of(List.of(url), false, "one-store", null).withTimeout(Duration.ofMillis(300))
-                .withBreakerOpen(Duration.ofMillis(300));
+        return engine(RemoteSettings.of(List.of(url), false, "one-store", null).withTimeout(Duration.ofMillis(300))
+                .withBreakerOpen(Duration.ofMillis(300)));
+    }
+
+    private Engine engine(RemoteSettings s) {
         OffloadSetup setup = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT).withRemote(
                 new OffloadSetup.RemoteSetup(s, DiskWritePolicy.THROUGH, 1, 64L << 20, warnings::add));
         return LlamaRunner.engine(Models.load(Gemma3EngineTest.MODEL, new DigestCache(tmp.resolve("digests"))),
@@ -58,6 +63,22 @@ class Gemma3OneRemoteStoreTest {
             assertThat(warnings).singleElement().asString().startsWith("remote tier: cannot reach redis://127.0.0.1:" + port);
             assertThat(GroupStats.remoteTotal(e.offload()).breakerOpens()).as("one store, one opening").isEqualTo(1);
         }
+    }
+
+    /** Both groups' chunks are above the limit: each group's copier said so once, two lines for one setting. */
+    @Test
+    void aValueLimitBelowTheChunkSizeIsOneLine() throws Exception {
+        try (OwnRedis redis = OwnRedis.start(tmp.resolve("redis"));
+             Engine e = engine(RemoteSettings.of(List.of(redis.url()), false, "one-store", null).withMaxValueBytes(1024))) {
+            assertThat(e.kvCacheManager().groups()).hasSize(2);
+            e.submit(new Request(0, Gemma3EngineTest.REFS.get(2).promptIds(), 4, SamplingParams.GREEDY, ExtraKeys.NONE));
+            e.runToCompletion();
+            e.drainTransfers();
+            assertThat(GroupStats.remotePerGroup(e.offload())).as("both groups refused a value")
+                    .allSatisfy(g -> assertThat(g.storeFailures().get("oversize")).isPositive());
+        }
+        assertThat(warnings).singleElement().asString().startsWith("remote tier: a chunk's value is ")
+                .contains(" bytes, above the store's limit of 1024 bytes");
     }
 
     @Test

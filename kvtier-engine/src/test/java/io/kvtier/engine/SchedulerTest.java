@@ -112,9 +112,9 @@ class SchedulerTest {
     void requestThatCanNeverFitIsRejectedUpFront() {
         try (Engine e = engine(config(4, 2))) {
             assertThatThrownBy(() -> e.submit(new Request(0, range(1, 6), 10, SamplingParams.GREEDY, ExtraKeys.NONE)))
-                    .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("6 prompt tokens with max tokens 10 need up to 15 token positions = 4 blocks of 4")
-                    .hasMessageContaining("only 2 blocks");
+                    .isInstanceOf(RequestDoesNotFitException.class)
+                    .hasMessage("6 prompt tokens and up to 10 new ones need 15 token positions, 4 blocks of 4, but the device pool"
+                            + " has 2: at most 3 new tokens fit");
         }
     }
 

@@ -89,8 +89,9 @@ public record Capacity(Kind kind, long tokens) {
     private static final String EXAMPLES = "4096, 4k, 4Ki, 1M";
 
     /**
-     * Digits (grouped in threes by underscores if wanted: {@code 1_000}), an optional fraction, and an
-     * optional suffix spelled exactly: {@code k} (a lowercase k, as in SI), {@code M}, {@code G},
+     * Digits (grouped in threes by underscores if wanted: {@code 1_000}), a fraction only before a
+     * suffix ({@link #count} refuses a plain {@code 1.0} as it does {@code 1.5}), and an optional
+     * suffix spelled exactly: {@code k} (a lowercase k, as in SI), {@code M}, {@code G},
      * {@code Ki}, {@code Mi}, {@code Gi}. {@code 1m} and {@code 4K} are refused rather than guessed
      * ({@code m} is milli; {@code K} is 1024 in sizes in bytes).
      */
@@ -100,9 +101,11 @@ public record Capacity(Kind kind, long tokens) {
      * A count of tokens, the rule of every flag that counts tokens: a number with an optional suffix,
      * {@code k}, {@code M}, {@code G} powers of 1000 ({@code 3M} = 3,000,000 tokens), {@code Ki},
      * {@code Mi}, {@code Gi} powers of 1024 ({@code 1Mi} = 1,048,576), spelled as {@link #COUNT} says.
-     * The value is exact (decimal, not floating point): it must be a whole number of tokens
-     * ({@code 1.5} is refused, {@code 1.5k} is 1,500, {@code 0.000249M} is 249, {@code 0.0129k} is
-     * refused). A sign is kept, for the flag's own range check to refuse in its words.
+     * A number without a suffix is digits: a decimal point there is no count ({@code 1.5} and
+     * {@code 1.0} alike; {@code 1.0} was read as 1 while {@code 1.5} was refused). With a suffix the
+     * value is exact (decimal, not floating point) and must be a whole number of tokens ({@code 1.5k}
+     * is 1,500, {@code 0.000249M} is 249, {@code 0.0129k} is refused). A sign is kept, for the
+     * flag's own range check to refuse in its words.
      *
      * @param max the largest count the flag takes
      * @throws NumberFormatException whose message says what is wrong with {@code text}, without the flag
@@ -118,7 +121,7 @@ public record Capacity(Kind kind, long tokens) {
 
     private static long count(String text, long max, String examples) {
         Matcher m = COUNT.matcher(text);
-        if (!m.matches()) {
+        if (!m.matches() || (m.group(2) == null && m.group(1).contains("."))) {
             throw new NumberFormatException(noCount(text, examples));
         }
         long mult = m.group(2) == null ? 1 : switch (m.group(2)) {

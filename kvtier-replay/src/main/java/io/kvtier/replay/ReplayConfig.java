@@ -294,6 +294,7 @@ public record ReplayConfig(Mode mode, Policy policy, Capacity device, Capacity h
         }
         return new io.kvtier.replay.trace.TraceReader.Fault("output_length", String.format(java.util.Locale.ROOT,
                 "%,d prompt + %,d output tokens = %,d exceed the longest context a replay simulates (%,d tokens, "
-                        + "Llama 4 Scout's); cap the output with --max-tokens", r.inputLength(), out, tokens, MAX_CONTEXT_TOKENS));
+                        + "Llama 4 Scout's); give --max-tokens %d or less", r.inputLength(), out, tokens, MAX_CONTEXT_TOKENS,
+                MAX_CONTEXT_TOKENS - r.inputLength()));
     }
 }

@@ -25,16 +25,20 @@ class CapacityTest {
                 .hasMessage("--remote-cache-tokens: 'min' is for the device tier only");
     }
 
-    /** The rule of every flag that counts tokens; a plain number is whole (1.5 was cut to 1 token). */
+    /** The rule of every flag that counts tokens; a plain number is digits (1.5 was cut to 1 token, 1.0 read as 1). */
     @Test
     void aCountIsWholeWithoutASuffixAndScaledWithOne() {
         assertThat(Capacity.count("3M")).isEqualTo(3_000_000);
         assertThat(Capacity.count("1Mi")).isEqualTo(1_048_576);
         assertThat(Capacity.count("1.5k")).isEqualTo(1500);
         assertThat(Capacity.count("1_000")).isEqualTo(1000);
-        assertThatThrownBy(() -> Capacity.count("1.5")).isInstanceOf(NumberFormatException.class);
-        assertThatThrownBy(() -> Capacity.parse("1.5", "--host-cache-tokens")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("--host-cache-tokens: '1.5' is 1.5 tokens, not a whole number");
+        assertThat(Capacity.count("1.0k")).isEqualTo(1000);
+        for (String plain : new String[] {"1.5", "1.0", "4096.0", "-1.0", "1_000.0"}) {
+            assertThatThrownBy(() -> Capacity.count(plain)).as(plain).isInstanceOf(NumberFormatException.class)
+                    .hasMessage("'" + plain + "' is not a count of tokens (e.g. 4096, 4k, 4Ki, 1M)");
+        }
+        assertThatThrownBy(() -> Capacity.parse("1.0", "--host-cache-tokens")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--host-cache-tokens: '1.0' is not a count of tokens (e.g. 4096, 4k, 4Ki, 1M, inf)");
         assertThatThrownBy(() -> Capacity.parse("lots", "--device-tokens")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("--device-tokens: 'lots' is not a count of tokens (e.g. 4096, 4k, 4Ki, 1M, inf, min)");
         assertThatThrownBy(() -> Capacity.parse("-3", "--host-cache-tokens")).isInstanceOf(IllegalArgumentException.class);
@@ -46,7 +50,6 @@ class CapacityTest {
         assertThat(Capacity.count("0.000249M")).isEqualTo(249);
         assertThatThrownBy(() -> Capacity.count("0.001Gi")).hasMessage("'0.001Gi' is 1073741.824 tokens, not a whole number");
         assertThat(Capacity.count("0.5Ki")).isEqualTo(512);
-        assertThat(Capacity.count("1.0")).isEqualTo(1);
         assertThatThrownBy(() -> Capacity.count("0.0129k")).hasMessage("'0.0129k' is 12.9 tokens, not a whole number");
         assertThatThrownBy(() -> Capacity.count("0.0005k")).hasMessage("'0.0005k' is 0.5 tokens, not a whole number");
         assertThatThrownBy(() -> Capacity.count("2147483648", Integer.MAX_VALUE))
@@ -54,7 +57,7 @@ class CapacityTest {
         assertThat(Capacity.count("2147483647", Integer.MAX_VALUE)).isEqualTo(Integer.MAX_VALUE);
     }
 
-    /** The grammar is the README's: digits (grouped in threes by underscores), a fraction, a suffix spelled exactly. */
+    /** The grammar is the README's: digits (grouped in threes by underscores), a fraction before a suffix, a suffix spelled exactly. */
     @Test
     void onlyTheDocumentedSpellingsAreCounts() {
         for (String bad : new String[] {"1,2", "1_2", "12_34", "12d", "12f", "0x1p4", "1e3", " 4 k", "4 k", " 4", "1m", "4K", "1ki", "1KI",

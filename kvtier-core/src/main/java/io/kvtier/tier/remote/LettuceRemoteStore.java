@@ -1,18 +1,11 @@
 package io.kvtier.tier.remote;
 
-import io.lettuce.core.ClientOptions;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisURI;
 import io.lettuce.core.SetArgs;
-import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
-import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisStringAsyncCommands;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.resource.ClientResources;
@@ -22,7 +15,6 @@ import io.lettuce.core.protocol.CommandType;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -71,14 +63,9 @@ public final class LettuceRemoteStore implements RemoteStore {
     public static final long DIRECT_SET_MIN_BYTES = Long.getLong("kvtier.remote.directSetMinBytes", 128 << 10);
     private final RemoteSettings settings;
     private final Consumer<String> warn;
-    private final RedisClient client;
-    private final RedisClusterClient clusterClient;
-    /** The cluster client's options once connected (refreshes ask every known node); null when standalone. */
-    private final ClusterClientOptions connectedClusterOptions;
-    /** The refreshes this store asks for; null when standalone. */
-    private final TopologyRefresh topology;
     private final ClientResources resources;
-    private final List<RedisURI> uris;
+    /** The standalone or cluster client, its servers, and the direct SETs' connection. */
+    private final LettuceClients clients;
     private final Map<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
     private final CircuitBreaker connectBreaker;
     private final BreakerTrials trials;
@@ -88,8 +75,6 @@ public final class LettuceRemoteStore implements RemoteStore {
     /** Whether the line about a full store (OOM refusals) was said: once a run. */
     private final java.util.concurrent.atomic.AtomicBoolean saidFull = new java.util.concurrent.atomic.AtomicBoolean();
     private final SetArgs setArgs;
-    /** Large SETs straight from memory to a socket of their own (plain TCP, standalone, {@link #setFrom}); else null. */
-    private final RespSetConnection directSets;
     private final ValueLimit valueLimit;
     private volatile StatefulConnection<String, byte[]> connection;
     private volatile RedisStringAsyncCommands<String, byte[]> strings;
@@ -110,40 +95,11 @@ public final class LettuceRemoteStore implements RemoteStore {
         this.valueLimit = new ValueLimit(settings.maxValueBytes());
         this.setArgs = settings.ttl().isZero() ? null : SetArgs.Builder.px(settings.ttl().toMillis());
         Duration connectTimeout = settings.timeout().compareTo(CONNECT_TIMEOUT) > 0 ? settings.timeout() : CONNECT_TIMEOUT;
-        this.uris = new ArrayList<>();
-        for (String u : settings.urls()) {
-            RedisURI.Builder b = RedisURI.builder(RedisURI.create(RemoteSettings.withoutUser(u))).withTimeout(connectTimeout);
-            if (settings.password() != null) {
-                b.withAuthentication(RemoteSettings.userOf(u), settings.password());
-            }
-            uris.add(b.build());
-        }
-        SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
-        TimeoutOptions timeouts = TimeoutOptions.enabled(settings.timeout());
-        SslOptions ssl = sslOptions(settings);
         resources = LettuceResources.create();
         reconnects = new ReconnectReasons(resources);
         trials = new BreakerTrials(resources.eventExecutorGroup(), this::trial, settings.breakerOpen().toNanos());
         connectBreaker = new CircuitBreaker(1, settings.breakerOpen().toNanos(), b -> trials.schedule(null, b));
-        if (settings.cluster()) {
-            clusterClient = RedisClusterClient.create(resources, uris);
-            clusterClient.setOptions(TopologyRefresh.options(socket, timeouts, ssl, false));
-            connectedClusterOptions = TopologyRefresh.options(socket, timeouts, ssl, true);
-            topology = new TopologyRefresh(clusterClient);
-            client = null;
-        } else {
-            client = RedisClient.create(resources);
-            client.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).sslOptions(ssl)
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
-            clusterClient = null;
-            connectedClusterOptions = null;
-            topology = null;
-        }
-        RedisURI first = uris.get(0);
-        String user = RemoteSettings.userOf(settings.urls().get(0));
-        directSets = settings.cluster() || first.isSsl() || !DIRECT_SETS ? null : new RespSetConnection(first.getHost(),
-                first.getPort(), "default".equals(user) ? null : user, settings.password(), first.getDatabase(), settings.ttl(),
-                settings.timeout());
+        clients = LettuceClients.create(settings, resources, connectTimeout);
     }
 
     /**
@@ -217,13 +173,13 @@ public final class LettuceRemoteStore implements RemoteStore {
     private CompletableFuture<Void> connect() {
         connecting = true;
         CompletionStage<? extends StatefulConnection<String, byte[]>> stage = settings.cluster()
-                ? clusterClient.refreshPartitionsAsync().thenCompose(v -> clusterClient.connectAsync(CODEC))
+                ? clients.clusterClient().refreshPartitionsAsync().thenCompose(v -> clients.clusterClient().connectAsync(CODEC))
                         .whenComplete((c, err) -> {
                             if (err == null) {
-                                clusterClient.setOptions(connectedClusterOptions); // connected: refreshes ask every node
+                                clients.clusterClient().setOptions(clients.connectedClusterOptions()); // connected: refreshes ask every node
                             }
                         })
-                : client.connectAsync(CODEC, uris.get(0));
+                : clients.client().connectAsync(CODEC, clients.uris().get(0));
         return stage.toCompletableFuture().handle((conn, err) -> {
             try {
                 if (err != null) {
@@ -327,7 +283,7 @@ public final class LettuceRemoteStore implements RemoteStore {
             // a failed-over master: its breaker no longer counts (a command sent to it would try it)
         } else if (node.startsWith(NO_MASTER)) {
             b.failure(System.nanoTime());
-            topology.request();
+            clients.topology().request();
         } else if (b.startPing(System.nanoTime(), trials.quietNanos())) {
             BreakerTrials.ping(conn, node, settings.timeout()).whenComplete((pong, err) -> {
                 boolean answered = err == null || RemoteFailure.isErrorReply(err);
@@ -421,13 +377,13 @@ public final class LettuceRemoteStore implements RemoteStore {
         if (b.opens() > opened && saidDown.compareAndSet(false, true)) {
             // Once per outage, not per breaker period: a frozen store would say it every second.
             String w = where.get();
-            say(reconnects.reasonOf(RemoteNodes.address(connection, uris.get(0), node), err, settings.timeout().toMillis())
+            say(reconnects.reasonOf(RemoteNodes.address(connection, clients.uris().get(0), node), err, settings.timeout().toMillis())
                     .thenApply(reason -> "remote tier: " + w + " stopped answering (" + cause.label() + ": " + reason
                             + "); lookups miss and writes are dropped until it answers (tried again every "
                             + settings.breakerOpen().toMillis() + " ms)"));
         }
-        if (topology != null && cause != RemoteFailure.Cause.ERROR) {
-            topology.request(); // a dead or frozen master: its replica may serve the slot by now
+        if (clients.topology() != null && cause != RemoteFailure.Cause.ERROR) {
+            clients.topology().request(); // a dead or frozen master: its replica may serve the slot by now
         }
     }
 
@@ -485,7 +441,7 @@ public final class LettuceRemoteStore implements RemoteStore {
     /** Plain TCP, standalone: {@link #DIRECT_SET_MIN_BYTES} up to the limit, by {@link RespSetConnection} (no copy). */
     @Override
     public boolean setsFromMemory(long bytes) {
-        return directSets != null && bytes >= DIRECT_SET_MIN_BYTES && bytes <= valueLimit.bytes();
+        return clients.directSets() != null && bytes >= DIRECT_SET_MIN_BYTES && bytes <= valueLimit.bytes();
     }
 
     @Override
@@ -496,7 +452,7 @@ public final class LettuceRemoteStore implements RemoteStore {
         }
         return guarded(key, () -> {
             CompletableFuture<Void> answer = new CompletableFuture<>();
-            directSets.set(key, new ByteBuffer[] {header.asByteBuffer(), payload.asByteBuffer()}, claim, answer);
+            clients.directSets().set(key, new ByteBuffer[] {header.asByteBuffer(), payload.asByteBuffer()}, claim, answer);
             // A server whose proto-max-bulk-len was lowered below the value may close the socket
             // before its error reply is read (that reply, when read, is guarded's case): a large
             // SET's lost connection reads the limit again.
@@ -583,11 +539,8 @@ public final class LettuceRemoteStore implements RemoteStore {
         }
         closed = true;
         reconnects.close();
-        if (directSets != null) {
-            directSets.close();
-        }
         // Bounded: the client's connections close without waiting on the server, then its threads end.
-        LettuceResources.shutdown(client != null ? client : clusterClient, resources);
+        clients.close(resources);
     }
 
     @Override

@@ -1,0 +1,95 @@
+package io.kvtier.engine;
+
+import io.kvtier.text.Plural;
+
+/**
+ * A request that can never run ({@link Engine#checkFits}): its prompt is longer than the model's
+ * context, or its prompt and most new tokens need more blocks than the device pool has. The
+ * message says so without naming a flag (the server hands it to a client); a command builds its
+ * own line from the figures, naming the flags that change them.
+ *
+ * @param promptTokens the request's prompt length
+ * @param maxTokens    its most new tokens
+ * @param context      the model's context in token positions
+ * @param positions    positions the request can need: prompt + new tokens − 1, at most the context
+ * @param blocks       blocks those positions take
+ * @param poolBlocks   blocks of the device pool
+ * @param blockSize    token positions per block
+ */
+public final class RequestDoesNotFitException extends IllegalArgumentException {
+
+    private final int promptTokens;
+    private final int maxTokens;
+    private final int context;
+    private final long positions;
+    private final int blocks;
+    private final int poolBlocks;
+    private final int blockSize;
+
+    RequestDoesNotFitException(int promptTokens, int maxTokens, int context, long positions, int blocks, int poolBlocks,
+                               int blockSize) {
+        super(message(promptTokens, maxTokens, context, positions, blocks, poolBlocks, blockSize));
+        this.promptTokens = promptTokens;
+        this.maxTokens = maxTokens;
+        this.context = context;
+        this.positions = positions;
+        this.blocks = blocks;
+        this.poolBlocks = poolBlocks;
+        this.blockSize = blockSize;
+    }
+
+    /** Whether the prompt alone is longer than the model's context (else the pool is too small). */
+    public boolean promptBeyondContext() {
+        return promptTokens > context;
+    }
+
+    public int promptTokens() {
+        return promptTokens;
+    }
+
+    public int maxTokens() {
+        return maxTokens;
+    }
+
+    public int context() {
+        return context;
+    }
+
+    public long positions() {
+        return positions;
+    }
+
+    /** Blocks the request needs: the fewest pool blocks it runs in. */
+    public int blocks() {
+        return blocks;
+    }
+
+    public int poolBlocks() {
+        return poolBlocks;
+    }
+
+    public int blockSize() {
+        return blockSize;
+    }
+
+    /** The most new tokens that fit the pool with this prompt; below 1 when the prompt alone does not. */
+    public long newTokensThatFit() {
+        return newTokensThatFit(promptTokens, poolBlocks, blockSize);
+    }
+
+    private static String message(int promptTokens, int maxTokens, int context, long positions, int blocks, int poolBlocks,
+                                  int blockSize) {
+        if (promptTokens > context) {
+            return "the prompt has " + promptTokens + " tokens, more than the model's context of " + Plural.count(context, "token");
+        }
+        long fit = newTokensThatFit(promptTokens, poolBlocks, blockSize);
+        return promptTokens + " prompt tokens and up to " + maxTokens + " new ones need " + positions + " token positions, "
+                + Plural.count(blocks, "block") + " of " + blockSize + ", but the device pool has " + poolBlocks
+                + (fit >= 1 ? ": at most " + fit + " new tokens fit" : ": not even the prompt fits");
+    }
+
+    // The last token sampled needs no KV slot: a pool of P positions holds P − prompt + 1 new tokens.
+    private static long newTokensThatFit(int promptTokens, int poolBlocks, int blockSize) {
+        return (long) poolBlocks * blockSize - promptTokens + 1;
+    }
+}
