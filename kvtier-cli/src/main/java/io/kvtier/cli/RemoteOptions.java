@@ -61,6 +61,9 @@ public final class RemoteOptions {
                     + "a node that answered no operation for this long gets a PING (default ${DEFAULT-VALUE})")
     long breakerOpenMillis;
 
+    /** Most milliseconds {@code --remote-timeout} and {@code --remote-breaker-open} take: a day. */
+    static final long MAX_MILLIS = 86_400_000L;
+
     /** Whether a remote tier was asked for. */
     public boolean enabled() {
         return connection.enabled();
@@ -81,10 +84,18 @@ public final class RemoteOptions {
         }
         RemoteSettings base = connection.settings(tenant);
         Checks.atLeast(admitAfter, 1, "--remote-admit-after");
-        Checks.atLeast(timeoutMillis, 1, "--remote-timeout");
-        Checks.atLeast(breakerOpenMillis, 0, "--remote-breaker-open");
+        // A day at most: Lettuce takes the connect timeout as an int of ms, and the breaker's period in ns
+        // (a larger value was an internal error, not a refusal).
+        Checks.atMost(Checks.atLeast(timeoutMillis, 1, "--remote-timeout"), MAX_MILLIS, "--remote-timeout", "a day in ms");
+        Checks.atMost(Checks.atLeast(breakerOpenMillis, 0, "--remote-breaker-open"), MAX_MILLIS, "--remote-breaker-open",
+                "a day in ms");
         if (!(ttl >= 0) || ttl > 365 * 86_400.0) {
             throw new BadInputException("--remote-ttl must be between 0 and 31536000 seconds, got " + Checks.shown(ttl));
+        }
+        if (ttl > 0 && ttl < 0.001) {
+            // The expiry is sent in whole ms: a shorter one became 0 ms, which is no expiry at all.
+            throw new BadInputException("--remote-ttl must be 0 (no expiry) or at least 0.001 seconds (the store's expiry "
+                    + "is in whole milliseconds), got " + Checks.shown(ttl));
         }
         DiskWritePolicy policy;
         try {
