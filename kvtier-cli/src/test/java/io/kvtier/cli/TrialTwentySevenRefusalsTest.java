@@ -2,7 +2,11 @@ package io.kvtier.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A new user's trial 27, the offloading side: flag values that were an internal error (a stack
@@ -10,6 +14,9 @@ import org.junit.jupiter.api.Test;
  * above it. Nothing listens at port 1, and every refusal comes before the store is reached.
  */
 class TrialTwentySevenRefusalsTest {
+
+    @TempDir
+    Path dir;
 
     private static void assertOneLineError(CliRun r, String expected) {
         GgufCliErrorsTest.assertOneLineError(r, expected);
@@ -44,5 +51,41 @@ class TrialTwentySevenRefusalsTest {
     void aRemoteTtlBelowOneMillisecondIsRefusedNotTurnedIntoNoExpiry() {
         assertOneLineError(generateWithRemote("--remote-ttl", "0.0001"), "--remote-ttl must be 0 (no expiry) or at least "
                 + "0.001 seconds (the store's expiry is in whole milliseconds), got 0.0001");
+    }
+
+    /** A step too long for the simulator's clock was an ArithmeticException's stack trace, exit 1. */
+    @Test
+    void aCostTooLargeForTheSimulatedClockIsOneLine() throws IOException {
+        String clock = "the simulated time passed the simulator's clock (2^63 ns, about 292 years): the cost model's figures "
+                + "are too large for this trace";
+        assertOneLineError(TraceFiles.replayTwoRequests(dir, "--linear-us-per-token", "1e30"),
+                clock + " (--linear-us-per-token 1E+30)");
+        assertOneLineError(TraceFiles.replayTwoRequests(dir, "--mode", "timed", "--step-overhead-ms", "1e13"),
+                clock + " (--step-overhead-ms 10000000000000)");
+        // The remote lane's write wrapped around and ended at once: its hits were served instantly.
+        assertOneLineError(TraceFiles.replayTwoRequests(dir, "--mode", "timed", "--remote-cache-tokens", "1M",
+                "--remote-gbps", "1e-300"), clock + " (--remote-gbps 1E-300)");
+    }
+
+    /** A 1 MB/s host link (one 512-token block of 128 KiB a token takes 67 s) showed its store lane busy 124,753%. */
+    @Test
+    void aSlowHostLinkIsBusyAtMostTheWholeMakespan() throws IOException {
+        Path json = dir.resolve("r.json");
+        CliRun r = TraceFiles.replayTwoRequests(dir, "--mode", "timed", "--host-gbps", "0.001", "--stats-json", json.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        var t = new ObjectMapper().readTree(json.toFile());
+        // the first store starts at request 0's first step and runs past request 1's arrival at 100 s and the run's end
+        assertThat(t.get("pcie_store_busy").asDouble()).isGreaterThan(0.99).isLessThanOrEqualTo(1.0);
+    }
+
+    /** A host or disk tier of fewer tokens than a block was no tier at all, silently; a remote one was rounded up. */
+    @Test
+    void anOffloadTierOfLessThanOneBlockIsRefused() throws IOException {
+        assertOneLineError(TraceFiles.replayTwoRequests(dir, "--host-cache-tokens", "100"),
+                "--host-cache-tokens: '100' is less than one block (512 tokens): give at least 512, or 0 for no such tier");
+        assertOneLineError(TraceFiles.replayTwoRequests(dir, "--disk-cache-tokens", "511"),
+                "--disk-cache-tokens: '511' is less than one block (512 tokens): give at least 512, or 0 for no such tier");
+        assertOneLineError(TraceFiles.replayTwoRequests(dir, "--remote-cache-tokens", "0.1k"),
+                "--remote-cache-tokens: '0.1k' is less than one block (512 tokens): give at least 512, or 0 for no such tier");
     }
 }
