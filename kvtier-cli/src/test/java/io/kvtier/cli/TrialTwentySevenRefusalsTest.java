@@ -88,4 +88,45 @@ class TrialTwentySevenRefusalsTest {
         assertOneLineError(TraceFiles.replayTwoRequests(dir, "--remote-cache-tokens", "0.1k"),
                 "--remote-cache-tokens: '0.1k' is less than one block (512 tokens): give at least 512, or 0 for no such tier");
     }
+
+    /** 1e308 overflowed Duration.toNanos after the host table's header: an internal error. */
+    @Test
+    void aBandwidthTimeBeyondAnHourIsRefused() {
+        assertOneLineError(CliRun.of("bench", "offload", "--skip-ttft", "--skip-decode", "--seconds-per-size", "1e308"),
+                "--seconds-per-size must be at most 3600 (an hour a chunk size), got 1E+308");
+    }
+
+    /** The prompt was cut to the TTFT model's context silently: --prompt-tokens 5000 measured a 1023-token prompt. */
+    @Test
+    void aTtftPromptLongerThanTheModelsContextIsRefused() {
+        assertOneLineError(CliRun.of("bench", "offload", "--skip-bandwidth", "--skip-decode", "--prompt-tokens", "5000"),
+                "--prompt-tokens 5000 does not fit the TTFT model's context of 1024 tokens: give at most 1023 (the prompt and "
+                        + "the token its last position samples)");
+    }
+
+    /**
+     * On a 2 MiB filesystem the disk bandwidth figure failed after the host table, and the TTFT figures as an internal
+     * error ("did not hit both tiers"); a --disk-mib-per-size typo wrote until the disk was full. The largest of the
+     * default run's sizes is 16 KiB: 8,192 files a side of 16,384 + 256 header bytes, 20,480 in 4 KiB units, twice; the
+     * TTFT prefix is 62 blocks of the 110M shape's 1,179,648 bytes, each file 1,183,744 in 4 KiB units.
+     */
+    @Test
+    void figuresWithoutRoomOnTheirFilesystemAreRefusedBeforeTheFirst() {
+        var usable = DiskOptions.usableSpace;
+        DiskOptions.usableSpace = p -> 2L << 20;
+        try {
+            String d = dir.toString();
+            assertOneLineError(CliRun.of("bench", "offload", "--skip-ttft", "--skip-decode", "--disk-cache-dir", d),
+                    "bench offload: the disk figures hold up to 320.0 MiB of files at once (both sides of one chunk size, "
+                            + "--disk-mib-per-size 128), and the filesystem of --disk-cache-dir " + d + " has 2.0 MiB free: give a "
+                            + "smaller --disk-mib-per-size, or another --disk-cache-dir");
+            assertOneLineError(CliRun.of("bench", "offload", "--skip-bandwidth", "--skip-decode", "--disk-cache-dir", d),
+                    "bench offload: the TTFT figures' disk tier holds the prefix's KV, 70.0 MiB of chunk files, and the filesystem "
+                            + "of --disk-cache-dir " + d + " has 2.0 MiB free: give another --disk-cache-dir, or --skip-ttft");
+        } finally {
+            DiskOptions.usableSpace = usable;
+        }
+        assertThat(dir).isEmptyDirectory();
+        assertThat(io.kvtier.bench.DiskBandwidth.peakFileBytes(new long[] {16 << 10}, 128L << 20)).isEqualTo(2L * 8192 * 20480);
+    }
 }
