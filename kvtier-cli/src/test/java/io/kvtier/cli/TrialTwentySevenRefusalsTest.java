@@ -129,4 +129,11 @@ class TrialTwentySevenRefusalsTest {
         assertThat(dir).isEmptyDirectory();
         assertThat(io.kvtier.bench.DiskBandwidth.peakFileBytes(new long[] {16 << 10}, 128L << 20)).isEqualTo(2L * 8192 * 20480);
     }
+
+    /** The JDK's NoSuchFileException carries the path alone: "cannot open (/proc/kvtier-absent)" said no why. */
+    @Test
+    void aDiskDirThatCannotBeMadeSaysWhy() {
+        assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--max-tokens", "1", "--disk-cache-dir", "/proc/kvtier-absent"),
+                "disk cache dir /proc/kvtier-absent: cannot open (/proc/kvtier-absent: No such file or directory)");
+    }
 }
