@@ -127,7 +127,11 @@ final class BenchOffloadCommand implements Callable<Integer> {
     @Override
     public Integer call() throws java.io.IOException {
         former.apply(spec);
-        Checks.atLeast(promptTokens, 2, "--prompt-tokens");
+        if (promptTokens < TTFT_BLOCK_SIZE + 1) {
+            // 2 to 16 left no block to store: "the TTFT runs did not hit both tiers", an internal error.
+            throw new BadInputException("--prompt-tokens must be at least " + (TTFT_BLOCK_SIZE + 1) + " (a block of "
+                    + TTFT_BLOCK_SIZE + " tokens for the tiers to hold, and a token to compute), got " + promptTokens);
+        }
         Checks.atLeast(repeats, 1, "--repeats");
         threads.threads();
         Checks.positive(secondsPerSize, "--seconds-per-size");

@@ -102,6 +102,9 @@ class TrialTwentySevenRefusalsTest {
         assertOneLineError(CliRun.of("bench", "offload", "--skip-bandwidth", "--skip-decode", "--prompt-tokens", "5000"),
                 "--prompt-tokens 5000 does not fit the TTFT model's context of 1024 tokens: give at most 1023 (the prompt and "
                         + "the token its last position samples)");
+        // 2, the least it took, left no block to store: an internal error after the TTFT header.
+        assertOneLineError(CliRun.of("bench", "offload", "--skip-bandwidth", "--skip-decode", "--prompt-tokens", "16"),
+                "--prompt-tokens must be at least 17 (a block of 16 tokens for the tiers to hold, and a token to compute), got 16");
     }
 
     /**
