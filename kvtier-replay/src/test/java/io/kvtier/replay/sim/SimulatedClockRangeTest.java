@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvtier.engine.ScheduledChunk;
-import io.kvtier.kv.BlockKey;
 import io.kvtier.offload.transfer.ChunkCopy;
 import io.kvtier.offload.transfer.RemoteJob;
 import io.kvtier.offload.transfer.StoreJob;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -20,15 +18,10 @@ import org.junit.jupiter.api.Test;
 class SimulatedClockRangeTest {
 
     private static final CostModel COST = CostModel.REFERENCE;
-    private static final BlockKey K = new BlockKey(1, 2, 3, 4);
     private static final long BLOCK_NANOS = COST.hostTransferNanos(512L * COST.kvBytesPerToken());
 
     private static List<ChunkCopy> blocks(int n) {
-        List<ChunkCopy> c = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            c.add(new ChunkCopy(new int[] {i}, i, K, K, K, new int[0]));
-        }
-        return c;
+        return SimulatedDataPlaneTest.blocks(n);
     }
 
     @Test
