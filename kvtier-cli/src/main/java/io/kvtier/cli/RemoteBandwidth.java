@@ -150,10 +150,7 @@ public final class RemoteBandwidth {
         }
     }
 
-    /**
-     * A MB/s figure: whole from 10 on, else to two significant digits (0.45, 3.2). Whole, a TLS load of
-     * 0.45 MB/s on a loaded machine printed as "0" beside a ratio of 0.29 (the figure positive, its cell not).
-     */
+    /** MB/s, whole from 10 on, else to two significant digits: a TLS load of 0.45 MB/s (loaded machine) printed "0". */
     static String mbps(double v) {
         return v >= 9.5 ? String.format(java.util.Locale.ROOT, "%.0f", v)
                 : new java.math.BigDecimal(v).round(new java.math.MathContext(2)).toPlainString();
