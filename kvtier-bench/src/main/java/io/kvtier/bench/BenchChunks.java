@@ -49,7 +49,7 @@ record BenchChunks(long size, int files, MemorySegment payload, BlockKey[] keys,
         if (size <= 0) {
             throw new IllegalArgumentException("chunk size must be positive, got " + size);
         }
-        int files = (int) Math.max(4, Math.min(1 << 20, bytesPerSize / size));
+        int files = files(size, bytesPerSize);
         MemorySegment payload = arena.allocate(size, 4096);
         SplittableRandom rnd = new SplittableRandom(size);
         for (long i = 0; i + 8 <= size; i += 8) {
@@ -67,6 +67,25 @@ record BenchChunks(long size, int files, MemorySegment payload, BlockKey[] keys,
         MemorySegment plainFile = arena.allocate(fileBytes, 4096);
         MemorySegment.copy(payload, 0, plainFile, fileBytes - size, size);
         return new BenchChunks(size, files, payload, keys, headers, plainFile);
+    }
+
+    /** Files per side for chunks of {@code size}: max(4, bytesPerSize / size), at most 2^20. */
+    static int files(long size, long bytesPerSize) {
+        return (int) Math.max(4, Math.min(1 << 20, bytesPerSize / size));
+    }
+
+    /**
+     * The most bytes of files a figure over {@code sizes} holds at once: both sides' files of one
+     * size (the store's chunk files and the plain copies, as long), in whole 4 KiB units. A figure
+     * deletes a size's files before the next size.
+     */
+    static long peakBytes(long[] sizes, long bytesPerSize) {
+        long peak = 0;
+        for (long size : sizes) {
+            long file = DiskCapacity.allocatedBytes(size, TOKENS, DiskCapacity.DEFAULT_ALLOCATION_UNIT);
+            peak = Math.max(peak, 2L * files(size, bytesPerSize) * file);
+        }
+        return peak;
     }
 
     /** Bytes of one chunk file of {@code size} payload bytes. */

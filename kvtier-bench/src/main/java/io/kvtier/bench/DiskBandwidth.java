@@ -83,6 +83,14 @@ public final class DiskBandwidth {
     }
 
     /**
+     * The most bytes of files {@link #measure} (or {@link ColdDiskBandwidth#measure}) holds at once
+     * over {@code chunkSizes}: both sides' files of one size, in whole 4 KiB units.
+     */
+    public static long peakFileBytes(long[] chunkSizes, long bytesPerSize) {
+        return BenchChunks.peakBytes(chunkSizes, bytesPerSize);
+    }
+
+    /**
      * Measures each chunk size.
      *
      * @param dir          an existing directory on the disk to measure

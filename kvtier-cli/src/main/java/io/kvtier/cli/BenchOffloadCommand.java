@@ -45,6 +45,12 @@ final class BenchOffloadCommand implements Callable<Integer> {
     /** Chunk sizes of {@code --cold-disk}: the sizes the disk-tier targets are about. */
     private static final long[] COLD_CHUNK_SIZES = {256 << 10, 1 << 20, 4 << 20};
 
+    /** Token positions per block of the TTFT figures' engines. */
+    private static final int TTFT_BLOCK_SIZE = 16;
+
+    /** Most {@code --seconds-per-size}: an hour a chunk size. */
+    static final double MAX_SECONDS_PER_SIZE = 3600;
+
     /** A signal's shutdown hook has interrupted the bench: its failures are the interrupt's, not errors. */
     private volatile boolean signalled;
 
@@ -122,10 +128,19 @@ final class BenchOffloadCommand implements Callable<Integer> {
     @Override
     public Integer call() throws java.io.IOException {
         former.apply(spec);
-        Checks.atLeast(promptTokens, 2, "--prompt-tokens");
+        if (promptTokens < TTFT_BLOCK_SIZE + 1) {
+            // 2 to 16 left no block to store: "the TTFT runs did not hit both tiers", an internal error.
+            throw new BadInputException("--prompt-tokens must be at least " + (TTFT_BLOCK_SIZE + 1) + " (a block of "
+                    + TTFT_BLOCK_SIZE + " tokens for the tiers to hold, and a token to compute), got " + promptTokens);
+        }
         Checks.atLeast(repeats, 1, "--repeats");
         threads.threads();
         Checks.positive(TimeFlag.seconds(secondsPerSize), "--seconds-per-size");
+        if (TimeFlag.seconds(secondsPerSize) > MAX_SECONDS_PER_SIZE) {
+            // 1e308 overflowed Duration.toNanos after the header: an internal error, not a refusal.
+            throw new BadInputException("--seconds-per-size must be at most " + (long) MAX_SECONDS_PER_SIZE + " (an hour a chunk "
+                    + "size), got " + Checks.shown(TimeFlag.seconds(secondsPerSize)));
+        }
         Checks.atLeast(diskMibPerSize, 1, "--disk-mib-per-size");
         Checks.notWith(spec, skipTtft, "--skip-ttft", "the TTFT figures are skipped", List.of("--ttft-model", "--prompt-tokens"));
         // A flag of a skipped part is refused, not ignored: the figures it was meant to change are not printed.
@@ -147,8 +162,17 @@ final class BenchOffloadCommand implements Callable<Integer> {
         Checks.atLeast(remoteRequests, 1, "--remote-requests");
         // Every model is opened (and closed) now: a wrong file fails in a second, not after the host-tier part.
         ModelOptions.check(model.model(), "--model");
+        ModelConfig ttftShape = SHAPE_110M;
         if (ttftModel != null) {
-            ModelOptions.check(ttftModel, "--ttft-model");
+            try (Model m = ModelOptions.load(ttftModel, "--ttft-model")) {
+                ttftShape = m.config();
+            }
+        }
+        if (!skipTtft && promptTokens > ttftShape.seqLen() - 1) {
+            // It was cut to the context silently: "--prompt-tokens 5000" measured a 1023-token prompt.
+            throw new BadInputException("--prompt-tokens " + promptTokens + " does not fit the TTFT model's context of "
+                    + ttftShape.seqLen() + " tokens: give at most " + (ttftShape.seqLen() - 1) + " (the prompt and the token "
+                    + "its last position samples)");
         }
         if (diskDir != null) {
             Checks.directory(diskDir, "--disk-cache-dir");
@@ -174,6 +198,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
         }, "kvtier-bench-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
         try {
+            BenchDiskRoom.check(tmp, diskDir != null, diskRoomNeeded(), diskMibPerSize, skipTtft ? 0 : ttftDiskBytes(ttftShape));
             if (run != null) {
                 RemoteBandwidth.checkReachable(run); // before the first figure: a refusal is one line, nothing above it
                 remoteRun = run;
@@ -214,6 +239,20 @@ final class BenchOffloadCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** The most bytes of files the disk bandwidth figures that run hold at once (0: none runs). */
+    private long diskRoomNeeded() {
+        long bytesPerSize = diskMibPerSize << 20;
+        return Math.max(skipBandwidth ? 0 : DiskBandwidth.peakFileBytes(DiskBandwidth.DEFAULT_CHUNK_SIZES, bytesPerSize),
+                coldDisk ? DiskBandwidth.peakFileBytes(COLD_CHUNK_SIZES, bytesPerSize) : 0);
+    }
+
+    /** The TTFT figures' disk tier's chunk files: one a block of the prompt's prefix ({@link #ttft}). */
+    private long ttftDiskBytes(ModelConfig c) {
+        int prefixBlocks = (promptTokens - 1) / TTFT_BLOCK_SIZE;
+        return prefixBlocks * io.kvtier.tier.disk.DiskCapacity.allocatedBytes(c.kvLayout(TTFT_BLOCK_SIZE).bytesPerBlock(),
+                TTFT_BLOCK_SIZE, io.kvtier.tier.disk.DiskCapacity.DEFAULT_ALLOCATION_UNIT);
     }
 
     private void coldDiskBandwidth(Path dir) throws java.io.IOException {
@@ -305,7 +344,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
         ModelConfig c = cp.config();
         int[] prompt = ttftPrompt(c, promptTokens);
         int len = prompt.length;
-        int blockSize = 16;
+        int blockSize = TTFT_BLOCK_SIZE;
         var layout = c.kvLayout(blockSize);
         int prefixBlocks = (len - 1) / blockSize;
         long prefixBytes = prefixBlocks * layout.bytesPerBlock();

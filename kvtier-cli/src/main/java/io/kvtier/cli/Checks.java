@@ -106,6 +106,14 @@ final class Checks {
         return value;
     }
 
+    /** {@code value}, refused above {@code max} in one line naming the flag and what the limit is ({@code why}). */
+    static long atMost(long value, long max, String flag, String why) {
+        if (value > max) {
+            throw new BadInputException(flag + " must be at most " + max + " (" + why + "), got " + value);
+        }
+        return value;
+    }
+
     /**
      * A compute thread count of at most 4 per core. More threads than that only queue for the
      * cores (and each holds its own scratch buffers), so a larger value is a typo.

@@ -217,7 +217,7 @@ public final class DiskOptions {
      * Bytes of the tier's chunk files ({@code *.kvc}) below {@code dir}, each rounded up to whole
      * allocation units as the budget counts it; 0 when absent or unreadable.
      */
-    private static long ownFiles(Path dir) {
+    static long ownFiles(Path dir) {
         if (!java.nio.file.Files.isDirectory(dir)) {
             return 0;
         }

@@ -144,10 +144,16 @@ public final class RemoteBandwidth {
                     }
                 }
             }
-            System.out.printf("%10s %8d %12.0f %12.0f %12.0f %12.0f %10.2f %10.2f %10d%n", (size >> 10) + " KiB", tierValues,
-                    Samples.median(rounds[0]), Samples.median(rounds[1]), Samples.median(rounds[2]),
-                    Samples.median(rounds[3]), Samples.median(rounds[4]), Samples.median(rounds[5]), rbValues);
+            System.out.printf("%10s %8d %12s %12s %12s %12s %10.2f %10.2f %10d%n", (size >> 10) + " KiB", tierValues,
+                    mbps(Samples.median(rounds[0])), mbps(Samples.median(rounds[1])), mbps(Samples.median(rounds[2])),
+                    mbps(Samples.median(rounds[3])), Samples.median(rounds[4]), Samples.median(rounds[5]), rbValues);
         }
+    }
+
+    /** MB/s, whole from 10 on, else to two significant digits: a TLS load of 0.45 MB/s (loaded machine) printed "0". */
+    static String mbps(double v) {
+        return v >= 9.5 ? String.format(java.util.Locale.ROOT, "%.0f", v)
+                : new java.math.BigDecimal(v).round(new java.math.MathContext(2)).toPlainString();
     }
 
     /** The server redis-benchmark runs against: the URL's, or on a cluster the master of {@link #BENCHMARK_KEY}. */

@@ -64,6 +64,9 @@ public final class RemoteOptions {
                     + "default ${DEFAULT-VALUE})")
     Duration breakerOpen;
 
+    /** Most milliseconds {@code --remote-timeout} and {@code --remote-breaker-open} take: a day. */
+    static final long MAX_MILLIS = 86_400_000L;
+
     /** Whether a remote tier was asked for. */
     public boolean enabled() {
         return connection.enabled();
@@ -84,11 +87,15 @@ public final class RemoteOptions {
         }
         RemoteSettings base = connection.settings(tenant);
         Checks.atLeast(admitAfter, 1, "--remote-admit-after");
-        if (timeout.toMillis() < 1) {
-            throw new BadInputException("--remote-timeout must be at least 1 ms, got " + timeout.toMillis() + " ms");
+        // A day at most: Lettuce takes the connect timeout as an int of ms, and the breaker's period in ns
+        // (a larger value was an internal error, not a refusal).
+        if (timeout.toMillis() < 1 || timeout.toMillis() > MAX_MILLIS) {
+            throw new BadInputException("--remote-timeout must be between 1 ms and a day (" + MAX_MILLIS + " ms), got "
+                    + timeout.toMillis() + " ms");
         }
-        if (breakerOpen.isNegative()) {
-            throw new BadInputException("--remote-breaker-open must be at least 0 ms, got " + breakerOpen.toMillis() + " ms");
+        if (breakerOpen.isNegative() || breakerOpen.toMillis() > MAX_MILLIS) {
+            throw new BadInputException("--remote-breaker-open must be between 0 ms and a day (" + MAX_MILLIS + " ms), got "
+                    + breakerOpen.toMillis() + " ms");
         }
         if (ttl.isNegative() || ttl.compareTo(Duration.ofDays(365)) > 0) {
             throw new BadInputException("--remote-ttl must be between 0 and 31536000 seconds, got " + Checks.shown(TimeFlag.seconds(ttl)));

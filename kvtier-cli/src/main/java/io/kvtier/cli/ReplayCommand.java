@@ -206,7 +206,27 @@ final class ReplayCommand implements Callable<Integer> {
             return run(t, cfg, chart);
         } catch (io.kvtier.replay.DeviceTierTooSmallException e) {
             throw deviceTokens == null ? new BadInputException(e.ofDefault(), e) : e; // name no flag that was not given
+        } catch (io.kvtier.replay.sim.ClockOverflowException e) {
+            // A step or a transfer that would never end: an ArithmeticException's stack trace before, or a
+            // job that wrapped around and ended at once (a remote link of 1e-300 GB/s served its hits instantly).
+            throw new BadInputException(e.getMessage() + ": the cost model's figures are too large for this trace"
+                    + costFlagsGiven(), e);
         }
+    }
+
+    /** The cost flags given, for a message: {@code " (--remote-gbps 1E-300)"}, or nothing. */
+    private String costFlagsGiven() {
+        List<String> given = new ArrayList<>();
+        String[] names = {"--linear-us-per-token", "--attention-ns-per-pair", "--weight-read-ms", "--kv-read-ns-per-token",
+            "--step-overhead-ms", "--host-gbps", "--host-latency-us", "--remote-latency-us", "--remote-gbps"};
+        Double[] values = {linearUsPerToken, attentionNsPerPair, weightReadMs, kvReadNsPerToken, stepOverheadMs, hostGbps,
+            hostLatencyUs, remoteLatencyUs, remoteGbps};
+        for (int i = 0; i < names.length; i++) {
+            if (values[i] != null) {
+                given.add(names[i] + " " + Checks.shown(values[i]));
+            }
+        }
+        return given.isEmpty() ? "" : " (" + String.join(", ", given) + ")";
     }
 
     private int run(Trace t, ReplayConfig cfg, Path chart) throws IOException {
@@ -403,13 +423,27 @@ final class ReplayCommand implements Callable<Integer> {
         }
         ReplayConfig cfg = new ReplayConfig(m, eviction.policy(),
                 deviceTokens == null ? base.device() : Capacity.parse(deviceTokens, "--device-tokens"),
-                Capacity.parse(hostTokens, "--host-cache-tokens"), Capacity.parse(diskTokens, "--disk-cache-tokens"), blockSize,
+                tierCapacity(hostTokens, "--host-cache-tokens", blockSize), tierCapacity(diskTokens, "--disk-cache-tokens", blockSize),
+                blockSize,
                 x, cost, maxBatchTokens == null ? 0 : maxBatchTokens, batch.maxRunning(),
                 outputCap != null ? outputCap : base.maxTokens(), eviction.storePolicy(), eviction.loadPolicy()).withRemote(new ReplayConfig.Remote(
-                Capacity.parse(remoteTokens, "--remote-cache-tokens"),
+                tierCapacity(remoteTokens, "--remote-cache-tokens", blockSize),
                 remoteLatencyUs != null ? remoteLatencyUs * 1e3 : ReplayConfig.Remote.NONE.latencyNanos(),
                 remoteGbps != null ? remoteGbps * 1e9 : ReplayConfig.Remote.NONE.bytesPerSecond()));
         return cfg.withKvGroups(layout);
+    }
+
+    /**
+     * An offload tier's capacity, refused when it holds tokens but not one block: a host or disk tier of
+     * 100 tokens was silently no tier at all (its row left out), a remote one was rounded up to a block.
+     */
+    private static Capacity tierCapacity(String text, String flag, int blockSize) {
+        Capacity c = Capacity.parse(text, flag);
+        if (c.kind() == Capacity.Kind.TOKENS && c.tokens() > 0 && c.tokens() < blockSize) {
+            throw new BadInputException(flag + ": '" + text + "' is less than one block (" + blockSize + " tokens): give at least "
+                    + blockSize + ", or 0 for no such tier");
+        }
+        return c;
     }
 
     /** {@code --context-tokens} as the other token counts are given ({@code 128k}, {@code 1M}, {@code 1Mi}), 1 to 10M. */

@@ -184,6 +184,19 @@ class RemoteBandwidthTest {
      * pipelines and at least {@code least}, every figure a finite positive MB/s, each ratio the
      * tier's figure over redis-benchmark's.
      */
+    /** Half a unit of a printed number's last digit: 0.5 for "412", 0.005 for "0.45". */
+    private static double halfLastDigit(String printed) {
+        int point = printed.indexOf('.');
+        return 0.5 * Math.pow(10, point < 0 ? 0 : -(printed.length() - point - 1));
+    }
+
+    /** MB/s under 10 keep two significant digits: a TLS load of 0.45 MB/s was printed "0" (the test's failure under load). */
+    @Test
+    void smallFiguresKeepTwoSignificantDigits() {
+        assertThat(List.of(RemoteBandwidth.mbps(0.4512), RemoteBandwidth.mbps(3.21), RemoteBandwidth.mbps(9.49),
+                RemoteBandwidth.mbps(9.5), RemoteBandwidth.mbps(1234.4))).containsExactly("0.45", "3.2", "9.5", "10", "1234");
+    }
+
     static void assertTable(List<String> lines, long[] least) {
         assertThat(lines.get(1).strip().split("\\s+")).containsExactly("chunk", "values", "tier", "store", "SET", "tier", "load",
                 "GET", "store/SET", "load/GET", "rb", "values");
@@ -199,9 +212,11 @@ class RemoteBandwidthTest {
             assertThat(cells).as(row).hasSize(10);
             double[] f = Arrays.stream(cells).skip(3).limit(6).mapToDouble(Double::parseDouble).toArray();
             assertThat(Arrays.stream(f).allMatch(x -> Double.isFinite(x) && x > 0)).as("finite positive figures: " + row).isTrue();
-            // Printed MB/s are rounded to 1, ratios to 0.01: the ratio of the printed figures is within both.
-            assertThat(f[4]).as("store/SET of " + row).isCloseTo(f[0] / f[1], within(0.006 + 0.5 / f[1] * 1.01 + 0.5 * f[0] / (f[1] * f[1])));
-            assertThat(f[5]).as("load/GET of " + row).isCloseTo(f[2] / f[3], within(0.006 + 0.5 / f[3] * 1.01 + 0.5 * f[2] / (f[3] * f[3])));
+            // Printed MB/s are rounded to their last digit (1 from 10 on, else two significant digits), ratios to 0.01:
+            // the ratio of the printed figures is within both.
+            double[] e = Arrays.stream(cells).skip(3).limit(4).mapToDouble(RemoteBandwidthTest::halfLastDigit).toArray();
+            assertThat(f[4]).as("store/SET of " + row).isCloseTo(f[0] / f[1], within(0.006 + e[0] / f[1] * 1.01 + e[1] * f[0] / (f[1] * f[1])));
+            assertThat(f[5]).as("load/GET of " + row).isCloseTo(f[2] / f[3], within(0.006 + e[2] / f[3] * 1.01 + e[3] * f[2] / (f[3] * f[3])));
             long rb = Long.parseLong(cells[9]);
             assertThat(rb).as("redis-benchmark's values, whole pipelines: " + row)
                     .isGreaterThanOrEqualTo(least[rows.indexOf(row)]).isEqualTo(rb / 8 * 8);

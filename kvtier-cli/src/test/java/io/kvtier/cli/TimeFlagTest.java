@@ -58,7 +58,7 @@ class TimeFlagTest {
         GgufCliErrorsTest.assertOneLineError(CliRun.of("serve", "--shutdown-grace", "-500ms"),
                 "--shutdown-grace must be in 0..86400 seconds, got -0.5");
         GgufCliErrorsTest.assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--host-cache-bytes", "1M", "--remote-url",
-                "redis://127.0.0.1:1", "--remote-timeout", "0s"), "--remote-timeout must be at least 1 ms, got 0 ms");
+                "redis://127.0.0.1:1", "--remote-timeout", "0s"), "--remote-timeout must be between 1 ms and a day (86400000 ms), got 0 ms");
         GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "offload", "--seconds-per-size", "0ms"),
                 "--seconds-per-size must be a positive number, got 0");
     }

@@ -296,7 +296,7 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
                 remoteStore.close();
             }
             host.close();
-            throw new IllegalArgumentException("disk cache dir " + disk.dir() + ": cannot open (" + e.getMessage() + ")", e);
+            throw new IllegalArgumentException("disk cache dir " + disk.dir() + ": cannot open (" + withReason(e) + ")", e);
         }
         int chunks;
         try {
@@ -346,5 +346,17 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * An exception's message with the operating system's reason: the JDK's {@link java.nio.file.NoSuchFileException}
+     * and {@link java.nio.file.AccessDeniedException} carry the path alone ("cannot open (/proc/foo)" said no why).
+     */
+    static String withReason(Exception e) {
+        return switch (e) {
+            case java.nio.file.NoSuchFileException n when n.getReason() == null -> n.getMessage() + ": No such file or directory";
+            case java.nio.file.AccessDeniedException a when a.getReason() == null -> a.getMessage() + ": Permission denied";
+            default -> e.getMessage();
+        };
     }
 }

@@ -319,8 +319,8 @@ public final class Replay {
             double span = Math.max(1, lastFinish - (firstArrival == Long.MAX_VALUE ? 0 : firstArrival));
             return new ReplayResult.Timing(span / 1e9, steps, ttft.seconds(), e2e.seconds(), queue.seconds(),
                     maxWaiting, steps == 0 ? 0 : (double) waitingSum / steps, re.runner.busyNanos() / span,
-                    re.transfers == null ? 0 : re.transfers.storeBusyNanos() / span,
-                    re.transfers == null ? 0 : re.transfers.loadBusyNanos() / span, ttftNanos, e2eNanos);
+                    re.transfers == null ? 0 : re.transfers.storeBusyNanosUntil(lastFinish) / span,
+                    re.transfers == null ? 0 : re.transfers.loadBusyNanosUntil(lastFinish) / span, ttftNanos, e2eNanos);
         }
     }
 }

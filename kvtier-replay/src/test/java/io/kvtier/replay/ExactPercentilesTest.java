@@ -30,6 +30,15 @@ class ExactPercentilesTest {
         assertThat(s.mean()).isEqualTo((5050 + 2_510_294.4) / 101, org.assertj.core.data.Offset.offset(1e-6));
     }
 
+    /** Each value fits the clock, their sum does not: the mean of 5e18 and 6e18 ns read -3,723,372,086.781 s. */
+    @Test
+    void theMeanOfValuesWhoseSumPassesALongIsTheirMean() {
+        ExactPercentiles p = new ExactPercentiles();
+        p.record(5_000_000_000_000_000_000L);
+        p.record(6_000_000_000_000_000_000L);
+        assertThat(p.seconds().mean()).isEqualTo(5.5e9);
+    }
+
     @Test
     void noValueIsZero() {
         assertThat(new ExactPercentiles().seconds()).isEqualTo(new ReplayResult.Percentiles(0, 0, 0, 0, 0));

@@ -20,7 +20,20 @@ public final class VirtualClock {
         if (nanos < 0) {
             throw new IllegalArgumentException("the clock cannot go back: " + nanos + " ns");
         }
-        now = Math.addExact(now, nanos);
+        now = after(now, nanos);
+    }
+
+    /**
+     * {@code t + nanos} (both >= 0).
+     *
+     * @throws ClockOverflowException where the sum would pass the clock's range; a cost rounded from
+     *                                a double too large for a long ({@link Long#MAX_VALUE}) always does
+     */
+    public static long after(long t, long nanos) {
+        if (nanos >= Long.MAX_VALUE - t) {
+            throw new ClockOverflowException();
+        }
+        return t + nanos;
     }
 
     /** Moves the clock to {@code nanos} if that is later than now; never moves it back. */

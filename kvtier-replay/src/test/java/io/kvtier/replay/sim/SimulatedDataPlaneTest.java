@@ -22,7 +22,8 @@ class SimulatedDataPlaneTest {
     private static final BlockKey K = new BlockKey(1, 2, 3, 4);
     private static final long BLOCK_NANOS = COST.hostTransferNanos(512L * COST.kvBytesPerToken());
 
-    private static List<ChunkCopy> blocks(int n) {
+    /** {@code n} one-token chunk copies of one block each (shared with {@link SimulatedClockRangeTest}). */
+    static List<ChunkCopy> blocks(int n) {
         List<ChunkCopy> c = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             c.add(new ChunkCopy(new int[] {i}, i, K, K, K, new int[0]));
