@@ -37,8 +37,15 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  */
 final class Parallel {
 
-    /** Default of {@link #MIN_PARALLEL_WORK}: a few microseconds of work, longer than a hand-off to a spinning helper. */
-    static final long MIN_PARALLEL_WORK_DEFAULT = 1L << 15;
+    /**
+     * Default of {@link #MIN_PARALLEL_WORK}: several microseconds of work, longer than a hand-off
+     * to a spinning helper. 2^16, not 2^15: stories260K's classifier (512 x 64, exactly 2^15) was
+     * its only split range, one per step, so the helper woke for 2-3 us of work and then spun
+     * 50 us of every ~120 us step on the second vCPU, which a fresh process's JIT threads needed
+     * (its steps' wall time was twice their CPU time). The 15M shape's smallest range (288 x 288)
+     * still splits.
+     */
+    static final long MIN_PARALLEL_WORK_DEFAULT = 1L << 16;
     /** Multiply-adds below which a range stays on the calling thread (property {@code kvtier.parallel.minWork}). */
     static final long MIN_PARALLEL_WORK = Long.getLong("kvtier.parallel.minWork", MIN_PARALLEL_WORK_DEFAULT);
     /** How long an idle helper waits, spinning, for the next range before it parks. */

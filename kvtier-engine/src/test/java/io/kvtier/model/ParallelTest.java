@@ -49,7 +49,7 @@ class ParallelTest {
      * per thread and at most four per thread (2 threads here).
      */
     @ParameterizedTest(name = "{0} multiply-adds: {1} parts")
-    @CsvSource({"40000, 2", "524287, 2", "786432, 3", "1048576, 4", "1900000, 7", "100000000, 8"})
+    @CsvSource({"70000, 2", "524287, 2", "786432, 3", "1048576, 4", "1900000, 7", "100000000, 8"})
     void aRangeGetsAPartPerMinPartWorkBetweenOneAndFourPerThread(long work, int parts) {
         ForkJoinPool pool = new ForkJoinPool(2);
         try {
