@@ -47,8 +47,8 @@ import java.util.SplittableRandom;
  * {@code generate}'s (a host tier, so prefill priority): every branch and call the user's steps
  * take should have been taken here after the profiles began, or the user's run meets them as
  * uncommon traps and runs their methods in C1 until C2 has compiled them again (debug output
- * with {@code -Dkvtier.warmup.debug=true}; docs/design-notes.md, "Warm start"). Its outputs are discarded; it shares no state with the user's engine
- * (own pool, own tier, own compute threads).
+ * with {@code -Dkvtier.warmup.debug=true}; docs/design-notes.md, "Warm start"). Its outputs are
+ * discarded; it shares no state with the user's engine (own pool, own tier, own compute threads).
  *
  * <p>{@code generate} calls {@link #awaitCurrent} just before its first step, so that the
  * generation time it reports is compiled code's (the wait is part of "ready after", counted from
@@ -330,9 +330,9 @@ final class Warmup {
      * first steps, before any profile, so C2 compiled them as never taken, and the user's first
      * step hit uncommon traps in the attention kernel (which then ran in C1 for 50-100 steps).
      */
-    private void onNewThread(WarmupFiles used, TextTokenizer tok, Request r, int prefills) throws IOException {
+    private void onNewThread(WarmupFiles used, TextTokenizer tok, Request r, int prefills) {
         Throwable[] failure = new Throwable[1];
-        Thread t = Thread.ofPlatform().name("kvtier-warm-up-" + engines).start(() -> {
+        Thread t = Thread.ofPlatform().daemon().name("kvtier-warm-up-" + engines).start(() -> {
             try {
                 generateOne(used, tok, r, prefills);
             } catch (Throwable e) {
