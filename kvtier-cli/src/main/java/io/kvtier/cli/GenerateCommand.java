@@ -187,7 +187,7 @@ final class GenerateCommand implements Callable<Integer> {
             PrintStream out = new PrintStream(lines.out(), false, StandardCharsets.UTF_8);
             ResultPrinter.Format format = output == OutputFormat.jsonl ? ResultPrinter.Format.JSONL
                     : sequential || ids.size() == 1 ? ResultPrinter.Format.TEXT_STREAMED : ResultPrinter.Format.TEXT;
-            Warmup.awaitCurrent(requests.stream().mapToLong(r -> r.promptIds().length + (long) r.maxTokens()).sum());
+            Warmup.awaitCurrent(requests.stream().mapToLong(r -> r.promptIds().length + (long) r.maxTokens()).sum(), signals::requested);
             boolean debug = Boolean.getBoolean("kvtier.warmup.debug");
             if (debug) {
                 System.err.println(ThreadCpu.line("run start"));

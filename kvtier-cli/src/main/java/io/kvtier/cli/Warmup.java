@@ -24,6 +24,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.function.BooleanSupplier;
 
 /**
  * Warm start of {@code generate}: JIT compilation of the step's code while the process starts.
@@ -182,12 +183,13 @@ final class Warmup {
      * {@link #MAX_WAIT_MILLIS}. Later calls return at once.
      *
      * @param jobTokens the job's prompt tokens plus its maximum new tokens, over all requests
+     * @param stopRequested whether a signal asked the run to stop: the wait ends then
      */
-    static void awaitCurrent(long jobTokens) {
+    static void awaitCurrent(long jobTokens, BooleanSupplier stopRequested) {
         Warmup w = current;
         current = null;
         if (w != null) {
-            w.finish(jobTokens, MAX_WAIT_MILLIS);
+            w.finish(jobTokens, MAX_WAIT_MILLIS, stopRequested);
         }
     }
 
@@ -200,6 +202,11 @@ final class Warmup {
      * @return the tokens the warm-up has generated
      */
     int finish(long jobTokens, long maxWaitMillis) {
+        return finish(jobTokens, maxWaitMillis, () -> false);
+    }
+
+    /** As {@link #finish(long, long)}, the wait also ending when {@code stopRequested} says so (Ctrl-C must not wait 2 s). */
+    int finish(long jobTokens, long maxWaitMillis, BooleanSupplier stopRequested) {
         if (jobTokens < MIN_TOKENS_TO_WAIT) {
             stop = true;
             return generated;
@@ -208,7 +215,7 @@ final class Warmup {
         long quietStart = 0;
         try {
             long deadline = System.nanoTime() + Math.min(maxWaitMillis, Long.MAX_VALUE / 2_000_000L) * 1_000_000L;
-            while (generated < TOKENS && thread.isAlive() && System.nanoTime() - deadline < 0) {
+            while (generated < TOKENS && thread.isAlive() && System.nanoTime() - deadline < 0 && !stopRequested.getAsBoolean()) {
                 thread.join(1);
             }
             // With a wait for C2 it runs on (up to MAX_TOKENS) while C2 compiles what its steps made

@@ -107,6 +107,15 @@ class WarmupTest {
         assertThat(w.finish(Warmup.MIN_TOKENS_TO_WAIT - 1, 0)).isLessThan(Warmup.TOKENS);
     }
 
+    @Test
+    void aStopRequestedEndsTheWaitAndStopsTheWarmUp(@TempDir Path cache) {
+        Warmup w = Warmup.startNew(new WarmupFiles(cache.resolve("warm-up")));
+
+        // A job large enough to wait, without a deadline: only the stop request ends the wait.
+        assertThat(w.finish(Warmup.MIN_TOKENS_TO_WAIT, Long.MAX_VALUE, () -> true)).isLessThan(Warmup.TOKENS);
+        assertThat(w.finish(Warmup.MIN_TOKENS_TO_WAIT, 0)).as("stopped, not waited for").isLessThan(Warmup.TOKENS);
+    }
+
     private static java.lang.foreign.MemorySegment mapped(Path file) throws IOException {
         return java.lang.foreign.MemorySegment.ofArray(Files.readAllBytes(file));
     }
