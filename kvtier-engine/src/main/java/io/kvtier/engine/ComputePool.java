@@ -37,7 +37,7 @@ public final class ComputePool {
         private final Runnable onStart;
 
         Worker(ForkJoinPool pool, Runnable onStart) {
-            super(null, pool, true);
+            super(null, pool, true);   // thread-locals kept across tasks: the kernels' scratch is made once
             this.onStart = onStart;
         }
 
