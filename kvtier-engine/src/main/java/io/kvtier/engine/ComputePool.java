@@ -11,9 +11,10 @@ public final class ComputePool {
     }
 
     /**
-     * A new pool of {@code threads} workers (0 = one per available core), its helpers started: a
-     * pool starts a worker thread at its first task, and that first range (in the first step, a
-     * prompt's prefill) would wait for the thread's start; the engine is built before the run.
+     * A new pool of {@code threads} workers (0 = one per available core), a worker started: a
+     * pool starts worker threads on demand, at its first task, and that first range (in the first
+     * step, a prompt's prefill) would wait for the thread's start; the engine is built before the
+     * run. (One worker at least: the pool may run the no-op tasks it is given here on one.)
      *
      * @param onStart run by each worker thread when it starts, before any task (the kernels'
      *                {@link io.kvtier.model.Kernels#prepareThread})

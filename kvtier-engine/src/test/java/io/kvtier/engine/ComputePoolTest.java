@@ -11,22 +11,24 @@ import org.junit.jupiter.api.Test;
 class ComputePoolTest {
 
     @Test
-    void eachWorkerRunsTheStartHookBeforeAnyTaskAndTheHelpersAreStartedWithThePool() throws Exception {
+    void aWorkerIsStartedWithThePoolAndEveryWorkerRunsTheStartHookBeforeAnyTask() throws Exception {
         Set<Thread> started = ConcurrentHashMap.newKeySet();
         ForkJoinPool pool = ComputePool.create(3, () -> started.add(Thread.currentThread()));
         try {
-            // At least the two helpers (the caller is a range's third thread) are started when the
-            // pool is built; the pool may start a worker per unit of parallelism.
+            // The pool starts workers on demand; building it hands it no-op tasks, so one starts at once
+            // (not in the first split range), more as ranges need them.
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (started.size() < 2 && System.nanoTime() < deadline) {
+            while (started.isEmpty() && System.nanoTime() < deadline) {
                 Thread.sleep(1);
             }
-            assertThat(started).hasSizeBetween(2, 3);
+            assertThat(started).hasSizeBetween(1, 3);
             assertThat(started).allSatisfy(t -> assertThat(t.getName()).startsWith("kvtier-compute-"));
             assertThat(started).allSatisfy(t -> assertThat(t.isDaemon()).isTrue());
-            // A task runs on a worker whose hook has run.
-            Thread ran = pool.submit(Thread::currentThread).get(10, TimeUnit.SECONDS);
-            assertThat(started).contains(ran);
+            // Whichever worker runs a task (one already started, or one started for it) ran the hook first.
+            for (int i = 0; i < 20; i++) {
+                Thread ran = pool.submit(Thread::currentThread).get(10, TimeUnit.SECONDS);
+                assertThat(started).contains(ran);
+            }
         } finally {
             pool.shutdownNow();
         }
