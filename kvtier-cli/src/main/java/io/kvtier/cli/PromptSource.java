@@ -152,9 +152,7 @@ final class PromptSource {
      */
     static String beyondPool(int index, io.kvtier.engine.RequestDoesNotFitException e) {
         long fit = e.newTokensThatFit();
-        return "prompt " + (index + 1) + ": " + e.promptTokens() + " prompt tokens and up to " + e.maxTokens()
-                + " new ones (--max-tokens) need " + e.positions() + " token positions, " + io.kvtier.text.Plural.count(e.blocks(), "block")
-                + " of " + e.blockSize() + ", but the device pool has " + e.poolBlocks() + " (--device-blocks); give "
+        return "prompt " + (index + 1) + ": " + e.poolShortfall("--max-tokens", "--device-blocks") + "; give "
                 + (fit >= 1 ? "--max-tokens " + fit + " or less, or " : "") + "--device-blocks " + e.blocks() + " or more";
     }
 }

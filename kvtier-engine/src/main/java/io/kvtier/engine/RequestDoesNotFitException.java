@@ -6,7 +6,8 @@ import io.kvtier.text.Plural;
  * A request that can never run ({@link Engine#checkFits}): its prompt is longer than the model's
  * context, or its prompt and most new tokens need more blocks than the device pool has. The
  * message says so without naming a flag (the server hands it to a client); a command builds its
- * own line from the figures, naming the flags that change them.
+ * own line from the same sentence with its flags named ({@link #poolShortfall}) and the values
+ * that fit.
  *
  * @param promptTokens the request's prompt length
  * @param maxTokens    its most new tokens
@@ -43,38 +44,34 @@ public final class RequestDoesNotFitException extends IllegalArgumentException {
         return promptTokens > context;
     }
 
-    public int promptTokens() {
-        return promptTokens;
-    }
-
-    public int maxTokens() {
-        return maxTokens;
-    }
-
-    public int context() {
-        return context;
-    }
-
-    public long positions() {
-        return positions;
-    }
-
     /** Blocks the request needs: the fewest pool blocks it runs in. */
     public int blocks() {
         return blocks;
     }
 
-    public int poolBlocks() {
-        return poolBlocks;
-    }
-
-    public int blockSize() {
-        return blockSize;
-    }
-
     /** The most new tokens that fit the pool with this prompt; below 1 when the prompt alone does not. */
     public long newTokensThatFit() {
         return newTokensThatFit(promptTokens, poolBlocks, blockSize);
+    }
+
+    /**
+     * "5 prompt tokens and up to 400 new ones need 404 token positions, 26 blocks of 16, but the
+     * device pool has 4", the most new tokens and the pool's size each followed by
+     * {@code " (flag)"} when its flag is given (null: none, as in this exception's message).
+     */
+    public String poolShortfall(String maxTokensFlag, String poolFlag) {
+        return poolShortfall(promptTokens, maxTokens, positions, blocks, poolBlocks, blockSize, maxTokensFlag, poolFlag);
+    }
+
+    private static String poolShortfall(int promptTokens, int maxTokens, long positions, int blocks, int poolBlocks,
+                                        int blockSize, String maxTokensFlag, String poolFlag) {
+        return promptTokens + " prompt tokens and up to " + maxTokens + " new ones" + flag(maxTokensFlag) + " need " + positions
+                + " token positions, " + Plural.count(blocks, "block") + " of " + blockSize + ", but the device pool has "
+                + poolBlocks + flag(poolFlag);
+    }
+
+    private static String flag(String name) {
+        return name == null ? "" : " (" + name + ")";
     }
 
     private static String message(int promptTokens, int maxTokens, int context, long positions, int blocks, int poolBlocks,
@@ -83,8 +80,7 @@ public final class RequestDoesNotFitException extends IllegalArgumentException {
             return "the prompt has " + promptTokens + " tokens, more than the model's context of " + Plural.count(context, "token");
         }
         long fit = newTokensThatFit(promptTokens, poolBlocks, blockSize);
-        return promptTokens + " prompt tokens and up to " + maxTokens + " new ones need " + positions + " token positions, "
-                + Plural.count(blocks, "block") + " of " + blockSize + ", but the device pool has " + poolBlocks
+        return poolShortfall(promptTokens, maxTokens, positions, blocks, poolBlocks, blockSize, null, null)
                 + (fit >= 1 ? ": at most " + fit + " new tokens fit" : ": not even the prompt fits");
     }
 
