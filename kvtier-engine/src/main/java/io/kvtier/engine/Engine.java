@@ -146,6 +146,14 @@ public final class Engine implements AutoCloseable {
         return offload;
     }
 
+    /**
+     * Makes the calling thread ready to run steps ({@link ModelRunner#prepareThread}): for a thread
+     * that steps the engine but did not build it, before its first step.
+     */
+    public void prepareThread() {
+        runner.prepareThread();
+    }
+
     /** Token positions of the model's context (its longest sequence). */
     public int maxPositions() {
         return runner.maxPositions();

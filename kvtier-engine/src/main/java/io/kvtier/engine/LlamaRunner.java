@@ -26,6 +26,7 @@ public final class LlamaRunner implements ModelRunner {
 
     private final Model checkpoint;
     private final PagedKv kv;
+    private final Kernels kernels;
     private final ForkJoinPool compute;
     private final Transformer transformer;
 
@@ -44,6 +45,7 @@ public final class LlamaRunner implements ModelRunner {
     public LlamaRunner(Model checkpoint, PagedKv kv, Kernels kernels, int threads) {
         this.checkpoint = checkpoint;
         this.kv = kv;
+        this.kernels = kernels;
         kernels.prepareThread();   // generate runs the steps on the thread that builds the runner
         this.compute = ComputePool.create(threads, kernels::prepareThread);
         this.transformer = new Transformer(checkpoint, kernels, compute);
@@ -131,6 +133,11 @@ public final class LlamaRunner implements ModelRunner {
             seqs.add(new SequenceChunk(c.tokens(), c.startPos(), c.blockTables(), c.wantLogits()));
         }
         return transformer.forward(seqs, kv);
+    }
+
+    @Override
+    public void prepareThread() {
+        kernels.prepareThread();
     }
 
     @Override

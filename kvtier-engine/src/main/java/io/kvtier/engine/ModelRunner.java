@@ -23,6 +23,14 @@ public interface ModelRunner extends AutoCloseable {
     /** Positions the model can attend over (its context length). */
     int maxPositions();
 
+    /**
+     * Makes the calling thread's per-thread state of the forward pass (the kernels' scratch) now,
+     * so that a thread that runs steps but did not build the runner (serve's engine loop) does not
+     * make it inside its first step, a branch its compiled code has not seen. None by default.
+     */
+    default void prepareThread() {
+    }
+
     @Override
     default void close() {
     }

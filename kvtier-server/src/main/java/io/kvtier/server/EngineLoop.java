@@ -284,6 +284,7 @@ public final class EngineLoop implements AutoCloseable {
 
     private void run() {
         try {
+            engine.prepareThread(); // the kernels' scratch now, not inside the first request's step
             while (true) {
                 boolean idle = !engine.hasWork();
                 if (!takeCommands(idle)) {
