@@ -33,6 +33,11 @@ class BenchOffloadCommandTest {
                 "bench", "offload", "--prompt-tokens", "100", "--skip-ttft");
         assertRefused("kvtier: --remote-mib-per-size needs --remote-url", "bench", "offload", "--remote-mib-per-size", "8");
         assertRefused("kvtier: --remote-requests needs --remote-url", "bench", "offload", "--remote-requests", "64");
+        // Unbounded, a typo ran for ever (each round moves it four times), and 2^44 MiB overflowed to 0 bytes.
+        assertRefused("kvtier: --remote-mib-per-size must be at most 65536 (64 GiB a chunk size, which each round moves four "
+                + "times: the tier's store and load, redis-benchmark's SET and GET), got 99999999999\n", "bench", "offload",
+                "--skip-decode", "--skip-bandwidth", "--skip-ttft", "--remote-url", "redis://127.0.0.1:1", "--remote-mib-per-size",
+                "99999999999");
         assertRefused("kvtier: --remote-requests must be at least 1, got 0", "bench", "offload", "--skip-decode", "--skip-bandwidth",
                 "--skip-ttft", "--remote-url", "redis://127.0.0.1:1", "--remote-requests", "0");
         // A new user's trial: the README's cluster seeds were refused ("should be specified only once"), with no --remote-mode.
