@@ -59,6 +59,14 @@ final class BenchOffloadCommand implements Callable<Integer> {
      */
     static final long MAX_REMOTE_MIB_PER_SIZE = 64 << 10;
 
+    /**
+     * Most {@code --disk-mib-per-size}: 4 TiB, where a larger value writes no more files (a side
+     * writes at most 2^20 files of a size, 4 TiB of the largest, 4 MiB). The filesystem's room
+     * ({@link BenchDiskRoom}) bounds it below that; but 2^44 overflowed to 0 bytes and passed it,
+     * running 4 files a size.
+     */
+    static final long MAX_DISK_MIB_PER_SIZE = 4L << 20;
+
     /** A signal's shutdown hook has interrupted the bench: its failures are the interrupt's, not errors. */
     private volatile boolean signalled;
 
@@ -126,7 +134,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
         former.use("--disk-dir", () -> diskDir = v);
     }
 
-    @Option(names = "--disk-mib-per-size", paramLabel = "MIB", defaultValue = "128", description = "MiB written and read per chunk size (default ${DEFAULT-VALUE})")
+    @Option(names = "--disk-mib-per-size", paramLabel = "MIB", defaultValue = "128", description = "MiB written and read per chunk size, at most 4194304 (default ${DEFAULT-VALUE})")
     long diskMibPerSize;
 
     @Option(names = "--cold-disk", description = "also read the disk-tier files with the page cache dropped before "
@@ -150,6 +158,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
                     + "size), got " + Checks.shown(TimeFlag.seconds(secondsPerSize)));
         }
         Checks.atLeast(diskMibPerSize, 1, "--disk-mib-per-size");
+        Checks.atMost(diskMibPerSize, MAX_DISK_MIB_PER_SIZE, "--disk-mib-per-size", "4 TiB: a side writes at most 2^20 files "
+                + "of a size, 4 TiB of 4 MiB chunks");
         Checks.notWith(spec, skipTtft, "--skip-ttft", "the TTFT figures are skipped", List.of("--ttft-model", "--prompt-tokens"));
         // A flag of a skipped part is refused, not ignored: the figures it was meant to change are not printed.
         Checks.notWith(spec, skipBandwidth, "--skip-bandwidth", "the bandwidth tables are skipped", List.of("--seconds-per-size"));
