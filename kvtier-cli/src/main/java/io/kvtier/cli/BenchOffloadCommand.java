@@ -51,6 +51,22 @@ final class BenchOffloadCommand implements Callable<Integer> {
     /** Most {@code --seconds-per-size}: an hour a chunk size. */
     static final double MAX_SECONDS_PER_SIZE = 3600;
 
+    /**
+     * Most {@code --remote-mib-per-size}: 64 GiB a chunk size, a fixed cap as {@code --seconds-per-size}'s
+     * hour. The server holds no more for a larger value (the tier's side overwrites its
+     * {@link RemoteBandwidth#TIER_KEYS} keys), so neither memory nor disk bounds it; but every round
+     * moves it four times, and a typo such as 99999999999 ran for ever (or, beyond 2^43, overflowed).
+     */
+    static final long MAX_REMOTE_MIB_PER_SIZE = 64 << 10;
+
+    /**
+     * Most {@code --disk-mib-per-size}: 4 TiB, where a larger value writes no more files (a side
+     * writes at most 2^20 files of a size, 4 TiB of the largest, 4 MiB). The filesystem's room
+     * ({@link BenchDiskRoom}) bounds it below that; but 2^44 overflowed to 0 bytes and passed it,
+     * running 4 files a size.
+     */
+    static final long MAX_DISK_MIB_PER_SIZE = 4L << 20;
+
     /** A signal's shutdown hook has interrupted the bench: its failures are the interrupt's, not errors. */
     private volatile boolean signalled;
 
@@ -99,7 +115,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     /** The store of {@code --remote-url} and what the run writes there, once the flags are checked; null: none. */
     private volatile RemoteBenchRun remoteRun;
 
-    @Option(names = "--remote-mib-per-size", paramLabel = "MIB", defaultValue = "64", description = "MiB stored and loaded per chunk size on the remote server (default ${DEFAULT-VALUE})")
+    @Option(names = "--remote-mib-per-size", paramLabel = "MIB", defaultValue = "64", description = "MiB stored and loaded per chunk size on the remote server, at most 65536 (default ${DEFAULT-VALUE})")
     long remoteMibPerSize;
 
     @Option(names = "--remote-requests", paramLabel = "N", defaultValue = "256", description = "values stored and loaded per "
@@ -118,7 +134,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
         former.use("--disk-dir", () -> diskDir = v);
     }
 
-    @Option(names = "--disk-mib-per-size", paramLabel = "MIB", defaultValue = "128", description = "MiB written and read per chunk size (default ${DEFAULT-VALUE})")
+    @Option(names = "--disk-mib-per-size", paramLabel = "MIB", defaultValue = "128", description = "MiB written and read per chunk size, at most 4194304 (default ${DEFAULT-VALUE})")
     long diskMibPerSize;
 
     @Option(names = "--cold-disk", description = "also read the disk-tier files with the page cache dropped before "
@@ -142,6 +158,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
                     + "size), got " + Checks.shown(TimeFlag.seconds(secondsPerSize)));
         }
         Checks.atLeast(diskMibPerSize, 1, "--disk-mib-per-size");
+        Checks.atMost(diskMibPerSize, MAX_DISK_MIB_PER_SIZE, "--disk-mib-per-size", "4 TiB: a side writes at most 2^20 files "
+                + "of a size, 4 TiB of 4 MiB chunks");
         Checks.notWith(spec, skipTtft, "--skip-ttft", "the TTFT figures are skipped", List.of("--ttft-model", "--prompt-tokens"));
         // A flag of a skipped part is refused, not ignored: the figures it was meant to change are not printed.
         Checks.notWith(spec, skipBandwidth, "--skip-bandwidth", "the bandwidth tables are skipped", List.of("--seconds-per-size"));
@@ -159,6 +177,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
         needUrl.addAll(RemoteConnectionOptions.NEED_URL);
         Checks.needs(spec, remote.enabled(), "--remote-url", needUrl.toArray(String[]::new));
         Checks.atLeast(remoteMibPerSize, 1, "--remote-mib-per-size");
+        Checks.atMost(remoteMibPerSize, MAX_REMOTE_MIB_PER_SIZE, "--remote-mib-per-size", "64 GiB a chunk size, which each round "
+                + "moves four times: the tier's store and load, redis-benchmark's SET and GET");
         Checks.atLeast(remoteRequests, 1, "--remote-requests");
         // Every model is opened (and closed) now: a wrong file fails in a second, not after the host-tier part.
         ModelOptions.check(model.model(), "--model");

@@ -196,6 +196,29 @@ public final class DiskOptions {
         return " (the filesystem holds about " + chunks + ")";
     }
 
+    /**
+     * {@link #roomNote(java.util.List)} for the disk tiers of {@code engine} as they are now: generate's
+     * summary gives it after their capacity, serve's {@code kvtier:tier_chunks_capacity} in its HELP.
+     */
+    public String roomNote(io.kvtier.engine.Engine engine) {
+        return roomNote(rooms(engine));
+    }
+
+    /** Each disk tier's capacity, chunks held and allocated bytes a chunk; empty without one. */
+    static java.util.List<TierRoom> rooms(io.kvtier.engine.Engine engine) {
+        io.kvtier.offload.OffloadScheduler off = engine.offload();
+        java.util.List<TierRoom> out = new java.util.ArrayList<>();
+        for (io.kvtier.offload.OffloadScheduler g : off == null ? java.util.List.<io.kvtier.offload.OffloadScheduler>of()
+                : io.kvtier.offload.GroupStats.schedulers(off)) {
+            io.kvtier.tier.TierIndex d = g.diskIndex();
+            if (d != null && g.host().hasSlab()) {
+                out.add(new TierRoom(d.capacity(), d.capacity() - d.freeSlots(), DiskCapacity.allocatedBytes(
+                        g.host().slab().payloadBytesPerChunk(), g.host().slab().maxTokensPerChunk(), DiskCapacity.DEFAULT_ALLOCATION_UNIT)));
+            }
+        }
+        return out;
+    }
+
     /** {@code dir} if it exists, else its nearest ancestor that does (the tier creates the rest); null if none. */
     static Path existingAncestor(Path dir) {
         Path p = dir.toAbsolutePath();

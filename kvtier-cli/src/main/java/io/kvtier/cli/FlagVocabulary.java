@@ -16,8 +16,8 @@ import java.util.Set;
  *       powers of 1024, an optional {@code B} after them ({@code 256M} = {@code 256MiB}).</li>
  *   <li>Counts of tokens ({@code -tokens} flags): {@code k/M/G} are powers of 1000 ({@code 3M} =
  *       3,000,000), {@code Ki/Mi/Gi} powers of 1024.</li>
- *   <li>Times ({@link TimeFlag}): a number with {@code ms} or {@code s}; a plain number is the
- *       flag's own unit, the one it took before units were spelled.</li>
+ *   <li>Times ({@link TimeFlag}): a number with {@code us}, {@code ms} or {@code s}; a plain number
+ *       is the flag's own unit, the one it took before units were spelled.</li>
  *   <li>Zero is zero: a tier of size 0 is off, a wait of 0 is no wait; where zero makes no sense
  *       it is refused. A default is had by leaving a flag out, never by {@code 0}.</li>
  *   <li>A flag that only means something with another flag or mode is refused without it.</li>

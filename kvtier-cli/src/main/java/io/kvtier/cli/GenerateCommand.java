@@ -212,7 +212,7 @@ final class GenerateCommand implements Callable<Integer> {
                 engine.offload().flushToDisk();
             }
             GenerateReport report = new GenerateReport(engine, times, outcome, MemoryUse.of(engine, checkpoint.path()));
-            report.writeSummary(System.err, disk::roomNote);
+            report.writeSummary(System.err, disk.roomNote(engine));
             stats.write(List.of(report.stats()), false);
         }
         return outcome.end() == GenerateRun.End.SIGNALLED ? 130 : 0;

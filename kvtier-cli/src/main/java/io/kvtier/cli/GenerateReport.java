@@ -152,26 +152,11 @@ final class GenerateReport {
         return r;
     }
 
-    /** Each disk tier's capacity, chunks held and allocated bytes a chunk ({@link DiskOptions#roomNote}); empty without one. */
-    List<DiskOptions.TierRoom> diskRooms() {
-        OffloadScheduler off = engine.offload();
-        List<DiskOptions.TierRoom> out = new ArrayList<>();
-        for (OffloadScheduler g : off == null ? List.<OffloadScheduler>of() : GroupStats.schedulers(off)) {
-            TierIndex d = g.diskIndex();
-            if (d != null && g.host().hasSlab()) {
-                out.add(new DiskOptions.TierRoom(d.capacity(), d.capacity() - d.freeSlots(),
-                        io.kvtier.tier.disk.DiskCapacity.allocatedBytes(g.host().slab().payloadBytesPerChunk(),
-                                g.host().slab().maxTokensPerChunk(), io.kvtier.tier.disk.DiskCapacity.DEFAULT_ALLOCATION_UNIT)));
-            }
-        }
-        return out;
-    }
-
     /**
-     * The summary lines; {@code diskRoom} gives the note after the disk tiers' capacity in chunks
-     * ({@link DiskOptions#roomNote}).
+     * The summary lines; {@code diskRoomNote} follows the disk tiers' capacity in chunks
+     * ({@link DiskOptions#roomNote(Engine)}).
      */
-    void writeSummary(PrintStream err, java.util.function.Function<List<DiskOptions.TierRoom>, String> diskRoom) {
+    void writeSummary(PrintStream err, String diskRoomNote) {
         Map<String, Object> s = stats();
         if (outcome.end() == GenerateRun.End.SIGNALLED) {
             err.printf("kvtier: stopped by a signal: %d of %s finished and printed, %d not%n",
@@ -185,7 +170,7 @@ final class GenerateReport {
                     count(s, "load_failures", "load failure"), count(s, "store_failures", "store failure"),
                     count(s, "store_refusals", "store refusal"), s.get("host_chunks_used"), s.get("host_chunks_total"),
                     engine.offload().diskIndex() == null ? "" : ", disk chunks " + s.get("disk_chunks_used") + " used of "
-                            + s.get("disk_chunks_total") + diskRoom.apply(diskRooms()));
+                            + s.get("disk_chunks_total") + diskRoomNote);
             String notStored = counts(s, "blocks_not_stored");
             if (!notStored.equals("none")) {
                 err.printf("kvtier: offload: blocks not stored, by reason: %s%n", notStored);

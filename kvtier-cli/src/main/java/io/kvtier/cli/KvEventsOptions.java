@@ -53,12 +53,13 @@ final class KvEventsOptions {
     }
 
     /**
-     * The server's telemetry over {@code engine} (built with {@link #events()}).
+     * The server's telemetry over {@code engine} (built with {@link #events()}); {@code diskRoomNote}
+     * goes into the disk tier's capacity metric ({@link ServeMetrics}).
      *
      * @throws BadInputException if a socket cannot be bound
      */
-    ServerTelemetry telemetry(String modelName, Engine engine, KvEvents events) {
-        ServeMetrics metrics = new ServeMetrics(modelName, engine.snapshot());
+    ServerTelemetry telemetry(String modelName, Engine engine, KvEvents events, String diskRoomNote) {
+        ServeMetrics metrics = new ServeMetrics(modelName, engine.snapshot(), diskRoomNote);
         if (endpoint == null) {
             return new ServerTelemetry(metrics, null, null);
         }

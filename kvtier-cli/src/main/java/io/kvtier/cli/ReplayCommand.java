@@ -17,6 +17,7 @@ import io.kvtier.replay.trace.TraceReader;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -62,8 +63,8 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--remote-cache-tokens", defaultValue = "0", paramLabel = "N", description = "simulated remote tier (a Redis / Valkey shared by engines) behind the host tier, in tokens: written through from the host, a remote hit is probed, promoted into the host, then loaded; LRU beyond the capacity; 0 for none (default), or inf")
     String remoteTokens;
 
-    @Option(names = "--remote-latency-us", paramLabel = "US", description = "fixed cost of one remote job (probe, read or write pipeline), microseconds (default 200: a datacenter round trip plus Redis)")
-    Double remoteLatencyUs;
+    @Option(names = "--remote-latency-us", paramLabel = "TIME", converter = TimeFlag.CostMicros.class, description = "fixed cost of one remote job (probe, read or write pipeline), e.g. 200us or 0.2ms; a plain number is microseconds (default 200us: a datacenter round trip plus Redis)")
+    Duration remoteLatency;
 
     @Option(names = "--remote-gbps", paramLabel = "GBPS", description = "throughput of one remote job's values, GB/s (default 2.5: a 25 GbE link at 80%%)")
     Double remoteGbps;
@@ -112,20 +113,20 @@ final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--attention-ns-per-pair", paramLabel = "NS", description = "attention time of one causal query-key pair over all layers, ns (default 1.31)")
     Double attentionNsPerPair;
 
-    @Option(names = "--weight-read-ms", paramLabel = "MS", description = "time to read the weights once per step, ms (default 5.99)")
-    Double weightReadMs;
+    @Option(names = "--weight-read-ms", paramLabel = "TIME", converter = TimeFlag.CostMillis.class, description = "time to read the weights once per step, e.g. 6ms or 5990us; a plain number is milliseconds (default 5.99ms)")
+    Duration weightRead;
 
     @Option(names = "--kv-read-ns-per-token", paramLabel = "NS", description = "time to read one token's KV in attention, ns (default 48.9)")
     Double kvReadNsPerToken;
 
-    @Option(names = "--step-overhead-ms", paramLabel = "MS", description = "fixed cost of one engine step, ms (default 0.5)")
-    Double stepOverheadMs;
+    @Option(names = "--step-overhead-ms", paramLabel = "TIME", converter = TimeFlag.CostMillis.class, description = "fixed cost of one engine step, e.g. 0.5ms or 500us; a plain number is milliseconds (default 0.5ms)")
+    Duration stepOverhead;
 
     @Option(names = "--host-gbps", paramLabel = "GBPS", description = "device-host bandwidth per direction, GB/s (default 50: PCIe Gen5 x16)")
     Double hostGbps;
 
-    @Option(names = "--host-latency-us", paramLabel = "US", description = "fixed cost of one transfer job, microseconds (default 10)")
-    Double hostLatencyUs;
+    @Option(names = "--host-latency-us", paramLabel = "TIME", converter = TimeFlag.CostMicros.class, description = "fixed cost of one transfer job, e.g. 10us or 0.01ms; a plain number is microseconds (default 10us)")
+    Duration hostLatency;
 
     @Option(names = "--context-tokens", paramLabel = "N", description = "the simulated model's context, e.g. 128k, 1M, 1Mi, at most 10M (default 131072; raised to the trace's longest request, up to 10M: a longer one is refused naming its line)")
     String contextTokens;
@@ -214,19 +215,28 @@ final class ReplayCommand implements Callable<Integer> {
         }
     }
 
-    /** The cost flags given, for a message: {@code " (--remote-gbps 1E-300)"}, or nothing. */
+    /** The cost flags given, for a message: {@code " (--remote-gbps 1E-300)"}, or nothing; times in their flags' plain units. */
     private String costFlagsGiven() {
         List<String> given = new ArrayList<>();
         String[] names = {"--linear-us-per-token", "--attention-ns-per-pair", "--weight-read-ms", "--kv-read-ns-per-token",
             "--step-overhead-ms", "--host-gbps", "--host-latency-us", "--remote-latency-us", "--remote-gbps"};
-        Double[] values = {linearUsPerToken, attentionNsPerPair, weightReadMs, kvReadNsPerToken, stepOverheadMs, hostGbps,
-            hostLatencyUs, remoteLatencyUs, remoteGbps};
+        String[] values = {shown(linearUsPerToken), shown(attentionNsPerPair), shown(weightRead, TimeFlag.Unit.MILLIS),
+            shown(kvReadNsPerToken), shown(stepOverhead, TimeFlag.Unit.MILLIS), shown(hostGbps),
+            shown(hostLatency, TimeFlag.Unit.MICROS), shown(remoteLatency, TimeFlag.Unit.MICROS), shown(remoteGbps)};
         for (int i = 0; i < names.length; i++) {
             if (values[i] != null) {
-                given.add(names[i] + " " + Checks.shown(values[i]));
+                given.add(names[i] + " " + values[i]);
             }
         }
         return given.isEmpty() ? "" : " (" + String.join(", ", given) + ")";
+    }
+
+    private static String shown(Double v) {
+        return v == null ? null : Checks.shown(v);
+    }
+
+    private static String shown(Duration d, TimeFlag.Unit plain) {
+        return d == null ? null : TimeFlag.shown(d, plain);
     }
 
     private int run(Trace t, ReplayConfig cfg, Path chart) throws IOException {
@@ -366,6 +376,18 @@ final class ReplayCommand implements Callable<Integer> {
         }
     }
 
+    /** A cost-model time is at least 0; the refusal echoes it in the flag's plain unit. */
+    private static void nonNegative(Duration d, String flag, TimeFlag.Unit plain) {
+        if (d != null && d.isNegative()) {
+            throw new BadInputException(flag + " must be a time >= 0, got " + TimeFlag.shown(d, plain) + " " + plain.symbol);
+        }
+    }
+
+    /** A cost-model time in ns, or {@code otherwise} when the flag was not given. */
+    private static double nanos(Duration d, double otherwise) {
+        return d != null ? d.toNanos() : otherwise;
+    }
+
     private ReplayConfig config() {
         ReplayConfig.Mode m = switch (mode.toLowerCase(java.util.Locale.ROOT)) {
             case "instant" -> ReplayConfig.Mode.INSTANT;
@@ -377,14 +399,14 @@ final class ReplayCommand implements Callable<Integer> {
         CostModel ref = CostModel.REFERENCE;
         nonNegative(linearUsPerToken, "--linear-us-per-token");
         nonNegative(attentionNsPerPair, "--attention-ns-per-pair");
-        nonNegative(weightReadMs, "--weight-read-ms");
+        nonNegative(weightRead, "--weight-read-ms", TimeFlag.Unit.MILLIS);
         nonNegative(kvReadNsPerToken, "--kv-read-ns-per-token");
-        nonNegative(stepOverheadMs, "--step-overhead-ms");
-        nonNegative(hostLatencyUs, "--host-latency-us");
+        nonNegative(stepOverhead, "--step-overhead-ms", TimeFlag.Unit.MILLIS);
+        nonNegative(hostLatency, "--host-latency-us", TimeFlag.Unit.MICROS);
         if (hostGbps != null) {
             Checks.positive(hostGbps, "--host-gbps");
         }
-        nonNegative(remoteLatencyUs, "--remote-latency-us");
+        nonNegative(remoteLatency, "--remote-latency-us", TimeFlag.Unit.MICROS);
         if (remoteGbps != null) {
             Checks.positive(remoteGbps, "--remote-gbps");
         }
@@ -407,11 +429,11 @@ final class ReplayCommand implements Callable<Integer> {
         CostModel cost = new CostModel(ref.name() + (customCost() ? " (modified)" : ""), kvBytes,
                 linearUsPerToken != null ? linearUsPerToken * 1e3 : ref.linearNanosPerToken(),
                 attentionNsPerPair != null ? attentionNsPerPair : ref.attentionNanosPerPair(),
-                weightReadMs != null ? weightReadMs * 1e6 : ref.weightReadNanos(),
+                nanos(weightRead, ref.weightReadNanos()),
                 kvReadNsPerToken != null ? kvReadNsPerToken : ref.kvReadNanosPerToken(),
-                stepOverheadMs != null ? stepOverheadMs * 1e6 : ref.stepOverheadNanos(),
+                nanos(stepOverhead, ref.stepOverheadNanos()),
                 hostGbps != null ? hostGbps * 1e9 : ref.hostBytesPerSecond(),
-                hostLatencyUs != null ? hostLatencyUs * 1e3 : ref.hostLatencyNanos(),
+                nanos(hostLatency, ref.hostLatencyNanos()),
                 context);
         KvGroupLayout layout = null;
         if (kvGroups != null) {
@@ -428,7 +450,7 @@ final class ReplayCommand implements Callable<Integer> {
                 x, cost, maxBatchTokens == null ? 0 : maxBatchTokens, batch.maxRunning(),
                 outputCap != null ? outputCap : base.maxTokens(), eviction.storePolicy(), eviction.loadPolicy()).withRemote(new ReplayConfig.Remote(
                 tierCapacity(remoteTokens, "--remote-cache-tokens", blockSize),
-                remoteLatencyUs != null ? remoteLatencyUs * 1e3 : ReplayConfig.Remote.NONE.latencyNanos(),
+                nanos(remoteLatency, ReplayConfig.Remote.NONE.latencyNanos()),
                 remoteGbps != null ? remoteGbps * 1e9 : ReplayConfig.Remote.NONE.bytesPerSecond()));
         return cfg.withKvGroups(layout);
     }
@@ -461,8 +483,8 @@ final class ReplayCommand implements Callable<Integer> {
     }
 
     private boolean customCost() {
-        return kvBytesPerToken != null || linearUsPerToken != null || attentionNsPerPair != null || weightReadMs != null
-                || kvReadNsPerToken != null || stepOverheadMs != null || hostGbps != null || hostLatencyUs != null
+        return kvBytesPerToken != null || linearUsPerToken != null || attentionNsPerPair != null || weightRead != null
+                || kvReadNsPerToken != null || stepOverhead != null || hostGbps != null || hostLatency != null
                 || contextTokens != null;
     }
 

@@ -101,7 +101,7 @@ final class ServeCommand implements Callable<Integer> {
         disk.warnRoom();
         ServerTelemetry telemetry;
         try {
-            telemetry = kvEvents.telemetry(name, engine, events);
+            telemetry = kvEvents.telemetry(name, engine, events, disk.roomNote(engine));
         } catch (RuntimeException e) {
             engine.close();
             throw e;

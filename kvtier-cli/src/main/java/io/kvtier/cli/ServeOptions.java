@@ -33,7 +33,8 @@ public final class ServeOptions {
     int maxWaiting;
 
     @Option(names = "--max-body-bytes", defaultValue = "1M", paramLabel = "SIZE",
-            description = "largest request body; a larger one gets 413 unread (default ${DEFAULT-VALUE})")
+            description = "largest request body, at most 2147483639 bytes (2 GiB less 9); a larger one gets 413 unread "
+                    + "(default ${DEFAULT-VALUE})")
     String maxBodyBytes;
 
     @Option(names = "--shutdown-grace", defaultValue = "10s", converter = TimeFlag.Seconds.class, paramLabel = "TIME",
@@ -58,6 +59,10 @@ public final class ServeOptions {
         checkLocal(address);
         Checks.atLeast(maxWaiting, 0, "--max-waiting");
         long body = Checks.atLeast(Sizes.parseBytes(maxBodyBytes, "--max-body-bytes"), 1, "--max-body-bytes");
+        if (body > ServerConfig.MAX_BODY_BYTES) {
+            throw new BadInputException("--max-body-bytes must be at most " + ServerConfig.MAX_BODY_BYTES + " bytes (2 GiB less 9: "
+                    + "the largest body the server can read, into one Java array), got " + maxBodyBytes);
+        }
         if (shutdownGrace.isNegative() || shutdownGrace.compareTo(Duration.ofDays(1)) > 0) {
             throw new BadInputException("--shutdown-grace must be in 0..86400 seconds, got " + Checks.shown(TimeFlag.seconds(shutdownGrace)));
         }

@@ -33,6 +33,15 @@ class BenchOffloadCommandTest {
                 "bench", "offload", "--prompt-tokens", "100", "--skip-ttft");
         assertRefused("kvtier: --remote-mib-per-size needs --remote-url", "bench", "offload", "--remote-mib-per-size", "8");
         assertRefused("kvtier: --remote-requests needs --remote-url", "bench", "offload", "--remote-requests", "64");
+        // Unbounded, a typo ran for ever (each round moves it four times), and 2^44 MiB overflowed to 0 bytes.
+        assertRefused("kvtier: --remote-mib-per-size must be at most 65536 (64 GiB a chunk size, which each round moves four "
+                + "times: the tier's store and load, redis-benchmark's SET and GET), got 99999999999\n", "bench", "offload",
+                "--skip-decode", "--skip-bandwidth", "--skip-ttft", "--remote-url", "redis://127.0.0.1:1", "--remote-mib-per-size",
+                "99999999999");
+        // The filesystem's room bounds it, but 2^44 MiB overflowed to 0 bytes and ran 4 files a size.
+        assertRefused("kvtier: --disk-mib-per-size must be at most 4194304 (4 TiB: a side writes at most 2^20 files of a size, "
+                + "4 TiB of 4 MiB chunks), got 17592186044416\n", "bench", "offload", "--skip-decode", "--skip-ttft",
+                "--disk-mib-per-size", "17592186044416");
         assertRefused("kvtier: --remote-requests must be at least 1, got 0", "bench", "offload", "--skip-decode", "--skip-bandwidth",
                 "--skip-ttft", "--remote-url", "redis://127.0.0.1:1", "--remote-requests", "0");
         // A new user's trial: the README's cluster seeds were refused ("should be specified only once"), with no --remote-mode.

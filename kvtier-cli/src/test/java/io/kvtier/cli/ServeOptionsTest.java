@@ -28,4 +28,19 @@ class ServeOptionsTest {
         assertThatThrownBy(() -> parse("--host", "[]").config()).isInstanceOf(BadInputException.class)
                 .hasMessageStartingWith("--host []: ");
     }
+
+    /** A body is read into one Java array: 3G was accepted, and such a body could never be read. */
+    @Test
+    void aBodyLimitBeyondWhatTheServerCanReadIsRefused() {
+        assertThat(parse("--max-body-bytes", "2147483639").config().maxBodyBytes()).isEqualTo(io.kvtier.server.ServerConfig.MAX_BODY_BYTES);
+        for (String tooLarge : new String[] {"2147483640", "2G", "3G"}) {
+            assertThatThrownBy(() -> parse("--max-body-bytes", tooLarge).config()).isInstanceOf(BadInputException.class)
+                    .hasMessage("--max-body-bytes must be at most 2147483639 bytes (2 GiB less 9: the largest body the server can "
+                            + "read, into one Java array), got " + tooLarge);
+        }
+        assertThatThrownBy(() -> io.kvtier.server.ServerConfig.loopback(0).withMaxBodyBytes(1L << 31))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("max body bytes must be in 1..2147483639, got 2147483648");
+        GgufCliErrorsTest.assertOneLineError(CliRun.of("serve", "--max-body-bytes", "3G"), "--max-body-bytes must be at most "
+                + "2147483639 bytes (2 GiB less 9: the largest body the server can read, into one Java array), got 3G");
+    }
 }

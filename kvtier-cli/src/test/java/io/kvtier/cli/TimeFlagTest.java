@@ -63,6 +63,56 @@ class TimeFlagTest {
                 "--seconds-per-size must be a positive number, got 0");
     }
 
+    @Test
+    void microsecondsAreAUnitAndAFlagKeepingMillisecondsTakesThemInWholeMilliseconds() {
+        assertThat(new TimeFlag.Millis().convert("2000us")).isEqualTo(Duration.ofMillis(2));
+        assertThat(new TimeFlag.Seconds().convert("500000us")).isEqualTo(Duration.ofMillis(500));
+        assertThatThrownBy(() -> new TimeFlag.Millis().convert("1500us")).hasMessage("'1500us' is 1.5 ms, not a whole number of milliseconds");
+        assertThatThrownBy(() -> new TimeFlag.Millis().convert("1US")).hasMessage("'1US' is not a time (e.g. 500ms, 2s, 1.5s; "
+                + "a plain number is milliseconds)");
+    }
+
+    /** replay's cost-model times keep nanoseconds (its virtual clock's tick); a plain number is the unit in the flag's name. */
+    @Test
+    void costModelTimesAreKeptToTheNanosecond() {
+        TimeFlag ms = new TimeFlag.CostMillis();
+        TimeFlag us = new TimeFlag.CostMicros();
+        assertThat(ms.convert("5.99")).isEqualTo(Duration.ofNanos(5_990_000));
+        assertThat(ms.convert("500us")).isEqualTo(Duration.ofNanos(500_000));
+        assertThat(ms.convert("0.000001")).isEqualTo(Duration.ofNanos(1));
+        assertThat(us.convert("10")).isEqualTo(Duration.ofNanos(10_000));
+        assertThat(us.convert("0.5")).isEqualTo(Duration.ofNanos(500));
+        assertThat(us.convert("0.2ms")).isEqualTo(Duration.ofNanos(200_000));
+        assertThat(us.convert("1.5s")).isEqualTo(Duration.ofMillis(1500));
+        assertThatThrownBy(() -> us.convert("0.0005")).hasMessage("'0.0005' is 0.5 ns, not a whole number of nanoseconds");
+        assertThatThrownBy(() -> ms.convert("1e3")).hasMessage("'1e3' is not a time (e.g. 6ms, 500us, 0.5ms; a plain number is "
+                + "milliseconds)");
+        assertThatThrownBy(() -> us.convert("9999999999999999")).as("beyond 2^63 ns").hasMessage("'9999999999999999' is too long a time");
+        assertThat(TimeFlag.shown(Duration.ofNanos(5_990_000), TimeFlag.Unit.MILLIS)).isEqualTo("5.99");
+        assertThat(TimeFlag.shown(Duration.ofNanos(-1000), TimeFlag.Unit.MICROS)).isEqualTo("-1");
+    }
+
+    /** Replay's cost-model times take the grammar, and reach the cost model as given (its JSON record's figures in ns). */
+    @Test
+    void replaysCostModelTimesTakeTheGrammar() throws Exception {
+        Path json = dir.resolve("r.json");
+        CliRun r = TraceFiles.replayTwoRequests(dir, "--weight-read-ms", "6ms", "--step-overhead-ms", "250us",
+                "--host-latency-us", "0.5ms", "--stats-json", json.toString());
+        assertThat(r.code()).as(r.err()).isZero();
+        var cost = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.toFile()).get("cost_model");
+        assertThat(cost.get("weight_read_ns").asDouble()).isEqualTo(6e6);
+        assertThat(cost.get("step_overhead_ns").asDouble()).isEqualTo(250e3);
+        assertThat(cost.get("host_latency_ns").asDouble()).isEqualTo(500e3);
+        GgufCliErrorsTest.assertOneLineError(TraceFiles.replayTwoRequests(dir, "--weight-read-ms", "1e3"),
+                "--weight-read-ms: '1e3' is not a time (e.g. 6ms, 500us, 0.5ms; a plain number is milliseconds)");
+        GgufCliErrorsTest.assertOneLineError(TraceFiles.replayTwoRequests(dir, "--host-latency-us", "0.0001"),
+                "--host-latency-us: '0.0001' is 0.1 ns, not a whole number of nanoseconds");
+        GgufCliErrorsTest.assertOneLineError(TraceFiles.replayTwoRequests(dir, "--step-overhead-ms", "-500us"),
+                "--step-overhead-ms must be a time >= 0, got -0.5 ms");
+        GgufCliErrorsTest.assertOneLineError(TraceFiles.replayTwoRequests(dir, "--remote-cache-tokens", "1M",
+                "--remote-latency-us", "10000000000000000"), "--remote-latency-us: '10000000000000000' is too long a time");
+    }
+
     /** The default given in other words is still the default: it needs no partner flag. */
     @Test
     void theDefaultInAnotherUnitNeedsNoPartner() {

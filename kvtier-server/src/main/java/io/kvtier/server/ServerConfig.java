@@ -20,13 +20,19 @@ public record ServerConfig(String host, int port, String apiKey, long maxBodyByt
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_PORT = 8000;
     public static final long DEFAULT_MAX_BODY_BYTES = 1 << 20;
+    /**
+     * The largest body the server can read: {@link BodyReader} holds a body in one byte array, and
+     * the JVM's arrays stop short of {@link Integer#MAX_VALUE} (ByteArrayOutputStream grows to
+     * {@code Integer.MAX_VALUE - 8} at most). A larger limit would accept bodies it fails to read.
+     */
+    public static final long MAX_BODY_BYTES = Integer.MAX_VALUE - 8;
 
     public ServerConfig {
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be in 0..65535, got " + port);
         }
-        if (maxBodyBytes < 1) {
-            throw new IllegalArgumentException("max body bytes must be at least 1, got " + maxBodyBytes);
+        if (maxBodyBytes < 1 || maxBodyBytes > MAX_BODY_BYTES) {
+            throw new IllegalArgumentException("max body bytes must be in 1.." + MAX_BODY_BYTES + ", got " + maxBodyBytes);
         }
         if (apiKey != null && apiKey.isBlank()) {
             throw new IllegalArgumentException("the API key is empty");

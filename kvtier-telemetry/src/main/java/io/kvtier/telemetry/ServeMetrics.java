@@ -60,11 +60,20 @@ public final class ServeMetrics {
      * @param initial   the engine's state before the first step
      */
     public ServeMetrics(String modelName, EngineSnapshot initial) {
+        this(modelName, initial, "");
+    }
+
+    /**
+     * @param diskRoomNote what {@code generate}'s summary says after the disk tier's capacity, as of the
+     *                     start: {@code " (the filesystem holds about N)"} when its budget is more than
+     *                     the filesystem holds, else ""; {@code kvtier:tier_chunks_capacity}'s HELP says it
+     */
+    public ServeMetrics(String modelName, EngineSnapshot initial, String diskRoomNote) {
         this.modelName = Objects.requireNonNull(modelName, "modelName");
         this.snapshot = Objects.requireNonNull(initial, "initial");
         registerScheduler();
         registerTokens();
-        registerOffload();
+        registerOffload(Objects.requireNonNull(diskRoomNote, "diskRoomNote"));
         if (initial.offload() != null && !initial.offload().groups().isEmpty()) {
             registerGroups(); // a model with several KV groups: the totals above, and each group's part
         }
@@ -171,7 +180,7 @@ public final class ServeMetrics {
                 s -> s.engine().externalHitTokens());
     }
 
-    private void registerOffload() {
+    private void registerOffload(String diskRoomNote) {
         labelledCounter("vllm:kv_offload_total_bytes", "Payload bytes moved by transfer jobs, per transfer type.", "transfer_type",
                 (s, out) -> transfers(s, (type, t) -> out.accept(type, (double) t.bytes())));
         labelledCounter("vllm:kv_offload_total_time", "Time transfer jobs took, in seconds, per transfer type.", "transfer_type",
@@ -184,7 +193,9 @@ public final class ServeMetrics {
                 (s, out) -> tiers(s, u -> out.accept(u.tier(), usage(u))));
         labelledGauge("kvtier:tier_chunks_used", "Chunk slots in use in an offload tier.", "tier",
                 (s, out) -> tiers(s, u -> out.accept(u.tier(), (double) u.used())));
-        labelledGauge("kvtier:tier_chunks_capacity", "Chunk slots of an offload tier.", "tier",
+        // The disk tier's slots are its budget's: beyond the filesystem's room, it says what the filesystem holds.
+        labelledGauge("kvtier:tier_chunks_capacity", "Chunk slots of an offload tier." + (diskRoomNote.isEmpty() ? ""
+                : " The disk tier's are its --disk-cache-bytes budget's" + diskRoomNote + "."), "tier",
                 (s, out) -> tiers(s, u -> out.accept(u.tier(), (double) u.capacity())));
         labelledCounter("kvtier:blocks_stored", "Device blocks written to an offload tier by completed stores.", "tier",
                 (s, out) -> perTier(s, EngineSnapshot.Offload::blocksStored, out));

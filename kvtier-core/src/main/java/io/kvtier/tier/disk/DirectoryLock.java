@@ -42,13 +42,29 @@ final class DirectoryLock {
     private static final System.Logger LOG = System.getLogger(DirectoryLock.class.getName());
 
     private final DiskLayout layout;
+    private final PidWrite pidWrite;
     private FileChannel channel;
     private FileLock lock;
     private Object fileKey;
     private volatile String failure;
 
     DirectoryLock(DiskLayout layout) {
+        this(layout, (ch, text) -> {
+            ch.truncate(0);
+            ch.write(ByteBuffer.wrap(text.getBytes(StandardCharsets.US_ASCII)), 0);
+        });
+    }
+
+    /** @param pidWrite how the holder's pid is written into the locked file (a test fakes a full disk there) */
+    DirectoryLock(DiskLayout layout, PidWrite pidWrite) {
         this.layout = layout;
+        this.pidWrite = pidWrite;
+    }
+
+    /** Writes the holder's line into the locked {@code .lock} file. */
+    @FunctionalInterface
+    interface PidWrite {
+        void write(FileChannel ch, String text) throws IOException;
     }
 
     /**
@@ -70,8 +86,7 @@ final class DirectoryLock {
                 return true;
             }
         } catch (IOException | OverlappingFileLockException e) {
-            failure = "disk cache " + dir + ": cannot lock " + layout.lockFile() + " (" + DiskStore.describe(e)
-                    + "); this process only reads it";
+            failure = cannotWrite("", e);
         }
         HOLDERS.remove(dir, this);
         return false;
@@ -112,9 +127,12 @@ final class DirectoryLock {
             // The name named one file before the open and after the lock: the locked file is that
             // one (a swap and a swap back would need its inode reused in between).
             if (before != null && before.equals(fileKey(path))) {
-                String t = "pid " + DiskStore.PID + " " + DiskStore.PROCESS_TAG + "\n";
-                ch.truncate(0);
-                ch.write(ByteBuffer.wrap(t.getBytes(StandardCharsets.US_ASCII)), 0);
+                try {
+                    pidWrite.write(ch, "pid " + DiskStore.PID + " " + DiskStore.PROCESS_TAG + "\n");
+                } catch (IOException e) {
+                    closeQuietly(ch); // else the lock stayed held by a store that does not own: the next process only read too
+                    throw e;
+                }
                 channel = ch;
                 lock = l;
                 fileKey = before;
@@ -159,12 +177,32 @@ final class DirectoryLock {
                 return true;
             }
         } catch (IOException | OverlappingFileLockException e) {
-            failure = "disk cache " + layout.namespaceDir() + ": cannot lock " + layout.lockFile() + " again ("
-                    + DiskStore.describe(e) + "); this process only reads it";
+            failure = cannotWrite(" again", e);
         }
         HOLDERS.remove(layout.namespaceDir(), this);
         LOG.log(System.Logger.Level.WARNING, DiskLayout.LOCK_FILE + " was deleted or replaced: " + failure);
         return false;
+    }
+
+    /**
+     * Why the lock file could not be made, opened or written: the tier cannot write in the directory,
+     * for the operating system's reason ({@code No space left on device}, {@code Read-only file system}).
+     * It said "this process only reads it", as when another process owns the directory: on a full
+     * disk, of a directory just made, with nothing in it to read.
+     */
+    private String cannotWrite(String again, Exception e) {
+        return "disk cache " + layout.namespaceDir() + ": cannot write its lock file " + DiskLayout.LOCK_FILE + again + " ("
+                + DiskStore.causeOf(e) + "), so the disk tier stores nothing there"
+                + (holdsMoreThanTheLock() ? "; it reads the chunks already in it" : " (it holds no chunks to read)");
+    }
+
+    /** Whether the namespace directory holds anything but {@code .lock} (shard directories of chunk files). */
+    private boolean holdsMoreThanTheLock() {
+        try (java.util.stream.Stream<Path> entries = Files.list(layout.namespaceDir())) {
+            return entries.anyMatch(p -> !p.getFileName().toString().equals(DiskLayout.LOCK_FILE));
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return false;
+        }
     }
 
     /** Why the last {@link #tryAcquire} or {@link #stillHeld} failed, one line; null while held. */

@@ -110,7 +110,35 @@ class DirectoryLockTest {
         }
         try (DiskStore store = DiskStore.open(root, NS, DiskFsync.NONE)) {
             assertThat(store.role()).isEqualTo(DiskStore.Role.READER);
-            assertThat(store.readOnlyReason()).contains(".lock").contains("only reads").doesNotContain("\n");
+            assertThat(store.readOnlyReason()).isEqualTo("disk cache " + store.layout().namespaceDir() + ": cannot write its lock "
+                    + "file .lock (Is a directory), so the disk tier stores nothing there (it holds no chunks to read)");
+        }
+    }
+
+    /**
+     * A full disk: the lock file is made (an empty file takes no block) but its pid cannot be written, the
+     * IOException a 64 KiB tmpfs gave. The line said "this process only reads it", as if another process
+     * owned a directory just made and empty; it says the tier cannot write there and why. The lock is
+     * let go: it stayed held, so the next process found the directory "in use" by one that stores nothing.
+     */
+    @Test
+    void aLockFileThatCannotBeWrittenOnAFullDiskSaysSoAndLetsTheLockGo() throws IOException {
+        DiskLayout layout = new DiskLayout(root.toRealPath(), NS);
+        Files.createDirectories(layout.namespaceDir());
+        DirectoryLock.PidWrite full = (ch, text) -> {
+            throw new IOException("No space left on device");
+        };
+        DirectoryLock lock = new DirectoryLock(layout, full);
+        assertThat(lock.tryAcquire()).isFalse();
+        assertThat(lock.failure()).isEqualTo("disk cache " + layout.namespaceDir() + ": cannot write its lock file .lock "
+                + "(No space left on device), so the disk tier stores nothing there (it holds no chunks to read)");
+        Files.createDirectories(layout.shardDir(7));
+        assertThat(lock.tryAcquire()).isFalse();
+        assertThat(lock.failure()).as("a directory with chunks").isEqualTo("disk cache " + layout.namespaceDir()
+                + ": cannot write its lock file .lock (No space left on device), so the disk tier stores nothing there; it reads "
+                + "the chunks already in it");
+        try (DiskStore store = DiskStore.open(root, NS, DiskFsync.NONE)) {
+            assertThat(store.role()).as("the failed lock let go of the file").isEqualTo(DiskStore.Role.OWNER);
         }
     }
 }
