@@ -7,6 +7,16 @@ import org.junit.jupiter.api.Test;
 
 class JitWarmUpTest {
 
+    /** A shorter cap keeps the 2 s least below it, and is the least itself below 2 s. */
+    @Test
+    void aCapBelowTwentySecondsIsTheLastRunsEnd() {
+        assertThat(JitWarmUp.ofThisJvm(5_000_000_000L).schedule()).isEqualTo("at least 2 s, then until 0.5 s of whole runs"
+                + " passed with no JIT compilation or the next run would end past 5 s at the longest run's time");
+        assertThat(JitWarmUp.ofThisJvm(1_500_000_000L).schedule()).isEqualTo("at least 1.5 s, then until 0.5 s of whole runs"
+                + " passed with no JIT compilation or the next run would end past 1.5 s at the longest run's time");
+        assertThat(JitWarmUp.ofThisJvm().schedule()).endsWith("past 20 s at the longest run's time");
+    }
+
     /** Compilation-time readings in turn, the last repeated: a fake of the JVM's counter. */
     private static java.util.function.LongSupplier readings(long... ms) {
         AtomicInteger i = new AtomicInteger();

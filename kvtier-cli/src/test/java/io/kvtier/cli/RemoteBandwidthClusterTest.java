@@ -22,6 +22,17 @@ import org.junit.jupiter.api.Test;
  */
 class RemoteBandwidthClusterTest {
 
+    /** One warm-up round a size ({@code kvtier.bench.warmupMaxMillis=0}): a table in seconds, not 2 s a size. */
+    @org.junit.jupiter.api.BeforeAll
+    static void oneWarmUpRound() {
+        System.setProperty("kvtier.bench.warmupMaxMillis", "0");
+    }
+
+    @org.junit.jupiter.api.AfterAll
+    static void usualWarmUp() {
+        System.clearProperty("kvtier.bench.warmupMaxMillis");
+    }
+
     /** Seeds, {@code --remote-mode cluster}: the table of every size, on the cluster, nothing of the bench left on it. */
     @Test
     void theTableOnAClusterHasEverySizeAndLeavesNoKey() {

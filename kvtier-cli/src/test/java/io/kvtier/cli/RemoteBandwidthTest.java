@@ -14,6 +14,17 @@ import org.junit.jupiter.api.Test;
  */
 class RemoteBandwidthTest {
 
+    /** One warm-up round a size ({@code kvtier.bench.warmupMaxMillis=0}): a table in seconds, not 2 s a size. */
+    @org.junit.jupiter.api.BeforeAll
+    static void oneWarmUpRound() {
+        System.setProperty("kvtier.bench.warmupMaxMillis", "0");
+    }
+
+    @org.junit.jupiter.api.AfterAll
+    static void usualWarmUp() {
+        System.clearProperty("kvtier.bench.warmupMaxMillis");
+    }
+
     /** redis-benchmark 7's {@code -t set,get --csv} output, a run too short to time giving {@code inf}. */
     @Test
     void redisBenchmarksCsvFiguresAreParsedAndInfIsInfinite() {
@@ -57,6 +68,10 @@ class RemoteBandwidthTest {
                 .contains("median of 1 round; at least 12 values and 2 MiB per size, a multiple of 8 values").endsWith("==");
         // At least: 64 KiB, 2 MiB is 32 values; 256 KiB and up, 12 rounded up to 16; more until 0.2 s of each.
         assertTable(lines, new long[] {32, 16, 16, 16});
+        assertThat(lines.getLast()).matches("warm-up of the tier: 64 KiB \\d+\\.\\d s(, still compiling)?, 256 KiB \\d+\\.\\d s(, still"
+                + " compiling)?, 1024 KiB \\d+\\.\\d s(, still compiling)?, 4096 KiB \\d+\\.\\d s(, still compiling)? \\(each size: at"
+                + " least 0 s, then until 0.5 s of whole runs passed with no JIT compilation or the next run would end past 0 s at the"
+                + " longest run's time\\)");
         assertThat(r.out()).doesNotContain("decode with offloading").doesNotContain("time to first token");
     }
 
