@@ -20,18 +20,8 @@ import org.junit.jupiter.api.Test;
  * {@code --remote-url} seeds were refused, there was no {@code --remote-mode}, and a cluster node
  * given in standalone mode was blamed on the ACL).
  */
+@org.junit.jupiter.api.extension.ExtendWith(OneWarmUpRound.class) // each size's warm-up: one round
 class RemoteBandwidthClusterTest {
-
-    /** One warm-up round a size ({@code kvtier.bench.warmupMaxMillis=0}): a table in seconds, not 2 s a size. */
-    @org.junit.jupiter.api.BeforeAll
-    static void oneWarmUpRound() {
-        System.setProperty("kvtier.bench.warmupMaxMillis", "0");
-    }
-
-    @org.junit.jupiter.api.AfterAll
-    static void usualWarmUp() {
-        System.clearProperty("kvtier.bench.warmupMaxMillis");
-    }
 
     /** Seeds, {@code --remote-mode cluster}: the table of every size, on the cluster, nothing of the bench left on it. */
     @Test

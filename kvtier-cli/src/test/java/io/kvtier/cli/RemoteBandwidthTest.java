@@ -12,18 +12,8 @@ import org.junit.jupiter.api.Test;
  * {@code bench offload --remote-url}'s throughput table against a real Redis, and the parsing of
  * redis-benchmark's figures (a run too short to time prints {@code inf}, never a figure here).
  */
+@org.junit.jupiter.api.extension.ExtendWith(OneWarmUpRound.class) // each size's warm-up: one round
 class RemoteBandwidthTest {
-
-    /** One warm-up round a size ({@code kvtier.bench.warmupMaxMillis=0}): a table in seconds, not 2 s a size. */
-    @org.junit.jupiter.api.BeforeAll
-    static void oneWarmUpRound() {
-        System.setProperty("kvtier.bench.warmupMaxMillis", "0");
-    }
-
-    @org.junit.jupiter.api.AfterAll
-    static void usualWarmUp() {
-        System.clearProperty("kvtier.bench.warmupMaxMillis");
-    }
 
     /** redis-benchmark 7's {@code -t set,get --csv} output, a run too short to time giving {@code inf}. */
     @Test
