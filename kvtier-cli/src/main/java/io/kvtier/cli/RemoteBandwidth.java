@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 public final class RemoteBandwidth {
 
     static final int PIPELINE = 8;
+
     /**
      * Each size's warm-up of the tier: at least 2 s, until the JIT is quiet or before a round that
      * would end past 5 s. One round of 0.2 s (before the twenty-eighth session) timed code that was
@@ -40,6 +41,7 @@ public final class RemoteBandwidth {
     private static JitWarmUp warmUp() {
         return JitWarmUp.ofThisJvm(5_000_000_000L);
     }
+
     /**
      * The one key redis-benchmark's SET and GET use (its own name, {@code -r} not given): deleted
      * after each of its runs (a key of that name the server held before is overwritten by it).

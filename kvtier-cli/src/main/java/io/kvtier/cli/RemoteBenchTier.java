@@ -19,9 +19,10 @@ import java.util.List;
 import java.util.Random;
 
 /**
- * The tier's side: one store (one connection), one host slab and one transfer engine for a
- * size; every round writes and reads the same keys, at most {@link RemoteBandwidth#TIER_KEYS} (overwritten in
- * turn, as redis-benchmark's SET overwrites its key), deleted at the end.
+ * The tier's side of {@link RemoteBandwidth}'s table ({@code bench offload --remote-url}): one store
+ * (one connection), one host slab and one transfer engine for a size; every round writes and
+ * reads the same keys, at most {@link RemoteBandwidth#TIER_KEYS} (overwritten in turn, as
+ * redis-benchmark's SET overwrites its key), deleted at the end.
  */
 final class RemoteBenchTier implements AutoCloseable {
 
