@@ -26,9 +26,12 @@ public final class JitWarmUp {
     /** How long a warm-up took and whether it ended with a run free of compilation. */
     public record Result(double seconds, boolean quiet) {
 
-        /** For a bench's report, e.g. "3.4 s" or "20.0 s, still compiling". */
+        /**
+         * For a bench's report, e.g. "3.4 s" or "20.0 s (still compiling)": in parentheses, since
+         * the reports list several in one line separated by commas.
+         */
         public String describe() {
-            return String.format(java.util.Locale.ROOT, "%.1f s%s", seconds, quiet ? "" : ", still compiling");
+            return String.format(java.util.Locale.ROOT, "%.1f s%s", seconds, quiet ? "" : " (still compiling)");
         }
     }
 

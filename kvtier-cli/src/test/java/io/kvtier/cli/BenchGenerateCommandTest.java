@@ -38,8 +38,8 @@ class BenchGenerateCommandTest {
         assertThat(r.out()).containsPattern("(?m)^2-sequence decode: +[\\d,]+ tokens/s \\([\\d.]+x single\\) = [\\d.]+ of the bound"
                 + " \\(median of 7 steps.*\\); at 1 thread about [\\d.]+x \\(x read [\\d.]+ / compute [\\d.]+\\);"
                 + " issue 16's target 8x at 1 and at 2 threads$");
-        assertThat(r.out()).containsPattern("(?m)^warm-up: +single [\\d.]+ s(, still compiling)?, 2 sequences [\\d.]+ s(, still compiling)?,"
-                + " prefill [\\d.]+ s(, still compiling)? \\(the same work, at least 0 s, then until 0.5 s of whole runs passed with no JIT"
+        assertThat(r.out()).containsPattern("(?m)^warm-up: +single [\\d.]+ s( \\(still compiling\\))?, 2 sequences [\\d.]+ s( \\(still compiling\\))?,"
+                + " prefill [\\d.]+ s( \\(still compiling\\))? \\(the same work, at least 0 s, then until 0.5 s of whole runs passed with no JIT"
                 + " compilation or the next run would end past 0 s at the longest run's time\\)$");
         assertThat(r.out()).containsPattern("(?m)^threads 1 -> 2: +compute [\\d.]+x \\([\\d.]+ -> [\\d.]+ G multiply-adds/s,"
                 + " FMA chains in registers\\), read bandwidth [\\d.]+x \\([\\d.]+ -> [\\d.]+ GB/s\\); each from the round of median"
