@@ -140,8 +140,8 @@ public final class RemoteConnectionOptions {
     }
 
     /**
-     * The remote password: from {@code passwordFile} (stripped) when given, else from
-     * {@value #PASSWORD_ENV}, else null.
+     * The remote password: from {@code passwordFile} (its trailing line ends removed) when given,
+     * else from {@value #PASSWORD_ENV}, else null.
      *
      * @throws BadInputException for a missing, empty or unreadable file
      */
@@ -149,8 +149,8 @@ public final class RemoteConnectionOptions {
         if (passwordFile != null) {
             Checks.exists(passwordFile, "--remote-password-file"); // was "cannot read it (/path)", naming no cause
             try {
-                String p = Files.readString(passwordFile, StandardCharsets.UTF_8).strip();
-                if (p.isEmpty()) {
+                String p = passwordInFile(Files.readString(passwordFile, StandardCharsets.UTF_8));
+                if (p.isBlank()) {
                     throw new BadInputException("--remote-password-file " + passwordFile + " is empty");
                 }
                 return p;
@@ -159,6 +159,19 @@ public final class RemoteConnectionOptions {
             }
         }
         return passwordFromEnv(System.getenv(PASSWORD_ENV));
+    }
+
+    /**
+     * The password a file of {@code contents} holds: all but its trailing line ends ({@code echo pw > f}
+     * writes one). Spaces are kept, as in the variable: stripping them sent {@code " pw"} as {@code "pw"}
+     * and the server refused a password the file held (trial28).
+     */
+    static String passwordInFile(String contents) {
+        int end = contents.length();
+        while (end > 0 && (contents.charAt(end - 1) == '\n' || contents.charAt(end - 1) == '\r')) {
+            end--;
+        }
+        return contents.substring(0, end);
     }
 
     /**

@@ -35,6 +35,22 @@ class RemoteConnectionOptionsTest {
                 "kvtier: KVTIER_REMOTE_PASSWORD is set but empty: give the password in it, or unset it for none");
     }
 
+    /** trial28: the file's password was strip()ped, so " pw" was sent as "pw"; only its trailing line ends go. */
+    @Test
+    void aPasswordFileLosesItsLineEndsOnly(@TempDir Path dir) throws Exception {
+        assertThat(RemoteConnectionOptions.passwordInFile("s3cret\n")).isEqualTo("s3cret");
+        assertThat(RemoteConnectionOptions.passwordInFile("s3cret\r\n\n")).isEqualTo("s3cret");
+        assertThat(RemoteConnectionOptions.passwordInFile(" s3 cret\t")).isEqualTo(" s3 cret\t");
+        assertThat(RemoteConnectionOptions.passwordInFile("s3cret")).isEqualTo("s3cret");
+        Path file = Files.writeString(dir.resolve("pw"), " s3cret \n");
+        assertThat(RemoteConnectionOptions.readPassword(file)).isEqualTo(" s3cret ");
+        for (String blank : new String[] {"", "\n", "  \r\n"}) {
+            Path f = Files.writeString(dir.resolve("blank"), blank);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> RemoteConnectionOptions.readPassword(f))
+                    .isInstanceOf(BadInputException.class).hasMessage("--remote-password-file " + f + " is empty");
+        }
+    }
+
     /** The advice after a refusal of the credentials names a password only where one was given or asked for. */
     @Test
     void authAdviceFitsWhatWasGiven() {
