@@ -79,8 +79,15 @@ final class ReconnectReasons implements AutoCloseable {
         return a instanceof InetSocketAddress i ? i.getHostString() + ":" + i.getPort() : String.valueOf(a);
     }
 
+    /**
+     * Also answers every line still waiting, "not connected": the store closes, so no failed
+     * reconnection will come, and a line left waiting was said after the run's summary or lost
+     * with the JVM (RemoteTierTest's killed server, its "stopped answering" line missing under load).
+     */
     @Override
     public void close() {
         subscription.dispose();
+        next.values().forEach(waiting -> waiting.complete(null));
+        next.clear();
     }
 }

@@ -40,6 +40,23 @@ class ReconnectReasonsTest {
         assertThat(ReconnectReasons.address(new InetSocketAddress("127.0.0.1", 7000))).isEqualTo("127.0.0.1:7000");
     }
 
+    /** trial28: a line still waiting for a failed reconnection when the store closed came after close, or never. */
+    @Test
+    void closingAnswersTheLinesStillWaiting() {
+        io.lettuce.core.resource.ClientResources resources = LettuceResources.create();
+        try {
+            java.util.concurrent.CompletableFuture<String> said;
+            try (ReconnectReasons reasons = new ReconnectReasons(resources)) {
+                said = reasons.reasonOf("127.0.0.1:6379",
+                        new io.lettuce.core.RedisException("Currently not connected. Commands are rejected."), 60_000);
+                assertThat(said).as("nothing to say yet").isNotDone();
+            }
+            assertThat(said).as("said by close, not a minute later").isCompletedWithValue("not connected");
+        } finally {
+            resources.shutdown(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
     /**
      * A line made before any reconnection failed waits for the first (the kill's PINGs can fail
      * within a millisecond of the loss), and says "not connected" when none comes in time.
