@@ -162,6 +162,19 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
         return scheme >= 0 && at > scheme ? url.substring(0, scheme + 3) + "***" + url.substring(at) : url;
     }
 
+    /**
+     * {@code url} as a line about reaching it shows it: with {@code " (port 6379)"} after it when it
+     * gives no port, the one Redis's clients take then ({@code cannot reach redis://127.0.0.1
+     * (connection refused)} did not say which port was tried).
+     */
+    public static String withPort(String url) {
+        try {
+            return new java.net.URI(url).getPort() < 0 ? url + " (port 6379)" : url;
+        } catch (java.net.URISyntaxException e) {
+            return url; // refused when the settings were made; nothing to add
+        }
+    }
+
     @Override
     public String toString() {
         return "RemoteSettings[urls=" + urls.stream().map(RemoteSettings::redact).toList() + " cluster=" + cluster
