@@ -146,8 +146,8 @@ public final class LettuceRemoteStore implements RemoteStore {
             if (s.offReason == null && s.connection == null) {
                 // Not an error (the engine serves with the store down and probes it back), but a
                 // mistyped host or port must not pass unnoticed until someone reads the summary.
-                warn.accept("remote tier: cannot reach " + String.join(", ", settings.urls().stream().map(RemoteSettings::withPort).toList())
-                        + " ("
+                List<String> urls = settings.urls().stream().map(RemoteSettings::withPort).toList();
+                warn.accept("remote tier: cannot reach " + String.join(", ", urls) + " ("
                         + (answered ? s.lastConnectError : "no answer within " + wait.toMillis() + " ms; still connecting")
                         + ")" + RemoteErrors.tlsHint(settings, s.lastConnectError) + "; every lookup misses until it answers");
                 // The tier starts refusing: its first opening (a refused connection has counted it already).

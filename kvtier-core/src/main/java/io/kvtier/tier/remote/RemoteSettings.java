@@ -164,12 +164,12 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
 
     /**
      * {@code url} as a line about reaching it shows it: with {@code " (port 6379)"} after it when it
-     * gives no port, the one Redis's clients take then ({@code cannot reach redis://127.0.0.1
-     * (connection refused)} did not say which port was tried).
+     * gives no port, the one the client takes then ({@link io.lettuce.core.RedisURI#DEFAULT_REDIS_PORT};
+     * {@code cannot reach redis://127.0.0.1 (connection refused)} did not say which port was tried).
      */
     public static String withPort(String url) {
         try {
-            return new java.net.URI(url).getPort() < 0 ? url + " (port 6379)" : url;
+            return new java.net.URI(url).getPort() < 0 ? url + " (port " + io.lettuce.core.RedisURI.DEFAULT_REDIS_PORT + ")" : url;
         } catch (java.net.URISyntaxException e) {
             return url; // refused when the settings were made; nothing to add
         }
