@@ -51,7 +51,15 @@ public final class OffloadOptions {
      */
     public boolean prefillPriority(boolean hostOn) {
         Boolean given = prefillGiven();
-        return given == null ? hostOn : given;
+        return given == null ? defaultPrefillPriority(hostOn) : given;
+    }
+
+    /**
+     * {@code --prefill-priority} left out: on with the host tier (a preempted request loads its KV
+     * back), off without it (it would recompute everything). Also the warm-up's engines' setting.
+     */
+    static boolean defaultPrefillPriority(boolean hostOn) {
+        return hostOn;
     }
 
     /** {@code --prefill-priority} as given, null when left out; a value other than on/off is refused. */

@@ -373,7 +373,7 @@ final class Warmup {
         OffloadSetup host = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT);
         // As generate's default: prefill priority with a host tier (its admission order is another path).
         EngineConfig config = EngineConfig.of(EngineConfig.DEFAULT_BLOCK_SIZE, blocks).withStopTokens()
-                .withPrefillPriority(host.enabled());
+                .withPrefillPriority(OffloadOptions.defaultPrefillPriority(host.enabled()));
         PrintStream discard = discardingStdout();
         ResultPrinter printer = new ResultPrinter(discard, ResultPrinter.Format.TEXT_STREAMED, tok, List.of(""), true);
         try (discard; Engine engine = LlamaRunner.engine(Models.load(files.model(), files.digests()), config, Kernels.best(), threads, host)) {
