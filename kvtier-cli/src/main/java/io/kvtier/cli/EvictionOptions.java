@@ -11,7 +11,10 @@ public final class EvictionOptions {
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
 
-    @Option(names = "--eviction", defaultValue = "duel", paramLabel = "lru|arc|lru-admit2|lhd|duel",
+    /** {@code --eviction}'s default, which the warm-up's engines use too (they are configured as a default generate's). */
+    static final String DEFAULT_EVICTION = "duel";
+
+    @Option(names = "--eviction", defaultValue = DEFAULT_EVICTION, paramLabel = "lru|arc|lru-admit2|lhd|duel",
             description = "host tier eviction policy: duel (default; evicts as lru or lhd, whichever would recently have hit more), lru, arc, lru-admit2 (LRU admitting a chunk from its second use), or lhd (hit density by age, learned online)")
     String eviction;
 

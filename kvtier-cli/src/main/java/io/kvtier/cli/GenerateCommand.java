@@ -182,6 +182,8 @@ final class GenerateCommand implements Callable<Integer> {
                 }
                 requests.add(r);
             }
+            // While the warm-up still runs: a new block's first write would fault in each of its pages mid-step.
+            engine.prefault(requests);
             disk.warnRoom(); // once every input is checked: a refused run says only why
             threads.warnIfOversubscribed("generate");
             PrintStream out = new PrintStream(lines.out(), false, StandardCharsets.UTF_8);

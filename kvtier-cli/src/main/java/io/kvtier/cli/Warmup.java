@@ -12,6 +12,7 @@ import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.model.Models;
 import io.kvtier.offload.OffloadConfig;
+import io.kvtier.replay.Policy;
 import io.kvtier.model.TextTokenizer;
 import io.kvtier.model.Tokenizer;
 import io.kvtier.tier.disk.FileTrees;
@@ -71,18 +72,13 @@ final class Warmup {
     /** Longest wait of {@code generate} for the warm-up to finish (property {@code kvtier.warmup.maxWaitMillis}). */
     static final long MAX_WAIT_MILLIS = Long.getLong("kvtier.warmup.maxWaitMillis", 2_000);
     /**
-     * Longest further wait, after the warm-up's tokens, for C2 to go quiet ({@link CompilerQuiet}),
-     * the warm-up running on meanwhile (up to {@link #MAX_TOKENS}); property
-     * {@code kvtier.warmup.compilerWaitMillis}, default 0 = no such wait. Off by default: at load
-     * 27-40 (warm10) it cost 0.3-0.6 s of the whole command without a tokens/s gain that showed
-     * through the noise; kept so that the idle measurement can be made (docs/design-notes.md).
+     * Longest further wait, once the warm-up has stopped, for C2 to go quiet ({@link CompilerQuiet}):
+     * the methods its last steps made hot are still queued then, and a run that starts meanwhile
+     * steps in C1's code beside the compiler threads on a 2-vCPU machine. C2 went quiet 52-92 ms
+     * after the warm-up (idle, twenty-ninth session); property {@code kvtier.warmup.compilerWaitMillis},
+     * 0: no wait. (Letting the warm-up run on meanwhile kept C2 busy for 0.45-0.6 s: warm10.)
      */
-    static final long COMPILER_WAIT_MILLIS = Long.getLong("kvtier.warmup.compilerWaitMillis", 0);
-    /**
-     * Most tokens the warm-up generates: {@link #TOKENS}, or with a wait for C2
-     * ({@link #COMPILER_WAIT_MILLIS} above 0) up to 2,048 while {@code generate} waits.
-     */
-    static final int MAX_TOKENS = COMPILER_WAIT_MILLIS > 0 ? Math.max(TOKENS, 8 * TOKENS_PER_REQUEST) : TOKENS;
+    static final long COMPILER_WAIT_MILLIS = Long.getLong("kvtier.warmup.compilerWaitMillis", 150);
     /**
      * Jobs smaller than this (prompt plus maximum new tokens, summed) do not wait: below it the
      * wait (about one second on stories260K) costs more than the uncompiled steps it saves.
@@ -218,13 +214,11 @@ final class Warmup {
             while (generated < TOKENS && thread.isAlive() && System.nanoTime() - deadline < 0 && !stopRequested.getAsBoolean()) {
                 thread.join(1);
             }
-            // With a wait for C2 it runs on (up to MAX_TOKENS) while C2 compiles what its steps made
-            // hot, so that the methods called once per layer or step, which reach C2's thresholds
-            // last (after a detour through C1's level 2 while C2's queue is long), reach them too.
-            quietStart = System.nanoTime();
-            quiet = COMPILER_WAIT_MILLIS > 0 && CompilerQuiet.ofThisProcess().awaitQuiet(COMPILER_WAIT_MILLIS * 1_000_000L);
             stop = true;
             thread.join();
+            quietStart = System.nanoTime();
+            quiet = COMPILER_WAIT_MILLIS > 0 && !stopRequested.getAsBoolean()
+                    && CompilerQuiet.ofThisProcess().awaitQuiet(COMPILER_WAIT_MILLIS * 1_000_000L);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -287,10 +281,10 @@ final class Warmup {
             TextTokenizer tok = Tokenizer.load(used.tokenizer(), shape.vocabSize());
             readyNanos = System.nanoTime();
             SplittableRandom random = new SplittableRandom(7);
-            for (int id = 0; generated < MAX_TOKENS && !stop; id++) {
+            for (int id = 0; generated < TOKENS && !stop; id++) {
                 int[] prompt = random.ints(5, 3, shape.vocabSize()).toArray();
                 prompt[0] = 1; // BOS, as a tokenized prompt starts
-                Request r = new Request(id * 1_000L, prompt, Math.min(TOKENS_PER_REQUEST, MAX_TOKENS - generated),
+                Request r = new Request(id * 1_000L, prompt, Math.min(TOKENS_PER_REQUEST, TOKENS - generated),
                         SamplingParams.GREEDY, ExtraKeys.NONE);
                 onNewThread(used, tok, r, id == 0 ? PREFILLS : 0);
             }
@@ -370,7 +364,7 @@ final class Warmup {
      */
     private void generateOne(WarmupFiles files, TextTokenizer tok, Request r, int prefills) {
         int blocks = (TOKENS_PER_REQUEST + 16 + EngineConfig.DEFAULT_BLOCK_SIZE - 1) / EngineConfig.DEFAULT_BLOCK_SIZE;
-        OffloadSetup host = new OffloadSetup(16L << 20, 0, "lru", OffloadConfig.DEFAULT);
+        OffloadSetup host = hostSetup();
         // As generate's default: prefill priority with a host tier (its admission order is another path).
         EngineConfig config = EngineConfig.of(EngineConfig.DEFAULT_BLOCK_SIZE, blocks).withStopTokens()
                 .withPrefillPriority(OffloadOptions.defaultPrefillPriority(host.enabled()));
@@ -389,6 +383,18 @@ final class Warmup {
             }
             engine.drainTransfers();
         }
+    }
+
+    /**
+     * The warm-up engines' host tier: a default {@code generate}'s (its eviction policy and offload
+     * configuration, which {@code WarmupTest} checks against a parsed default command line) at
+     * 16 MB. Its store and load paths are then the ones the user's steps take: with LRU here, the
+     * user's first completed store cost 0.7-5 ms of the step that collected it, against 0.15-0.2
+     * ms with the dueling policy's code compiled.
+     */
+    static OffloadSetup hostSetup() {
+        Policy p = Policy.parse(EvictionOptions.DEFAULT_EVICTION);
+        return new OffloadSetup(16L << 20, 0, p.evictionPolicy(), OffloadConfig.DEFAULT.withHostAdmitAfter(p.admitAfter()));
     }
 
     /** Runs {@code r} on {@code engine} until it ends or the warm-up is stopped; {@code before}: tokens generated before the engine. */

@@ -9,6 +9,7 @@ import java.nio.file.attribute.FileTime;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 class WarmupTest {
 
@@ -33,6 +34,20 @@ class WarmupTest {
                     .containsExactlyInAnyOrder(files.model().getFileName().toString(),
                             files.tokenizer().getFileName().toString(), "digests");
         }
+    }
+
+    /** Its engines take a default generate's store and load paths (with LRU they did not: duel is the default). */
+    @Test
+    void theWarmUpsHostTierIsADefaultGeneratesAtItsOwnSize() {
+        CommandLine cli = new CommandLine(new Main());
+        GenerateCommand generate = cli.parseArgs("generate").subcommand().commandSpec().commandLine().getCommand();
+        io.kvtier.engine.OffloadSetup user = generate.offload.setup(generate.eviction, generate.disk, false);
+
+        io.kvtier.engine.OffloadSetup warm = Warmup.hostSetup();
+        assertThat(warm.eviction()).isEqualTo(user.eviction()).isEqualTo("duel");
+        assertThat(warm.config()).isEqualTo(user.config());
+        assertThat(warm.hostBytes()).isEqualTo(16L << 20);
+        assertThat(user.hostBytes()).isEqualTo(256L << 20);
     }
 
     @Test

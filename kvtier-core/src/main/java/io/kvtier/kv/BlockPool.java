@@ -48,6 +48,8 @@ public final class BlockPool implements AutoCloseable {
     private int head = NONE;
     private int tail = NONE;
     private int freeCount;
+    /** Whether {@link #allocate} has handed out a block yet: {@link #prefault} only before. */
+    private boolean handedOut;
 
     /**
      * Reserves the slab: {@code numBlocks * layout.bytesPerBlock()} bytes, zeroed, resident only
@@ -85,6 +87,21 @@ public final class BlockPool implements AutoCloseable {
     /** The whole slab, {@code numBlocks * bytesPerBlock} bytes. */
     public MemorySegment slab() {
         return slab;
+    }
+
+    /**
+     * Makes blocks {@code 0..blocks-1} resident now ({@link ReservedMemory#prefault}): the free
+     * queue hands out never-used blocks in block order, so these are the blocks a new pool's first
+     * requests write, and their steps no longer take a page fault per page of each new block.
+     * For a pool sized to a job (generate); a larger {@code blocks} stops at the pool's size.
+     *
+     * @throws IllegalStateException once a block has been handed out (its KV would be overwritten)
+     */
+    public void prefault(int blocks) {
+        if (handedOut) {
+            throw new IllegalStateException("prefault after blocks were handed out would overwrite their KV");
+        }
+        ReservedMemory.prefault(slab, (long) Math.min(Math.max(blocks, 0), numBlocks) * layout.bytesPerBlock());
     }
 
     /** Bytes of the slab now resident in memory (written at least once); see {@link ReservedMemory#residentBytes}. */
@@ -176,6 +193,7 @@ public final class BlockPool implements AutoCloseable {
             throw new IllegalStateException("device pool exhausted: all " + numBlocks + " blocks in use");
         }
         int b = head;
+        handedOut = true;
         unlink(b);
         if (keyOf[b] != null) {
             BlockKey evicted = keyOf[b];

@@ -1,6 +1,7 @@
 package io.kvtier.kv;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.kvtier.memory.ReservedMemory;
@@ -38,6 +39,25 @@ class BlockPoolReservationTest {
             // Untouched memory reads as zeros, like the zeroed allocation it replaces.
             assertThat(pool.block(blocks - 1).get(ValueLayout.JAVA_FLOAT, 0)).isZero();
             assertThat(pool.block(b).get(ValueLayout.JAVA_BYTE, LAYOUT.bytesPerBlock() - 1)).isEqualTo((byte) 2);
+        }
+    }
+
+    /** generate prefaults the blocks its job can write, so no step takes their page faults; only those. */
+    @Test
+    void aPrefaultMakesTheFirstBlocksResidentAsZerosAndIsRefusedOnceABlockIsHandedOut() {
+        assumeTrue(ReservedMemory.lazy(), "needs Linux (mmap)");
+        try (BlockPool pool = new BlockPool(40, LAYOUT)) {
+            pool.prefault(3);
+            assertThat(pool.residentBytes()).isEqualTo(3 * LAYOUT.bytesPerBlock());
+            assertThat(pool.block(2).get(ValueLayout.JAVA_FLOAT, LAYOUT.bytesPerBlock() - 4)).isZero();
+            pool.prefault(1_000); // at most the pool
+            assertThat(pool.residentBytes()).isEqualTo(40 * LAYOUT.bytesPerBlock());
+
+            int b = pool.allocate();
+            pool.block(b).fill((byte) 7);
+            assertThatThrownBy(() -> pool.prefault(1)).isInstanceOf(IllegalStateException.class)
+                    .hasMessage("prefault after blocks were handed out would overwrite their KV");
+            assertThat(pool.block(b).get(ValueLayout.JAVA_BYTE, 0)).isEqualTo((byte) 7);
         }
     }
 }

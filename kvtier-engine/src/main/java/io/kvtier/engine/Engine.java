@@ -177,6 +177,25 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
+     * Before the first step, makes resident the device blocks that {@code requests} can write
+     * (each request's KV slots, as {@link #checkFits} counts them, summed; at most every pool's
+     * size): their first writes then take no page faults in the steps ({@link BlockPool#prefault}).
+     * For a pool sized to its job, as generate's default is.
+     *
+     * @throws IllegalStateException after the first step
+     */
+    public void prefault(List<Request> requests) {
+        long blocks = 0;
+        for (Request r : requests) {
+            long positions = Math.min((long) r.promptLength() + r.maxTokens() - 1, runner.maxPositions());
+            blocks += pool.layout().blocksFor(positions);
+        }
+        for (int g = 0; g < kv.groups().size(); g++) {
+            kv.pool(g).prefault((int) Math.min(blocks, Integer.MAX_VALUE));
+        }
+    }
+
+    /**
      * Checks what {@link #submit} checks of a request's size, without submitting it: a caller
      * that submits prompts one after another can refuse a bad one before running any.
      *
