@@ -78,7 +78,7 @@ final class Warmup {
      * after the warm-up (idle, twenty-ninth session); property {@code kvtier.warmup.compilerWaitMillis},
      * 0: no wait. (Letting the warm-up run on meanwhile kept C2 busy for 0.45-0.6 s: warm10.)
      */
-    static final long COMPILER_WAIT_MILLIS = Long.getLong("kvtier.warmup.compilerWaitMillis", 150);
+    static final long COMPILER_WAIT_MILLIS = Long.getLong("kvtier.warmup.compilerWaitMillis", 0);
     /**
      * Jobs smaller than this (prompt plus maximum new tokens, summed) do not wait: below it the
      * wait (about one second on stories260K) costs more than the uncompiled steps it saves.
