@@ -49,7 +49,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     private static final int TTFT_BLOCK_SIZE = 16;
 
     /** Most {@code --seconds-per-size}: an hour a chunk size. */
-    static final double MAX_SECONDS_PER_SIZE = 3600;
+    static final Duration MAX_SECONDS_PER_SIZE = Duration.ofHours(1);
 
     /**
      * Most {@code --remote-mib-per-size}: 64 GiB a chunk size, a fixed cap as {@code --seconds-per-size}'s
@@ -151,12 +151,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
         }
         Checks.atLeast(repeats, 1, "--repeats");
         threads.threads();
-        Checks.positive(TimeFlag.seconds(secondsPerSize), "--seconds-per-size");
-        if (TimeFlag.seconds(secondsPerSize) > MAX_SECONDS_PER_SIZE) {
-            // 1e308 overflowed Duration.toNanos after the header: an internal error, not a refusal.
-            throw new BadInputException("--seconds-per-size must be at most " + (long) MAX_SECONDS_PER_SIZE + " (an hour a chunk "
-                    + "size), got " + Checks.shown(TimeFlag.seconds(secondsPerSize)));
-        }
+        // At most an hour: 1e308 overflowed Duration.toNanos after the header, an internal error, not a refusal.
+        TimeFlag.inRange(spec, "--seconds-per-size", secondsPerSize, Duration.ofMillis(1), MAX_SECONDS_PER_SIZE);
         Checks.atLeast(diskMibPerSize, 1, "--disk-mib-per-size");
         Checks.atMost(diskMibPerSize, MAX_DISK_MIB_PER_SIZE, "--disk-mib-per-size", "4 TiB: a side writes at most 2^20 files "
                 + "of a size, 4 TiB of 4 MiB chunks");

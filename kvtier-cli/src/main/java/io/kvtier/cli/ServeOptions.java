@@ -12,6 +12,9 @@ import picocli.CommandLine.Option;
  */
 public final class ServeOptions {
 
+    @picocli.CommandLine.Spec(picocli.CommandLine.Spec.Target.MIXEE)
+    picocli.CommandLine.Model.CommandSpec mixee;
+
     @Option(names = "--host", defaultValue = ServerConfig.DEFAULT_HOST, paramLabel = "ADDR",
             description = "address to listen on (default ${DEFAULT-VALUE}: this machine only; 0.0.0.0 for every interface)")
     String host;
@@ -63,9 +66,7 @@ public final class ServeOptions {
             throw new BadInputException("--max-body-bytes must be at most " + ServerConfig.MAX_BODY_BYTES + " bytes (2 GiB less 9: "
                     + "the largest body the server can read, into one Java array), got " + maxBodyBytes);
         }
-        if (shutdownGrace.isNegative() || shutdownGrace.compareTo(Duration.ofDays(1)) > 0) {
-            throw new BadInputException("--shutdown-grace must be in 0..86400 seconds, got " + Checks.shown(TimeFlag.seconds(shutdownGrace)));
-        }
+        TimeFlag.inRange(mixee, "--shutdown-grace", shutdownGrace, Duration.ZERO, Duration.ofDays(1));
         return new ServerConfig(address, port, apiKey.key(), body, shutdownGrace, null);
     }
 
