@@ -39,7 +39,7 @@ public final class RemoteOptions {
     int admitAfter;
 
     @Option(names = "--remote-ttl", defaultValue = "0", converter = TimeFlag.Seconds.class, paramLabel = "TIME",
-            description = "expire stored chunks after this long, e.g. 3600s or 90s (a plain number is seconds; "
+            description = "expire stored chunks after this long, e.g. 3600s or 90s, at least 2s (a plain number is seconds; "
                     + "default ${DEFAULT-VALUE}: never; the server's eviction still applies)")
     Duration ttl;
 
@@ -94,7 +94,9 @@ public final class RemoteOptions {
         // (a larger value was an internal error, not a refusal).
         TimeFlag.inRange(mixee, "--remote-timeout", timeout, Duration.ofMillis(1), MOST_TIME);
         TimeFlag.inRange(mixee, "--remote-breaker-open", breakerOpen, Duration.ZERO, MOST_TIME);
-        TimeFlag.inRange(mixee, "--remote-ttl", ttl, Duration.ZERO, MOST_TTL);
+        // Not below the time the tier trusts a chunk it wrote is there: --remote-ttl 1ms (a new user's trial) expired every chunk
+        // while the engine still counted it as stored, so its lookups "hit" nothing and its writes were skipped as done.
+        TimeFlag.inRange(mixee, "--remote-ttl", ttl, "no expiry", OffloadSetup.REMOTE_HINT_TTL, MOST_TTL);
         DiskWritePolicy policy;
         try {
             policy = DiskWritePolicy.parse(writePolicy);

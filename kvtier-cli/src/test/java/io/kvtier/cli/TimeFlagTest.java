@@ -133,13 +133,30 @@ class TimeFlagTest {
         GgufCliErrorsTest.assertOneLineError(CliRun.of(concat(remote, "--remote-timeout", "86400001")),
                 "--remote-timeout must be between 1ms and 86400s (1 day), got 86400001ms");
         GgufCliErrorsTest.assertOneLineError(CliRun.of(concat(remote, "--remote-ttl", "31536001s")),
-                "--remote-ttl must be between 0s and 31536000s (365 days), got 31536001s");
+                "--remote-ttl must be 0 (no expiry) or between 2s and 31536000s (365 days), got 31536001s");
         GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "offload", "--seconds-per-size", "3600.001"),
                 "--seconds-per-size must be between 1ms and 3600s (1 hour), got 3600.001s");
         GgufCliErrorsTest.assertOneLineError(TraceFiles.replayTwoRequests(dir, "--weight-read-ms", "-0.5us"),
                 "--weight-read-ms must be at least 0s, got -0.5us");
         GgufCliErrorsTest.assertOneLineError(TraceFiles.replayTwoRequests(dir, "--remote-cache-tokens", "1M", "--remote-latency-us",
                 "-3"), "--remote-latency-us must be at least 0s, got -3us");
+    }
+
+    /**
+     * A new user's trial: {@code --remote-ttl 1ms} was taken, and every chunk expired while the tier
+     * still trusted it was stored (2 s after its write: its lookups hit nothing, its writes were
+     * skipped as done). Below that trust it is refused; 0 (no expiry) and 2s are taken.
+     */
+    @Test
+    void aRemoteTtlShorterThanTheTiersTrustInAWriteIsRefused() {
+        String[] remote = {"generate", "--prompt", "hi", "--max-tokens", "1", "--host-cache-bytes", "1M", "--remote-url",
+            "redis://127.0.0.1:1", "--remote-timeout", "100"};
+        String range = "--remote-ttl must be 0 (no expiry) or between 2s and 31536000s (365 days), got ";
+        GgufCliErrorsTest.assertOneLineError(CliRun.of(concat(remote, "--remote-ttl", "1ms")), range + "1ms");
+        GgufCliErrorsTest.assertOneLineError(CliRun.of(concat(remote, "--remote-ttl", "1.999")), range + "1.999s");
+        assertThat(io.kvtier.engine.OffloadSetup.REMOTE_HINT_TTL).isEqualTo(Duration.ofSeconds(2));
+        CliRun atTheBound = CliRun.of(concat(remote, "--remote-ttl", "2000ms"));
+        assertThat(atTheBound.code()).as(atTheBound.err()).isZero();
     }
 
     /** The range's bounds in the grammar: the largest unit that leaves a whole part. */

@@ -73,7 +73,7 @@ class TrialSixRefusalsTest {
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--host-cache-bytes", "1M", "--disk-cache-dir",
                 dir.resolve("kv").toString(), "--disk-scan-wait", "-1"), "--disk-scan-wait must be between 0s and 86400s (1 day), got -1s");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--host-cache-bytes", "1M", "--remote-url",
-                "redis://127.0.0.1:1", "--remote-ttl", "-1"), "--remote-ttl must be between 0s and 31536000s (365 days), got -1s");
+                "redis://127.0.0.1:1", "--remote-ttl", "-1"), "--remote-ttl must be 0 (no expiry) or between 2s and 31536000s (365 days), got -1s");
         Path trace = java.nio.file.Files.writeString(dir.resolve("t.jsonl"), "{\"timestamp\": 0, \"input_length\": 4, "
                 + "\"output_length\": 1, \"hash_ids\": [1]}\n");
         assertOneLineError(CliRun.of("replay", "--trace", trace.toString(), "--mode", "timed", "--speedup", "0"),
