@@ -116,6 +116,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     private volatile RemoteBenchRun remoteRun;
 
     @Option(names = "--remote-mib-per-size", paramLabel = "MIB", defaultValue = "64", description = "MiB stored and loaded per chunk size on the remote server, at most 65536 (default ${DEFAULT-VALUE})")
+    @Most(MAX_REMOTE_MIB_PER_SIZE)
     long remoteMibPerSize;
 
     @Option(names = "--remote-requests", paramLabel = "N", defaultValue = "256", description = "values stored and loaded per "
@@ -135,6 +136,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     }
 
     @Option(names = "--disk-mib-per-size", paramLabel = "MIB", defaultValue = "128", description = "MiB written and read per chunk size, at most 4194304 (default ${DEFAULT-VALUE})")
+    @Most(MAX_DISK_MIB_PER_SIZE)
     long diskMibPerSize;
 
     @Option(names = "--cold-disk", description = "also read the disk-tier files with the page cache dropped before "

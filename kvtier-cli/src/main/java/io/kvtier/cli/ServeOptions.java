@@ -19,7 +19,11 @@ public final class ServeOptions {
             description = "address to listen on (default ${DEFAULT-VALUE}: this machine only; 0.0.0.0 for every interface)")
     String host;
 
+    /** The most TCP port. */
+    static final int MAX_PORT = 65535;
+
     @Option(names = "--port", defaultValue = "8000", paramLabel = "N", description = "TCP port (default ${DEFAULT-VALUE}; 0 picks a free one)")
+    @Most(MAX_PORT)
     int port;
 
     /** The key clients must send; none: every route is open. */
@@ -51,8 +55,8 @@ public final class ServeOptions {
      * @throws BadInputException naming the flag of a bad value, or of more than one key source
      */
     public ServerConfig config() {
-        if (port < 0 || port > 65535) {
-            throw new BadInputException("--port must be in 0..65535, got " + port);
+        if (port < 0 || port > MAX_PORT) {
+            throw new BadInputException("--port must be in 0.." + MAX_PORT + ", got " + port);
         }
         if (host.isBlank()) {
             throw new BadInputException("--host: empty address");
