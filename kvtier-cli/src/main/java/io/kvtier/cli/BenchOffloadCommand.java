@@ -49,7 +49,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     private static final int TTFT_BLOCK_SIZE = 16;
 
     /** Most {@code --seconds-per-size}: an hour a chunk size. */
-    static final double MAX_SECONDS_PER_SIZE = 3600;
+    static final Duration MAX_SECONDS_PER_SIZE = Duration.ofHours(1);
 
     /**
      * Most {@code --remote-mib-per-size}: 64 GiB a chunk size, a fixed cap as {@code --seconds-per-size}'s
@@ -116,6 +116,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     private volatile RemoteBenchRun remoteRun;
 
     @Option(names = "--remote-mib-per-size", paramLabel = "MIB", defaultValue = "64", description = "MiB stored and loaded per chunk size on the remote server, at most 65536 (default ${DEFAULT-VALUE})")
+    @Most(MAX_REMOTE_MIB_PER_SIZE)
     long remoteMibPerSize;
 
     @Option(names = "--remote-requests", paramLabel = "N", defaultValue = "256", description = "values stored and loaded per "
@@ -135,6 +136,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
     }
 
     @Option(names = "--disk-mib-per-size", paramLabel = "MIB", defaultValue = "128", description = "MiB written and read per chunk size, at most 4194304 (default ${DEFAULT-VALUE})")
+    @Most(MAX_DISK_MIB_PER_SIZE)
     long diskMibPerSize;
 
     @Option(names = "--cold-disk", description = "also read the disk-tier files with the page cache dropped before "
@@ -151,12 +153,8 @@ final class BenchOffloadCommand implements Callable<Integer> {
         }
         Checks.atLeast(repeats, 1, "--repeats");
         threads.threads();
-        Checks.positive(TimeFlag.seconds(secondsPerSize), "--seconds-per-size");
-        if (TimeFlag.seconds(secondsPerSize) > MAX_SECONDS_PER_SIZE) {
-            // 1e308 overflowed Duration.toNanos after the header: an internal error, not a refusal.
-            throw new BadInputException("--seconds-per-size must be at most " + (long) MAX_SECONDS_PER_SIZE + " (an hour a chunk "
-                    + "size), got " + Checks.shown(TimeFlag.seconds(secondsPerSize)));
-        }
+        // At most an hour: 1e308 overflowed Duration.toNanos after the header, an internal error, not a refusal.
+        TimeFlag.inRange(spec, "--seconds-per-size", secondsPerSize, Duration.ofMillis(1), MAX_SECONDS_PER_SIZE);
         Checks.atLeast(diskMibPerSize, 1, "--disk-mib-per-size");
         Checks.atMost(diskMibPerSize, MAX_DISK_MIB_PER_SIZE, "--disk-mib-per-size", "4 TiB: a side writes at most 2^20 files "
                 + "of a size, 4 TiB of 4 MiB chunks");

@@ -83,10 +83,7 @@ public final class DiskOptions {
 
     /** How long to wait for the restart scan (zero: not at all). */
     public Duration scanWait() {
-        if (scanWait.isNegative() || scanWait.compareTo(Duration.ofDays(1)) > 0) {
-            throw new BadInputException("--disk-scan-wait must be between 0 and 86400 seconds, got " + Checks.shown(TimeFlag.seconds(scanWait)));
-        }
-        return scanWait;
+        return TimeFlag.inRange(mixee, "--disk-scan-wait", scanWait, Duration.ZERO, Duration.ofDays(1));
     }
 
     /**

@@ -91,14 +91,26 @@ public final class Main implements Runnable {
                 return o.longestName() + ": " + tc.getMessage();
             }
             Class<?> t = o.type();
-            String kind = t == int.class || t == Integer.class ? "a whole number up to " + Integer.MAX_VALUE
-                    : t == long.class || t == Long.class ? "a whole number up to " + Long.MAX_VALUE
+            String kind = t == int.class || t == Integer.class ? "a whole number up to " + most(o, Integer.MAX_VALUE)
+                    : t == long.class || t == Long.class ? "a whole number up to " + most(o, Long.MAX_VALUE)
                     : t == double.class || t == Double.class || t == float.class || t == Float.class ? "a number" : null;
             if (kind != null) {
                 return o.longestName() + ": '" + ex.getValue() + "' is not " + kind;
             }
         }
         return ex.getMessage() + " (see --help)";
+    }
+
+    /**
+     * The most whole-number flag {@code o} takes: its {@link Most} (a trial's {@code --remote-mib-per-size 1.5}
+     * said "up to 9223372036854775807" though the flag takes at most 65536), else its type's {@code typeMost}.
+     */
+    static String most(CommandLine.Model.OptionSpec o, long typeMost) {
+        Most m = o.userObject() instanceof java.lang.reflect.AnnotatedElement e ? e.getAnnotation(Most.class) : null;
+        if (m == null) {
+            return Long.toString(typeMost);
+        }
+        return m.fourPerCore() ? Checks.mostThreads() + " (4 per core)" : Long.toString(m.value());
     }
 
     /** Whether {@code o}'s converter is kvtier's (token counts, times), whose refusal says what is wrong. */

@@ -21,12 +21,13 @@ final class MakeModelCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "OUT", description = "file to write")
     Path out;
 
-    @Option(names = "--dim", paramLabel = "N", defaultValue = "288", description = "model width (default ${DEFAULT-VALUE})") int dim;
-    @Option(names = "--hidden-dim", paramLabel = "N", defaultValue = "768", description = "feed-forward width (default ${DEFAULT-VALUE})") int hiddenDim;
-    @Option(names = "--layers", paramLabel = "N", defaultValue = "6", description = "transformer layers (default ${DEFAULT-VALUE})") int layers;
-    @Option(names = "--heads", paramLabel = "N", defaultValue = "6", description = "query heads; must divide --dim (default ${DEFAULT-VALUE})") int heads;
+    @Most(ModelConfig.MAX_DIM) @Option(names = "--dim", paramLabel = "N", defaultValue = "288", description = "model width (default ${DEFAULT-VALUE})") int dim;
+    @Most(ModelConfig.MAX_HIDDEN) @Option(names = "--hidden-dim", paramLabel = "N", defaultValue = "768", description = "feed-forward width (default ${DEFAULT-VALUE})") int hiddenDim;
+    @Most(ModelConfig.MAX_LAYERS) @Option(names = "--layers", paramLabel = "N", defaultValue = "6", description = "transformer layers (default ${DEFAULT-VALUE})") int layers;
+    // --heads: at most --dim (the check below), itself at most MAX_DIM.
+    @Most(ModelConfig.MAX_DIM) @Option(names = "--heads", paramLabel = "N", defaultValue = "6", description = "query heads; must divide --dim (default ${DEFAULT-VALUE})") int heads;
     @Option(names = "--kv-heads", paramLabel = "N", defaultValue = "6", description = "key/value heads; must divide --heads (default ${DEFAULT-VALUE})") int kvHeads;
-    @Option(names = "--vocab", paramLabel = "N", defaultValue = "32000", description = "vocabulary size (default ${DEFAULT-VALUE})") int vocab;
+    @Most(ModelConfig.MAX_VOCAB) @Option(names = "--vocab", paramLabel = "N", defaultValue = "32000", description = "vocabulary size (default ${DEFAULT-VALUE})") int vocab;
     @Option(names = "--seq-len", converter = TokenCount.class, paramLabel = "N", defaultValue = "256", description = "context length in tokens (default ${DEFAULT-VALUE})") int seqLen;
     @Option(names = "--seed", paramLabel = "SEED", defaultValue = "1", description = "random seed of the weights (default ${DEFAULT-VALUE})") long seed;
     @Option(names = "--force", description = "replace OUT if it exists") boolean force;

@@ -169,8 +169,8 @@ public final class RemoteBandwidth {
      * Connects to the store as the figures will, and writes (then deletes) one key of each side,
      * then runs redis-benchmark once as the table will (one SET of one byte), before any figure is
      * measured: a user whose ACL confines it to other keys, or a password redis-benchmark's AUTH
-     * fails with where the tier's passed (a password given to a server without one), is one line
-     * here, not an error after the table's header (new users' trials).
+     * fails with (a password given to a server without one, which the tier's connection now refuses
+     * first), is one line here, not an error after the table's header (new users' trials).
      *
      * @throws BadInputException naming the URL (redacted) and why, if the store cannot be reached
      *         or refuses the client (wrong password, ACL), or redis-benchmark is missing or fails

@@ -121,8 +121,9 @@ public final class RemoteConnectionOptions {
      */
     static String authAdvice(String serverLine, String passwordSource, boolean namedUser) {
         String user = namedUser ? "the URL's user" : "user default";
-        if (serverLine.contains("without any password configured")) {
-            // redis-benchmark's AUTH <password> to a server with no password (a client that names the user passes).
+        if (serverLine.contains("without any password configured") || serverLine.contains("no password is set")) {
+            // AUTH <password> (redis-benchmark's, the tier's check) to a server with no password, Redis 6+ or older;
+            // a client that names the user passes.
             return passwordSource == null ? null : "the server has no password for " + user + ": "
                     + (passwordSource.startsWith("--") ? "leave out " : "unset ") + passwordSource;
         }

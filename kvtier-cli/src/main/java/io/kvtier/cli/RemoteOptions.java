@@ -39,7 +39,7 @@ public final class RemoteOptions {
     int admitAfter;
 
     @Option(names = "--remote-ttl", defaultValue = "0", converter = TimeFlag.Seconds.class, paramLabel = "TIME",
-            description = "expire stored chunks after this long, e.g. 3600s or 90s (a plain number is seconds; "
+            description = "expire stored chunks after this long, e.g. 3600s or 90s, at least 2s (a plain number is seconds; "
                     + "default ${DEFAULT-VALUE}: never; the server's eviction still applies)")
     Duration ttl;
 
@@ -64,8 +64,11 @@ public final class RemoteOptions {
                     + "default ${DEFAULT-VALUE})")
     Duration breakerOpen;
 
-    /** Most milliseconds {@code --remote-timeout} and {@code --remote-breaker-open} take: a day. */
-    static final long MAX_MILLIS = 86_400_000L;
+    /** Most {@code --remote-timeout} and {@code --remote-breaker-open} take: a day. */
+    static final Duration MOST_TIME = Duration.ofDays(1);
+
+    /** Most {@code --remote-ttl} takes: a year. */
+    static final Duration MOST_TTL = Duration.ofDays(365);
 
     /** Whether a remote tier was asked for. */
     public boolean enabled() {
@@ -89,17 +92,11 @@ public final class RemoteOptions {
         Checks.atLeast(admitAfter, 1, "--remote-admit-after");
         // A day at most: Lettuce takes the connect timeout as an int of ms, and the breaker's period in ns
         // (a larger value was an internal error, not a refusal).
-        if (timeout.toMillis() < 1 || timeout.toMillis() > MAX_MILLIS) {
-            throw new BadInputException("--remote-timeout must be between 1 ms and a day (" + MAX_MILLIS + " ms), got "
-                    + timeout.toMillis() + " ms");
-        }
-        if (breakerOpen.isNegative() || breakerOpen.toMillis() > MAX_MILLIS) {
-            throw new BadInputException("--remote-breaker-open must be between 0 ms and a day (" + MAX_MILLIS + " ms), got "
-                    + breakerOpen.toMillis() + " ms");
-        }
-        if (ttl.isNegative() || ttl.compareTo(Duration.ofDays(365)) > 0) {
-            throw new BadInputException("--remote-ttl must be between 0 and 31536000 seconds, got " + Checks.shown(TimeFlag.seconds(ttl)));
-        }
+        TimeFlag.inRange(mixee, "--remote-timeout", timeout, Duration.ofMillis(1), MOST_TIME);
+        TimeFlag.inRange(mixee, "--remote-breaker-open", breakerOpen, Duration.ZERO, MOST_TIME);
+        // Not below the time the tier trusts a chunk it wrote is there: --remote-ttl 1ms (a new user's trial) expired every chunk
+        // while the engine still counted it as stored, so its lookups "hit" nothing and its writes were skipped as done.
+        TimeFlag.inRange(mixee, "--remote-ttl", ttl, "no expiry", OffloadSetup.REMOTE_HINT_TTL, MOST_TTL);
         DiskWritePolicy policy;
         try {
             policy = DiskWritePolicy.parse(writePolicy);

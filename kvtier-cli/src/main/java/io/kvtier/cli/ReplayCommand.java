@@ -376,10 +376,10 @@ final class ReplayCommand implements Callable<Integer> {
         }
     }
 
-    /** A cost-model time is at least 0; the refusal echoes it in the flag's plain unit. */
-    private static void nonNegative(Duration d, String flag, TimeFlag.Unit plain) {
-        if (d != null && d.isNegative()) {
-            throw new BadInputException(flag + " must be a time >= 0, got " + TimeFlag.shown(d, plain) + " " + plain.symbol);
+    /** A cost-model time is at least 0 (the converter bounds it above). */
+    private void nonNegative(Duration d, String flag) {
+        if (d != null) {
+            TimeFlag.inRange(spec, flag, d, Duration.ZERO, null);
         }
     }
 
@@ -399,14 +399,14 @@ final class ReplayCommand implements Callable<Integer> {
         CostModel ref = CostModel.REFERENCE;
         nonNegative(linearUsPerToken, "--linear-us-per-token");
         nonNegative(attentionNsPerPair, "--attention-ns-per-pair");
-        nonNegative(weightRead, "--weight-read-ms", TimeFlag.Unit.MILLIS);
+        nonNegative(weightRead, "--weight-read-ms");
         nonNegative(kvReadNsPerToken, "--kv-read-ns-per-token");
-        nonNegative(stepOverhead, "--step-overhead-ms", TimeFlag.Unit.MILLIS);
-        nonNegative(hostLatency, "--host-latency-us", TimeFlag.Unit.MICROS);
+        nonNegative(stepOverhead, "--step-overhead-ms");
+        nonNegative(hostLatency, "--host-latency-us");
         if (hostGbps != null) {
             Checks.positive(hostGbps, "--host-gbps");
         }
-        nonNegative(remoteLatency, "--remote-latency-us", TimeFlag.Unit.MICROS);
+        nonNegative(remoteLatency, "--remote-latency-us");
         if (remoteGbps != null) {
             Checks.positive(remoteGbps, "--remote-gbps");
         }

@@ -12,11 +12,18 @@ import picocli.CommandLine.Option;
  */
 public final class ServeOptions {
 
+    @picocli.CommandLine.Spec(picocli.CommandLine.Spec.Target.MIXEE)
+    picocli.CommandLine.Model.CommandSpec mixee;
+
     @Option(names = "--host", defaultValue = ServerConfig.DEFAULT_HOST, paramLabel = "ADDR",
             description = "address to listen on (default ${DEFAULT-VALUE}: this machine only; 0.0.0.0 for every interface)")
     String host;
 
+    /** The most TCP port. */
+    static final int MAX_PORT = 65535;
+
     @Option(names = "--port", defaultValue = "8000", paramLabel = "N", description = "TCP port (default ${DEFAULT-VALUE}; 0 picks a free one)")
+    @Most(MAX_PORT)
     int port;
 
     /** The key clients must send; none: every route is open. */
@@ -48,8 +55,8 @@ public final class ServeOptions {
      * @throws BadInputException naming the flag of a bad value, or of more than one key source
      */
     public ServerConfig config() {
-        if (port < 0 || port > 65535) {
-            throw new BadInputException("--port must be in 0..65535, got " + port);
+        if (port < 0 || port > MAX_PORT) {
+            throw new BadInputException("--port must be in 0.." + MAX_PORT + ", got " + port);
         }
         if (host.isBlank()) {
             throw new BadInputException("--host: empty address");
@@ -63,9 +70,7 @@ public final class ServeOptions {
             throw new BadInputException("--max-body-bytes must be at most " + ServerConfig.MAX_BODY_BYTES + " bytes (2 GiB less 9: "
                     + "the largest body the server can read, into one Java array), got " + maxBodyBytes);
         }
-        if (shutdownGrace.isNegative() || shutdownGrace.compareTo(Duration.ofDays(1)) > 0) {
-            throw new BadInputException("--shutdown-grace must be in 0..86400 seconds, got " + Checks.shown(TimeFlag.seconds(shutdownGrace)));
-        }
+        TimeFlag.inRange(mixee, "--shutdown-grace", shutdownGrace, Duration.ZERO, Duration.ofDays(1));
         return new ServerConfig(address, port, apiKey.key(), body, shutdownGrace, null);
     }
 

@@ -6,6 +6,7 @@ import picocli.CommandLine.Option;
 public final class ThreadsOptions {
 
     @Option(names = "--threads", paramLabel = "N", description = "compute threads of the forward pass (default: one per core)")
+    @Most(fourPerCore = true)
     Integer threads;
 
     /**

@@ -18,7 +18,7 @@ import picocli.CommandLine;
  * value is exact (decimal, not floating point) and a whole number of the flag's tick: milliseconds
  * for the flags whose consumers keep milliseconds ({@code 0.0005s} is refused, not cut to 0),
  * nanoseconds for replay's cost model, whose virtual clock counts them. A sign is kept, for the
- * flag's own range check to refuse in its words. Its refusal says what is wrong;
+ * flag's range check ({@link #inRange}, one form for every flag) to refuse. Its refusal says what is wrong;
  * {@link Main#describe} puts the flag's name before it.
  */
 abstract sealed class TimeFlag implements CommandLine.ITypeConverter<Duration>
@@ -114,9 +114,65 @@ abstract sealed class TimeFlag implements CommandLine.ITypeConverter<Duration>
         }
     }
 
-    /** The time in seconds, for a range check that says its range in seconds ({@link Checks#shown(double)} echoes it). */
-    static double seconds(Duration d) {
-        return d.toMillis() / 1000.0;
+    /**
+     * {@code value}, refused outside {@code min..max} in the one line every time flag's range check
+     * says: {@code --shutdown-grace must be between 0s and 86400s (1 day), got -500ms}. The bounds are
+     * spelled in the grammar ({@link #spelled}); the value as given on the command line, a plain
+     * number with the flag's unit ({@code --remote-timeout 0} reads {@code got 0ms}).
+     *
+     * @param spec the command as parsed (a mixin's {@code @Spec(MIXEE)}), for the text given; null
+     *             (outside picocli) spells the value
+     * @param zero what 0 means where it is allowed below {@code min} ({@code --remote-ttl}'s "no
+     *             expiry"), else null
+     * @param max  null: no bound but the converter's ({@code must be at least <min>})
+     */
+    static Duration inRange(picocli.CommandLine.Model.CommandSpec spec, String flag, Duration value, String zero, Duration min,
+            Duration max) {
+        boolean ok = value.isZero() && zero != null || value.compareTo(min) >= 0 && (max == null || value.compareTo(max) <= 0);
+        if (!ok) {
+            String range = max == null ? "at least " + spelled(min) : "between " + spelled(min) + " and " + bound(max);
+            throw new BadInputException(flag + " must be " + (zero == null ? "" : "0 (" + zero + ") or ") + range + ", got "
+                    + given(spec, flag, value));
+        }
+        return value;
+    }
+
+    /** {@link #inRange} without a meaning for 0 below {@code min}. */
+    static Duration inRange(picocli.CommandLine.Model.CommandSpec spec, String flag, Duration value, Duration min, Duration max) {
+        return inRange(spec, flag, value, null, min, max);
+    }
+
+    /** The text {@code flag} was given on the command line, a plain number with its unit; else {@code value} {@link #spelled}. */
+    private static String given(picocli.CommandLine.Model.CommandSpec spec, String flag, Duration value) {
+        picocli.CommandLine.Model.OptionSpec o = spec == null ? null : spec.findOption(flag);
+        if (o == null || o.originalStringValues().isEmpty() || !(o.converters()[0] instanceof TimeFlag t)) {
+            return spelled(value);
+        }
+        String text = o.originalStringValues().getLast();
+        Matcher m = TIME.matcher(text);
+        return m.matches() && m.group(2) == null ? text + t.plain.symbol : text;
+    }
+
+    /**
+     * A time as the grammar spells it, in the largest unit that leaves a whole part ({@code 86400s},
+     * {@code 1.5s}, {@code 500ms}, {@code -0.5us} is {@code -500ns}); zero is {@code 0s}.
+     */
+    static String spelled(Duration d) {
+        for (Unit u : new Unit[] {Unit.SECONDS, Unit.MILLIS, Unit.MICROS}) {
+            if (d.abs().compareTo(u.chrono.getDuration()) >= 0) {
+                return shown(d, u) + u.symbol;
+            }
+        }
+        return d.isZero() ? "0s" : shown(d, Unit.NANOS) + Unit.NANOS.symbol;
+    }
+
+    /** An upper bound {@link #spelled}, with its whole days or hours ({@code 86400s (1 day)}). */
+    private static String bound(Duration d) {
+        long days = d.toDays();
+        long hours = d.toHours();
+        String whole = days > 0 && d.equals(Duration.ofDays(days)) ? io.kvtier.text.Plural.count(days, "day")
+                : hours > 0 && d.equals(Duration.ofHours(hours)) ? io.kvtier.text.Plural.count(hours, "hour") : null;
+        return spelled(d) + (whole == null ? "" : " (" + whole + ")");
     }
 
     /** The time in {@code unit}, exact, for a message that echoes a flag in its plain unit ({@code 5.99} for 5.99 ms). */

@@ -181,7 +181,7 @@ class GgufCliErrorsTest {
         assertOneLineError(CliRun.of("generate", "--max-tokens", "many", "--prompt", "hi"),
                 "--max-tokens: 'many' is not a count of tokens (e.g. 4096, 4k, 4Ki, 1M)");
         assertOneLineError(CliRun.of("generate", "--threads", "many", "--prompt", "hi"),
-                "--threads: 'many' is not a whole number up to 2147483647"); // no count of tokens
+                "--threads: 'many' is not a whole number up to " + Checks.mostThreads() + " (4 per core)"); // no count of tokens
     }
 
     /** A tier size beyond what a tier can count is refused with the size asked (it was silently cut to 44T). */

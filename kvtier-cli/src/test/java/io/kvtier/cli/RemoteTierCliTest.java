@@ -119,6 +119,31 @@ class RemoteTierCliTest {
         }
     }
 
+    /**
+     * A new user's trial: a password given for a server that has none passed generate silently (the
+     * handshake's {@code AUTH default <password>} passes a user without a password) where bench
+     * offload refused it. Now the tier refuses it as bench offload does: off at the start, one line
+     * saying to leave the password out, nothing written to the store.
+     */
+    @Test
+    void aPasswordForAServerWithoutOneTurnsTheTierOffSayingToLeaveItOut() throws Exception {
+        Path password = Files.writeString(dir.resolve("password"), "some-password");
+        Path stats = dir.resolve("stats.json");
+        try (io.kvtier.tier.remote.OwnRedis r = io.kvtier.tier.remote.OwnRedis.start(dir.resolve("r"))) {
+            assertThat(generate(stats, "--remote-url", r.url(), "--remote-password-file", password.toString()).lines())
+                    .hasSize(LONG_PROMPTS.length);
+            assertThat(stderr()).filteredOn(l -> l.startsWith("kvtier: remote tier off: ")).containsExactly("kvtier: remote tier off: "
+                    + "authentication failed (ERR AUTH <password> called without any password configured for the default user. Are you"
+                    + " sure your configuration is correct?): the server has no password for user default: leave out "
+                    + "--remote-password-file " + password);
+            assertThat(r.cli("DBSIZE")).as("nothing stored").isEqualTo("0");
+        }
+        JsonNode remote = JSON.readTree(stats.toFile()).get("remote");
+        assertThat(remote.get("breaker_state").asText()).isEqualTo("off");
+        assertThat(remote.get("chunks_stored").asLong()).isZero();
+        assertThat(String.join("\n", stderr())).doesNotContain("some-password");
+    }
+
     /** trial10: a wrong password read "breaker off (opened 1 time)" in the summary: the tier is off, no breaker did it. */
     @Test
     void aWrongPasswordIsTierOffInTheSummaryAndTheStats() throws IOException, InterruptedException {

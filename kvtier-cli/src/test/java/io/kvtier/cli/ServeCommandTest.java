@@ -105,6 +105,36 @@ class ServeCommandTest {
         assertThat(run.stderr).contains("kvtier: stopped");
     }
 
+    /**
+     * A new user's trial: a password given for a Redis without one passed generate and serve
+     * silently where bench offload refused it. serve now says it as generate does, before it
+     * serves: the remote tier off, with the password to leave out.
+     */
+    @Test
+    void aPasswordForARemoteServerWithoutOneTurnsTheTierOffBeforeServing(@TempDir Path dir) throws Exception {
+        Path password = Files.writeString(dir.resolve("password"), "some-password");
+        Path err = dir.resolve("stderr.txt");
+        try (io.kvtier.tier.remote.OwnRedis r = io.kvtier.tier.remote.OwnRedis.start(dir.resolve("r"))) {
+            Process p = ChildCli.start(err, "serve", "--port", "0", "--threads", "1", "--host-cache-bytes", "4M", "--remote-url",
+                    r.url(), "--remote-password-file", password.toString());
+            try {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+                while (!ChildCli.stderr(err).contains("kvtier: serving ") && p.isAlive() && System.nanoTime() < deadline) {
+                    Thread.sleep(50);
+                }
+                List<String> lines = ChildCli.stderr(err).lines().toList();
+                assertThat(lines).as(String.join("\n", lines)).anyMatch(l -> l.startsWith("kvtier: serving "));
+                assertThat(lines.subList(0, lines.indexOf(lines.stream().filter(l -> l.startsWith("kvtier: serving ")).findFirst()
+                        .orElseThrow()))).contains("kvtier: remote tier off: authentication failed (ERR AUTH <password> called without"
+                        + " any password configured for the default user. Are you sure your configuration is correct?): the server has"
+                        + " no password for user default: leave out --remote-password-file " + password);
+                assertThat(r.cli("DBSIZE")).isEqualTo("0");
+            } finally {
+                ChildCli.terminateWithin(p, 60);
+            }
+        }
+    }
+
     private record SseRun(List<String> lines, String stderr) {
     }
 

@@ -56,11 +56,11 @@ class TimeFlagTest {
         GgufCliErrorsTest.assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--remote-timeout", "1e3"),
                 "--remote-timeout: '1e3' is not a time (e.g. 500ms, 2s, 1.5s; a plain number is milliseconds)");
         GgufCliErrorsTest.assertOneLineError(CliRun.of("serve", "--shutdown-grace", "-500ms"),
-                "--shutdown-grace must be in 0..86400 seconds, got -0.5");
+                "--shutdown-grace must be between 0s and 86400s (1 day), got -500ms");
         GgufCliErrorsTest.assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--host-cache-bytes", "1M", "--remote-url",
-                "redis://127.0.0.1:1", "--remote-timeout", "0s"), "--remote-timeout must be between 1 ms and a day (86400000 ms), got 0 ms");
+                "redis://127.0.0.1:1", "--remote-timeout", "0s"), "--remote-timeout must be between 1ms and 86400s (1 day), got 0s");
         GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "offload", "--seconds-per-size", "0ms"),
-                "--seconds-per-size must be a positive number, got 0");
+                "--seconds-per-size must be between 1ms and 3600s (1 hour), got 0ms");
     }
 
     @Test
@@ -108,9 +108,72 @@ class TimeFlagTest {
         GgufCliErrorsTest.assertOneLineError(TraceFiles.replayTwoRequests(dir, "--host-latency-us", "0.0001"),
                 "--host-latency-us: '0.0001' is 0.1 ns, not a whole number of nanoseconds");
         GgufCliErrorsTest.assertOneLineError(TraceFiles.replayTwoRequests(dir, "--step-overhead-ms", "-500us"),
-                "--step-overhead-ms must be a time >= 0, got -0.5 ms");
+                "--step-overhead-ms must be at least 0s, got -500us");
         GgufCliErrorsTest.assertOneLineError(TraceFiles.replayTwoRequests(dir, "--remote-cache-tokens", "1M",
                 "--remote-latency-us", "10000000000000000"), "--remote-latency-us: '10000000000000000' is too long a time");
+    }
+
+    /**
+     * A new user's trial: the time flags' range checks said the same thing three ways ("must be in
+     * 0..86400 seconds", "must be between 0 and 86400 seconds", "between 1 ms and a day (86400000
+     * ms)"). Each now says it in one form: the flag, its range in the grammar's units, the value as
+     * given (a plain number with the flag's own unit).
+     */
+    @Test
+    void everyTimeFlagsRangeIsOneLineOfOneForm() throws Exception {
+        String day = " must be between 0s and 86400s (1 day), got ";
+        GgufCliErrorsTest.assertOneLineError(CliRun.of("serve", "--shutdown-grace", "86401"), "--shutdown-grace" + day + "86401s");
+        GgufCliErrorsTest.assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--host-cache-bytes", "1M", "--disk-cache-dir",
+                dir.resolve("kv").toString(), "--disk-scan-wait=-1ms"), "--disk-scan-wait" + day + "-1ms");
+        String[] remote = {"generate", "--prompt", "hi", "--host-cache-bytes", "1M", "--remote-url", "redis://127.0.0.1:1"};
+        GgufCliErrorsTest.assertOneLineError(CliRun.of(concat(remote, "--remote-breaker-open", "-1")), "--remote-breaker-open" + day
+                + "-1ms");
+        GgufCliErrorsTest.assertOneLineError(CliRun.of(concat(remote, "--remote-timeout", "25h")),
+                "--remote-timeout: '25h' is not a time (e.g. 500ms, 2s, 1.5s; a plain number is milliseconds)");
+        GgufCliErrorsTest.assertOneLineError(CliRun.of(concat(remote, "--remote-timeout", "86400001")),
+                "--remote-timeout must be between 1ms and 86400s (1 day), got 86400001ms");
+        GgufCliErrorsTest.assertOneLineError(CliRun.of(concat(remote, "--remote-ttl", "31536001s")),
+                "--remote-ttl must be 0 (no expiry) or between 2s and 31536000s (365 days), got 31536001s");
+        GgufCliErrorsTest.assertOneLineError(CliRun.of("bench", "offload", "--seconds-per-size", "3600.001"),
+                "--seconds-per-size must be between 1ms and 3600s (1 hour), got 3600.001s");
+        GgufCliErrorsTest.assertOneLineError(TraceFiles.replayTwoRequests(dir, "--weight-read-ms", "-0.5us"),
+                "--weight-read-ms must be at least 0s, got -0.5us");
+        GgufCliErrorsTest.assertOneLineError(TraceFiles.replayTwoRequests(dir, "--remote-cache-tokens", "1M", "--remote-latency-us",
+                "-3"), "--remote-latency-us must be at least 0s, got -3us");
+    }
+
+    /**
+     * A new user's trial: {@code --remote-ttl 1ms} was taken, and every chunk expired while the tier
+     * still trusted it was stored (2 s after its write: its lookups hit nothing, its writes were
+     * skipped as done). Below that trust it is refused; 0 (no expiry) and 2s are taken.
+     */
+    @Test
+    void aRemoteTtlShorterThanTheTiersTrustInAWriteIsRefused() {
+        String[] remote = {"generate", "--prompt", "hi", "--max-tokens", "1", "--host-cache-bytes", "1M", "--remote-url",
+            "redis://127.0.0.1:1", "--remote-timeout", "100"};
+        String range = "--remote-ttl must be 0 (no expiry) or between 2s and 31536000s (365 days), got ";
+        GgufCliErrorsTest.assertOneLineError(CliRun.of(concat(remote, "--remote-ttl", "1ms")), range + "1ms");
+        GgufCliErrorsTest.assertOneLineError(CliRun.of(concat(remote, "--remote-ttl", "1.999")), range + "1.999s");
+        assertThat(io.kvtier.engine.OffloadSetup.REMOTE_HINT_TTL).isEqualTo(Duration.ofSeconds(2));
+        CliRun atTheBound = CliRun.of(concat(remote, "--remote-ttl", "2000ms"));
+        assertThat(atTheBound.code()).as(atTheBound.err()).isZero();
+    }
+
+    /** The range's bounds in the grammar: the largest unit that leaves a whole part. */
+    @Test
+    void aTimeIsSpelledInTheLargestUnitWithAWholePart() {
+        assertThat(TimeFlag.spelled(Duration.ofDays(1))).isEqualTo("86400s");
+        assertThat(TimeFlag.spelled(Duration.ofMillis(1500))).isEqualTo("1.5s");
+        assertThat(TimeFlag.spelled(Duration.ofMillis(-500))).isEqualTo("-500ms");
+        assertThat(TimeFlag.spelled(Duration.ofNanos(1500))).isEqualTo("1.5us");
+        assertThat(TimeFlag.spelled(Duration.ofNanos(-1))).isEqualTo("-1ns");
+        assertThat(TimeFlag.spelled(Duration.ZERO)).isEqualTo("0s");
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
     }
 
     /** The default given in other words is still the default: it needs no partner flag. */

@@ -60,20 +60,20 @@ class TrialSixRefusalsTest {
     @Test
     void aWrongNumberIsEchoedAsTyped() throws java.io.IOException {
         assertOneLineError(CliRun.of("bench", "offload", "--seconds-per-size", "0"),
-                "--seconds-per-size must be a positive number, got 0");
+                "--seconds-per-size must be between 1ms and 3600s (1 hour), got 0s");
         assertOneLineError(CliRun.of("bench", "offload", "--seconds-per-size", "-2.50"),
-                "--seconds-per-size must be a positive number, got -2.5");
+                "--seconds-per-size must be between 1ms and 3600s (1 hour), got -2.50s");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--temperature", "-1"),
                 "--temperature must be in [0, 2], got -1");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--temperature", "1e9"), "--temperature must be in [0, 2], got 1000000000");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--top-p", "1.1"), "--top-p must be in (0, 1], got 1.1");
         // trial21: a value that is 0 as a float was refused as "got 0".
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--top-p", "1e-46"), "--top-p must be in (0, 1], got 1E-46");
-        assertOneLineError(CliRun.of("serve", "--shutdown-grace", "-1"), "--shutdown-grace must be in 0..86400 seconds, got -1");
+        assertOneLineError(CliRun.of("serve", "--shutdown-grace", "-1"), "--shutdown-grace must be between 0s and 86400s (1 day), got -1s");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--host-cache-bytes", "1M", "--disk-cache-dir",
-                dir.resolve("kv").toString(), "--disk-scan-wait", "-1"), "--disk-scan-wait must be between 0 and 86400 seconds, got -1");
+                dir.resolve("kv").toString(), "--disk-scan-wait", "-1"), "--disk-scan-wait must be between 0s and 86400s (1 day), got -1s");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--host-cache-bytes", "1M", "--remote-url",
-                "redis://127.0.0.1:1", "--remote-ttl", "-1"), "--remote-ttl must be between 0 and 31536000 seconds, got -1");
+                "redis://127.0.0.1:1", "--remote-ttl", "-1"), "--remote-ttl must be 0 (no expiry) or between 2s and 31536000s (365 days), got -1s");
         Path trace = java.nio.file.Files.writeString(dir.resolve("t.jsonl"), "{\"timestamp\": 0, \"input_length\": 4, "
                 + "\"output_length\": 1, \"hash_ids\": [1]}\n");
         assertOneLineError(CliRun.of("replay", "--trace", trace.toString(), "--mode", "timed", "--speedup", "0"),

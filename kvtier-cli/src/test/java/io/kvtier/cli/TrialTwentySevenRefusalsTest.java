@@ -34,16 +34,16 @@ class TrialTwentySevenRefusalsTest {
     @Test
     void aRemoteTimeoutBeyondADayIsRefused() {
         assertOneLineError(generateWithRemote("--remote-timeout", "2147483648"),
-                "--remote-timeout must be between 1 ms and a day (86400000 ms), got 2147483648 ms");
+                "--remote-timeout must be between 1ms and 86400s (1 day), got 2147483648ms");
         assertOneLineError(generateWithRemote("--remote-timeout", "99999999999"),
-                "--remote-timeout must be between 1 ms and a day (86400000 ms), got 99999999999 ms");
+                "--remote-timeout must be between 1ms and 86400s (1 day), got 99999999999ms");
     }
 
     /** The breaker's period is kept in ns: Long.MAX_VALUE ms overflowed Duration.toNanos at the store's start. */
     @Test
     void aBreakerPeriodBeyondADayIsRefused() {
         assertOneLineError(generateWithRemote("--remote-breaker-open", "9223372036854775807"),
-                "--remote-breaker-open must be between 0 ms and a day (86400000 ms), got 9223372036854775807 ms");
+                "--remote-breaker-open must be between 0s and 86400s (1 day), got 9223372036854775807ms");
     }
 
     /** The expiry is sent in whole ms: 0.0001 s became 0 ms, which the store takes as no expiry at all. */
@@ -94,7 +94,7 @@ class TrialTwentySevenRefusalsTest {
     @Test
     void aBandwidthTimeBeyondAnHourIsRefused() {
         assertOneLineError(CliRun.of("bench", "offload", "--skip-ttft", "--skip-decode", "--seconds-per-size", "99999"),
-                "--seconds-per-size must be at most 3600 (an hour a chunk size), got 99999");
+                "--seconds-per-size must be between 1ms and 3600s (1 hour), got 99999s");
     }
 
     /** The prompt was cut to the TTFT model's context silently: --prompt-tokens 5000 measured a 1023-token prompt. */

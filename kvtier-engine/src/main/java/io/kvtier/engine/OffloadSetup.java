@@ -89,9 +89,16 @@ public record OffloadSetup(long hostBytes, int hostChunks, String eviction, Offl
         }
 
         RemoteTierParts parts(RemoteStore store, RemoteKeys keys) {
-            return new RemoteTierParts(store, keys, policy, admitAfter, maxBytesInFlight, settings.timeout(), Duration.ofSeconds(2));
+            return new RemoteTierParts(store, keys, policy, admitAfter, maxBytesInFlight, settings.timeout(), REMOTE_HINT_TTL);
         }
     }
+
+    /**
+     * How long the remote tier trusts that a chunk is in the store after it wrote it or a probe
+     * found it: such a chunk counts as a hit and is not written again meanwhile. A store TTL
+     * shorter than this drops chunks while the engine still counts them stored (the CLI refuses one).
+     */
+    public static final Duration REMOTE_HINT_TTL = Duration.ofSeconds(2);
 
     /**
      * The disk tier behind the host tier.

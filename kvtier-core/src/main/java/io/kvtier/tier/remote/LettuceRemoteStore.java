@@ -33,8 +33,8 @@ import java.util.function.Function;
  * under an idle engine opens its breakers and says so without a request.
  * A server that cannot be reached at start leaves the store unavailable, and it reconnects in
  * the background, once per breaker period. Bad credentials or an ACL refusal
- * ({@code WRONGPASS}, {@code NOAUTH}, {@code NOPERM}) turn the store off for good, reported once
- * through {@code warn} as one line that holds no secret.
+ * ({@code WRONGPASS}, {@code NOAUTH}, {@code NOPERM}, a password for a server without one) turn
+ * the store off for good, reported once through {@code warn} as one line that holds no secret.
  */
 public final class LettuceRemoteStore implements RemoteStore {
 
@@ -181,6 +181,7 @@ public final class LettuceRemoteStore implements RemoteStore {
                             }
                         })
                 : clients.client().connectAsync(CODEC, clients.uris().get(0));
+        stage = stage.thenCompose(conn -> LettuceClients.refuseUnwantedPassword(settings, conn)); // a refusal turns the tier off below
         return stage.toCompletableFuture().handle((conn, err) -> {
             try {
                 if (err != null) {

@@ -91,12 +91,21 @@ final class RemoteErrors {
      * Whether an error (its {@link #messageOf} text) refuses this user for good, so the tier turns
      * off rather than retrying: bad credentials ({@code WRONGPASS}, {@code NOAUTH}, and two
      * wordings matched since the first version, {@code invalid username-password} and
-     * {@code AUTH failed}) or an ACL refusal ({@code NOPERM}). The one check, at connection and
-     * on commands.
+     * {@code AUTH failed}), a password the server has no use for ({@link #isUnwantedPassword}), or
+     * an ACL refusal ({@code NOPERM}). The one check, at connection and on commands.
      */
     static boolean isAuthError(String msg) {
         return msg.contains("WRONGPASS") || msg.contains("NOAUTH") || msg.contains("invalid username-password")
-                || msg.contains("AUTH failed") || msg.contains("NOPERM");
+                || msg.contains("AUTH failed") || msg.contains("NOPERM") || isUnwantedPassword(msg);
+    }
+
+    /**
+     * Whether a server refused {@code AUTH <password>} as it has no password for user default
+     * (Redis 6 and later, Valkey: "called without any password configured"; before ACLs: "no
+     * password is set"): credentials that do not fit the server, as a wrong password does.
+     */
+    static boolean isUnwantedPassword(String msg) {
+        return msg.contains("without any password configured") || msg.contains("no password is set");
     }
 
     /** The reason a tier turns off for bad credentials: the server's first line, never a password. */

@@ -189,6 +189,11 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
         return at > 0 ? authority.substring(0, at) : "default";
     }
 
+    /** Whether a URL names its user ({@code redis://user@host:port}); else the user is {@code default}. */
+    static boolean namesUser(String url) {
+        return !withoutUser(url).equals(url);
+    }
+
     /** The URL without its user part (Lettuce would read {@code user@} as a password). */
     static String withoutUser(String url) {
         int scheme = url.indexOf("://") + 3;

@@ -176,8 +176,9 @@ final class RespSetConnection implements AutoCloseable {
         for (byte[] c : handshake) {
             CompletableFuture<Void> answer = new CompletableFuture<>();
             answer.whenComplete((v, err) -> {
-                // A server without a password refuses AUTH but serves the SETs behind it, as Lettuce's connection.
-                if (err != null && !String.valueOf(err.getMessage()).contains("without any password configured")) {
+                // A server without a password refuses AUTH but serves the SETs behind it, as Lettuce's connection (the
+                // store refuses such a password when it connects: LettuceClients.refuseUnwantedPassword).
+                if (err != null && !RemoteErrors.isUnwantedPassword(String.valueOf(err.getMessage()))) {
                     l.fail(err); // every SET behind it fails with the server's refusal
                 }
             });

@@ -54,6 +54,41 @@ class RemoteRefusalTest {
         }
     }
 
+    /**
+     * A new user's trial: a password for user default given to a server that has none passed the
+     * handshake ({@code AUTH default <password>}: a user without a password takes any) where
+     * redis-benchmark's {@code AUTH <password>} is refused. The store sends that AUTH too and turns
+     * off at connection, before anything is written.
+     */
+    @Test
+    void aPasswordForAServerWithoutOneTurnsTheTierOffAtConnection() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
+             LettuceRemoteStore s = open(r.url(), "needless-secret")) {
+            assertOff(s, "authentication failed (ERR AUTH <password> called without any password configured for the default user.");
+            assertThat(s.offReason()).endsWith("): check the remote user and password").doesNotContain("needless-secret");
+            assertThat(failure(s.set("kvt:v1:t:k", new byte[] {1}))).isInstanceOf(RemoteFailure.class).hasMessage("remote tier off");
+            assertThat(r.cli("DBSIZE")).isEqualTo("0");
+        }
+    }
+
+    /**
+     * A URL that names its user sends {@code AUTH user <password>}, which a user without a password
+     * takes (README: a {@code nopass} user accepts any password), and so does redis-benchmark's
+     * {@code --user}: the tier serves. With the password right, a server that wants one serves too.
+     */
+    @Test
+    void aNamedUserWithoutAPasswordAndARightPasswordServe() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"), "user bob on nopass ~kvt:* +@all", "requirepass right-secret");
+             LettuceRemoteStore named = open("redis://bob@127.0.0.1:" + r.port(), "any-secret");
+             LettuceRemoteStore right = open(r.url(), "right-secret")) {
+            named.set("kvt:v1:t:a", new byte[] {1}).get();
+            right.set("kvt:v1:t:b", new byte[] {2}).get();
+            assertThat(named.breakerState()).isEqualTo("closed");
+            assertThat(right.breakerState()).isEqualTo("closed");
+            assertThat(warnings).isEmpty();
+        }
+    }
+
     /** trial11 F2: it said "cannot reach" and promised to use the store once it answers. */
     @Test
     void clusterModeAtAStandaloneServerTurnsTheTierOffNamingTheFlag() throws Exception {
@@ -186,6 +221,8 @@ class RemoteRefusalTest {
                 "NOAUTH Authentication required.",
                 "NOPERM this user has no permissions to access one of the keys used as arguments",
                 "ERR invalid username-password pair", "ERR AUTH failed: bad password",
+                "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
+                "ERR Client sent AUTH, but no password is set",
                 "io.lettuce.core.RedisConnectionException: Unable to connect / NOAUTH HELLO must be called with the client already authenticated"))
                 .allMatch(RemoteErrors::isAuthError);
         assertThat(List.of("WRONGTYPE Operation against a key holding the wrong kind of value",
