@@ -179,19 +179,22 @@ public final class Engine implements AutoCloseable {
     /**
      * Before the first step, makes resident the device blocks that {@code requests} can write
      * (each request's KV slots, as {@link #checkFits} counts them, summed; at most every pool's
-     * size): their first writes then take no page faults in the steps ({@link BlockPool#prefault}).
-     * For a pool sized to its job, as generate's default is.
+     * size, at most {@code maxBytes} of each pool): their first writes then take no page faults in
+     * the steps ({@link BlockPool#prefault}). For a pool sized to its job, as generate's default
+     * is; the bound keeps a large {@code --max-tokens} that a stop token ends early from making
+     * memory resident (and paying its faults up front) that the run never writes.
      *
      * @throws IllegalStateException after the first step
      */
-    public void prefault(List<Request> requests) {
+    public void prefault(List<Request> requests, long maxBytes) {
         long blocks = 0;
         for (Request r : requests) {
             long positions = Math.min((long) r.promptLength() + r.maxTokens() - 1, runner.maxPositions());
             blocks += pool.layout().blocksFor(positions);
         }
         for (int g = 0; g < kv.groups().size(); g++) {
-            kv.pool(g).prefault((int) Math.min(blocks, Integer.MAX_VALUE));
+            BlockPool p = kv.pool(g);
+            p.prefault((int) Math.min(Math.min(blocks, maxBytes / p.layout().bytesPerBlock()), Integer.MAX_VALUE));
         }
     }
 

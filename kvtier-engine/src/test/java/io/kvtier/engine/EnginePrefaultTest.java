@@ -24,7 +24,7 @@ class EnginePrefaultTest {
             long block = e.pool().layout().bytesPerBlock();
             assertThat(e.pool().residentBytes()).isZero();
 
-            e.prefault(requests);
+            e.prefault(requests, Long.MAX_VALUE);
 
             // mincore counts whole pages: 4 blocks, rounded up to the page that holds the last byte.
             assertThat(e.pool().residentBytes()).isBetween(4 * block, 4 * block + 4095);
@@ -32,7 +32,20 @@ class EnginePrefaultTest {
             List<Request> done = e.runToCompletion();
             assertThat(done).hasSize(2);
             FingerprintEngines.assertMatchReferences(done);
-            assertThatThrownBy(() -> e.prefault(requests)).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> e.prefault(requests, Long.MAX_VALUE)).isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    @Test
+    void theBoundStopsThePrefaultAtWholeBlocks() {
+        assumeTrue(ReservedMemory.lazy(), "needs Linux (mmap)");
+        // Blocks of 1 KiB (16 positions of the fingerprint layout): 13 wanted, 5 allowed, 4 pages against 2.
+        EngineConfig config = FingerprintEngines.config(16, 64);
+        try (Engine e = FingerprintEngines.engine(config)) {
+            long block = e.pool().layout().bytesPerBlock();
+            List<Request> requests = List.of(new Request(0, new int[] {3, 5, 7}, 200, SamplingParams.GREEDY, ExtraKeys.NONE));
+            e.prefault(requests, 5 * block + 1);
+            assertThat(e.pool().residentBytes()).isBetween(5 * block, 5 * block + 4095);
         }
     }
 }
