@@ -50,7 +50,7 @@ public final class EngineOptions {
         int seqLen = checkpoint.config().seqLen();
         long[] blocks = new long[prompts.size()];
         for (int i = 0; i < blocks.length; i++) {
-            blocks[i] = layout.blocksFor(Math.min((long) prompts.get(i).length + maxTokens, seqLen));
+            blocks[i] = layout.blocksFor(io.kvtier.engine.Engine.kvPositions(prompts.get(i).length, maxTokens, seqLen));
         }
         return config(batch, stopToken, requestBlocks(blocks, layout.bytesPerBlock()));
     }

@@ -170,6 +170,8 @@ final class GenerateCommand implements Callable<Integer> {
              Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), threads.threads(), offloadSetup)) {
             disk.opened(engine, System.console() != null && System.console().isTerminal());
             List<Request> requests = new ArrayList<>();
+            io.kvtier.engine.RequestDoesNotFitException worst = null;
+            int worstIndex = -1;
             for (int i = 0; i < ids.size(); i++) {
                 String salt = cacheSalts.isEmpty() ? null : cacheSalts.get(cacheSalts.size() == 1 ? 0 : i);
                 Request r = new Request(i, ids.get(i), maxTokens.maxTokens(), sampling, ExtraKeys.salt(salt));
@@ -177,10 +179,20 @@ final class GenerateCommand implements Callable<Integer> {
                     engine.checkFits(r);
                 } catch (io.kvtier.engine.RequestDoesNotFitException e) {
                     // PromptSource.encode refused prompts beyond the context: only the pool is left to say.
-                    throw new BadInputException(e.promptBeyondContext() ? "prompt " + (i + 1) + ": " + e.getMessage()
-                            : PromptSource.beyondPool(i, e), e);
+                    if (e.promptBeyondContext()) {
+                        throw new BadInputException("prompt " + (i + 1) + ": " + e.getMessage(), e);
+                    }
+                    if (worst == null || e.blocks() > worst.blocks()
+                            || e.blocks() == worst.blocks() && e.newTokensThatFit() < worst.newTokensThatFit()) {
+                        worst = e;
+                        worstIndex = i;
+                    }
                 }
                 requests.add(r);
+            }
+            if (worst != null) {
+                // The prompt that needs the most blocks (then the longest) needs the fewest new tokens to fit: advice that fits them all.
+                throw new BadInputException(PromptSource.beyondPool(worstIndex, worst), worst);
             }
             // While the warm-up still runs: a new block's first write would fault in each of its pages mid-step.
             engine.prefault(requests, PREFAULT_MAX_BYTES);

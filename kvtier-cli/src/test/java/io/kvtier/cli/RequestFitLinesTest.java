@@ -46,6 +46,27 @@ class RequestFitLinesTest {
         assertThat(fits.code()).as(fits.err()).isZero();
     }
 
+    /** Was: the advice fitted the first prompt checked, and the next run refused the next one (trial29). */
+    @Test
+    void withSeveralPromptsTheAdviceFitsEveryPrompt() {
+        // "Hi" is 2 tokens, "Once upon a time" 5: with 3 blocks of 16 (48 positions) the longer fits 44 new tokens.
+        String line = "kvtier: prompt 2: 5 prompt tokens and up to 60 new ones (--max-tokens) need 64 token positions, 4 blocks of 16,"
+                + " but the device pool has 3 (--device-blocks); give --max-tokens 44 or less, or --device-blocks 4 or more";
+        assertOneLineExit2(generate("--prompt", "Hi", "--prompt", "Once upon a time", "--device-blocks", "3", "--max-tokens", "60"), line);
+        assertOneLineExit2(generate("--prompt", "Once upon a time", "--prompt", "Hi", "--device-blocks", "3", "--max-tokens", "60"),
+                line.replace("prompt 2:", "prompt 1:"));
+        CliRun fits = generate("--prompt", "Hi", "--prompt", "Once upon a time", "--device-blocks", "3", "--max-tokens", "44", "--sequential");
+        assertThat(fits.code()).as(fits.err()).isZero();
+    }
+
+    /** The default pool holds each prompt's KV slots, not one more: 5 + 44 tokens write 48 (trial29: it reserved 4 blocks). */
+    @Test
+    void theDefaultPoolHoldsTheKvSlotsARequestCanWrite() {
+        CliRun r = generate("--prompt", "Once upon a time", "--max-tokens", "44");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.err()).contains("device blocks 0 free + 3 cached of 3");
+    }
+
     /** Short enough in bytes to be tokenized, too long in tokens: the line says where the prompt came from. */
     @Test
     void aPromptBeyondTheContextNamesItsSource() throws IOException {

@@ -167,13 +167,21 @@ public final class Engine implements AutoCloseable {
      */
     public void checkFits(int promptLength, int maxTokens) {
         int maxPos = runner.maxPositions();
-        // KV slots a request can need: every position but the last sampled token's.
-        long positions = Math.min((long) promptLength + maxTokens - 1, maxPos);
+        long positions = kvPositions(promptLength, maxTokens, maxPos);
         int blocks = pool.layout().blocksFor(positions);
         if (promptLength > maxPos || blocks > pool.numBlocks()) {
             throw new RequestDoesNotFitException(promptLength, maxTokens, maxPos, positions, blocks, pool.numBlocks(),
                     config.blockSize());
         }
+    }
+
+    /**
+     * KV slots a request of {@code promptLength} tokens and at most {@code maxTokens} new ones can
+     * write: every position but the last sampled token's (it is never fed back), at most the
+     * model's {@code maxPositions}. What {@link #checkFits} sizes, and generate's default pool.
+     */
+    public static long kvPositions(int promptLength, int maxTokens, int maxPositions) {
+        return Math.min((long) promptLength + maxTokens - 1, maxPositions);
     }
 
     /**
@@ -189,8 +197,7 @@ public final class Engine implements AutoCloseable {
     public void prefault(List<Request> requests, long maxBytes) {
         long blocks = 0;
         for (Request r : requests) {
-            long positions = Math.min((long) r.promptLength() + r.maxTokens() - 1, runner.maxPositions());
-            blocks += pool.layout().blocksFor(positions);
+            blocks += pool.layout().blocksFor(kvPositions(r.promptLength(), r.maxTokens(), runner.maxPositions()));
         }
         for (int g = 0; g < kv.groups().size(); g++) {
             BlockPool p = kv.pool(g);
