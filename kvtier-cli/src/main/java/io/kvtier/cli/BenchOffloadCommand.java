@@ -90,8 +90,15 @@ final class BenchOffloadCommand implements Callable<Integer> {
             description = "bandwidth measuring time per chunk size, e.g. 0.5 or 500ms (a plain number is seconds; default ${DEFAULT-VALUE})")
     Duration secondsPerSize;
 
-    @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "TTFT runs after a warm-up, the best reported (remote TTFT pairs: the medians and the median of the pairs' ratios); on/off decode pairs, the median reported; rounds of the remote throughput (--remote-url), the median reported (default ${DEFAULT-VALUE}; 5 for the issue's decode target)")
+    @Option(names = "--repeats", paramLabel = "N", defaultValue = "3", description = "TTFT runs after a warm-up, the best reported (remote TTFT pairs: the medians and the median of the pairs' ratios); on/off decode pairs, the median reported; rounds of the remote throughput (--remote-url), the median reported, at most 1000 (default ${DEFAULT-VALUE}; 5 for the issue's decode target)")
+    @Most(MAX_REPEATS)
     int repeats;
+
+    /**
+     * The most --repeats: each repeat is a TTFT run of every tier and a decode pair of every batch size,
+     * seconds each, so 1000 is hours; 2147483647 (int's most) failed sizing its arrays of pairs.
+     */
+    static final int MAX_REPEATS = 1000;
 
     @Mixin
     ThreadsOptions threads;
@@ -152,6 +159,7 @@ final class BenchOffloadCommand implements Callable<Integer> {
                     + TTFT_BLOCK_SIZE + " tokens for the tiers to hold, and a token to compute), got " + promptTokens);
         }
         Checks.atLeast(repeats, 1, "--repeats");
+        Checks.atMost(repeats, MAX_REPEATS, "--repeats", "each repeat runs every TTFT and decode figure again, seconds each");
         threads.threads();
         // At most an hour: 1e308 overflowed Duration.toNanos after the header, an internal error, not a refusal.
         TimeFlag.inRange(spec, "--seconds-per-size", secondsPerSize, Duration.ofMillis(1), MAX_SECONDS_PER_SIZE);

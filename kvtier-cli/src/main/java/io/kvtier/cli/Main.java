@@ -45,6 +45,7 @@ public final class Main implements Runnable {
         System.setProperty("java.util.logging.SimpleFormatter.format", "kvtier: %4$s: %5$s%6$s%n");
         CommandLine cli = new CommandLine(new Main());
         shareVersion(cli);
+        wholeNumbersWithoutPlus(cli);
         cli.setParameterExceptionHandler((ex, a) -> {
             System.err.println("kvtier: " + describe(ex));
             return 2;
@@ -80,6 +81,30 @@ public final class Main implements Runnable {
     }
 
     /**
+     * Whole-number flags refuse a leading '+' as sizes do ({@code --port +80} was taken, {@code +1M} refused);
+     * otherwise Java's reading, as picocli's own converters do.
+     */
+    static void wholeNumbersWithoutPlus(CommandLine cli) {
+        CommandLine.ITypeConverter<Long> toLong = text -> wholeNumber(text, Long.MIN_VALUE, Long.MAX_VALUE);
+        CommandLine.ITypeConverter<Integer> toInt = text -> (int) wholeNumber(text, Integer.MIN_VALUE, Integer.MAX_VALUE);
+        cli.registerConverter(Integer.class, toInt).registerConverter(int.class, toInt);
+        cli.registerConverter(Long.class, toLong).registerConverter(long.class, toLong);
+    }
+
+    /** {@code text} as a whole number in {@code min..max}; {@link #describe} words the refusal (the flag's most). */
+    private static long wholeNumber(String text, long min, long max) {
+        try {
+            long v = Long.parseLong(text);
+            if (!text.startsWith("+") && v >= min && v <= max) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // no number: refused below, as a sign or a value past the type's range is
+        }
+        throw new CommandLine.TypeConversionException("'" + text + "' is not a whole number");
+    }
+
+    /**
      * One line for a command-line mistake. A number that does not convert names the flag, the
      * value and the range in kvtier's words instead of picocli's ("is not an int").
      */
@@ -87,12 +112,16 @@ public final class Main implements Runnable {
         if (ex.getArgSpec() instanceof CommandLine.Model.OptionSpec o && ex.getValue() != null
                 && (ex.getCause() instanceof CommandLine.TypeConversionException
                     || String.valueOf(ex.getMessage()).contains("' is not a"))) {
+            if (ex.getCause() instanceof TokenCount.TooLarge && ownMost(o) != null) {
+                // the form of the flag's own range check ("--seq-len must be at most 4194304, got 2147483647")
+                return o.longestName() + " must be at most " + most(o, Integer.MAX_VALUE) + ", got " + ex.getValue();
+            }
             if (saysWhy(o) && ex.getCause() instanceof CommandLine.TypeConversionException tc) {
                 return o.longestName() + ": " + tc.getMessage();
             }
             Class<?> t = o.type();
-            String kind = t == int.class || t == Integer.class ? "a whole number up to " + most(o, Integer.MAX_VALUE)
-                    : t == long.class || t == Long.class ? "a whole number up to " + most(o, Long.MAX_VALUE)
+            String kind = t == int.class || t == Integer.class ? "a whole number " + bound(o, Integer.MAX_VALUE)
+                    : t == long.class || t == Long.class ? "a whole number " + bound(o, Long.MAX_VALUE)
                     : t == double.class || t == Double.class || t == float.class || t == Float.class ? "a number" : null;
             if (kind != null) {
                 return o.longestName() + ": '" + ex.getValue() + "' is not " + kind;
@@ -106,11 +135,21 @@ public final class Main implements Runnable {
      * said "up to 9223372036854775807" though the flag takes at most 65536), else its type's {@code typeMost}.
      */
     static String most(CommandLine.Model.OptionSpec o, long typeMost) {
-        Most m = o.userObject() instanceof java.lang.reflect.AnnotatedElement e ? e.getAnnotation(Most.class) : null;
+        Most m = ownMost(o);
         if (m == null) {
             return Long.toString(typeMost);
         }
         return m.fourPerCore() ? Checks.mostThreads() + " (4 per core)" : Long.toString(m.value());
+    }
+
+    /** "up to" the most {@code o} takes, or its {@link Most#rule} where it has one. */
+    private static String bound(CommandLine.Model.OptionSpec o, long typeMost) {
+        Most m = ownMost(o);
+        return m != null && !m.rule().isEmpty() ? m.rule() : "up to " + most(o, typeMost);
+    }
+
+    private static Most ownMost(CommandLine.Model.OptionSpec o) {
+        return o.userObject() instanceof java.lang.reflect.AnnotatedElement e ? e.getAnnotation(Most.class) : null;
     }
 
     /** Whether {@code o}'s converter is kvtier's (token counts, times), whose refusal says what is wrong. */

@@ -24,11 +24,12 @@ final class MakeModelCommand implements Callable<Integer> {
     @Most(ModelConfig.MAX_DIM) @Option(names = "--dim", paramLabel = "N", defaultValue = "288", description = "model width (default ${DEFAULT-VALUE})") int dim;
     @Most(ModelConfig.MAX_HIDDEN) @Option(names = "--hidden-dim", paramLabel = "N", defaultValue = "768", description = "feed-forward width (default ${DEFAULT-VALUE})") int hiddenDim;
     @Most(ModelConfig.MAX_LAYERS) @Option(names = "--layers", paramLabel = "N", defaultValue = "6", description = "transformer layers (default ${DEFAULT-VALUE})") int layers;
-    // --heads: at most --dim (the check below), itself at most MAX_DIM.
-    @Most(ModelConfig.MAX_DIM) @Option(names = "--heads", paramLabel = "N", defaultValue = "6", description = "query heads; must divide --dim (default ${DEFAULT-VALUE})") int heads;
-    @Option(names = "--kv-heads", paramLabel = "N", defaultValue = "6", description = "key/value heads; must divide --heads (default ${DEFAULT-VALUE})") int kvHeads;
-    @Most(ModelConfig.MAX_VOCAB) @Option(names = "--vocab", paramLabel = "N", defaultValue = "32000", description = "vocabulary size (default ${DEFAULT-VALUE})") int vocab;
-    @Option(names = "--seq-len", converter = TokenCount.class, paramLabel = "N", defaultValue = "256", description = "context length in tokens (default ${DEFAULT-VALUE})") int seqLen;
+    // --heads and --kv-heads: their most depends on --dim (288 takes at most 144 heads: an even head size), so their rule.
+    @Most(rule = HEADS_RULE) @Option(names = "--heads", paramLabel = "N", defaultValue = "6", description = "query heads; must divide --dim into an even head size (default ${DEFAULT-VALUE})") int heads;
+    @Most(rule = KV_HEADS_RULE) @Option(names = "--kv-heads", paramLabel = "N", defaultValue = "6", description = "key/value heads; must divide --heads (default ${DEFAULT-VALUE})") int kvHeads;
+    @Most(value = ModelConfig.MAX_VOCAB, rule = "from " + MIN_VOCAB + " to " + ModelConfig.MAX_VOCAB)
+    @Option(names = "--vocab", paramLabel = "N", defaultValue = "32000", description = "vocabulary size, at least " + MIN_VOCAB + " (default ${DEFAULT-VALUE})") int vocab;
+    @Most(ModelConfig.MAX_SEQ_LEN) @Option(names = "--seq-len", converter = TokenCount.class, paramLabel = "N", defaultValue = "256", description = "context length in tokens (default ${DEFAULT-VALUE})") int seqLen;
     @Option(names = "--seed", paramLabel = "SEED", defaultValue = "1", description = "random seed of the weights (default ${DEFAULT-VALUE})") long seed;
     @Option(names = "--force", description = "replace OUT if it exists") boolean force;
     @Option(names = "--format", defaultValue = "llama2c", paramLabel = "FORMAT",
@@ -39,13 +40,24 @@ final class MakeModelCommand implements Callable<Integer> {
     /** The smallest vocabulary a tokenizer can have: 3 special tokens and 256 byte tokens. */
     static final int MIN_VOCAB = 3 + 256;
 
+    static final String HEADS_RULE = "that divides --dim into an even head size";
+    static final String KV_HEADS_RULE = "that divides --heads";
+
     @Override
     public Integer call() throws java.io.IOException {
+        // A vocabulary a tokenizer can have: llama2.c's (and SentencePiece's byte fallback) starts with
+        // <unk>, <s>, </s> and the 256 byte tokens; fewer rows would have no id for some byte of any text.
+        // First, so that --vocab 0 names this least, not 1.
+        if (vocab < MIN_VOCAB) {
+            throw new BadInputException("--vocab must be at least " + MIN_VOCAB + " (3 special tokens and the 256 byte tokens"
+                    + " of a llama2.c tokenizer), got " + vocab);
+        }
         // Each size with the largest a model file may hold (ModelConfig's bounds), in the flags' order.
         record Size(String flag, int value, int max) {
         }
         for (Size f : new Size[] {new Size("--dim", dim, ModelConfig.MAX_DIM), new Size("--hidden-dim", hiddenDim, ModelConfig.MAX_HIDDEN),
-                new Size("--layers", layers, ModelConfig.MAX_LAYERS), new Size("--heads", heads, dim),
+                new Size("--layers", layers, ModelConfig.MAX_LAYERS),
+                new Size("--heads", heads, Integer.MAX_VALUE), // more than --dim / 2: the divide check below says so
                 new Size("--kv-heads", kvHeads, Integer.MAX_VALUE), // more than --heads: the divide check below says so
                 new Size("--vocab", vocab, ModelConfig.MAX_VOCAB),
                 new Size("--seq-len", seqLen, ModelConfig.MAX_SEQ_LEN)}) {
@@ -53,12 +65,6 @@ final class MakeModelCommand implements Callable<Integer> {
             if (f.value() > f.max()) {
                 throw new BadInputException(f.flag() + " must be at most " + f.max() + ", got " + f.value());
             }
-        }
-        // A vocabulary a tokenizer can have: llama2.c's (and SentencePiece's byte fallback) starts with
-        // <unk>, <s>, </s> and the 256 byte tokens; fewer rows would have no id for some byte of any text.
-        if (vocab < MIN_VOCAB) {
-            throw new BadInputException("--vocab must be at least " + MIN_VOCAB + " (3 special tokens and the 256 byte tokens"
-                    + " of a llama2.c tokenizer), got " + vocab);
         }
         if (dim % heads != 0 || (dim / heads) % 2 != 0) {
             throw new BadInputException("--heads " + heads + " must divide --dim " + dim + " into an even head size");

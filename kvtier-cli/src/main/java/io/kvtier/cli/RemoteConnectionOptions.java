@@ -81,9 +81,9 @@ public final class RemoteConnectionOptions {
         return System.getenv(PASSWORD_ENV) == null ? null : PASSWORD_ENV;
     }
 
-    /** Whether one of {@code urls} names its user ({@code redis://user@host:port}); else the server's user is {@code default}. */
+    /** Whether one of {@code urls} names a user but {@code default} ({@code redis://user@host:port}); else the server's user is {@code default}. */
     static boolean namesUser(List<String> urls) {
-        return urls.stream().anyMatch(u -> u.substring(u.indexOf("://") + 3).indexOf('@') > 0);
+        return urls.stream().anyMatch(io.kvtier.tier.remote.RemoteSettings::namesUser);
     }
 
     /** {@link #fitted(String, String, boolean)} for these flags' password and URLs. */

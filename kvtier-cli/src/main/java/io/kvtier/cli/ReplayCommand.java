@@ -376,10 +376,13 @@ final class ReplayCommand implements Callable<Integer> {
         }
     }
 
-    /** A cost-model time is at least 0 (the converter bounds it above). */
+    /**
+     * A cost-model time is 0 to a day (a step or transfer job costing more is no machine's): a bound
+     * in the one form of every time flag, which a time past a long's nanoseconds gets too.
+     */
     private void nonNegative(Duration d, String flag) {
         if (d != null) {
-            TimeFlag.inRange(spec, flag, d, Duration.ZERO, null);
+            TimeFlag.inRange(spec, flag, d, Duration.ZERO, Duration.ofDays(1));
         }
     }
 

@@ -18,7 +18,8 @@ import picocli.CommandLine;
  * value is exact (decimal, not floating point) and a whole number of the flag's tick: milliseconds
  * for the flags whose consumers keep milliseconds ({@code 0.0005s} is refused, not cut to 0),
  * nanoseconds for replay's cost model, whose virtual clock counts them. A sign is kept, for the
- * flag's range check ({@link #inRange}, one form for every flag) to refuse. Its refusal says what is wrong;
+ * flag's range check ({@link #inRange}, one form for every flag) to refuse, and so is a time past a long's
+ * ticks (as the most, or least, of them). Its refusal says what is wrong;
  * {@link Main#describe} puts the flag's name before it.
  */
 abstract sealed class TimeFlag implements CommandLine.ITypeConverter<Duration>
@@ -110,7 +111,9 @@ abstract sealed class TimeFlag implements CommandLine.ITypeConverter<Duration>
         try {
             return Duration.of(ticks.longValueExact(), tick.chrono);
         } catch (ArithmeticException e) {
-            throw new CommandLine.TypeConversionException("'" + text + "' is too long a time");
+            // Past the ticks a long holds: the most (least) of them, for the flag's range check to refuse
+            // in its one form with the text as given ("is too long a time" named no range).
+            return Duration.of(ticks.signum() > 0 ? Long.MAX_VALUE : Long.MIN_VALUE, tick.chrono);
         }
     }
 

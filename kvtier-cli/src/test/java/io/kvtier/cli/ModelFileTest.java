@@ -67,7 +67,7 @@ class ModelFileTest {
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).isEqualTo("kvtier: --layers must be at most 1024, got 100000\n");
         CliRun heads = CliRun.of("make-model", out.toString(), "--heads", "576");
-        assertThat(heads.err()).isEqualTo("kvtier: --heads must be at most 288, got 576\n");
+        assertThat(heads.err()).isEqualTo("kvtier: --heads 576 must divide --dim 288 into an even head size\n");
         assertThat(out).doesNotExist();
     }
 

@@ -31,7 +31,7 @@ class WholeNumberBoundsTest {
 
     @Test
     void aFlagWithoutOneTakesUpToItsTypesMost() {
-        assertOneLineError(CliRun.of("bench", "offload", "--repeats", "1.5"), "--repeats: '1.5' is not a whole number up to 2147483647");
+        assertOneLineError(CliRun.of("bench", "scheduler", "--repeats", "1.5"), "--repeats: '1.5' is not a whole number up to 2147483647");
         assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--seed", "x"),
                 "--seed: 'x' is not a whole number up to 9223372036854775807");
     }

@@ -189,9 +189,13 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
         return at > 0 ? authority.substring(0, at) : "default";
     }
 
-    /** Whether a URL names its user ({@code redis://user@host:port}); else the user is {@code default}. */
-    static boolean namesUser(String url) {
-        return !withoutUser(url).equals(url);
+    /**
+     * Whether a URL names a user other than {@code default} ({@code redis://user@host:port}); else the user
+     * is {@code default}, named or not: {@code redis://default@host} with a needless password was taken
+     * where the same URL without {@code default@} was refused ({@link LettuceClients#refuseUnwantedPassword}).
+     */
+    public static boolean namesUser(String url) {
+        return !withoutUser(url).equals(url) && !userOf(url).equals("default");
     }
 
     /** The URL without its user part (Lettuce would read {@code user@} as a password). */

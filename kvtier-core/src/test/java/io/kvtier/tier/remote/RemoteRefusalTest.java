@@ -71,6 +71,17 @@ class RemoteRefusalTest {
         }
     }
 
+    /** A new user's trial: {@code default@} in the URL is the user of no URL user, and its needless password is refused alike (it served). */
+    @Test
+    void aPasswordForTheNamedDefaultUserOfAServerWithoutOneTurnsTheTierOff() throws Exception {
+        try (OwnRedis r = OwnRedis.start(dir.resolve("r"));
+             LettuceRemoteStore s = open("redis://default@127.0.0.1:" + r.port(), "needless-secret")) {
+            assertOff(s, "authentication failed (ERR AUTH <password> called without any password configured for the default user.");
+            assertThat(failure(s.set("kvt:v1:t:k", new byte[] {1}))).isInstanceOf(RemoteFailure.class).hasMessage("remote tier off");
+            assertThat(r.cli("DBSIZE")).isEqualTo("0");
+        }
+    }
+
     /**
      * A URL that names its user sends {@code AUTH user <password>}, which a user without a password
      * takes (README: a {@code nopass} user accepts any password), and so does redis-benchmark's
