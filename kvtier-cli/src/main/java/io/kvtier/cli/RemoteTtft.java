@@ -64,8 +64,7 @@ final class RemoteTtft {
         try (Engine e = LlamaRunner.engine(cp, config, Kernels.best(), threads, setup)) {
             for (int i = 0; i < repeats + 1; i++) {
                 run.checkRunning();
-                int[] p = prompt.clone();
-                p[1] = 3 + i; // a prompt of this repeat's own: nothing of it is in the store yet
+                int[] p = promptOfRepeat(prompt, i, cp.config().vocabSize());
                 e.resetCache();
                 Sample r = time(e, id++, p);
                 e.drainTransfers(); // written through to the store
@@ -185,6 +184,22 @@ final class RemoteTtft {
             out[1] += Math.max(0, gc.getCollectionTime());
         }
         return out;
+    }
+
+    /**
+     * {@code prompt} with tokens 1 and 2 made repeat {@code i}'s own, so that nothing of it is in the
+     * store yet: ids 3 .. {@code vocab - 1}, distinct for the first {@code (vocab - 3)^2} repeats
+     * (65,536 for make-model's smallest vocabulary, 259). {@code 3 + i} alone left a 512-token
+     * vocabulary at {@code --repeats} 510 (it may be 1000).
+     */
+    static int[] promptOfRepeat(int[] prompt, int i, int vocab) {
+        int[] p = prompt.clone();
+        int ids = vocab - 3;
+        p[1] = 3 + i % ids;
+        if (p.length > 2) {
+            p[2] = 3 + i / ids % ids;
+        }
+        return p;
     }
 
     private static Sample time(Engine e, long id, int[] prompt) {

@@ -13,6 +13,22 @@ class RemoteTtftTest {
                 new RemoteTtft.Sample(step, 2 * step)};
     }
 
+    /** Was 3 + i: past id 511 of a 512-token vocabulary from --repeats 510 on (its most is 1000). */
+    @Test
+    void everyRepeatsPromptIsItsOwnAndInsideTheVocabulary() {
+        int[] prompt = BenchOffloadCommand.ttftPrompt(new io.kvtier.model.ModelConfig(64, 128, 2, 4, 4, 259, 64, true), 40);
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (int i = 0; i <= 1000; i++) {
+            int[] p = RemoteTtft.promptOfRepeat(prompt, i, 259);
+            assertThat(p).hasSize(prompt.length);
+            assertThat(java.util.Arrays.stream(p).max().getAsInt()).isLessThan(259);
+            assertThat(java.util.Arrays.copyOfRange(p, 3, p.length)).containsExactly(java.util.Arrays.copyOfRange(prompt, 3, prompt.length));
+            assertThat(seen.add(p[1] + "," + p[2])).as("repeat %d", i).isTrue();
+        }
+        assertThat(RemoteTtft.promptOfRepeat(prompt, 0, 259)[1]).isEqualTo(3);
+        assertThat(RemoteTtft.promptOfRepeat(prompt, 256, 259)).startsWith(1, 3, 4);
+    }
+
     @Test
     void theRatioIsTheMedianOfThePairsOwnRatiosNotTheRatioOfTheMedians() {
         // Wall ratios 10, 4, 6 (median 6; the medians' ratio would be 2.0 / 0.25 = 8); CPU ratios 8, 2, 5.
