@@ -121,7 +121,7 @@ public final class RemoteConnectionOptions {
      */
     static String authAdvice(String serverLine, String passwordSource, boolean namedUser) {
         String user = namedUser ? "the URL's user" : "user default";
-        if (serverLine.contains("without any password configured") || serverLine.contains("no password is set")) {
+        if (io.kvtier.tier.remote.RemoteErrors.isUnwantedPassword(serverLine)) {
             // AUTH <password> (redis-benchmark's, the tier's check) to a server with no password, Redis 6+ or older;
             // a client that names the user passes.
             return passwordSource == null ? null : "the server has no password for " + user + ": "

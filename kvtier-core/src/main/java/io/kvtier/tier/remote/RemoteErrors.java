@@ -2,9 +2,10 @@ package io.kvtier.tier.remote;
 
 /**
  * The words of a remote failure: a connection's cause without Lettuce's wrappers, whether it is
- * an authentication or TLS failure, and the hint a mistyped scheme deserves. Stateless.
+ * an authentication or TLS failure, and the hint a mistyped scheme deserves. Stateless. Public for
+ * {@link #isUnwantedPassword}, which the CLI's advice reads too.
  */
-final class RemoteErrors {
+public final class RemoteErrors {
 
     private RemoteErrors() {
     }
@@ -104,7 +105,7 @@ final class RemoteErrors {
      * (Redis 6 and later, Valkey: "called without any password configured"; before ACLs: "no
      * password is set"): credentials that do not fit the server, as a wrong password does.
      */
-    static boolean isUnwantedPassword(String msg) {
+    public static boolean isUnwantedPassword(String msg) {
         return msg.contains("without any password configured") || msg.contains("no password is set");
     }
 
