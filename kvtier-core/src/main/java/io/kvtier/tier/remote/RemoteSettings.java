@@ -195,7 +195,7 @@ public record RemoteSettings(List<String> urls, boolean cluster, String tenant, 
      * where the same URL without {@code default@} was refused ({@link LettuceClients#refuseUnwantedPassword}).
      */
     public static boolean namesUser(String url) {
-        return !withoutUser(url).equals(url) && !userOf(url).equals("default");
+        return !userOf(url).equals("default");
     }
 
     /** The URL without its user part (Lettuce would read {@code user@} as a password). */
