@@ -380,7 +380,7 @@ final class ReplayCommand implements Callable<Integer> {
      * A cost-model time is 0 to a day (a step or transfer job costing more is no machine's): a bound
      * in the one form of every time flag, which a time past a long's nanoseconds gets too.
      */
-    private void nonNegative(Duration d, String flag) {
+    private void costModelTime(Duration d, String flag) {
         if (d != null) {
             TimeFlag.inRange(spec, flag, d, Duration.ZERO, Duration.ofDays(1));
         }
@@ -402,14 +402,14 @@ final class ReplayCommand implements Callable<Integer> {
         CostModel ref = CostModel.REFERENCE;
         nonNegative(linearUsPerToken, "--linear-us-per-token");
         nonNegative(attentionNsPerPair, "--attention-ns-per-pair");
-        nonNegative(weightRead, "--weight-read-ms");
+        costModelTime(weightRead, "--weight-read-ms");
         nonNegative(kvReadNsPerToken, "--kv-read-ns-per-token");
-        nonNegative(stepOverhead, "--step-overhead-ms");
-        nonNegative(hostLatency, "--host-latency-us");
+        costModelTime(stepOverhead, "--step-overhead-ms");
+        costModelTime(hostLatency, "--host-latency-us");
         if (hostGbps != null) {
             Checks.positive(hostGbps, "--host-gbps");
         }
-        nonNegative(remoteLatency, "--remote-latency-us");
+        costModelTime(remoteLatency, "--remote-latency-us");
         if (remoteGbps != null) {
             Checks.positive(remoteGbps, "--remote-gbps");
         }
