@@ -1,5 +1,6 @@
 package io.kvtier.bench;
 
+import io.kvtier.memory.ReservedMemory;
 import io.kvtier.model.Model;
 import io.kvtier.model.ModelConfig;
 import io.kvtier.model.RowReader;
@@ -61,7 +62,7 @@ public final class BandwidthBound implements AutoCloseable {
         this.rowFloats = rowFloats;
         this.rowBytes = (long) rowFloats * Float.BYTES;
         this.rows = Math.toIntExact((bytes + rowBytes - 1) / rowBytes);
-        this.buffer = arena.allocate(rows * rowBytes, 64);
+        this.buffer = ReservedMemory.reserveHugePages(arena, rows * rowBytes); // as the weights are held
         buffer.fill((byte) 0x3f);   // every page touched before timing; floats of 0.75, never NaN
         this.reader = new RowReader(threads);
         long warmEnd = System.nanoTime() + WARMUP_NANOS;
@@ -106,7 +107,7 @@ public final class BandwidthBound implements AutoCloseable {
      */
     public void copy() {
         if (copyTarget == null) {
-            copyTarget = arena.allocate(bufferBytes(), 64);
+            copyTarget = ReservedMemory.reserveHugePages(arena, bufferBytes());
             copyTarget.fill((byte) 0); // every page touched before timing
         }
         long t0 = System.nanoTime();

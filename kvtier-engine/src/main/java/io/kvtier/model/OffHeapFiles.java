@@ -84,7 +84,7 @@ public final class OffHeapFiles {
     private static MemorySegment readAll(String name, Path path, FileChannel ch, Arena arena) throws IOException {
         long size = ch.size();
         java.nio.file.attribute.FileTime before = Files.getLastModifiedTime(path);
-        MemorySegment file = io.kvtier.memory.ReservedMemory.reserve(arena, size);
+        MemorySegment file = io.kvtier.memory.ReservedMemory.reserveHugePages(arena, size);
         long piece = 64L << 20;
         for (long off = 0; off < size; ) {
             java.nio.ByteBuffer buf = file.asSlice(off, Math.min(piece, size - off)).asByteBuffer();
