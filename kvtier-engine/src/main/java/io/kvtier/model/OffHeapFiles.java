@@ -61,16 +61,21 @@ public final class OffHeapFiles {
     }
 
     /**
-     * Refuses a directory or an empty regular file with the words every model and tokenizer file
-     * uses; a missing or unreadable file passes (its open says why).
+     * Refuses a directory, anything but a regular file (a FIFO, a device: never opened) or an
+     * empty regular file with the words every model and tokenizer file uses; a missing or
+     * unreadable file passes (its open says why).
      *
      * @param name     the file as messages name it ("model file x.bin")
      * @param expected what the file should be ("a GGUF file")
-     * @throws ModelFormatException when {@code path} is a directory or an empty regular file
+     * @throws ModelFormatException when {@code path} is a directory, not a regular file, or an empty regular file
      */
     public static void requireNotDirectoryOrEmpty(Path path, String name, String expected) {
         if (Files.isDirectory(path)) {
             throw new ModelFormatException(name + ": is a directory, expected " + expected);
+        }
+        if (Files.exists(path) && !Files.isRegularFile(path)) {
+            // A FIFO's open blocks until a writer comes, and a device never ends: refused unopened.
+            throw new ModelFormatException(name + ": is not a regular file (a pipe, device or socket), expected " + expected);
         }
         try {
             if (Files.isRegularFile(path) && Files.size(path) == 0) {
