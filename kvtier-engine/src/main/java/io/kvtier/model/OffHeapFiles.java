@@ -95,7 +95,9 @@ public final class OffHeapFiles {
             java.nio.ByteBuffer buf = file.asSlice(off, Math.min(piece, size - off)).asByteBuffer();
             while (buf.hasRemaining()) {
                 if (ch.read(buf, off + buf.position()) < 0) {
-                    throw new ModelFormatException(name + ": shrank to " + (off + buf.position()) + " bytes while being read");
+                    // The new size, not how far the read had come (a 1.5 GB file cut to 1 MB was said to be 1.4 GB).
+                    throw new ModelFormatException(name + ": shrank from " + size + " to " + ch.size()
+                            + " bytes while being read; try again once it is written");
                 }
             }
             off += buf.capacity();
