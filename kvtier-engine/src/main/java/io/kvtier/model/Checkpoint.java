@@ -7,7 +7,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumMap;
 
@@ -87,8 +86,8 @@ public final class Checkpoint implements Model {
      */
     public static Checkpoint load(Path path, DigestCache digests) {
         String name = "model file " + path;
-        checkHeaderFirst(path, name);
-        return OffHeapFiles.read(path, name, "a llama2.c checkpoint", (arena, file) -> {
+        OffHeapFiles.HeadCheck header = (head, size) -> checkSize(name, readHeader(name, head), size);
+        return OffHeapFiles.read(path, name, "a llama2.c checkpoint", (int) CheckpointLayout.HEADER_BYTES, header, (arena, file) -> {
             long size = file.byteSize();
             if (size < CheckpointLayout.HEADER_BYTES) {
                 throw new ModelFormatException(name + ": " + size + " bytes, shorter than the "
@@ -109,42 +108,14 @@ public final class Checkpoint implements Model {
      *         load then says why)
      */
     public static int vocabSizeFromHeader(Path path) {
-        if (!Files.isRegularFile(path)) {
-            return 0; // never opened: a FIFO's open would block (the load refuses it)
-        }
-        byte[] head;
-        try (var in = Files.newInputStream(path)) {
-            head = in.readNBytes((int) CheckpointLayout.HEADER_BYTES);
-        } catch (java.io.IOException | RuntimeException e) {
-            return 0;
-        }
-        if (head.length < CheckpointLayout.HEADER_BYTES) {
+        byte[] head = OffHeapFiles.firstBytes(path, (int) CheckpointLayout.HEADER_BYTES);
+        if (head == null || head.length < CheckpointLayout.HEADER_BYTES) {
             return 0;
         }
         try {
             return readHeader("model file " + path, MemorySegment.ofArray(head)).vocabSize();
         } catch (ModelFormatException e) {
             return 0;
-        }
-    }
-
-    /**
-     * The header and the size it implies, from the first 28 bytes, before the whole file is read
-     * into memory: a 2 GB file of zeros took 10 s and 2.3 GB resident to be refused, a 50 GB one
-     * was refused as "not enough memory".
-     */
-    private static void checkHeaderFirst(Path path, String name) {
-        OffHeapFiles.requireNotDirectoryOrEmpty(path, name, "a llama2.c checkpoint");
-        byte[] head;
-        long size;
-        try (var in = Files.newInputStream(path)) {
-            head = in.readNBytes((int) CheckpointLayout.HEADER_BYTES);
-            size = Files.size(path);
-        } catch (java.io.IOException e) {
-            return; // the load says why
-        }
-        if (head.length == CheckpointLayout.HEADER_BYTES) {
-            checkSize(name, readHeader(name, MemorySegment.ofArray(head)), size);
         }
     }
 

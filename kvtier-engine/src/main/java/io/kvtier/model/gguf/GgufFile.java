@@ -2,10 +2,8 @@ package io.kvtier.model.gguf;
 
 import io.kvtier.model.OffHeapFiles;
 import io.kvtier.model.ModelFormatException;
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -81,15 +79,8 @@ public final class GgufFile implements AutoCloseable {
      * False for a missing, unreadable or shorter file.
      */
     public static boolean isGguf(Path path) {
-        if (!Files.isRegularFile(path)) {
-            return false; // never opened: a FIFO's open would block (the load refuses it)
-        }
-        try (var in = Files.newInputStream(path)) {
-            byte[] b = in.readNBytes(4);
-            return b.length == 4 && b[0] == 'G' && b[1] == 'G' && b[2] == 'U' && b[3] == 'F';
-        } catch (IOException e) {
-            return false;
-        }
+        byte[] b = OffHeapFiles.firstBytes(path, 4);
+        return b != null && b.length == 4 && b[0] == 'G' && b[1] == 'G' && b[2] == 'U' && b[3] == 'F';
     }
 
     /**
@@ -98,13 +89,8 @@ public final class GgufFile implements AutoCloseable {
      * an error message only, never to choose the format.
      */
     public static String damagedMagic(Path path) {
-        byte[] b;
-        if (!Files.isRegularFile(path)) {
-            return null;
-        }
-        try (var in = Files.newInputStream(path)) {
-            b = in.readNBytes(4);
-        } catch (IOException e) {
+        byte[] b = OffHeapFiles.firstBytes(path, 4);
+        if (b == null) {
             return null;
         }
         byte[] magic = {'G', 'G', 'U', 'F'};
@@ -130,26 +116,9 @@ public final class GgufFile implements AutoCloseable {
      */
     public static GgufFile open(Path path) {
         String name = "GGUF file " + path;
-        OffHeapFiles.requireNotDirectoryOrEmpty(path, name, "a GGUF file");
-        checkVersionFirst(path, name);
-        return OffHeapFiles.read(path, name, "a GGUF file", (arena, seg) -> parse(path, name, arena, seg));
-    }
-
-    /**
-     * The magic and version from the file's first 8 bytes, before the whole file is read into
-     * memory: "GGUF" and 1.5 GB of zeros took 7 s and 1.8 GB resident to be refused.
-     */
-    private static void checkVersionFirst(Path path, String name) {
-        byte[] head;
-        try (var in = Files.newInputStream(path)) {
-            head = in.readNBytes(8);
-        } catch (IOException e) {
-            return; // the load says why
-        }
-        if (head.length == 8) {
-            GgufReader in = new GgufReader(name, MemorySegment.ofArray(head));
-            checkMagicAndVersion(in);
-        }
+        // Magic and version before the whole file is read: "GGUF" and 1.5 GB of zeros took 7 s and 1.8 GB to be refused.
+        OffHeapFiles.HeadCheck version = (head, size) -> checkMagicAndVersion(new GgufReader(name, head));
+        return OffHeapFiles.read(path, name, "a GGUF file", 8, version, (arena, seg) -> parse(path, name, arena, seg));
     }
 
     /** Reads and checks the magic and the version. */
@@ -174,13 +143,8 @@ public final class GgufFile implements AutoCloseable {
      *         metadata is longer than {@code maxBytes} (the full load then says what is wrong)
      */
     public static GgufMetadata readHeader(Path path, int maxBytes) {
-        if (!Files.isRegularFile(path)) {
-            return null;
-        }
-        byte[] head;
-        try (var in = Files.newInputStream(path)) {
-            head = in.readNBytes(maxBytes);
-        } catch (IOException | RuntimeException e) {
+        byte[] head = OffHeapFiles.firstBytes(path, maxBytes);
+        if (head == null) {
             return null;
         }
         try {
