@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * {@code units - units (P-p)^2 / P^2} to {@code units - units (P-p-1)^2 / P^2}, so the first is
  * about {@code 2/P} of the range and the last about {@code 1/P^2}. A range ends when its last
  * part does, and the other threads are idle meanwhile: with equal parts that is half a part on
- * average (1/16 of a 2-thread range cut in 8), with shrinking ones about the size of the last
+ * average (1/8 of a 2-thread range cut in 4), with shrinking ones about the size of the last
  * parts, a few sixty-fourths.
  *
  * <p>Small ranges get fewer parts: at most one per {@link #MIN_PART_WORK} multiply-adds (never
@@ -55,8 +55,13 @@ final class Parallel {
      * default equal parts, which did as well or better idle (docs/bandwidth-bound.md).
      */
     static final boolean GUIDED = "true".equals(System.getProperty("kvtier.parallel.guided"));
-    /** Parts per thread: small enough pieces that a preempted helper delays little. */
-    static final int PARTS_PER_THREAD = 4;
+    /**
+     * Parts per thread (property {@code kvtier.parallel.partsPerThread}): two, so a preempted
+     * helper delays the caller by at most half its share, and few enough that the claims and each
+     * part's set-up stay small. Four cost the 110M shape's 2-thread Q4_0 step 9% and its Q8_0 step
+     * 4% idle, and the 15M shapes nothing (docs/bandwidth-bound.md, "Two parts per thread").
+     */
+    static final int PARTS_PER_THREAD = Integer.getInteger("kvtier.parallel.partsPerThread", 2);
     /** Default of {@link #MIN_PART_WORK}: 2^18 multiply-adds, about 8 us of Q4_0 work on one core. */
     static final long MIN_PART_WORK_DEFAULT = 1L << 18;
     /** Multiply-adds a part of a range gets at least, when the range allows more than one part per thread (property {@code kvtier.parallel.minPartWork}). */
@@ -163,7 +168,7 @@ final class Parallel {
      * Runs {@code task} over {@code 0..items-1} in parts whose boundaries are multiples of
      * {@code align} (so that matmul tiles are not cut), across the pool when {@code work}
      * (multiply-adds) is at least the threshold ({@link #MIN_PARALLEL_WORK} by default), in
-     * {@code min(units, 4 per thread, max(threads, work / minPartWork))} parts. Returns when every
+     * {@code min(units, PARTS_PER_THREAD per thread, max(threads, work / minPartWork))} parts. Returns when every
      * part is done; rethrows the first failure of any part.
      */
     void forRange(int items, int align, long work, RangeTask task) {

@@ -46,15 +46,16 @@ class ParallelTest {
 
     /**
      * A range gets a part per {@link Parallel#MIN_PART_WORK_DEFAULT} multiply-adds, at least one
-     * per thread and at most four per thread (2 threads here).
+     * per thread and at most {@code partsPerThread} per thread (2 threads here; the default is 2).
      */
-    @ParameterizedTest(name = "{0} multiply-adds: {1} parts")
-    @CsvSource({"70000, 2", "524287, 2", "786432, 3", "1048576, 4", "1900000, 7", "100000000, 8"})
-    void aRangeGetsAPartPerMinPartWorkBetweenOneAndFourPerThread(long work, int parts) {
+    @ParameterizedTest(name = "{0} multiply-adds, at most {1} per thread: {2} parts")
+    @CsvSource({"70000, 4, 2", "524287, 4, 2", "786432, 4, 3", "1048576, 4, 4", "1900000, 4, 7", "100000000, 4, 8",
+            "786432, 2, 3", "1900000, 2, 4", "100000000, 2, 4", "100000000, 1, 2"})
+    void aRangeGetsAPartPerMinPartWorkBetweenOneAndPartsPerThread(long work, int partsPerThread, int parts) {
         ForkJoinPool pool = new ForkJoinPool(2);
         try {
             Parallel parallel = new Parallel(pool, Parallel.SPIN_NANOS, Parallel.MIN_PARALLEL_WORK_DEFAULT, false,
-                    Parallel.PARTS_PER_THREAD, Parallel.MIN_PART_WORK_DEFAULT);
+                    partsPerThread, Parallel.MIN_PART_WORK_DEFAULT);
             AtomicIntegerArray runs = new AtomicIntegerArray(1000);
             parallel.forRange(1000, 1, work, (worker, from, to) -> {
                 for (int i = from; i < to; i++) {
@@ -197,15 +198,16 @@ class ParallelTest {
             }
             assertThat(parallel.waitNanos()).isGreaterThan(TimeUnit.MILLISECONDS.toNanos(1));
             assertThat(parallel.splits()).isEqualTo(rounds);
-            assertThat(parallel.parts()).isEqualTo(8L * rounds);   // 16 groups of 4, 4 parts for each of 2 threads
-            assertThat(parallel.callerParts()).isBetween(1L, 8L * rounds - 1);
+            long parts = 2L * Parallel.PARTS_PER_THREAD;   // 16 groups of 4, cut for each of 2 threads
+            assertThat(parallel.parts()).isEqualTo(parts * rounds);
+            assertThat(parallel.callerParts()).isBetween(1L, parts * rounds - 1);
 
             ForkJoinPool dead = new ForkJoinPool(2);
             dead.shutdownNow();
             Parallel alone = new Parallel(dead);
             alone.forRange(64, 4, Long.MAX_VALUE, (worker, from, to) -> { });
-            assertThat(alone.parts()).isEqualTo(8);
-            assertThat(alone.callerParts()).isEqualTo(8);
+            assertThat(alone.parts()).isEqualTo(parts);
+            assertThat(alone.callerParts()).isEqualTo(parts);
             assertThat(alone.waitNanos()).isZero();
         } finally {
             pool.shutdownNow();
