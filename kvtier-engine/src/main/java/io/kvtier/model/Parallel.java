@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * about {@code 2/P} of the range and the last about {@code 1/P^2}. A range ends when its last
  * part does, and the other threads are idle meanwhile: with equal parts that is half a part on
  * average (1/8 of a 2-thread range cut in 4), with shrinking ones about the size of the last
- * parts, a few sixty-fourths.
+ * parts (a sixteenth of the range at 4 parts).
  *
  * <p>Small ranges get fewer parts: at most one per {@link #MIN_PART_WORK} multiply-adds (never
  * fewer than one per thread). Each part costs its thread some fixed work (the kernels' set-up per
