@@ -1,9 +1,6 @@
 package io.kvtier.cli;
 
-import java.io.IOException;
 import java.net.http.HttpRequest;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
@@ -39,11 +36,7 @@ public final class ApiKeyOptions {
         }
         String key = apiKey;
         if (apiKeyFile != null) {
-            try {
-                key = Files.readString(Checks.inputFile(apiKeyFile, "--api-key-file"), StandardCharsets.UTF_8).strip();
-            } catch (IOException e) {
-                throw new BadInputException("--api-key-file " + apiKeyFile + ": cannot read (" + e.getMessage() + ")");
-            }
+            key = Checks.secretFile(apiKeyFile, "--api-key-file").strip();
         } else if (apiKeyEnv != null) {
             key = System.getenv(apiKeyEnv);
             if (key == null) {

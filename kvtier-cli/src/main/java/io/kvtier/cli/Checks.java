@@ -1,5 +1,10 @@
 package io.kvtier.cli;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import picocli.CommandLine.Model.CommandSpec;
@@ -209,7 +214,7 @@ final class Checks {
         if (Files.exists(a) && Files.exists(b)) {
             try {
                 return Files.isSameFile(a, b);
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 // unreadable: fall back to the paths; the read or write reports the rest
             }
         }
@@ -225,7 +230,7 @@ final class Checks {
             }
             Path parent = abs.getParent();
             return parent == null ? abs : parent.toRealPath().resolve(abs.getFileName());
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return abs.normalize(); // unreadable directory: compare what was given; the write reports the rest
         }
     }
@@ -251,6 +256,37 @@ final class Checks {
             throw new BadInputException(flag + " " + file + ": is a directory, expected a file");
         }
         return file;
+    }
+
+    /** Most bytes {@link #secretFile} reads: a key or password is short, a larger file is the wrong one. */
+    static final int SECRET_FILE_MAX_BYTES = 64 * 1024;
+
+    /**
+     * The text of a file that holds a secret alone ({@code --api-key-file}, {@code --remote-password-file}),
+     * as {@link #inputFile} checks it (pipes such as {@code <(echo key)} are fine), read as UTF-8 and
+     * refused past {@link #SECRET_FILE_MAX_BYTES} bytes without reading further (the whole file was read:
+     * a gigabyte took as long and as much memory).
+     *
+     * @throws BadInputException for a missing file, a directory, a file that is too large or not
+     *         UTF-8, or one that cannot be read, naming the flag and the file
+     */
+    static String secretFile(Path file, String flag) {
+        inputFile(file, flag);
+        byte[] bytes;
+        try (InputStream in = Files.newInputStream(file)) {
+            bytes = in.readNBytes(SECRET_FILE_MAX_BYTES + 1);
+        } catch (IOException e) {
+            throw new BadInputException(flag + " " + file + ": cannot read it (" + e.getMessage() + ")");
+        }
+        if (bytes.length > SECRET_FILE_MAX_BYTES) {
+            throw new BadInputException(flag + " " + file + ": is larger than " + SECRET_FILE_MAX_BYTES / 1024
+                    + " KiB; the file should hold the secret alone");
+        }
+        try {
+            return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
+        } catch (CharacterCodingException e) {
+            throw new BadInputException(flag + " " + file + ": is not UTF-8 text");
+        }
     }
 
     /**

@@ -1,8 +1,6 @@
 package io.kvtier.cli;
 
 import io.kvtier.tier.remote.RemoteSettings;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -148,16 +146,11 @@ public final class RemoteConnectionOptions {
      */
     static String readPassword(Path passwordFile) {
         if (passwordFile != null) {
-            Checks.exists(passwordFile, "--remote-password-file"); // was "cannot read it (/path)", naming no cause
-            try {
-                String p = passwordInFile(Files.readString(passwordFile, StandardCharsets.UTF_8));
-                if (p.isBlank()) {
-                    throw new BadInputException("--remote-password-file " + passwordFile + " is empty");
-                }
-                return p;
-            } catch (IOException e) {
-                throw new BadInputException("--remote-password-file " + passwordFile + ": cannot read it (" + e.getMessage() + ")");
+            String p = passwordInFile(Checks.secretFile(passwordFile, "--remote-password-file"));
+            if (p.isBlank()) {
+                throw new BadInputException("--remote-password-file " + passwordFile + " is empty");
             }
+            return p;
         }
         return passwordFromEnv(System.getenv(PASSWORD_ENV));
     }
