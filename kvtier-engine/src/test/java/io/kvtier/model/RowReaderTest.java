@@ -86,7 +86,7 @@ class RowReaderTest {
     /**
      * The compute pass does its multiply-adds: each of the 12 chains of every lane is the float
      * recurrence {@code a = fma(0.9999, a, 1e-5)} from its own start, and a pass cut into parts
-     * restarts the chains in each part (so 8 parts of one unit sum 8 one-unit results).
+     * restarts the chains in each part (so n parts of one unit sum n one-unit results).
      */
     @ParameterizedTest(name = "{0} threads")
     @ValueSource(ints = {1, 2, 3})
@@ -107,7 +107,7 @@ class RowReaderTest {
         assertThat((double) RowReader.computeOnCaller(1)).isCloseTo(oneUnit, within(oneUnit * 1e-6));
         try (RowReader reader = new RowReader(threads)) {
             assertThat(reader.compute(1)).isEqualTo(RowReader.computeOnCaller(1));   // one part: on the caller
-            int units = 4 * threads;   // 4 parts a thread of 1 unit each; 1 thread: one part of all
+            int units = Parallel.PARTS_PER_THREAD * threads;   // parts of 1 unit each; 1 thread: one part of all
             double expected = threads == 1 ? RowReader.computeOnCaller(units) : units * oneUnit;
             assertThat((double) reader.compute(units)).isCloseTo(expected, within(expected * 1e-5));
         }
