@@ -263,7 +263,7 @@ final class GenerateCommand implements Callable<Integer> {
         if (promptsFile != null) {
             List<String> lines = PromptSource.read(promptsFile, "--prompts");
             if (lines.isEmpty()) {
-                throw new BadInputException("--prompts " + promptsFile + ": the file is empty (one prompt a line expected)");
+                throw new BadInputException(PromptSource.where(promptsFile, "--prompts") + ": the file is empty (one prompt a line expected)");
             }
             all.addAll(lines);
         }

@@ -27,6 +27,11 @@ import java.util.List;
  */
 final class PromptSource {
 
+    /** Most bytes a prompt line may have: far past any model's context, short of what fills memory. */
+    static final int MAX_LINE_BYTES = 64 << 20;
+    /** Most prompts one file may hold (each becomes a request held until it ends); more is a job for {@code serve}. */
+    static final int MAX_PROMPTS = 1_000_000;
+
     private PromptSource() {
     }
 
@@ -39,8 +44,13 @@ final class PromptSource {
     static List<String> read(Path file, String flag) throws IOException {
         boolean stdin = file.toString().equals("-");
         try (InputStream in = stdin ? System.in : Files.newInputStream(Checks.inputFile(file, flag))) {
-            return parse(in, flag + " " + (stdin ? "(standard input)" : file.toString()));
+            return parse(in, where(file, flag));
         }
+    }
+
+    /** How messages name the prompt source: "--prompts FILE", or "--prompts (standard input)" for {@code -}. */
+    static String where(Path file, String flag) {
+        return flag + " " + (file.toString().equals("-") ? "(standard input)" : file.toString());
     }
 
     /**
@@ -68,11 +78,14 @@ final class PromptSource {
      * first line that is not UTF-8 (UTF-8 never uses the bytes of NUL, CR or LF inside a
      * character, so lines are cut as bytes and decoded one by one).
      *
-     * @throws BadInputException naming the line and the column (NUL) or the byte (not UTF-8)
+     * @throws BadInputException naming the line and the column (NUL) or the byte (not UTF-8), a line
+     *         past {@link #MAX_LINE_BYTES} or a prompt past {@link #MAX_PROMPTS}, as soon as it is read
      */
     static List<String> parse(InputStream in, String where) throws IOException {
         List<String> lines = new ArrayList<>();
         ByteArrayOutputStream line = new ByteArrayOutputStream();
+        CharsetDecoder dec = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
         byte[] buf = new byte[1 << 16];
         boolean afterCr = false;
         for (int n; (n = in.read(buf)) > 0; ) {
@@ -81,13 +94,16 @@ final class PromptSource {
                 if (b == '\n' && afterCr) {   // the LF of a CR LF: the CR ended the line
                     afterCr = false;
                 } else if (b == '\n' || b == '\r') {
-                    lines.add(decode(line, lines.size(), where));
+                    add(lines, decode(dec, line, lines.size(), where), where);
                     line.reset();
                     afterCr = b == '\r';
                 } else if (b == 0) {
-                    String before = decode(line, lines.size(), where);
+                    String before = decode(dec, line, lines.size(), where);
                     throw new BadInputException(where + ": line " + (lines.size() + 1) + " has a NUL character at column "
                             + (before.length() + 1) + "; it would silently end the prompt");
+                } else if (line.size() == MAX_LINE_BYTES) {
+                    throw new BadInputException(where + ": line " + (lines.size() + 1) + " is longer than "
+                            + (MAX_LINE_BYTES >> 20) + " MiB, more than any prompt can be; is it the right file?");
                 } else {
                     line.write(b);
                     afterCr = false;
@@ -95,20 +111,28 @@ final class PromptSource {
             }
         }
         if (line.size() > 0) {
-            String last = decode(line, lines.size(), where);
+            String last = decode(dec, line, lines.size(), where);
             if (!lines.isEmpty() || !last.isEmpty()) {   // a byte order mark alone is no line
-                lines.add(last);
+                add(lines, last, where);
             }
         }
         return lines;
     }
 
+    /** Adds a prompt, refusing the one past {@link #MAX_PROMPTS} (an endless pipe would otherwise fill memory). */
+    private static void add(List<String> lines, String prompt, String where) {
+        if (lines.size() == MAX_PROMPTS) {
+            throw new BadInputException(String.format("%s: more than %,d prompts (one a line); split the file, or send"
+                    + " them to kvtier serve", where, MAX_PROMPTS));
+        }
+        lines.add(prompt);
+    }
+
     /** The text of line {@code index} (0-based; the first without its byte order mark), or the line naming its first byte that is not UTF-8. */
-    private static String decode(ByteArrayOutputStream line, int index, String where) {
+    private static String decode(CharsetDecoder dec, ByteArrayOutputStream line, int index, String where) {
         byte[] bytes = line.toByteArray();
         int start = index == 0 ? ByteOrderMark.length(bytes) : 0;
-        CharsetDecoder dec = StandardCharsets.UTF_8.newDecoder()
-                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+        dec.reset();
         ByteBuffer in = ByteBuffer.wrap(bytes, start, bytes.length - start);
         CharBuffer out = CharBuffer.allocate(bytes.length - start);
         CoderResult r = dec.decode(in, out, true);
@@ -153,8 +177,10 @@ final class PromptSource {
             }
             if (p.length == 0) {
                 // Only a model without BOS (qwen2, qwen3, llama3-style files) gets here: elsewhere an empty prompt is BOS alone.
+                String from = source.apply(i);
                 throw new BadInputException("prompt " + (i + 1) + " is empty and this model adds no BOS token, so it has no"
-                        + " token to start from: give some text (--prompt TEXT, or a non-empty line in --prompts)");
+                        + " token to start from: " + (from.startsWith("--prompts") ? "give " + from + " some text, or remove the line"
+                        : "give some text (--prompt TEXT)"));
             }
             if (p.length > contextTokens) {
                 throw new BadInputException(beyondContext(i, p.length + " tokens", contextTokens, source.apply(i)));

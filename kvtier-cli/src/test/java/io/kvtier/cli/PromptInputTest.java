@@ -126,6 +126,16 @@ class PromptInputTest {
         assertThat(bos.out()).contains("\"prompt_ids\":[1]");
     }
 
+    /** A blank line of a prompt file on a model without BOS is named by its line (it named the flags only). */
+    @Test
+    void aBlankPromptLineOnAModelWithoutBosIsNamed() throws IOException {
+        Path qwen2 = ReferenceRecords.shared().resolve("models/gguf-ref/qwen2-bpe-q8_0.gguf");
+        Path f = dir.resolve("blank.txt");
+        Files.writeString(f, "Hello\n\nWorld\n");
+        assertOneLineError(CliRun.of("generate", "--model", qwen2.toString(), "--max-tokens", "3", "--prompts", f.toString()),
+                "prompt 2 is empty and this model adds no BOS token", "give --prompts line 2 some text, or remove the line");
+    }
+
     /** {@code --cache-salt ""} would silently share the unsalted blocks: refused, as vLLM refuses an empty cache_salt. */
     @Test
     void anEmptyCacheSaltIsRefused() {

@@ -78,6 +78,43 @@ class PromptSourceTest {
                 .hasMessage("--prompts " + zeros + ": line 1 has a NUL character at column 1; it would silently end the prompt");
     }
 
+    /**
+     * Text without end (a pipe from {@code yes}, a file of one endless line) is refused once a line
+     * passes 64 MiB or the prompts pass a million: it was buffered until memory ran out (1.5 GB of
+     * one line: 85 s, 6 GB, then "not enough memory").
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void endlessTextIsRefusedAtTheLineOrPromptCap() {
+        assertThatThrownBy(() -> PromptSource.parse(endless("a"), "--prompts (standard input)"))
+                .hasMessage("--prompts (standard input): line 1 is longer than 64 MiB, more than any prompt can be;"
+                        + " is it the right file?");
+        assertThatThrownBy(() -> PromptSource.parse(endless("Once upon a time\n"), "--prompts (standard input)"))
+                .hasMessage("--prompts (standard input): more than 1,000,000 prompts (one a line); split the file, or send"
+                        + " them to kvtier serve");
+    }
+
+    /** An input stream that repeats {@code text} for ever. */
+    private static java.io.InputStream endless(String text) {
+        byte[] unit = text.getBytes(StandardCharsets.UTF_8);
+        return new java.io.InputStream() {
+            private long at;
+
+            @Override
+            public int read() {
+                return unit[(int) (at++ % unit.length)];
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) {
+                for (int i = 0; i < len; i++) {
+                    b[off + i] = unit[(int) (at++ % unit.length)];
+                }
+                return len;
+            }
+        };
+    }
+
     private static byte[] concat(byte[]... parts) {
         int n = 0;
         for (byte[] p : parts) {
