@@ -9,7 +9,7 @@ public final class LauncherProbe {
     /**
      * Prints that it ran (and with a young generation cap, which); {@code streams} then prints (on
      * both streams) what the launcher told of its standard output and standard error
-     * ({@code kvtier.streamsShared}); {@code exit N} exits with status N, and {@code signal NAME} has
+     * ({@code kvtier.streamsShared}); {@code argument TEXT} prints TEXT's code points as the JVM decoded them; {@code exit N} exits with status N, and {@code signal NAME} has
      * {@code kill} send the signal NAME to this JVM (as the OOM killer's SIGKILL would end it),
      * after writing a stand-in crash report into {@code $PROBE_CRASH_REPORT_DIR} when that is set.
      */
@@ -22,6 +22,10 @@ public final class LauncherProbe {
         String young = jvm.stream().filter(a -> a.startsWith("-XX:MaxNewSize=")).map(a -> " (" + a.substring(4) + ")")
                 .findFirst().orElse("");
         System.out.println("probe ran " + String.join(" ", args) + (aot ? " (AOT cache)" : "") + young);
+        if (args.length == 2 && args[0].equals("argument")) {   // how the JVM decoded an argument
+            System.out.println("argument: " + args[1].codePoints().mapToObj(c -> String.format("U+%04X", c))
+                    .collect(java.util.stream.Collectors.joining(" ")));
+        }
         if (args.length == 1 && args[0].equals("streams")) {
             System.out.println("streams shared: " + System.getProperty("kvtier.streamsShared"));
             System.err.println("streams shared: " + System.getProperty("kvtier.streamsShared")); // for standard output to /dev/null

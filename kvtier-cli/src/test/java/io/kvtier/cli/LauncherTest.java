@@ -19,6 +19,8 @@ import java.util.jar.JarOutputStream;
 import java.util.jar.Manifest;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -117,6 +119,25 @@ class LauncherTest {
         assertThat(both.code()).as(both.out()).isZero();
         assertThat(both.out().lines().filter(l -> !l.startsWith("kvtier: building"))).containsExactly("probe ran streams",
                 "streams shared: true", "streams shared: true"); // the probe says it on both streams
+    }
+
+    /**
+     * Under a locale that is not UTF-8 (LANG=C, POSIX: containers, cron) the JVM decoded a prompt's
+     * non-ASCII bytes as U+FFFD each and kvtier refused the text as not UTF-8; the launcher runs it
+     * with a UTF-8 locale then, so the argument arrives as typed.
+     */
+    @ParameterizedTest(name = "LANG={0}")
+    @ValueSource(strings = {"C", "POSIX", "C.UTF-8"})
+    void argumentsArriveAsUtf8WhateverTheLocale(String lang) throws Exception {
+        // This JVM encodes the argument for the launcher in its own locale's character set.
+        org.junit.jupiter.api.Assumptions.assumeTrue("UTF-8".equals(System.getProperty("sun.jnu.encoding")),
+                "the test JVM's locale is not UTF-8, so it cannot pass the argument's bytes");
+        ProcessBuilder pb = launcher(java.util.Map.of("KVTIER_AOT", "0", "LANG", lang), "argument", "h\u00e9");
+        pb.environment().remove("LC_ALL");
+        pb.environment().remove("LC_CTYPE");
+        Result r = finish(pb.start());
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.out().lines().filter(l -> l.startsWith("argument:"))).containsExactly("argument: U+0068 U+00E9");
     }
 
     private record Result(int code, String out, String err) {
