@@ -36,7 +36,18 @@ public final class Main implements Runnable {
     public static void main(String[] args) {
         StandardOutput.install(); // a failed write to standard output keeps its cause
         Warmup.start(args);
-        System.exit(run(args));
+        System.exit(exitStatus(run(args), System.out, System.err));
+    }
+
+    /**
+     * The process's exit status for a command that returned {@code code}: a command that succeeded
+     * while its standard output {@code out} failed (a full disk, {@code >/dev/full}, a reader gone)
+     * did not succeed: {@link StandardOutput#statusOfFailedOutput} (1 with the cause on {@code err},
+     * or 141 quietly for a reader gone). {@code bench}, {@code make-model} and {@code --help} said 0
+     * with their output lost (a new user's trial); {@code generate} says it itself.
+     */
+    static int exitStatus(int code, java.io.PrintStream out, java.io.PrintStream err) {
+        return code == 0 && out.checkError() ? StandardOutput.statusOfFailedOutput(err) : code;
     }
 
     /** Runs a command line and returns the exit code (for tests). */

@@ -65,6 +65,21 @@ class StandardOutputTest {
         assertThat(StandardOutput.failure()).isEqualTo("Input/output error");
     }
 
+    /** A command that returned 0 with its output lost exits 1 with the cause (bench and --help said 0); other codes stand. */
+    @Test
+    void aSucceededCommandWhoseOutputFailedDoesNotExitZero() {
+        PrintStream out = new PrintStream(new StandardOutput(failing("No space left on device")), true, StandardCharsets.UTF_8);
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream errStream = new PrintStream(err, true, StandardCharsets.UTF_8);
+        assertThat(Main.exitStatus(0, new PrintStream(new ByteArrayOutputStream()), errStream)).isZero();
+        out.println("single-sequence decode: 12,563 tokens/s");
+        assertThat(Main.exitStatus(2, out, errStream)).isEqualTo(2);
+        assertThat(err.size()).isZero();
+        assertThat(Main.exitStatus(0, out, errStream)).isEqualTo(1);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .isEqualTo("kvtier: cannot write standard output: No space left on device" + System.lineSeparator());
+    }
+
     @Test
     void anUnknownCauseIsTheQuiet141() {
         assertThat(StandardOutput.statusOfFailedOutput(new PrintStream(new ByteArrayOutputStream()))).isEqualTo(141);
