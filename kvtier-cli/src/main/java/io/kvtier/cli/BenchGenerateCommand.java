@@ -102,6 +102,10 @@ final class BenchGenerateCommand implements Callable<Integer> {
         System.out.printf("model %s: %s, kernels %s, %s%n", modelPath.getFileName(),
                 shape, Kernels.best().name(), Plural.count(readers, "compute thread"));
         threads.warnIfOversubscribed("bench generate", SLOWER, ANYWAY); // after the model line
+        if (decodeTokens > steps) {   // it was cut silently (a new user's trial: 600 asked, 511 timed)
+            System.err.printf("kvtier: note: --max-tokens %,d is more than the model's context of %,d positions leaves"
+                    + " after the 1-token prompt; each sequence decodes %,d tokens%n", decodeTokens, seqLen, steps);
+        }
         long weightBytes = BandwidthBound.weightBytesPerToken(checkpoint);
         try (Engine engine = LlamaRunner.engine(checkpoint, config, Kernels.best(), computeThreads);
              BandwidthBound bound = new BandwidthBound(weightBytes, shape.dim(), readers)) {

@@ -71,6 +71,21 @@ class BenchGenerateCommandTest {
         assertThat(BenchGenerateCommand.syntheticToken(499, 500, 32000)).isEqualTo(500);
     }
 
+    /** --max-tokens past the context is cut to what the context leaves, with a note saying so (it was cut silently). */
+    @Test
+    void maxTokensPastTheContextIsCutWithANote(@TempDir Path dir) {
+        Path model = dir.resolve("short.bin");
+        CliRun made = CliRun.of("make-model", model.toString(), "--dim", "16", "--hidden-dim", "32", "--layers", "1",
+                "--heads", "2", "--kv-heads", "2", "--vocab", "259", "--seq-len", "8");
+        assertThat(made.code()).as(made.err()).isZero();
+        CliRun r = bench("bench", "generate", "--model", model.toString(), "--max-tokens", "20", "--max-running", "2",
+                "--repeats", "1", "--threads", "1");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.err()).contains("kvtier: note: --max-tokens 20 is more than the model's context of 8 positions leaves"
+                + " after the 1-token prompt; each sequence decodes 7 tokens");
+        assertThat(r.out()).containsPattern("(?m)^single-sequence decode: +[\\d,]+ tokens/s \\(7 tokens\\)");
+    }
+
     /** More threads than processors: one warning line (the run goes on), none at or below the count. */
     @Test
     void moreThreadsThanProcessorsIsOneWarningNotARefusal() {
