@@ -50,13 +50,7 @@ class BenchGenerateCommandTest {
     /** The smallest vocabulary make-model writes (259): the bench's made-up prompts stay inside it. */
     @Test
     void runsOnTheSmallestVocabularyMakeModelWrites(@TempDir Path dir) {
-        Path model = dir.resolve("tiny.bin");
-        CliRun made = CliRun.of("make-model", model.toString(), "--dim", "16", "--hidden-dim", "32", "--layers", "1",
-                "--heads", "2", "--kv-heads", "2", "--vocab", "259", "--seq-len", "600");
-        assertThat(made.code()).as(made.err()).isZero();
-        CliRun r = bench("bench", "generate", "--model", model.toString(), "--max-tokens", "4", "--max-running", "2",
-                "--repeats", "1", "--threads", "1");
-        assertThat(r.code()).as(r.err()).isZero();
+        CliRun r = benchOneThread(tinyModel(dir.resolve("tiny.bin"), 600), 4);
         assertThat(r.out()).containsPattern("(?m)^prefill: +[\\d,]+ tokens/s \\(512-token prompt\\)$");
         // One thread is one, not "1 threads" (a new user's trial: "median of 1 steps" and the like)
         assertThat(r.out()).containsPattern("(?m)^model tiny.bin: .*, 1 compute thread$")
@@ -74,16 +68,26 @@ class BenchGenerateCommandTest {
     /** --max-tokens past the context is cut to what the context leaves, with a note saying so (it was cut silently). */
     @Test
     void maxTokensPastTheContextIsCutWithANote(@TempDir Path dir) {
-        Path model = dir.resolve("short.bin");
-        CliRun made = CliRun.of("make-model", model.toString(), "--dim", "16", "--hidden-dim", "32", "--layers", "1",
-                "--heads", "2", "--kv-heads", "2", "--vocab", "259", "--seq-len", "8");
-        assertThat(made.code()).as(made.err()).isZero();
-        CliRun r = bench("bench", "generate", "--model", model.toString(), "--max-tokens", "20", "--max-running", "2",
-                "--repeats", "1", "--threads", "1");
-        assertThat(r.code()).as(r.err()).isZero();
+        CliRun r = benchOneThread(tinyModel(dir.resolve("short.bin"), 8), 20);
         assertThat(r.err()).contains("kvtier: note: --max-tokens 20 is more than the model's context of 8 positions leaves"
                 + " after the 1-token prompt; each sequence decodes 7 tokens");
         assertThat(r.out()).containsPattern("(?m)^single-sequence decode: +[\\d,]+ tokens/s \\(7 tokens\\)");
+    }
+
+    /** A make-model checkpoint of width 16, one layer, the smallest vocabulary (259) and a context of {@code seqLen}. */
+    private static Path tinyModel(Path model, int seqLen) {
+        CliRun made = CliRun.of("make-model", model.toString(), "--dim", "16", "--hidden-dim", "32", "--layers", "1",
+                "--heads", "2", "--kv-heads", "2", "--vocab", "259", "--seq-len", String.valueOf(seqLen));
+        assertThat(made.code()).as(made.err()).isZero();
+        return model;
+    }
+
+    /** {@code bench generate} of {@code model}, 2 sequences, 1 repeat, 1 thread; it must succeed. */
+    private CliRun benchOneThread(Path model, int maxTokens) {
+        CliRun r = bench("bench", "generate", "--model", model.toString(), "--max-tokens", String.valueOf(maxTokens),
+                "--max-running", "2", "--repeats", "1", "--threads", "1");
+        assertThat(r.code()).as(r.err()).isZero();
+        return r;
     }
 
     /** More threads than processors: one warning line (the run goes on), none at or below the count. */

@@ -69,10 +69,7 @@ class PromptSourceTest {
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void aFileOfZerosIsRefusedAtItsFirstByte() throws IOException {
-        Path zeros = dir.resolve("zeros.txt");
-        try (RandomAccessFile f = new RandomAccessFile(zeros.toFile(), "rw")) {
-            f.setLength(1L << 30);
-        }
+        Path zeros = sparseZeros(dir.resolve("zeros.txt"), 1L << 30);
         assertThatThrownBy(() -> PromptSource.read(zeros, "--prompts"))
                 .isInstanceOf(BadInputException.class)
                 .hasMessage("--prompts " + zeros + ": line 1 has a NUL character at column 1; it would silently end the prompt");
@@ -92,6 +89,14 @@ class PromptSourceTest {
         assertThatThrownBy(() -> PromptSource.parse(endless("Once upon a time\n"), "--prompts (standard input)"))
                 .hasMessage("--prompts (standard input): more than 1,000,000 prompts (one a line); split the file, or send"
                         + " them to kvtier serve");
+    }
+
+    /** A file of {@code bytes} zeros that takes no disk (sparse): a wrong file as large as a disk image, made at once. */
+    static Path sparseZeros(Path file, long bytes) throws IOException {
+        try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+            f.setLength(bytes);
+        }
+        return file;
     }
 
     /** An input stream that repeats {@code text} for ever. */

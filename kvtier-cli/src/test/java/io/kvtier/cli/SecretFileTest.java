@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,10 +32,7 @@ class SecretFileTest {
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void aLargeFileIsRefusedWithoutReadingIt() throws IOException {
-        Path f = dir.resolve("disk.img");
-        try (RandomAccessFile r = new RandomAccessFile(f.toFile(), "rw")) {
-            r.setLength(1L << 30);
-        }
+        Path f = PromptSourceTest.sparseZeros(dir.resolve("disk.img"), 1L << 30);
         assertThatThrownBy(() -> Checks.secretFile(f, "--remote-password-file"))
                 .isInstanceOf(BadInputException.class)
                 .hasMessage("--remote-password-file " + f + ": is larger than 64 KiB; the file should hold the secret alone");
