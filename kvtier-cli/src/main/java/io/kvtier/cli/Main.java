@@ -1,6 +1,7 @@
 package io.kvtier.cli;
 
 import io.kvtier.model.ModelFormatException;
+import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -137,6 +138,11 @@ public final class Main implements Runnable {
             if (kind != null) {
                 return o.longestName() + ": '" + ex.getValue() + "' is not " + kind;
             }
+        }
+        if (ex instanceof CommandLine.UnmatchedArgumentException u && !u.getSuggestions().isEmpty()) {
+            // picocli's nearest names: a new user's "genrate" and "--max-token" were left to --help
+            List<String> near = u.getSuggestions().stream().distinct().limit(3).toList();
+            return ex.getMessage() + "; did you mean " + String.join(" or ", near) + "? (see --help)";
         }
         return ex.getMessage() + " (see --help)";
     }

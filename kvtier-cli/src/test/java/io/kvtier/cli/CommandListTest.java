@@ -11,6 +11,19 @@ import org.junit.jupiter.api.Test;
  */
 class CommandListTest {
 
+    /** A mistyped command or flag names the nearest ones (a new user's "genrate" and "--max-token" did not). */
+    @Test
+    void aMistypedCommandOrFlagNamesTheNearest() {
+        CliRun typo = CliRun.of("genrate");
+        assertThat(typo.code()).isEqualTo(2);
+        assertThat(typo.err().strip()).startsWith("kvtier: Unmatched argument at index 0: 'genrate'; did you mean ")
+                .contains("generate").endsWith("? (see --help)");
+        CliRun flag = CliRun.of("generate", "--max-token", "3");
+        assertThat(flag.code()).isEqualTo(2);
+        assertThat(flag.err().strip()).contains("'--max-token'").contains("did you mean").contains("--max-tokens")
+                .endsWith("? (see --help)").doesNotContain("\n");
+    }
+
     @Test
     void aMissingCommandListsEveryVisibleCommand() {
         CliRun r = CliRun.of();
