@@ -140,7 +140,7 @@ public final class Main implements Runnable {
             }
         }
         if (ex instanceof CommandLine.UnmatchedArgumentException u && !u.getSuggestions().isEmpty()) {
-            // picocli's nearest names: a new user's "genrate" and "--max-token" were left to --help
+            // picocli's nearest names: a new user's misspelt command and flag got only "see --help"
             List<String> near = u.getSuggestions().stream().distinct().limit(3).toList();
             return ex.getMessage() + "; did you mean " + String.join(" or ", near) + "? (see --help)";
         }
