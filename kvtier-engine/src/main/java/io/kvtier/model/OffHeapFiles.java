@@ -66,15 +66,9 @@ public final class OffHeapFiles {
             if (size == 0) {
                 throw new ModelFormatException(name + ": is empty (0 bytes), expected " + expected);
             }
-            if (size >= headBytes) {
-                java.nio.ByteBuffer first = java.nio.ByteBuffer.allocate(headBytes);
-                int got = 0;
-                while (first.hasRemaining() && got >= 0) {   // a short read goes on where it stopped
-                    got = ch.read(first, first.position());
-                }
-                if (!first.hasRemaining()) {
-                    head.check(MemorySegment.ofArray(first.array()), size);
-                }
+            java.nio.ByteBuffer first = java.nio.ByteBuffer.allocate(headBytes);
+            if (size >= headBytes && readFully(ch, first, 0)) {
+                head.check(MemorySegment.ofArray(first.array()), size);
             }
             return parser.parse(arena, readAll(name, path, ch, arena));
         } catch (NoSuchFileException e) {
@@ -134,6 +128,19 @@ public final class OffHeapFiles {
         }
     }
 
+    /**
+     * Fills {@code buf} from the file's byte {@code pos} on, read after read (a read may return
+     * fewer bytes); false when the file ends first.
+     */
+    private static boolean readFully(FileChannel ch, java.nio.ByteBuffer buf, long pos) throws IOException {
+        while (buf.hasRemaining()) {
+            if (ch.read(buf, pos + buf.position()) < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static MemorySegment readAll(String name, Path path, FileChannel ch, Arena arena) throws IOException {
         long size = ch.size();
         java.nio.file.attribute.FileTime before = Files.getLastModifiedTime(path);
@@ -141,12 +148,10 @@ public final class OffHeapFiles {
         long piece = 64L << 20;
         for (long off = 0; off < size; ) {
             java.nio.ByteBuffer buf = file.asSlice(off, Math.min(piece, size - off)).asByteBuffer();
-            while (buf.hasRemaining()) {
-                if (ch.read(buf, off + buf.position()) < 0) {
-                    // The new size, not how far the read had come (a 1.5 GB file cut to 1 MB was said to be 1.4 GB).
-                    throw new ModelFormatException(name + ": shrank from " + size + " to " + ch.size()
-                            + " bytes while being read; try again once it is written");
-                }
+            if (!readFully(ch, buf, off)) {
+                // The new size, not how far the read had come (a 1.5 GB file cut to 1 MB was said to be 1.4 GB).
+                throw new ModelFormatException(name + ": shrank from " + size + " to " + ch.size()
+                        + " bytes while being read; try again once it is written");
             }
             off += buf.capacity();
         }
