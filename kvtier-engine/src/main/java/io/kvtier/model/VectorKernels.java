@@ -36,8 +36,17 @@ final class VectorKernels implements Kernels {
     static final VectorSpecies<Float> S = species(System.getProperty(BITS_PROPERTY));
     static final VectorKernels INSTANCE = new VectorKernels(false);
 
+    /**
+     * Per-thread scratch of {@link #rows4} and {@link #matmulRowwise}: the lanes of four row sums,
+     * or of a 4 x 4 tile's sixteen. A {@code new float[]} per call was not scalar-replaced (vector
+     * stores into it) and was most of what single-sequence decode allocated: 14.2 KB a token on
+     * stories260K. Each user holds it only within one call and calls no other user meanwhile.
+     */
+    private static final ThreadLocal<float[]> ROW_SUMS = ThreadLocal.withInitial(() -> new float[16 * S.length()]);
+
     @Override
     public void prepareThread() {
+        ROW_SUMS.get();
         VectorAttention.prepareThread();
         PackedMatmul.prepareThread();
         io.kvtier.model.tensor.QuantMatmul.prepareThread();
@@ -124,7 +133,7 @@ final class VectorKernels implements Kernels {
         float sum = Lanes.sum(s0.add(s1).add(s2.add(s3)));
         // The tail (and short vectors such as an 8-float attention head) with narrower species:
         // a masked load from a segment costs several times an unmasked narrow one.
-        return i < n ? sum + tail(a, aByteOff + (long) i * Float.BYTES, b, bOff + i, n - i) : sum;
+        return i < n ? sum + tail(a, aByteOff + (long) i * Float.BYTES, b, bOff + i, n - i, ROW_SUMS.get(), 0) : sum;
     }
 
     @Override
@@ -292,7 +301,7 @@ final class VectorKernels implements Kernels {
                               int from, int to) {
         int q = (to - from) / 4;
         long qBytes = q * rowBytes;
-        float[] lanes = new float[4 * L];
+        float[] lanes = ROW_SUMS.get();
         for (int r = from; r < from + q; r++) {
             long o0 = r * rowBytes, o1 = o0 + qBytes, o2 = o1 + qBytes, o3 = o2 + qBytes;
             int yAt = yOff + r;
@@ -333,10 +342,10 @@ final class VectorKernels implements Kernels {
             y[yAt + 3 * q] = Lanes.sum(lanes, 3 * L, L);
             if (k < in) {
                 long kb = (long) k * Float.BYTES;
-                y[yAt] += tail(w, o0 + kb, x, xOff + k, in - k);
-                y[yAt + q] += tail(w, o1 + kb, x, xOff + k, in - k);
-                y[yAt + 2 * q] += tail(w, o2 + kb, x, xOff + k, in - k);
-                y[yAt + 3 * q] += tail(w, o3 + kb, x, xOff + k, in - k);
+                y[yAt] += tail(w, o0 + kb, x, xOff + k, in - k, lanes, 4 * L);
+                y[yAt + q] += tail(w, o1 + kb, x, xOff + k, in - k, lanes, 4 * L);
+                y[yAt + 2 * q] += tail(w, o2 + kb, x, xOff + k, in - k, lanes, 4 * L);
+                y[yAt + 3 * q] += tail(w, o3 + kb, x, xOff + k, in - k, lanes, 4 * L);
             }
         }
     }
@@ -385,18 +394,25 @@ final class VectorKernels implements Kernels {
         return sum;
     }
 
-    /** Dot product of fewer than L floats: narrow species, then scalars (no masks). */
-    private static float tail(MemorySegment a, long aByteOff, float[] b, int bOff, int n) {
+    /**
+     * Dot product of fewer than L floats: narrow species, then scalars (no masks). The narrow
+     * products' lanes are summed from {@code lanes[at..at+8)} in scalar code ({@link Lanes#sum(float[],
+     * int, int)}, the same bits as the vector sum): inlined four times into {@link #rows4}, a vector
+     * {@code Lanes.sum} was not inlined and boxed its argument (stories260K decode, whose FFN input
+     * of 172 floats ends in a tail of 12: ~8 KB a token).
+     */
+    private static float tail(MemorySegment a, long aByteOff, float[] b, int bOff, int n, float[] lanes, int at) {
         float sum = 0f;
         int i = 0;
         if (L > 8 && i + 8 <= n) {
-            sum += Lanes.sum(FloatVector.fromMemorySegment(S8, a, aByteOff, LE)
-                    .mul(FloatVector.fromArray(S8, b, bOff)));
+            FloatVector.fromMemorySegment(S8, a, aByteOff, LE).mul(FloatVector.fromArray(S8, b, bOff)).intoArray(lanes, at);
+            sum += Lanes.sum(lanes, at, 8);
             i += 8;
         }
         if (L > 4 && i + 4 <= n) {
-            sum += Lanes.sum(FloatVector.fromMemorySegment(S4, a, aByteOff + (long) i * Float.BYTES, LE)
-                    .mul(FloatVector.fromArray(S4, b, bOff + i)));
+            FloatVector.fromMemorySegment(S4, a, aByteOff + (long) i * Float.BYTES, LE)
+                    .mul(FloatVector.fromArray(S4, b, bOff + i)).intoArray(lanes, at);
+            sum += Lanes.sum(lanes, at, 4);
             i += 4;
         }
         for (; i < n; i++) {
@@ -427,7 +443,7 @@ final class VectorKernels implements Kernels {
      */
     void matmulRowwise(MemorySegment w, int in, int out, float[] x, int n, float[] y, int rowFrom, int rowTo) {
         long rowBytes = (long) in * Float.BYTES;
-        float[] lanes = new float[16 * L]; // tile4x4's accumulators, stored for their sums
+        float[] lanes = ROW_SUMS.get(); // tile4x4's accumulators, stored for their sums
         int r = rowFrom;
         for (; r + 4 <= rowTo; r += 4) {
             int i = 0;
@@ -528,7 +544,7 @@ final class VectorKernels implements Kernels {
             for (int q = 0; q < 4; q++) {
                 long wq = wOff + q * rowBytes + kb;
                 for (int j = 0; j < 4; j++) {
-                    y[yOff + j * out + q] += tail(w, wq, x, xOff + j * in + k, rest);
+                    y[yOff + j * out + q] += tail(w, wq, x, xOff + j * in + k, rest, lanes, 0); // its sums are in y already
                 }
             }
         }
