@@ -7,7 +7,9 @@ import java.util.Locale;
 /**
  * Benchmark (not a test): the twin of {@code bench offload} with offloading off on both sides (an
  * A/A control), to see what the twin's ratio is when the two engines do the same work. Args: MODEL
- * THREADS BATCH PAIRS STEPS_PER_TURN.
+ * THREADS BATCH PAIRS STEPS_PER_TURN [B], B the second engine's offloading: {@code off} (the
+ * default: A/A), {@code on} ({@code bench offload}'s "on") or {@code prompt} (a host tier that
+ * stores prompt blocks only: the bookkeeping of every step without the decode stores).
  */
 public final class TwinDecodeControl {
 
@@ -20,16 +22,29 @@ public final class TwinDecodeControl {
         int batch = Integer.parseInt(args[2]);
         int pairs = Integer.parseInt(args[3]);
         int turn = Integer.parseInt(args[4]);
-        try (TwinDecode twin = new TwinDecode(model, threads, batch, OffloadSetup.OFF, turn)) {
+        String side = args.length > 5 ? args[5] : "off";
+        OffloadSetup setup = switch (side) {
+            case "off" -> OffloadSetup.OFF;
+            case "on", "prompt" -> new OffloadSetup(0, 2 * deviceBlocks(model, batch), "lru",
+                    io.kvtier.offload.OffloadConfig.DEFAULT.withOffloadPromptOnly(side.equals("prompt")));
+            default -> throw new IllegalArgumentException("B is off, on or prompt: " + side);
+        };
+        try (TwinDecode twin = new TwinDecode(model, threads, batch, setup, turn)) {
             twin.run(2_000_000_000L, new TwinDecode.Cost(), new TwinDecode.Cost());
             for (int i = 0; i < pairs; i++) {
                 TwinDecode.Cost a = new TwinDecode.Cost();
                 TwinDecode.Cost b = new TwinDecode.Cost();
                 twin.run(OffloadDecodeBench.PAIR_NANOS, a, b);
-                System.out.printf(Locale.ROOT, "pair %d: A %.2f us, B %.2f us CPU/token, A/B %.4f; wall A/B %.4f%n", i,
+                System.out.printf(Locale.ROOT, "B " + b + " pair %d: A %.2f us, B %.2f us CPU/token, A/B %.4f; wall A/B %.4f%n", i,
                         a.cpuPerToken() / 1e3, b.cpuPerToken() / 1e3, b.cpuPerToken() / a.cpuPerToken(),
                         b.wallPerToken() / a.wallPerToken());
             }
+        }
+    }
+
+    private static int deviceBlocks(Path model, int batch) {
+        try (io.kvtier.model.Model cp = io.kvtier.model.Models.load(model)) {
+            return TwinDecode.deviceBlocks(cp, batch);
         }
     }
 }
