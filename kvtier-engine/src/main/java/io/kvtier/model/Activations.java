@@ -13,20 +13,19 @@ final class Activations {
 
     /** Per token of the step: id, position, index of its chunk. */
     int[] token = new int[0], pos = new int[0], chunk = new int[0];
-    /** Residual stream x, normed xb, projections: [T][dim]; each activation array ends in {@link #MASKED_TAIL} spare floats. */
+    /** Residual stream x, normed xb, projections: [T][dim]. */
     float[] x, xb;
     /**
-     * Floats past the rows of every activation array: a head narrower than a vector, or a row's
-     * last floats when its length is not a multiple of the vector's (stories260K's FFN rows of
-     * 172), are a masked load or store of a whole vector ({@link VectorAttention},
-     * {@link VectorElementwise}), and one that reaches past the array's end takes the Vector API's
-     * checked path, lane by lane with the vector boxed: the last head of the last token of every
-     * step did (stories260K decode at 512 bits: a fifth of the CPU samples). The widest vector's
-     * lanes keep every such access inside the array.
+     * Floats past the rows of {@link #q} and {@link #xb2}: a head narrower than a vector is a
+     * masked load or store of a whole vector ({@link VectorAttention}), and one that reaches past
+     * the array's end takes the Vector API's checked path, lane by lane with the vector boxed:
+     * the last head of the last token of every step did (stories260K decode at 512 bits: a fifth
+     * of the CPU samples and ~14 KB allocated a token). The widest vector's lanes keep every such
+     * access inside the array.
      */
     static final int MASKED_TAIL = jdk.incubator.vector.FloatVector.SPECIES_MAX.length();
 
-    /** Attention output xb2 and queries q: [T][heads*headDim]; keys and values [T][kvDim]. */
+    /** Attention output xb2 and queries q: [T][heads*headDim] (and {@link #MASKED_TAIL} more); keys and values [T][kvDim]. */
     float[] xb2, q, k, v;
     /** RoPE cos/sin of every token's position, computed once per step: [T][ropeDim/2]; the sliding-window layers' own in {@code localCos}, {@code localSin}. */
     float[] cos, sin, localCos, localSin;
@@ -70,14 +69,14 @@ final class Activations {
         token = new int[n];
         pos = new int[n];
         chunk = new int[n];
-        x = new float[n * c.dim() + MASKED_TAIL];
-        xb = new float[n * c.dim() + MASKED_TAIL];
+        x = new float[n * c.dim()];
+        xb = new float[n * c.dim()];
         xb2 = new float[n * c.qDim() + MASKED_TAIL];
         q = new float[n * c.qDim() + MASKED_TAIL];
-        k = new float[n * c.kvDim() + MASKED_TAIL];
-        v = new float[n * c.kvDim() + MASKED_TAIL];
-        hb = new float[n * c.hiddenDim() + MASKED_TAIL];
-        hb2 = new float[n * c.hiddenDim() + MASKED_TAIL];
+        k = new float[n * c.kvDim()];
+        v = new float[n * c.kvDim()];
+        hb = new float[n * c.hiddenDim()];
+        hb2 = new float[n * c.hiddenDim()];
         cos = new float[n * pairs];
         sin = new float[n * pairs];
         localCos = new float[n * pairs];
