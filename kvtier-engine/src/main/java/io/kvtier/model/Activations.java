@@ -15,17 +15,7 @@ final class Activations {
     int[] token = new int[0], pos = new int[0], chunk = new int[0];
     /** Residual stream x, normed xb, projections: [T][dim]. */
     float[] x, xb;
-    /**
-     * Floats past the rows of {@link #q} and {@link #xb2}: a head narrower than a vector is a
-     * masked load or store of a whole vector ({@link VectorAttention}), and one that reaches past
-     * the array's end takes the Vector API's checked path, lane by lane with the vector boxed:
-     * the last head of the last token of every step did (stories260K decode at 512 bits: a fifth
-     * of the CPU samples and ~14 KB allocated a token). The widest vector's lanes keep every such
-     * access inside the array.
-     */
-    static final int MASKED_TAIL = jdk.incubator.vector.FloatVector.SPECIES_MAX.length();
-
-    /** Attention output xb2 and queries q: [T][heads*headDim] (and {@link #MASKED_TAIL} more); keys and values [T][kvDim]. */
+    /** Attention output xb2 and queries q: [T][heads*headDim]; keys and values [T][kvDim]. */
     float[] xb2, q, k, v;
     /** RoPE cos/sin of every token's position, computed once per step: [T][ropeDim/2]; the sliding-window layers' own in {@code localCos}, {@code localSin}. */
     float[] cos, sin, localCos, localSin;
@@ -71,8 +61,8 @@ final class Activations {
         chunk = new int[n];
         x = new float[n * c.dim()];
         xb = new float[n * c.dim()];
-        xb2 = new float[n * c.qDim() + MASKED_TAIL];
-        q = new float[n * c.qDim() + MASKED_TAIL];
+        xb2 = new float[n * c.qDim()];
+        q = new float[n * c.qDim()];
         k = new float[n * c.kvDim()];
         v = new float[n * c.kvDim()];
         hb = new float[n * c.hiddenDim()];
