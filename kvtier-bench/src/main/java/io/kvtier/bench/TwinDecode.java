@@ -82,7 +82,7 @@ final class TwinDecode implements AutoCloseable {
     private long turns;
 
     /**
-     * @param model   checkpoint file; each engine loads its own copy (a memory-mapped file: the same pages)
+     * @param model   checkpoint file, loaded once: both engines read the same weights
      * @param threads compute threads of each engine
      * @param batch   requests per wave (1 or 32 in {@code bench offload})
      * @param onSetup the "on" engine's offloading
@@ -92,15 +92,44 @@ final class TwinDecode implements AutoCloseable {
     TwinDecode(Path model, int threads, int batch, OffloadSetup onSetup, int stepsPerTurn) {
         this.batch = batch;
         this.stepsPerTurn = stepsPerTurn;
-        Model a = Models.load(model);
-        this.steps = Math.min(256, a.config().seqLen() - 2);
-        this.off = LlamaRunner.engine(a, config(a, batch), Kernels.best(), threads, OffloadSetup.OFF);
-        Model b = Models.load(model);
+        // One copy of the weights for both: with a copy each, two engines doing the same work
+        // differed by a fixed -1.5% to +4.8% in one process and another in the next
+        // (TwinDecodeControl, both sides off, 5 processes: run medians 0.985-1.048), which decided
+        // bench offload's figure more than offloading did; with one copy, 0.989-1.011.
+        Model weights = Models.load(model);
+        this.steps = Math.min(256, weights.config().seqLen() - 2);
         try {
-            this.on = LlamaRunner.engine(b, config(b, batch), Kernels.best(), threads, onSetup);
+            this.off = LlamaRunner.engine(new Borrowed(weights), config(weights, batch), Kernels.best(), threads, OffloadSetup.OFF);
+        } catch (RuntimeException e) {
+            weights.close();
+            throw e;
+        }
+        try {
+            this.on = LlamaRunner.engine(weights, config(weights, batch), Kernels.best(), threads, onSetup);
         } catch (RuntimeException e) {
             off.close();
+            weights.close();
             throw e;
+        }
+    }
+
+    /**
+     * The weights of a model whose owner closes it: the "off" engine's view, so that only the "on"
+     * engine (the owner, closed last) closes them.
+     */
+    private record Borrowed(Model model) implements Model {
+        @Override public io.kvtier.model.ModelConfig config() { return model.config(); }
+        @Override public io.kvtier.model.ArchSpec spec() { return model.spec(); }
+        @Override public Path path() { return model.path(); }
+        @Override public String modelId() { return model.modelId(); }
+        @Override public io.kvtier.model.tensor.Weight tokenEmbedding() { return model.tokenEmbedding(); }
+        @Override public io.kvtier.model.tensor.Weight matrix(Matrix m, int layer) { return model.matrix(m, layer); }
+        @Override public java.lang.foreign.MemorySegment bias(Matrix m, int layer) { return model.bias(m, layer); }
+        @Override public java.lang.foreign.MemorySegment norm(Norm n, int layer) { return model.norm(n, layer); }
+        @Override public java.lang.foreign.MemorySegment outputNorm() { return model.outputNorm(); }
+        @Override public io.kvtier.model.tensor.Weight classifier() { return model.classifier(); }
+        @Override public void close() {
+            // the owner's to close
         }
     }
 
