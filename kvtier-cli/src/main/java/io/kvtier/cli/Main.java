@@ -195,9 +195,12 @@ public final class Main implements Runnable {
         if (spec.userObject() instanceof SizedByFlags own) {
             return "; lower " + own.memoryAdvice();
         }
-        java.util.List<String> flags = java.util.stream.Stream.of("--device-blocks", "--device-tokens", "--host-cache-bytes",
-                "--host-cache-chunks", "--host-cache-tokens", "--max-running").filter(f -> spec.findOption(f) != null).toList();
-        return flags.isEmpty() ? "" : "; lower " + String.join(", ", flags) + (spec.findOption("--model") != null ? " or the model size" : "");
+        boolean model = spec.findOption("--model") != null;
+        // With a model, the pool's blocks are --block-size positions of its KV each (a trace replay counts tokens).
+        java.util.List<String> flags = java.util.stream.Stream.of("--device-blocks", "--device-tokens", model ? "--block-size" : "",
+                "--host-cache-bytes", "--host-cache-chunks", "--host-cache-tokens", "--max-running")
+                .filter(f -> !f.isEmpty() && spec.findOption(f) != null).toList();
+        return flags.isEmpty() ? "" : "; lower " + String.join(", ", flags) + (model ? " or the model size" : "");
     }
 
     /**

@@ -70,6 +70,6 @@ class BenchFlagEdgesTest {
                 + " --max-running requests of --prompt-tokens plus about --steps positions each)");
         CommandLine generate = new CommandLine(new Main());
         generate.parseArgs("bench", "generate");
-        assertThat(Main.memoryAdvice(generate)).isEqualTo("; lower --max-running or the model size");
+        assertThat(Main.memoryAdvice(generate)).isEqualTo("; lower --block-size, --max-running or the model size");
     }
 }

@@ -197,10 +197,10 @@ class FlagVocabularyTest {
         CommandLine replay = new CommandLine(new Main());
         replay.parseArgs("replay", "--trace", "t.jsonl");
         assertThat(Main.memoryAdvice(replay)).contains("--device-tokens", "--host-cache-tokens")
-                .doesNotContain("--device-blocks", "--host-cache-bytes", "model size");
+                .doesNotContain("--device-blocks", "--host-cache-bytes", "--block-size", "model size");
         CommandLine generate = new CommandLine(new Main());
         generate.parseArgs("generate");
-        assertThat(Main.memoryAdvice(generate)).contains("--device-blocks", "--host-cache-bytes", "model size")
+        assertThat(Main.memoryAdvice(generate)).contains("--device-blocks", "--block-size", "--host-cache-bytes", "model size")
                 .doesNotContain("--device-tokens");
     }
 
