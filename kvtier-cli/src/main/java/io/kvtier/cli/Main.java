@@ -139,10 +139,18 @@ public final class Main implements Runnable {
                 return o.longestName() + ": '" + ex.getValue() + "' is not " + kind;
             }
         }
-        if (ex instanceof CommandLine.UnmatchedArgumentException u && !u.getSuggestions().isEmpty()) {
-            // picocli's nearest names: a new user's misspelt command and flag got only "see --help"
+        if (ex instanceof CommandLine.UnmatchedArgumentException u) {
             List<String> near = u.getSuggestions().stream().distinct().limit(3).toList();
-            return ex.getMessage() + "; did you mean " + String.join(" or ", near) + "? (see --help)";
+            CommandLine.Model.CommandSpec at = u.getCommandLine().getCommandSpec();
+            List<String> args = u.getUnmatched();
+            String what = ex.getMessage();
+            if (!at.subcommands().isEmpty() && !args.isEmpty() && !args.get(0).startsWith("-")) {
+                // a word where a command goes: picocli's "Unmatched argument at index 0" told a new user nothing
+                what = "unknown " + (at.userObject() instanceof BenchCommand ? "benchmark" : "command") + " '" + args.get(0) + "'"
+                        + (near.isEmpty() ? ": " + subcommands(at) : "");
+            }
+            // picocli's nearest names: a new user's misspelt command and flag got only "see --help"
+            return what + (near.isEmpty() ? "" : "; did you mean " + String.join(" or ", near) + "?") + " (see --help)";
         }
         return ex.getMessage() + " (see --help)";
     }

@@ -16,8 +16,16 @@ class CommandListTest {
     void aMistypedCommandOrFlagNamesTheNearest() {
         CliRun typo = CliRun.of("genrate");
         assertThat(typo.code()).isEqualTo(2);
-        assertThat(typo.err().strip()).startsWith("kvtier: Unmatched argument at index 0: 'genrate'; did you mean ")
+        assertThat(typo.err().strip()).startsWith("kvtier: unknown command 'genrate'; did you mean ")
                 .contains("generate").endsWith("? (see --help)");
+        CliRun word = CliRun.of("foo");
+        assertThat(word.code()).isEqualTo(2);
+        assertThat(word.err().strip()).isEqualTo(
+                "kvtier: unknown command 'foo': generate, serve, kv-events, replay, make-model or bench (see --help)");
+        CliRun bench = CliRun.of("bench", "foo");
+        assertThat(bench.code()).isEqualTo(2);
+        assertThat(bench.err().strip()).isEqualTo(
+                "kvtier: unknown benchmark 'foo': generate, offload, scheduler or serve (see --help)");
         CliRun flag = CliRun.of("generate", "--max-token", "3");
         assertThat(flag.code()).isEqualTo(2);
         assertThat(flag.err().strip()).contains("'--max-token'").contains("did you mean").contains("--max-tokens")
