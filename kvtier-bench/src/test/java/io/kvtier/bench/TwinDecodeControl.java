@@ -35,7 +35,7 @@ public final class TwinDecodeControl {
                 TwinDecode.Cost a = new TwinDecode.Cost();
                 TwinDecode.Cost b = new TwinDecode.Cost();
                 twin.run(OffloadDecodeBench.PAIR_NANOS, a, b);
-                System.out.printf(Locale.ROOT, "B " + b + " pair %d: A %.2f us, B %.2f us CPU/token, A/B %.4f; wall A/B %.4f%n", i,
+                System.out.printf(Locale.ROOT, "B " + side + " pair %d: A %.2f us, B %.2f us CPU/token, A/B %.4f; wall A/B %.4f%n", i,
                         a.cpuPerToken() / 1e3, b.cpuPerToken() / 1e3, b.cpuPerToken() / a.cpuPerToken(),
                         b.wallPerToken() / a.wallPerToken());
             }
