@@ -33,22 +33,6 @@ public final class BatchOptions {
     }
 
     /**
-     * {@link #blockSize()} for a model of {@code context} positions: a given {@code --block-size}
-     * above it is refused, since a block's positions past the context are never written and the
-     * device pool reserved them all (1,000,000 on a 512-token model: 1.28 GB for a 4-token reply).
-     *
-     * @throws BadInputException naming the flag, the value and the context
-     */
-    public int blockSize(int context) {
-        int bs = blockSize();
-        if (bs > context && blockSizeGiven()) {
-            throw new BadInputException("--block-size " + bs + " is more than the model's context of " + context
-                    + " tokens: a block's positions past it are never used; give at most " + context);
-        }
-        return bs;
-    }
-
-    /**
      * The step budget, at least 1, or null for the command's own default where it depends on more
      * than the command ({@code replay}: the mode). {@code 0}, formerly "the default" in {@code replay},
      * is taken as absent with a deprecation note.

@@ -94,7 +94,6 @@ final class BenchGenerateCommand implements Callable<Integer> {
             throw new BadInputException("--model " + modelPath + ": a context of " + seqLen
                     + " positions leaves no decode step to time (it needs at least 3)");
         }
-        batch.blockSize(seqLen); // refused above the context
         int steps = Math.min(decodeTokens, seqLen - 1);
         int blocks = (sequences + 1) * shape.kvLayout(blockSize).blocksFor(seqLen);
         EngineConfig config = new EngineConfig(blockSize, blocks, stepTokens, sequences, false, -1);

@@ -35,7 +35,7 @@ public final class EngineOptions {
      * shape; the default pool holds a full context for each of {@code --max-running} requests.
      */
     public EngineConfig config(Model checkpoint, BatchOptions batch, int stopToken) {
-        var layout = checkpoint.config().kvLayout(batch.blockSize(checkpoint.config().seqLen()));
+        var layout = checkpoint.config().kvLayout(batch.blockSize());
         return config(batch, stopToken, servingBlocks(layout.blocksFor(checkpoint.config().seqLen()), batch.maxRunning(),
                 layout.bytesPerBlock()));
     }
@@ -46,8 +46,8 @@ public final class EngineOptions {
      */
     public EngineConfig config(Model checkpoint, BatchOptions batch, int stopToken, java.util.List<int[]> prompts,
                                int maxTokens) {
+        var layout = checkpoint.config().kvLayout(batch.blockSize());
         int seqLen = checkpoint.config().seqLen();
-        var layout = checkpoint.config().kvLayout(batch.blockSize(seqLen));
         long[] blocks = new long[prompts.size()];
         for (int i = 0; i < blocks.length; i++) {
             blocks[i] = layout.blocksFor(io.kvtier.engine.Engine.kvPositions(prompts.get(i).length, maxTokens, seqLen));

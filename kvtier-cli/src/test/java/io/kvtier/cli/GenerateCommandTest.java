@@ -183,24 +183,6 @@ class GenerateCommandTest {
         assertThat(huge.err()).startsWith("kvtier: not enough memory").contains("--device-blocks").doesNotContain("\tat ");
     }
 
-    /**
-     * A block longer than the model's context is refused in one line with the context (the device
-     * pool once reserved 1.28 GB for {@code --block-size 1000000} on stories260K's 512 positions);
-     * a block of exactly the context runs.
-     */
-    @Test
-    void aBlockSizeAboveTheContextIsRefused() {
-        CliRun big = CliRun.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "a",
-                "--max-tokens", "2", "--block-size", "1000000", "--host-cache-bytes", "0");
-        assertThat(big.code()).as(big.err()).isEqualTo(2);
-        assertThat(big.err().strip()).isEqualTo("kvtier: --block-size 1000000 is more than the model's context of 512"
-                + " tokens: a block's positions past it are never used; give at most 512");
-        CliRun whole = CliRun.of("generate", "--model", model(), "--tokenizer", tokenizer(), "--prompt", "a",
-                "--max-tokens", "2", "--block-size", "512", "--host-cache-bytes", "0");
-        assertThat(whole.code()).as(whole.err()).isZero();
-        assertThat(whole.err()).contains("2 generated");
-    }
-
     /** Sizes that make no sense say so in one line: a fractional byte count, and a disk tier of 0 bytes with its way out. */
     @Test
     void fractionalBytesAndAnEmptyDiskTierAreRefusedInOneLine() {
