@@ -95,7 +95,8 @@ final class TwinDecode implements AutoCloseable {
         // One copy of the weights for both: with a copy each, two engines doing the same work
         // differed by a fixed -1.5% to +4.8% in one process and another in the next
         // (TwinDecodeControl, both sides off, 5 processes: run medians 0.985-1.048), which decided
-        // bench offload's figure more than offloading did; with one copy, 0.989-1.011.
+        // bench offload's figure more than offloading did; with one copy, 0.992-1.011 at 1 sequence (1 or 2
+        // threads) and 0.990-1.013 at 32.
         Model weights = Models.load(model);
         this.steps = Math.min(256, weights.config().seqLen() - 2);
         try {
@@ -107,8 +108,7 @@ final class TwinDecode implements AutoCloseable {
         try {
             this.on = LlamaRunner.engine(weights, config(weights, batch), Kernels.best(), threads, onSetup);
         } catch (RuntimeException e) {
-            off.close();
-            weights.close();
+            off.close(); // the weights: engine() closes what it was given when it fails
             throw e;
         }
     }

@@ -205,9 +205,9 @@ public final class Main implements Runnable {
         }
         boolean model = spec.findOption("--model") != null;
         // With a model, the pool's blocks are --block-size positions of its KV each (a trace replay counts tokens).
-        java.util.List<String> flags = java.util.stream.Stream.of("--device-blocks", "--device-tokens", model ? "--block-size" : "",
+        java.util.List<String> flags = java.util.stream.Stream.of("--device-blocks", "--device-tokens", "--block-size",
                 "--host-cache-bytes", "--host-cache-chunks", "--host-cache-tokens", "--max-running")
-                .filter(f -> !f.isEmpty() && spec.findOption(f) != null).toList();
+                .filter(f -> spec.findOption(f) != null && (model || !f.equals("--block-size"))).toList();
         return flags.isEmpty() ? "" : "; lower " + String.join(", ", flags) + (model ? " or the model size" : "");
     }
 

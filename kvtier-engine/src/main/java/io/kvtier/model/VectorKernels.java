@@ -37,10 +37,12 @@ final class VectorKernels implements Kernels {
     static final VectorKernels INSTANCE = new VectorKernels(false);
 
     /**
-     * Per-thread scratch of {@link #rows4} and {@link #matmulRowwise}: the lanes of four row sums,
-     * or of a 4 x 4 tile's sixteen. A {@code new float[]} per call was not scalar-replaced (vector
-     * stores into it) and was most of what single-sequence decode allocated: 14.2 KB a token on
-     * stories260K. Each user holds it only within one call and calls no other user meanwhile.
+     * Per-thread scratch of {@link #rows4}, {@link #matmulRowwise} and {@link #tail}: the lanes of four
+     * row sums, of a 4 x 4 tile's sixteen, or of a tail's narrow products. A {@code new float[]} per
+     * call was not scalar-replaced (vector stores into it) and was most of what single-sequence
+     * decode allocated: 14.2 KB a token on stories260K. Every user reads back what it stored before
+     * it calls another (a {@code tail} called from {@code rows4} writes past the four row sums'
+     * lanes), so the calls may nest.
      */
     private static final ThreadLocal<float[]> ROW_SUMS = ThreadLocal.withInitial(() -> new float[16 * S.length()]);
 
