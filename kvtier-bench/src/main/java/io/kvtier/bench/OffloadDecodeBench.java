@@ -72,26 +72,26 @@ public final class OffloadDecodeBench {
                 + ": twin engines in one process taking turns of " + Plural.count(STEPS_PER_TURN, "step")
                 + ", same requests and tokens; on: host tier full, slots reused; the store path"
                 + " JIT-compiled first (" + STORE_PATH_WARM_CHUNKS + " chunk stores) ==");
-        warmStorePath();
+        warmStorePath(model, threads);
         for (int batch : new int[] {1, 32}) {
             print(batch, compare(batch));
         }
     }
 
-    private static OffloadSetup onSetup(int tierChunks) {
+    static OffloadSetup onSetup(int tierChunks) {
         return new OffloadSetup(0, tierChunks, "lru", OffloadConfig.DEFAULT.withOffloadPromptOnly(false));
     }
 
     /** Chunks of the "on" engine's host tier for waves of {@code batch}: twice its device pool. */
-    private int tierChunks(int batch) {
+    static int tierChunks(Path model, int batch) {
         try (Model cp = Models.load(model)) {
             return 2 * TwinDecode.deviceBlocks(cp, batch);
         }
     }
 
     /** {@link #STORE_PATH_WARM_CHUNKS} chunk stores in waves of 32 requests, on a twin of their own. */
-    private void warmStorePath() {
-        try (TwinDecode twin = new TwinDecode(model, threads, 32, onSetup(tierChunks(32)), STEPS_PER_TURN)) {
+    static void warmStorePath(Path model, int threads) {
+        try (TwinDecode twin = new TwinDecode(model, threads, 32, onSetup(tierChunks(model, 32)), STEPS_PER_TURN)) {
             while (twin.chunksStored() < STORE_PATH_WARM_CHUNKS) {
                 runStoring(twin, 0, "warming the store path");
             }
@@ -110,7 +110,7 @@ public final class OffloadDecodeBench {
 
     /** The per-pair costs of both sides at {@code batch} requests per wave. */
     Pairs compare(int batch) {
-        int tierChunks = tierChunks(batch);
+        int tierChunks = tierChunks(model, batch);
         Pairs p = new Pairs(pairs);
         try (TwinDecode twin = new TwinDecode(model, threads, batch, onSetup(tierChunks), STEPS_PER_TURN)) {
             long until = System.nanoTime() + WARM_NANOS;
@@ -167,10 +167,13 @@ public final class OffloadDecodeBench {
         TwinDecode.Cost off = p.total(p.off);
         TwinDecode.Cost on = p.total(p.on);
         out.printf(Locale.ROOT, "%s: on/off throughput by CPU per token %.4f (range %.4f-%.4f, %s), by wall %.4f (range %.4f-%.4f);"
-                        + " CPU per token off %.2f us, on %.2f us (transfer threads %.2f us); off %,.0f tokens/s wall;"
+                        + " CPU per token off %.2f us, on %.2f us (transfer threads %.2f us); wall per token in the forward pass off %.2f us,"
+                        + " on %.2f us, around it off %.2f us, on %.2f us; off %,.0f tokens/s wall;"
                         + " engine thread allocates %,.0f B per token off, %,.0f B on%n",
                 Plural.count(batch, "sequence"), Samples.median(cpu), min(cpu), max(cpu), Plural.count(cpu.length, "pair"), Samples.median(wall), min(wall), max(wall),
-                off.cpuPerToken() / 1e3, on.cpuPerToken() / 1e3, on.transferCpu / 1e3 / on.tokens, 1e9 / off.wallPerToken(),
+                off.cpuPerToken() / 1e3, on.cpuPerToken() / 1e3, on.transferCpu / 1e3 / on.tokens,
+                off.forwardPerToken() / 1e3, on.forwardPerToken() / 1e3, (off.wallPerToken() - off.forwardPerToken()) / 1e3,
+                (on.wallPerToken() - on.forwardPerToken()) / 1e3, 1e9 / off.wallPerToken(),
                 off.bytesPerToken(), on.bytesPerToken());
     }
 

@@ -48,6 +48,8 @@ final class TwinDecode implements AutoCloseable {
         long allocated;
         /** Wall time, ns. */
         long wall;
+        /** Wall time of the forward passes, ns: the same work on both sides (the rest is the step around them). */
+        long forward;
         /** Tokens generated. */
         long tokens;
 
@@ -56,6 +58,7 @@ final class TwinDecode implements AutoCloseable {
             transferCpu += c.transferCpu;
             allocated += c.allocated;
             wall += c.wall;
+            forward += c.forward;
             tokens += c.tokens;
         }
 
@@ -66,6 +69,11 @@ final class TwinDecode implements AutoCloseable {
 
         double wallPerToken() {
             return (double) wall / tokens;
+        }
+
+        /** Wall ns per token in forward passes, and around them. */
+        double forwardPerToken() {
+            return (double) forward / tokens;
         }
 
         double bytesPerToken() {
@@ -206,6 +214,7 @@ final class TwinDecode implements AutoCloseable {
     /** Up to {@link #stepsPerTurn} steps of {@code e}, measured into {@code c}. */
     private void turn(Engine e, Cost c) {
         long before = e.stats().generatedTokens();
+        long f0 = e.stats().forwardNanos();
         long alloc0 = THREADS.getCurrentThreadAllocatedBytes();
         long c0 = THREADS.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
@@ -216,6 +225,7 @@ final class TwinDecode implements AutoCloseable {
         c.engineCpu += THREADS.getCurrentThreadCpuTime() - c0;
         c.allocated += THREADS.getCurrentThreadAllocatedBytes() - alloc0;
         c.tokens += e.stats().generatedTokens() - before;
+        c.forward += e.stats().forwardNanos() - f0;
     }
 
     /** CPU time of the live transfer threads, ns: only the "on" engine has any. */

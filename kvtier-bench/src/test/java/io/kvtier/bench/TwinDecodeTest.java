@@ -36,6 +36,9 @@ class TwinDecodeTest {
             assertThat(off.engineCpu).isPositive();
             assertThat(onCost.engineCpu).isPositive();
             assertThat(off.transferCpu).as("the off engine has no transfer thread").isZero();
+            // The forward passes are timed inside each measured turn: part of its wall time, never all of it
+            assertThat(off.forward).isPositive().isLessThan(off.wall);
+            assertThat(onCost.forward).isPositive().isLessThan(onCost.wall);
         }
     }
 }
