@@ -42,17 +42,19 @@ public final class EngineOptions {
 
     /**
      * The engine's configuration for running {@code prompts} (token ids) to at most
-     * {@code maxTokens} new tokens each; the default pool holds all of them at their longest.
+     * {@code maxTokens} new tokens each, at most {@code atOnce} of them at a time (1 when each
+     * starts after the previous finished); the default pool holds the {@code atOnce} largest at
+     * their longest (and never more than {@code --max-running} of them).
      */
     public EngineConfig config(Model checkpoint, BatchOptions batch, int stopToken, java.util.List<int[]> prompts,
-                               int maxTokens) {
+                               int maxTokens, int atOnce) {
         var layout = checkpoint.config().kvLayout(batch.blockSize());
         int seqLen = checkpoint.config().seqLen();
         long[] blocks = new long[prompts.size()];
         for (int i = 0; i < blocks.length; i++) {
             blocks[i] = layout.blocksFor(io.kvtier.engine.Engine.kvPositions(prompts.get(i).length, maxTokens, seqLen));
         }
-        return config(batch, stopToken, requestBlocks(blocks, layout.bytesPerBlock()));
+        return config(batch, stopToken, requestBlocks(blocks, Math.min(atOnce, batch.maxRunning()), layout.bytesPerBlock()));
     }
 
     private EngineConfig config(BatchOptions batch, int stopToken, int defaultBlocks) {
@@ -72,16 +74,20 @@ public final class EngineOptions {
     }
 
     /**
-     * Room for every request at once ({@code blocksPerRequest}, each its prompt plus its new
-     * tokens, so none waits or is preempted for room), within {@link #DEFAULT_CAP_BYTES}; at least
-     * the largest request, so that each fits.
+     * Room for the requests that run at once ({@code blocksPerRequest}, each its prompt plus its
+     * new tokens; at most {@code atOnce} of them run together, so the {@code atOnce} largest are
+     * room for any such set and none waits or is preempted for room), within
+     * {@link #DEFAULT_CAP_BYTES}; at least the largest request, so that each fits. More blocks
+     * would only keep more of the device prefix cache; the host tier keeps what they would have.
      */
-    static int requestBlocks(long[] blocksPerRequest, long bytesPerBlock) {
+    static int requestBlocks(long[] blocksPerRequest, int atOnce, long bytesPerBlock) {
+        long[] sorted = blocksPerRequest.clone();
+        java.util.Arrays.sort(sorted);
         long sum = 0;
         long largest = 1;
-        for (long b : blocksPerRequest) {
-            sum += b;
-            largest = Math.max(largest, b);
+        for (int i = sorted.length - 1; i >= Math.max(0, sorted.length - atOnce); i--) {
+            sum += sorted[i];
+            largest = Math.max(largest, sorted[i]);
         }
         long cap = Math.max(largest, DEFAULT_CAP_BYTES / bytesPerBlock);
         return (int) Math.max(1, Math.min(sum, cap));

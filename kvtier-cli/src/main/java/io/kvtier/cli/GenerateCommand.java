@@ -152,7 +152,7 @@ final class GenerateCommand implements Callable<Integer> {
                     text -> template != null ? ChatPrompts.encode(template, tok, system, text) : tok.encode(text, true, true),
                     this::promptSource);
             long tokenizeNanos = System.nanoTime() - t;
-            EngineConfig config = engineOptions.config(checkpoint, batch, -1, ids, maxTokens.maxTokens())
+            EngineConfig config = engineOptions.config(checkpoint, batch, -1, ids, maxTokens.maxTokens(), sequential ? 1 : ids.size())
                     .withStopTokens(template != null ? template.stopTokenIds() : tok.stopTokenIds())
                     .withPrefillPriority(offload.prefillPriority(offloadSetup.enabled()));
             return generate(signals, checkpoint, config, tok, texts, ids, sampling, offloadSetup, tokenizeNanos);
