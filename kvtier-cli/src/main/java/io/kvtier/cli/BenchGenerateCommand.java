@@ -128,7 +128,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
             double copy = bound.bestCopyBytesPerSecond(COPY_PASSES);
             System.out.printf("copy bandwidth:          %.2f GB/s (best of %s spread over the run, of those %,.1f MB"
                             + " on %s, bytes copied per second; STREAM's Copy counts each twice): single-sequence"
-                            + " decode = %.2f of the copy bound of issue 10 (%s tokens/s for the weights; decode without the"
+                            + " decode = %.2f of the copy bound (%s tokens/s: the weights' bytes per token at this bandwidth; decode without the"
                             + " read passes)%n", copy / 1e9,
                     Plural.count(bound.copies(), "copy", "copies"), bound.bufferBytes() / 1e6, Plural.count(readers, "thread"),
                     single.plainTokensPerSecond * weightBytes / copy,
@@ -173,7 +173,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
     static final String SLOWER = "the figures are slower and noisier";
     static final String ANYWAY = "measured anyway";
 
-    /** The batched / single ratio issue 16 asks for at 1 and 2 threads. */
+    /** The batched / single ratio kvtier aims at (issue 16), at 1 and 2 threads. */
     static final double TARGET_RATIO = 8;
 
     /**
@@ -201,7 +201,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
                         s.threads(), s.ratioAtThreads(ratio), s.computeScaling(), s.readScaling())
                 : String.format(java.util.Locale.ROOT, "at 1 thread about %.1fx (x read %.2f / compute %.2f)",
                         s.ratioAtOneThread(ratio), s.readScaling(), s.computeScaling());
-        return String.format(java.util.Locale.ROOT, "%s; issue 16's target %.0fx at 1 and at 2 threads", other, TARGET_RATIO);
+        return String.format(java.util.Locale.ROOT, "%s; the target %.0fx at 1 and at 2 threads", other, TARGET_RATIO);
     }
 
     /** The best of a figure's runs and the warm-up before them. */

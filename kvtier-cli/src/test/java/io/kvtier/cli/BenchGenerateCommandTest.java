@@ -30,14 +30,14 @@ class BenchGenerateCommandTest {
         assertThat(r.out()).containsPattern("(?m)^read bandwidth: +[\\d.]+ GB/s \\(best of 14 passes of 2 threads over 1\\.0 MB");
         assertThat(r.out()).containsPattern("(?m)^copy bandwidth: +[\\d.]+ GB/s \\(best of 30 copies spread over the run, of those 1\\.0 MB on 2 threads,"
                 + " bytes copied per second; STREAM's Copy counts each twice\\): single-sequence decode = [\\d.]+ of the copy bound"
-                + " of issue 10 \\([\\d,]+ tokens/s for the weights; decode without the read passes\\)$");
+                + " \\([\\d,]+ tokens/s: the weights' bytes per token at this bandwidth; decode without the read passes\\)$");
         assertThat(r.out()).containsPattern("(?m)^single-sequence decode: +[\\d,]+ tokens/s \\(8 tokens\\) = [\\d.]+ of the bound"
                 + " \\(median of 7 steps, each against the read pass before it; quartiles [\\d.]+-[\\d.]+"
                 + "(; above 1\\.2: not a measurement, see the note)?\\); [\\d,]+ tokens/s without the read passes$");
         // at 2 threads: what the ratio is at 1 thread, and the target, never beside a figure of the other count
         assertThat(r.out()).containsPattern("(?m)^2-sequence decode: +[\\d,]+ tokens/s \\([\\d.]+x single\\) = [\\d.]+ of the bound"
                 + " \\(median of 7 steps.*\\); at 1 thread about [\\d.]+x \\(x read [\\d.]+ / compute [\\d.]+\\);"
-                + " issue 16's target 8x at 1 and at 2 threads$");
+                + " the target 8x at 1 and at 2 threads$");
         assertThat(r.out()).containsPattern("(?m)^warm-up: +single [\\d.]+ s( \\(still compiling\\))?, 2 sequences [\\d.]+ s( \\(still compiling\\))?,"
                 + " prefill [\\d.]+ s( \\(still compiling\\))? \\(the same work, at least 0 s, then until 0.5 s of whole runs passed with no JIT"
                 + " compilation or the next run would end past 0 s at the longest run's time\\)$");
@@ -58,7 +58,7 @@ class BenchGenerateCommandTest {
                 .containsPattern("(?m)^copy bandwidth: .* on 1 thread, bytes copied per second");
         // at 1 thread: what the ratio is at 2 threads, from the scaling measured against 2
         assertThat(r.out()).containsPattern("(?m)^2-sequence decode: .*; at 2 threads about [\\d.]+x \\(x compute [\\d.]+ / read [\\d.]+\\);"
-                + " issue 16's target 8x at 1 and at 2 threads$");
+                + " the target 8x at 1 and at 2 threads$");
         assertThat(r.out()).containsPattern("(?m)^threads 1 -> 2: +compute [\\d.]+x");
         assertThat(BenchGenerateCommand.syntheticToken(257, 500, 259)).isEqualTo(258);
         assertThat(BenchGenerateCommand.syntheticToken(258, 500, 259)).isEqualTo(1);
