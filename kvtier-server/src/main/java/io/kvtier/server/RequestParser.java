@@ -253,6 +253,11 @@ final class RequestParser {
         return ids;
     }
 
+    /** " has " after a singular parameter name ({@code prompt}), " have " after a plural one ({@code messages}). */
+    private static String has(String param) {
+        return param.endsWith("s") ? " have " : " has ";
+    }
+
     /**
      * Encodes a plain text, or a rendered chat when {@code chat}. With {@code limit}, text that must
      * exceed the context is refused before the encoder sees it, and ids that do are refused.
@@ -261,11 +266,11 @@ final class RequestParser {
         long bytes = text.getBytes(StandardCharsets.UTF_8).length;
         if (limit && bytes > (long) maxPositions * model.maxBytesPerToken()) {
             throw ApiError.contextLength(context.maximum() + ". However, your "
-                    + param + " has " + bytes + " bytes, more than that many tokens can hold. Please reduce the length.", param);
+                    + param + has(param) + bytes + " bytes, more than that many tokens can hold. Please reduce the length.", param);
         }
         String bad = badCharacter(text);
         if (bad != null) {
-            throw ApiError.badRequest("your " + param + " has " + bad + (chat ? " of the rendered chat" : "") + "; remove it", param);
+            throw ApiError.badRequest("your " + param + has(param) + bad + (chat ? " of the rendered chat" : "") + "; remove it", param);
         }
         int[] ids = chat ? model.encodeChat(text, addSpecial) : model.encode(text, addSpecial);
         if (limit && ids.length > maxPositions) {

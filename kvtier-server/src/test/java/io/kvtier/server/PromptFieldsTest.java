@@ -122,6 +122,18 @@ class PromptFieldsTest {
         assertThat(e.param()).isEqualTo("prompt");
     }
 
+    /** trial33: "your messages has 4817 bytes": the verb agrees with the parameter's name. */
+    @Test
+    void aChatLongerThanTheContextCanHoldIsRefusedInWordsThatAgree() {
+        RequestParser parser = new RequestParser(spm, new ContextLimit(CONTEXT, CONTEXT, 1));
+        String content = "a".repeat(100_000);
+        ApiError chat = refusal(() -> parser.parse(body("{\"messages\": [{\"role\": \"user\", \"content\": \"" + content + "\"}]}"), true));
+        assertThat(chat.code()).isEqualTo("context_length_exceeded");
+        assertThat(chat.getMessage()).contains("However, your messages have ").doesNotContain("messages has");
+        ApiError prompt = refusal(() -> parser.parse(body("{\"prompt\": \"" + content + "\"}"), false));
+        assertThat(prompt.getMessage()).contains("However, your prompt has 100000 bytes");
+    }
+
     @Test
     void addSpecialTokensDecidesBos() throws ApiError {
         RequestParser parser = new RequestParser(spm, new ContextLimit(512, 512, 1));
