@@ -235,13 +235,25 @@ final class Checks {
         }
     }
 
-    /** A directory to use or create: a non-empty path that is not a regular file. */
+    /**
+     * A directory to use or create: a non-empty path that is not a regular file, and, if it does
+     * not exist yet, whose nearest existing ancestor is a directory (else it can never be created:
+     * said here, naming the flag, not later by the tier that opens it).
+     */
     static Path directory(Path dir, String flag) {
         if (dir.toString().isEmpty()) {
             throw new BadInputException(flag + ": empty path");
         }
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
             throw new BadInputException(flag + " " + dir + ": not a directory");
+        }
+        for (Path up = dir.toAbsolutePath().getParent(); !Files.exists(dir) && up != null; up = up.getParent()) {
+            if (Files.exists(up)) {
+                if (!Files.isDirectory(up)) {
+                    throw new BadInputException(flag + " " + dir + ": cannot be created: " + up + " is not a directory");
+                }
+                break;
+            }
         }
         return dir;
     }

@@ -20,6 +20,15 @@ class TrialSixRefusalsTest {
         GgufCliErrorsTest.assertOneLineError(r, expected);
     }
 
+    /** trial33: a directory under a regular file was refused by the tier, without the flag's name. */
+    @Test
+    void aDiskCacheDirUnderAFileNamesTheFlag() throws java.io.IOException {
+        Path file = java.nio.file.Files.writeString(dir.resolve("afile"), "in the way");
+        Path under = file.resolve("sub").resolve("kv");
+        assertOneLineError(CliRun.of("generate", "--prompt", "hi", "--disk-cache-dir", under.toString()),
+                "--disk-cache-dir " + under + ": cannot be created: " + file + " is not a directory");
+    }
+
     /**
      * A host tier too small for one chunk names the flag and the least budget, in the words of
      * the several-KV-groups case (Gemma3TierBudgetTest): stories260K's chunk of one 16-token
