@@ -129,6 +129,7 @@ final class GenerateCommand implements Callable<Integer> {
                     + " prompts: give it once, or once per prompt");
         }
         Checks.needs(spec, sequential, "--sequential", "--clear-device-cache-between");
+        Checks.notWith(spec, sequential, "--sequential", "one request runs at a time", List.of("--max-running"));
         OffloadSetup offloadSetup = offload.setup(eviction, disk, System.console() != null && System.console().isTerminal());
         offloadSetup = remote.addTo(offloadSetup);
         OffloadOptions.checkKvGroups(offloadSetup, modelPath);

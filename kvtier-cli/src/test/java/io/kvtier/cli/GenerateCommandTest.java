@@ -208,6 +208,9 @@ class GenerateCommandTest {
                 new String[] {"--offload-decode needs the host tier", "--offload-decode", "--host-cache-bytes", "0"},
                 new String[] {"--disk-cache-dir needs the host tier", "--disk-cache-dir", dir.toString(), "--host-cache-bytes", "0"},
                 new String[] {"--clear-device-cache-between needs --sequential", "--clear-device-cache-between"},
+                // trial33: accepted silently, though one request runs at a time
+                new String[] {"--max-running has no effect with --sequential: one request runs at a time", "--sequential",
+                        "--max-running", "4"},
                 new String[] {"--remote-ttl needs --remote-url", "--remote-ttl", "60"},
                 new String[] {"--remote-ca-file needs --remote-url", "--remote-ca-file", dir.toString()},
                 new String[] {"--remote-ca-file is for TLS: give rediss:// URLs", "--remote-url", "redis://127.0.0.1:1",
