@@ -32,7 +32,13 @@ public final class ModelOptions {
     static Model load(Path file, String flag) {
         Checks.exists(file, flag);
         try {
-            return Models.load(file);
+            io.kvtier.model.DigestCache digests = io.kvtier.model.DigestCache.defaultCache();
+            Model m = Models.load(file, digests);
+            if (digests.unwritable() != null) {
+                System.err.println("kvtier: note: cannot keep the model's digest in " + digests.unwritable()
+                        + ": each start hashes the whole model again (KVTIER_CACHE_DIR sets the cache directory)");
+            }
+            return m;
         } catch (ModelFormatException e) {
             throw new BadInputException(flag + ": " + e.getMessage());
         } catch (java.io.UncheckedIOException e) {

@@ -30,6 +30,8 @@ public final class DigestCache {
 
     private final Path dir;
     private final AtomicInteger computed = new AtomicInteger();
+    /** Why the last computed digest could not be remembered ({@link #unwritable()}), or null. */
+    private volatile String unwritable;
 
     /** A cache in {@code dir} (created when first written); null remembers nothing ({@link #none()}). */
     public DigestCache(Path dir) {
@@ -61,6 +63,15 @@ public final class DigestCache {
         String xdg = System.getenv("XDG_CACHE_HOME");
         Path base = xdg != null && !xdg.isBlank() ? Path.of(xdg) : Path.of(System.getProperty("user.home"), ".cache");
         return base.resolve("kvtier");
+    }
+
+    /**
+     * Why the last digest this instance computed could not be remembered: the directory and the
+     * system's reason ({@code /x/digests (Not a directory)}), or null if every entry was written.
+     * A caller tells the user: until it is fixed, every start hashes the whole model again.
+     */
+    public String unwritable() {
+        return unwritable;
     }
 
     /** Digests actually computed (not found in the cache) by this instance. */
@@ -116,7 +127,9 @@ public final class DigestCache {
             Files.writeString(tmp, key + digest + "\n", StandardCharsets.UTF_8);
             Files.move(tmp, entry, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
-            // A read-only cache only costs a re-hash at the next start.
+            // A read-only cache only costs a re-hash at the next start: said by the caller, not fatal.
+            unwritable = dir + " (" + (e instanceof java.nio.file.FileSystemException f && f.getReason() != null
+                    ? f.getReason() : e.getClass().getSimpleName()) + ")";
         }
         return digest;
     }

@@ -43,6 +43,23 @@ class CheckpointDigestTest {
         assertThat(three.computed()).as("a new mtime is hashed again").isEqualTo(1);
     }
 
+    /** trial33: KVTIER_CACHE_DIR naming a file gave no word that nothing is remembered. */
+    @Test
+    void aCacheUnderAFileSaysWhyNothingIsRemembered() throws IOException {
+        Path file = Files.writeString(tmp.resolve("afile"), "in the way");
+        DigestCache cache = new DigestCache(file.resolve("digests"));
+        try (Model m = Models.load(ReferenceRecords.model(), cache)) {
+            assertThat(m.modelId()).hasSize(64);
+        }
+        assertThat(cache.computed()).isEqualTo(1);
+        assertThat(cache.unwritable()).startsWith(file.resolve("digests") + " (").endsWith(")");
+        DigestCache fine = new DigestCache(tmp.resolve("digests"));
+        try (Model m = Models.load(ReferenceRecords.model(), fine)) {
+            assertThat(m.modelId()).hasSize(64);
+        }
+        assertThat(fine.unwritable()).isNull();
+    }
+
     @Test
     void noneHashesAtEveryLoad() {
         DigestCache none = DigestCache.none();
