@@ -71,7 +71,8 @@ public final class OffloadDecodeBench {
         out.println("== decode with offloading (decode blocks stored too) vs without, " + model.getFileName()
                 + ": twin engines in one process taking turns of " + Plural.count(STEPS_PER_TURN, "step")
                 + ", same requests and tokens; on: host tier full, slots reused; the store path"
-                + " JIT-compiled first (" + STORE_PATH_WARM_CHUNKS + " chunk stores) ==");
+                + " JIT-compiled first (" + STORE_PATH_WARM_CHUNKS + " chunk stores); on/off 1.0 means offloading costs"
+                + " nothing, 0.99 that it costs 1% (the target: at least 0.99) ==");
         warmStorePath(model, threads);
         for (int batch : new int[] {1, 32}) {
             print(batch, compare(batch));
@@ -167,7 +168,8 @@ public final class OffloadDecodeBench {
         TwinDecode.Cost off = p.total(p.off);
         TwinDecode.Cost on = p.total(p.on);
         out.printf(Locale.ROOT, "%s: on/off throughput by CPU per token %.4f (range %.4f-%.4f, %s), by wall %.4f (range %.4f-%.4f);"
-                        + " CPU per token off %.2f us, on %.2f us (transfer threads %.2f us); wall per token in the forward pass off %.2f us,"
+                        + " CPU per token off %.2f us, on %.2f us (of it on transfer threads %.2f us: a step's store job of up to 1 MiB is copied on the"
+                        + " engine thread); wall per token in the forward pass off %.2f us,"
                         + " on %.2f us, around it off %.2f us, on %.2f us; off %,.0f tokens/s wall;"
                         + " engine thread allocates %,.0f B per token off, %,.0f B on%n",
                 Plural.count(batch, "sequence"), Samples.median(cpu), min(cpu), max(cpu), Plural.count(cpu.length, "pair"), Samples.median(wall), min(wall), max(wall),
