@@ -210,7 +210,8 @@ final class GenerateReport {
                 s.get("device_blocks_free_at_end"), s.get("device_blocks_cached_at_end"), s.get("device_blocks_total"));
         err.printf("kvtier: %.2f s from process start: ready after %.2f s (tokenizing %.2f s), first token at %s%n",
                 times.total(), times.startup(), times.tokenize(),
-                times.firstToken() > 0 ? String.format("%.2f s", times.firstToken()) : "none");
+                times.firstToken() > 0 ? String.format("%.2f s", times.firstToken())
+                        : "none (no request produced a token: a stop token sampled first ends a request without one)");
         err.println("kvtier: " + memory.line());
     }
 

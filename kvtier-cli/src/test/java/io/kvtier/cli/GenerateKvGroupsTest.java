@@ -26,6 +26,22 @@ class GenerateKvGroupsTest {
     @TempDir
     Path dir;
 
+    /**
+     * trial33: llama.cpp's first greedy token on the gemma3 file's long prompt is {@code <end_of_turn>}
+     * (id 5), which ends the request at once: the summary said "first token at none" and nothing why.
+     */
+    @Test
+    void aRequestWhoseFirstTokenIsAStopTokenIsExplained() throws IOException {
+        Path folder = LlamaCppReference.folder();
+        LlamaCppReference longPrompt = LlamaCppReference.load(folder.resolve("gemma3-spm515-f32.ref.jsonl")).get(2);
+        assertThat(longPrompt.generatedIds()[0]).isEqualTo(5);
+        CliRun r = CliRun.of("generate", "--model", folder.resolve("gemma3-spm515-f32.gguf").toString(), "--prompt",
+                longPrompt.promptText(), "--max-tokens", "4", "--host-cache-bytes", "0");
+        assertThat(r.code()).as(r.err()).isZero();
+        assertThat(r.err()).contains(" 0 generated in ")
+                .contains("first token at none (no request produced a token: a stop token sampled first ends a request without one)");
+    }
+
     @Test
     void theSummaryCountsEveryKvGroupAndShowsEach() throws IOException {
         Path folder = LlamaCppReference.folder();
