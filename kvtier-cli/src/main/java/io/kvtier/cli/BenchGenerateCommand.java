@@ -201,7 +201,7 @@ final class BenchGenerateCommand implements Callable<Integer> {
                         s.threads(), s.ratioAtThreads(ratio), s.computeScaling(), s.readScaling())
                 : String.format(java.util.Locale.ROOT, "at 1 thread about %.1fx (x read %.2f / compute %.2f)",
                         s.ratioAtOneThread(ratio), s.readScaling(), s.computeScaling());
-        return String.format(java.util.Locale.ROOT, "%s; the target %.0fx at 1 and at 2 threads", other, TARGET_RATIO);
+        return String.format(java.util.Locale.ROOT, "%s; kvtier's target %.0fx single at 1 and at 2 threads", other, TARGET_RATIO);
     }
 
     /** The best of a figure's runs and the warm-up before them. */

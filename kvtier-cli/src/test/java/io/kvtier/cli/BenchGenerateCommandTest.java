@@ -37,7 +37,7 @@ class BenchGenerateCommandTest {
         // at 2 threads: what the ratio is at 1 thread, and the target, never beside a figure of the other count
         assertThat(r.out()).containsPattern("(?m)^2-sequence decode: +[\\d,]+ tokens/s \\([\\d.]+x single\\) = [\\d.]+ of the bound"
                 + " \\(median of 7 steps.*\\); at 1 thread about [\\d.]+x \\(x read [\\d.]+ / compute [\\d.]+\\);"
-                + " the target 8x at 1 and at 2 threads$");
+                + " kvtier's target 8x single at 1 and at 2 threads$");
         assertThat(r.out()).containsPattern("(?m)^warm-up: +single [\\d.]+ s( \\(still compiling\\))?, 2 sequences [\\d.]+ s( \\(still compiling\\))?,"
                 + " prefill [\\d.]+ s( \\(still compiling\\))? \\(the same work, at least 0 s, then until 0.5 s of whole runs passed with no JIT"
                 + " compilation or the next run would end past 0 s at the longest run's time\\)$");
@@ -58,7 +58,7 @@ class BenchGenerateCommandTest {
                 .containsPattern("(?m)^copy bandwidth: .* on 1 thread, bytes copied per second");
         // at 1 thread: what the ratio is at 2 threads, from the scaling measured against 2
         assertThat(r.out()).containsPattern("(?m)^2-sequence decode: .*; at 2 threads about [\\d.]+x \\(x compute [\\d.]+ / read [\\d.]+\\);"
-                + " the target 8x at 1 and at 2 threads$");
+                + " kvtier's target 8x single at 1 and at 2 threads$");
         assertThat(r.out()).containsPattern("(?m)^threads 1 -> 2: +compute [\\d.]+x");
         assertThat(BenchGenerateCommand.syntheticToken(257, 500, 259)).isEqualTo(258);
         assertThat(BenchGenerateCommand.syntheticToken(258, 500, 259)).isEqualTo(1);
