@@ -211,6 +211,7 @@ final class GenerateReport {
         err.printf("kvtier: %.2f s from process start: ready after %.2f s (tokenizing %.2f s), first token at %s%n",
                 times.total(), times.startup(), times.tokenize(),
                 times.firstToken() > 0 ? String.format("%.2f s", times.firstToken())
+                        : outcome.end() != GenerateRun.End.COMPLETED ? "none"
                         : "none (no request produced a token: a stop token sampled first ends a request without one)");
         err.println("kvtier: " + memory.line());
     }
