@@ -70,12 +70,9 @@ final class KvEventsCommand implements Callable<Integer> {
             ZMQ.Socket sub = ctx.createSocket(SocketType.SUB);
             sub.subscribe(topic.getBytes(StandardCharsets.UTF_8));
             connect(sub, endpoint, "--kv-events-endpoint");
-            ZMQ.Socket replay = null;
             if (replayEndpoint != null) {
-                replay = ctx.createSocket(SocketType.DEALER);
-                replay.setReceiveTimeOut(10_000);
-                connect(replay, replayEndpoint, "--kv-events-replay-endpoint");
-                replay(replay, 0, out); // what was sent before this command started
+                replay = replaySocket(ctx);
+                replay(ctx, 0, out); // what was sent before this command started
             }
             sub.setReceiveTimeOut(Integer.getInteger(QUIET_NOTICE_PROPERTY, 5_000));
             boolean waitingForFirst = true;
@@ -100,7 +97,7 @@ final class KvEventsCommand implements Callable<Integer> {
                 if (next >= 0 && seq > next) {
                     // Batches next .. seq-1 went by before the subscription took effect, or were dropped.
                     if (replay != null) {
-                        replay(replay, next, out);
+                        replay(ctx, next, out);
                     } else {
                         System.err.println("kvtier: batches " + next + ".." + (seq - 1)
                                 + " were missed (give --kv-events-replay-endpoint to fetch them)");
@@ -130,20 +127,49 @@ final class KvEventsCommand implements Callable<Integer> {
         next = seq + 1;
     }
 
-    /** Asks the replay socket for every buffered batch from {@code from} on and prints the new ones. */
-    private void replay(ZMQ.Socket dealer, long from, PrintStream out) {
-        dealer.sendMore(new byte[0]);
-        dealer.send(ByteBuffer.allocate(8).putLong(from).array());
-        while (true) {
-            byte[][] msg = frames(dealer, 4);
-            if (msg == null) {
-                throw new BadInputException("--kv-events-replay-endpoint: no answer within 10 s");
+    /** The replay socket (a DEALER with a fresh identity), connected; null without --kv-events-replay-endpoint. */
+    private ZMQ.Socket replay;
+
+    /** A request unanswered this long is sent again on a new connection, until {@link #REPLAY_ATTEMPTS} were sent. */
+    static final int REPLAY_RETRY_MS = 2_000;
+    static final int REPLAY_ATTEMPTS = 5;
+
+    private ZMQ.Socket replaySocket(ZContext ctx) {
+        ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
+        dealer.setReceiveTimeOut(REPLAY_RETRY_MS);
+        connect(dealer, replayEndpoint, "--kv-events-replay-endpoint");
+        return dealer;
+    }
+
+    /**
+     * Asks the replay socket for every buffered batch from {@code from} on and prints the new ones.
+     * A request that gets no answer in {@link #REPLAY_RETRY_MS} is asked again, from the first batch
+     * not printed yet, on a new connection: a request can be lost with its connection (CI saw one in
+     * ~50 runs wait 10 s for nothing), and a new identity never reads the late answer to the old one.
+     *
+     * @throws BadInputException after {@link #REPLAY_ATTEMPTS} unanswered requests
+     */
+    private void replay(ZContext ctx, long from, PrintStream out) {
+        for (int attempt = 1; ; attempt++) {
+            replay.sendMore(new byte[0]);
+            replay.send(ByteBuffer.allocate(8).putLong(next >= 0 ? Math.max(from, next) : from).array());
+            while (true) {
+                byte[][] msg = frames(replay, 4);
+                if (msg == null) {
+                    break;
+                }
+                long seq = ByteBuffer.wrap(msg[2]).getLong();
+                if (seq == -1) {
+                    return;
+                }
+                emit(out, seq, msg[3]);
             }
-            long seq = ByteBuffer.wrap(msg[2]).getLong();
-            if (seq == -1) {
-                return;
+            if (attempt == REPLAY_ATTEMPTS || Thread.currentThread().isInterrupted()) {
+                throw new BadInputException("--kv-events-replay-endpoint: no answer within "
+                        + REPLAY_ATTEMPTS * REPLAY_RETRY_MS / 1000 + " s");
             }
-            emit(out, seq, msg[3]);
+            ctx.destroySocket(replay);
+            replay = replaySocket(ctx);
         }
     }
 
