@@ -56,6 +56,12 @@ final class KvEventsCommand implements Callable<Integer> {
      */
     static final String QUIET_NOTICE_PROPERTY = "kvtier.kvEvents.quietNoticeMillis";
 
+    /** A request unanswered this long is sent again on a new connection, until {@link #REPLAY_ATTEMPTS} were sent. */
+    static final int REPLAY_RETRY_MS = 2_000;
+    static final int REPLAY_ATTEMPTS = 5;
+
+    /** The replay socket (a DEALER with a fresh identity), connected; null without --kv-events-replay-endpoint. */
+    private ZMQ.Socket replay;
     /** The next sequence to print; -1 until one is known. */
     private long next = -1;
     private long printed;
@@ -126,13 +132,6 @@ final class KvEventsCommand implements Callable<Integer> {
         printed++;
         next = seq + 1;
     }
-
-    /** The replay socket (a DEALER with a fresh identity), connected; null without --kv-events-replay-endpoint. */
-    private ZMQ.Socket replay;
-
-    /** A request unanswered this long is sent again on a new connection, until {@link #REPLAY_ATTEMPTS} were sent. */
-    static final int REPLAY_RETRY_MS = 2_000;
-    static final int REPLAY_ATTEMPTS = 5;
 
     private ZMQ.Socket replaySocket(ZContext ctx) {
         ZMQ.Socket dealer = ctx.createSocket(SocketType.DEALER);
