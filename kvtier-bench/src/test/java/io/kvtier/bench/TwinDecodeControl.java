@@ -28,8 +28,9 @@ public final class TwinDecodeControl {
         String side = args.length > 5 ? args[5] : "off";
         OffloadSetup setup = switch (side) {
             case "off" -> OffloadSetup.OFF;
-            case "on", "prompt" -> new OffloadSetup(0, 2 * deviceBlocks(model, batch), "lru",
-                    io.kvtier.offload.OffloadConfig.DEFAULT.withOffloadPromptOnly(side.equals("prompt")));
+            case "on" -> OffloadDecodeBench.onSetup(OffloadDecodeBench.tierChunks(model, batch));
+            case "prompt" -> new OffloadSetup(0, OffloadDecodeBench.tierChunks(model, batch), "lru",
+                    io.kvtier.offload.OffloadConfig.DEFAULT);
             default -> throw new IllegalArgumentException("B is off, on or prompt: " + side);
         };
         if (!side.equals("off")) {
@@ -46,12 +47,6 @@ public final class TwinDecodeControl {
                         b.wallPerToken() / a.wallPerToken(), (a.wallPerToken() - a.forwardPerToken()) / 1e3,
                         (b.wallPerToken() - b.forwardPerToken()) / 1e3);
             }
-        }
-    }
-
-    private static int deviceBlocks(Path model, int batch) {
-        try (io.kvtier.model.Model cp = io.kvtier.model.Models.load(model)) {
-            return TwinDecode.deviceBlocks(cp, batch);
         }
     }
 }

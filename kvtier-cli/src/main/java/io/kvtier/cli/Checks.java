@@ -244,16 +244,18 @@ final class Checks {
         if (dir.toString().isEmpty()) {
             throw new BadInputException(flag + ": empty path");
         }
-        if (Files.exists(dir) && !Files.isDirectory(dir)) {
-            throw new BadInputException(flag + " " + dir + ": not a directory");
-        }
-        for (Path up = dir.toAbsolutePath().getParent(); !Files.exists(dir) && up != null; up = up.getParent()) {
-            if (Files.exists(up)) {
-                if (!Files.isDirectory(up)) {
-                    throw new BadInputException(flag + " " + dir + ": cannot be created: " + up + " is not a directory");
-                }
-                break;
+        if (Files.exists(dir)) {
+            if (!Files.isDirectory(dir)) {
+                throw new BadInputException(flag + " " + dir + ": not a directory");
             }
+            return dir;
+        }
+        Path up = dir.toAbsolutePath().getParent();
+        while (up != null && !Files.exists(up)) {
+            up = up.getParent();
+        }
+        if (up != null && !Files.isDirectory(up)) {
+            throw new BadInputException(flag + " " + dir + ": cannot be created: " + up + " is not a directory");
         }
         return dir;
     }

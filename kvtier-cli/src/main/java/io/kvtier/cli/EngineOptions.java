@@ -84,11 +84,10 @@ public final class EngineOptions {
         long[] sorted = blocksPerRequest.clone();
         java.util.Arrays.sort(sorted);
         long sum = 0;
-        long largest = 1;
         for (int i = sorted.length - 1; i >= Math.max(0, sorted.length - atOnce); i--) {
             sum += sorted[i];
-            largest = Math.max(largest, sorted[i]);
         }
+        long largest = sorted.length == 0 ? 1 : Math.max(1, sorted[sorted.length - 1]);
         long cap = Math.max(largest, DEFAULT_CAP_BYTES / bytesPerBlock);
         return (int) Math.max(1, Math.min(sum, cap));
     }
