@@ -80,6 +80,13 @@ final class HostStores {
         if (toChunk <= fromChunk || jobs.hasLoad(r.id())) {
             return; // the common case of a decode step: nothing new to store, nothing copied
         }
+        long t0 = System.nanoTime();
+        store(r, fromChunk, toChunk, blockTables, epoch);
+        stats.storeDecisionNanos += System.nanoTime() - t0;
+    }
+
+    /** {@link #onCommit} with chunks {@code [fromChunk, toChunk)} new: stores what the tier takes of them. */
+    private void store(SequenceView r, int fromChunk, int toChunk, LongFunction<int[]> blockTables, long epoch) {
         // A chain is hit from its head: a chunk at index >= capacity can never be in the host tier
         // together with all its parents (and the disk is fed from the host tier). A window group's
         // hit needs only the chunks of its window, wherever they are.

@@ -24,6 +24,10 @@ public final class OffloadStats {
     long windowBlocksSkipped;
     long jobsTimedOut;
     long staleCompletions;
+    /** Engine-thread time of commits with chunks to store ({@link #storeDecisionNanos()}), ns. */
+    long storeDecisionNanos;
+    /** Engine-thread time applying completed jobs ({@link #completionNanos()}), ns. */
+    long completionNanos;
     long loadDecisions;
     long hitsRecomputed;
     long hitsCut;
@@ -133,6 +137,8 @@ public final class OffloadStats {
             t.windowBlocksSkipped += g.windowBlocksSkipped;
             t.jobsTimedOut += g.jobsTimedOut;
             t.staleCompletions += g.staleCompletions;
+            t.storeDecisionNanos += g.storeDecisionNanos;
+            t.completionNanos += g.completionNanos;
         }
         return t;
     }
@@ -242,6 +248,25 @@ public final class OffloadStats {
     /** Completions of jobs from before a cache reset, or after their deadline: resources freed, results ignored. */
     public long staleCompletions() {
         return staleCompletions;
+    }
+
+    /**
+     * Wall time on the engine thread, ns, of the commits that had new full chunks to store (eager
+     * stores): choosing the chunks, reserving their host slots (evicting as the policy says) and
+     * adding them to the step's store job. With {@link #stores()}'s copy time and
+     * {@link #completionNanos()}, what each stored chunk cost the engine thread (bench offload
+     * prints it per chunk).
+     */
+    public long storeDecisionNanos() {
+        return storeDecisionNanos;
+    }
+
+    /**
+     * Wall time on the engine thread, ns, spent applying completed jobs of every kind: the tier's
+     * bookkeeping, the counters, the release of the device blocks a job held.
+     */
+    public long completionNanos() {
+        return completionNanos;
     }
 
     /**

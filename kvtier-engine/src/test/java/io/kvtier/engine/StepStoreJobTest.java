@@ -41,6 +41,30 @@ class StepStoreJobTest {
         return rs;
     }
 
+    /**
+     * The engine thread's time deciding stores and applying completions (bench offload prints it
+     * per stored block) is taken only where there is such work: a request that never fills a
+     * block adds nothing to either, and decode steps that complete no block add nothing.
+     */
+    @Test
+    void storeDecisionAndCompletionTimeIsCountedOnlyWhereThereIsSuchWork() {
+        try (OffloadFixture f = fixture()) {
+            f.submit(new int[] {1, 7}, 1, "short"); // KV of 2 positions: no full block of 4
+            f.run();
+            f.engine.drainTransfers();
+            assertThat(f.offload.stats().blocksStored()).isEmpty();
+            assertThat(f.offload.stats().storeDecisionNanos()).isZero();
+            assertThat(f.offload.stats().completionNanos()).isZero();
+
+            submitTogether(f);
+            f.run();
+            f.engine.drainTransfers();
+            assertThat(f.offload.stats().blocksStored().get("host")).isEqualTo(16L);
+            assertThat(f.offload.stats().storeDecisionNanos()).isPositive();
+            assertThat(f.offload.stats().completionNanos()).isPositive();
+        }
+    }
+
     @Test
     void requestsCompletingBlocksInOneStepShareOneStoreJobAndEachBlockIsStoredOnce() {
         try (OffloadFixture f = fixture()) {
