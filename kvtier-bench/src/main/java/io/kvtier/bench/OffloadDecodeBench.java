@@ -170,12 +170,15 @@ public final class OffloadDecodeBench {
         out.printf(Locale.ROOT, "%s: on/off throughput by CPU per token %.4f (range %.4f-%.4f, %s), by wall %.4f (range %.4f-%.4f);"
                         + " CPU per token off %.2f us, on %.2f us (of it on transfer threads %.2f us: a step's store job of up to 1 MiB is copied on the"
                         + " engine thread); wall per token in the forward pass off %.2f us,"
-                        + " on %.2f us, around it off %.2f us, on %.2f us; off %,.0f tokens/s wall;"
+                        + " on %.2f us, around it off %.2f us, on %.2f us; on's offloading per stored block (%,d blocks):"
+                        + " deciding %.2f us, copying %.2f us, completing %.2f us, together %.2f us a token; off %,.0f tokens/s wall;"
                         + " engine thread allocates %,.0f B per token off, %,.0f B on%n",
                 Plural.count(batch, "sequence"), Samples.median(cpu), min(cpu), max(cpu), Plural.count(cpu.length, "pair"), Samples.median(wall), min(wall), max(wall),
                 off.cpuPerToken() / 1e3, on.cpuPerToken() / 1e3, on.transferCpu / 1e3 / on.tokens,
                 off.forwardPerToken() / 1e3, on.forwardPerToken() / 1e3, (off.wallPerToken() - off.forwardPerToken()) / 1e3,
-                (on.wallPerToken() - on.forwardPerToken()) / 1e3, 1e9 / off.wallPerToken(),
+                (on.wallPerToken() - on.forwardPerToken()) / 1e3, on.storedBlocks, on.perBlock(on.decideNanos) / 1e3,
+                on.perBlock(on.copyNanos) / 1e3, on.perBlock(on.completeNanos) / 1e3,
+                (double) (on.decideNanos + on.copyNanos + on.completeNanos) / on.tokens / 1e3, 1e9 / off.wallPerToken(),
                 off.bytesPerToken(), on.bytesPerToken());
     }
 

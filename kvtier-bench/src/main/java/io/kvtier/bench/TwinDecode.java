@@ -52,6 +52,14 @@ final class TwinDecode implements AutoCloseable {
         long forward;
         /** Tokens generated. */
         long tokens;
+        /** "on" only: blocks its completed stores wrote to the host tier. */
+        long storedBlocks;
+        /** "on" only: engine-thread ns of its commits that had chunks to store ({@code OffloadStats.storeDecisionNanos}). */
+        long decideNanos;
+        /** "on" only: the store jobs' own copy time, ns, on whichever thread ran them. */
+        long copyNanos;
+        /** "on" only: engine-thread ns applying completed jobs ({@code OffloadStats.completionNanos}). */
+        long completeNanos;
 
         void add(Cost c) {
             engineCpu += c.engineCpu;
@@ -60,6 +68,33 @@ final class TwinDecode implements AutoCloseable {
             wall += c.wall;
             forward += c.forward;
             tokens += c.tokens;
+            storedBlocks += c.storedBlocks;
+            decideNanos += c.decideNanos;
+            copyNanos += c.copyNanos;
+            completeNanos += c.completeNanos;
+        }
+
+        /** The "on" engine's counters so far, as a cost (subtract two to get an interval's). */
+        static Cost offloadTotals(io.kvtier.offload.OffloadStats s) {
+            Cost c = new Cost();
+            c.storedBlocks = s.blocksStored().getOrDefault("host", 0L);
+            c.decideNanos = s.storeDecisionNanos();
+            c.copyNanos = s.stores().getOrDefault("host", new io.kvtier.offload.OffloadStats.Transfers(0, 0, 0)).nanos();
+            c.completeNanos = s.completionNanos();
+            return c;
+        }
+
+        /** Adds {@code later}'s offloading counters minus {@code earlier}'s. */
+        void addOffload(Cost earlier, Cost later) {
+            storedBlocks += later.storedBlocks - earlier.storedBlocks;
+            decideNanos += later.decideNanos - earlier.decideNanos;
+            copyNanos += later.copyNanos - earlier.copyNanos;
+            completeNanos += later.completeNanos - earlier.completeNanos;
+        }
+
+        /** ns per stored block of {@code nanos} (NaN when none was stored). */
+        double perBlock(long nanos) {
+            return storedBlocks == 0 ? Double.NaN : (double) nanos / storedBlocks;
         }
 
         /** CPU ns per generated token: the engine thread's and the transfer threads'. */
@@ -160,10 +195,12 @@ final class TwinDecode implements AutoCloseable {
         Cost a = new Cost();
         Cost b = new Cost();
         long transfer0 = transferCpu();
+        Cost offload0 = Cost.offloadTotals(on.offload().stats());
         do {
             wave(a, b);
         } while (a.wall < minNanos || b.wall < minNanos);
         b.transferCpu = transferCpu() - transfer0;
+        b.addOffload(offload0, Cost.offloadTotals(on.offload().stats()));
         offCost.add(a);
         onCost.add(b);
     }

@@ -39,6 +39,13 @@ class TwinDecodeTest {
             // The forward passes are timed inside each measured turn: part of its wall time, never all of it
             assertThat(off.forward).isPositive().isLessThan(off.wall);
             assertThat(onCost.forward).isPositive().isLessThan(onCost.wall);
+            // The on engine's own offloading work, per stored block: the wave's 32 blocks, each decided,
+            // copied and completed on the engine thread; the off side has none of it
+            assertThat(onCost.storedBlocks).isEqualTo(batch * 16L);
+            assertThat(onCost.decideNanos).isPositive();
+            assertThat(onCost.copyNanos).isPositive();
+            assertThat(onCost.completeNanos).isPositive();
+            assertThat(off.storedBlocks + off.decideNanos + off.copyNanos + off.completeNanos).isZero();
         }
     }
 }
