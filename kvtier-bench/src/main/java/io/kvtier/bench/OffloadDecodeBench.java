@@ -68,8 +68,11 @@ public final class OffloadDecodeBench {
 
     /** Warms the store path, then prints one line per batch size (1 and 32). */
     public void run() {
+        int computeThreads = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
         out.println("== decode with offloading (decode blocks stored too) vs without, " + model.getFileName()
-                + ": twin engines in one process taking turns of " + Plural.count(STEPS_PER_TURN, "step")
+                + ", " + Plural.count(computeThreads, "compute thread") + " each (CPU per token counts the engine thread, which is one"
+                + " of them, and the transfer threads, not the compute pool's other threads; the per-block times are wall"
+                + " time): twin engines in one process taking turns of " + Plural.count(STEPS_PER_TURN, "step")
                 + ", same requests and tokens; on: host tier full, slots reused; the store path"
                 + " JIT-compiled first (" + STORE_PATH_WARM_CHUNKS + " chunk stores); on/off 1.0 means offloading costs"
                 + " nothing, 0.99 that it costs 1% (the target: at least 0.99) ==");
