@@ -1,5 +1,6 @@
 package io.kvtier.bench;
 
+import io.kvtier.engine.ComputePool;
 import io.kvtier.engine.OffloadSetup;
 import io.kvtier.model.Model;
 import io.kvtier.model.Models;
@@ -68,9 +69,8 @@ public final class OffloadDecodeBench {
 
     /** Warms the store path, then prints one line per batch size (1 and 32). */
     public void run() {
-        int computeThreads = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
         out.println("== decode with offloading (decode blocks stored too) vs without, " + model.getFileName()
-                + ", " + Plural.count(computeThreads, "compute thread") + " each (CPU per token counts the engine thread, which is one"
+                + ", " + Plural.count(ComputePool.threads(threads), "compute thread") + " each (CPU per token counts the engine thread, which is one"
                 + " of them, and the transfer threads, not the compute pool's other threads; the per-block times are wall"
                 + " time): twin engines in one process taking turns of " + Plural.count(STEPS_PER_TURN, "step")
                 + ", same requests and tokens; on: host tier full, slots reused; the store path"

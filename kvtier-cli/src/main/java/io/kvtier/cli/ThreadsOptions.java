@@ -51,7 +51,6 @@ public final class ThreadsOptions {
 
     /** Threads to use, with one per core resolved. */
     public int resolved() {
-        int t = threads();
-        return t > 0 ? t : Runtime.getRuntime().availableProcessors();
+        return io.kvtier.engine.ComputePool.threads(threads());
     }
 }

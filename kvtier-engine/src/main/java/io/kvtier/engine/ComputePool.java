@@ -10,6 +10,11 @@ public final class ComputePool {
     private ComputePool() {
     }
 
+    /** The threads a pool of {@code threads} runs on: {@code threads}, or one per available core for 0. */
+    public static int threads(int threads) {
+        return threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+    }
+
     /**
      * A new pool of {@code threads} workers (0 = one per available core), a worker started: a
      * pool starts worker threads on demand, at its first task, and that first range (in the first
@@ -20,7 +25,7 @@ public final class ComputePool {
      *                {@link io.kvtier.model.Kernels#prepareThread})
      */
     public static ForkJoinPool create(int threads, Runnable onStart) {
-        int n = threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+        int n = threads(threads);
         AtomicInteger seq = new AtomicInteger();
         ForkJoinPool pool = new ForkJoinPool(n, p -> {
             ForkJoinWorkerThread t = new Worker(p, onStart);
