@@ -70,7 +70,7 @@ final class Completions {
         // A load through the remote store took the remote lane's time, not the host's.
         String lane = c.job() instanceof OffloadJob.Load l ? l.lane() : c.job().tier();
         if (!(c.job() instanceof OffloadJob.RemoteProbe)) { // a probe moves no chunk
-            OffloadStats.addTransfer(inbound ? stats.loads : stats.stores, lane, res.bytes(), res.nanos());
+            (inbound ? stats.loads : stats.stores).addJob(lane, res.bytes(), res.nanos());
         }
         if (res.success() && inbound) {
             long blocks = c.job() instanceof OffloadJob.Load l ? l.blocks() : (long) c.job().chunkKeys().size() * chunk();

@@ -340,7 +340,7 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
         }
         if (ok > 0) {
             index.completeStore(job.chunkKeys().subList(0, ok), true);
-            OffloadStats.add(stats.blocksStored, "disk", (long) ok * blocksPerChunk);
+            stats.blocksStored.add("disk", (long) ok * blocksPerChunk);
             stats.bytesStored += ok * bytesPerChunk;
         }
         if (ok < job.chunkKeys().size()) {
@@ -363,7 +363,7 @@ final class DiskChain extends TierBehindHost implements AutoCloseable {
             host.index().completeStore(job.chunkKeys().subList(0, ok), true);
             if (current) {
                 promoted.addAll(job.chunkKeys().subList(0, ok));
-                OffloadStats.add(stats.blocksLoaded, "disk", (long) ok * blocksPerChunk);
+                stats.blocksLoaded.add("disk", (long) ok * blocksPerChunk);
                 stats.bytesLoaded += ok * bytesPerChunk;
             }
         }

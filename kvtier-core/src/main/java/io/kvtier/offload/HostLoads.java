@@ -350,7 +350,7 @@ final class HostLoads {
         for (int i = 0; i < goodChunks; i++) {
             goodBlocks += load.chunkBlocks()[i];
         }
-        OffloadStats.add(t.stats().blocksLoaded, load.tier(), goodBlocks);
+        t.stats().blocksLoaded.add(load.tier(), goodBlocks);
         t.stats().bytesLoaded += goodBlocks * t.pool().layout().bytesPerBlock();
         Map<String, Integer> lost = new TreeMap<>();
         for (int i = goodChunks; i < load.chunkKeys().size(); i++) {

@@ -277,7 +277,7 @@ final class HostStores {
                 remote.onHostStored(store.chunkKeys().subList(0, ok), epoch);
             }
             if (current) {
-                OffloadStats.add(stats.blocksStored, store.tier(), (long) ok * chunk());
+                stats.blocksStored.add(store.tier(), (long) ok * chunk());
                 stats.bytesStored += ok * chunk() * pool.layout().bytesPerBlock();
             }
         }

@@ -13,8 +13,9 @@ import java.util.TreeMap;
 public final class OffloadStats {
 
     final Map<String, Long> externalHitTokens = new TreeMap<>();
-    final Map<String, Long> blocksStored = new TreeMap<>();
-    final Map<String, Long> blocksLoaded = new TreeMap<>();
+    /** Blocks stored and loaded per tier: added to at every completion, so kept in fixed slots, not maps. */
+    final TierCounts blocksStored = new TierCounts(1);
+    final TierCounts blocksLoaded = new TierCounts(1);
     final Map<String, Long> blocksNotStored = new TreeMap<>();
     long bytesStored;
     long bytesLoaded;
@@ -36,8 +37,9 @@ public final class OffloadStats {
     long recomputedWhenShort;
     Map<String, Double> loadBandwidth = Map.of();
     double prefillTokensPerSecond = Double.NaN;
-    final Map<String, Transfers> stores = new TreeMap<>();
-    final Map<String, Transfers> loads = new TreeMap<>();
+    /** Store and load jobs per tier: their count, bytes and ns ({@link Transfers}). */
+    final TierCounts stores = new TierCounts(3);
+    final TierCounts loads = new TierCounts(3);
 
     /**
      * Totals of the transfer jobs of one direction and tier, successful or not.
@@ -47,13 +49,9 @@ public final class OffloadStats {
      * @param nanos time they took, as {@link io.kvtier.offload.transfer.TransferResult#nanos()} says
      */
     public record Transfers(long jobs, long bytes, long nanos) {
-        Transfers plus(long bytes, long nanos) {
-            return new Transfers(jobs + 1, this.bytes + bytes, this.nanos + nanos);
-        }
-
-        /** Both totals added (the jobs of two KV groups' schedulers). */
-        Transfers plus(Transfers o) {
-            return new Transfers(jobs + o.jobs, bytes + o.bytes, nanos + o.nanos);
+        /** From a tier's {@link TierCounts} slots: jobs, bytes, ns. */
+        static Transfers of(long[] v, int at) {
+            return new Transfers(v[at], v[at + 1], v[at + 2]);
         }
     }
 
@@ -124,11 +122,11 @@ public final class OffloadStats {
         t.loadBandwidth = first.loadBandwidth;
         t.prefillTokensPerSecond = first.prefillTokensPerSecond;
         for (OffloadStats g : groups) {
-            g.blocksStored.forEach((k, n) -> add(t.blocksStored, k, n));
-            g.blocksLoaded.forEach((k, n) -> add(t.blocksLoaded, k, n));
+            t.blocksStored.addAll(g.blocksStored);
+            t.blocksLoaded.addAll(g.blocksLoaded);
             g.blocksNotStored.forEach((k, n) -> add(t.blocksNotStored, k, n));
-            g.stores.forEach((k, x) -> t.stores.merge(k, x, Transfers::plus));
-            g.loads.forEach((k, x) -> t.loads.merge(k, x, Transfers::plus));
+            t.stores.addAll(g.stores);
+            t.loads.addAll(g.loads);
             t.bytesStored += g.bytesStored;
             t.bytesLoaded += g.bytesLoaded;
             t.loadFailures += g.loadFailures;
@@ -151,16 +149,12 @@ public final class OffloadStats {
         m.merge(tier, n, (a, b) -> a + b == 0 ? null : a + b);
     }
 
-    static void addTransfer(Map<String, Transfers> m, String tier, long bytes, long nanos) {
-        m.merge(tier, new Transfers(1, bytes, nanos), (a, b) -> a.plus(b.bytes(), b.nanos()));
-    }
-
     /**
      * Store jobs per destination tier: {@code host} copies device blocks to host slots, {@code disk}
      * writes host slots to files.
      */
     public Map<String, Transfers> stores() {
-        return Collections.unmodifiableSortedMap(new TreeMap<>(stores));
+        return stores.toMap(Transfers::of);
     }
 
     /**
@@ -168,7 +162,7 @@ public final class OffloadStats {
      * reads files into host slots (a promotion).
      */
     public Map<String, Transfers> loads() {
-        return Collections.unmodifiableSortedMap(new TreeMap<>(loads));
+        return loads.toMap(Transfers::of);
     }
 
     void notStored(String reason, long blocks) {
@@ -188,12 +182,12 @@ public final class OffloadStats {
 
     /** Device blocks written to each tier by completed stores. */
     public Map<String, Long> blocksStored() {
-        return Collections.unmodifiableSortedMap(new TreeMap<>(blocksStored));
+        return blocksStored.toMap();
     }
 
     /** Device blocks filled from each tier by completed loads. */
     public Map<String, Long> blocksLoaded() {
-        return Collections.unmodifiableSortedMap(new TreeMap<>(blocksLoaded));
+        return blocksLoaded.toMap();
     }
 
     /**

@@ -245,7 +245,7 @@ final class RemoteChain extends TierBehindHost {
             host.index().completeStore(keys.subList(0, ok), true);
             remoteStats.chunksLoaded += ok;
             if (current) {
-                OffloadStats.add(stats.blocksLoaded, "remote", (long) ok * blocksPerChunk);
+                stats.blocksLoaded.add("remote", (long) ok * blocksPerChunk);
                 stats.bytesLoaded += ok * bytesPerChunk;
             }
         }
@@ -362,7 +362,7 @@ final class RemoteChain extends TierBehindHost {
         }
         if (ok > 0) {
             remoteStats.chunksStored += ok;
-            OffloadStats.add(stats.blocksStored, "remote", (long) ok * blocksPerChunk);
+            stats.blocksStored.add("remote", (long) ok * blocksPerChunk);
             stats.bytesStored += ok * bytesPerChunk;
         }
         if (ok < keys.size()) {

@@ -34,8 +34,28 @@ class OffloadStatsSumTest {
         OffloadStats one = filled(1);
         OffloadStats sum = OffloadStats.sum(List.of(one));
         for (Field f : counterFields()) {
-            assertThat(f.get(sum)).as(f.getName()).isEqualTo(f.get(one));
+            assertThat(comparable(f.get(sum))).as(f.getName()).isEqualTo(comparable(f.get(one)));
         }
+    }
+
+    @Test
+    void perTierCountsAreAddedOverTheGroups() {
+        OffloadStats a = new OffloadStats();
+        OffloadStats b = new OffloadStats();
+        a.blocksStored.add("host", 16);
+        b.blocksStored.add("host", 4);
+        b.blocksStored.add("disk", 8);
+        a.stores.addJob("host", 1000, 50);
+        b.stores.addJob("host", 24, 7);
+        OffloadStats sum = OffloadStats.sum(List.of(a, b));
+        assertThat(sum.blocksStored()).containsExactly(Map.entry("disk", 8L), Map.entry("host", 20L));
+        assertThat(sum.stores()).containsExactly(Map.entry("host", new OffloadStats.Transfers(2, 1024, 57)));
+        assertThat(sum.loads()).isEmpty();
+    }
+
+    /** A field's value as equals can compare: {@link TierCounts} by its counters. */
+    private static Object comparable(Object value) {
+        return value instanceof TierCounts c ? c.toString() : value;
     }
 
     @Test
@@ -69,6 +89,10 @@ class OffloadStatsSumTest {
                 f.setLong(s, v);
             } else if (f.getType() == double.class) {
                 f.setDouble(s, v + 0.5);
+            } else if (f.getType() == TierCounts.class) {
+                TierCounts c = (TierCounts) f.get(s);
+                c.add("host", v);
+                c.add("remote", v * 10);
             } else if (Map.class.isAssignableFrom(f.getType())) {
                 Map<String, Object> m = new java.util.TreeMap<>();
                 if (f.getName().equals("loadBandwidth")) {
@@ -78,8 +102,7 @@ class OffloadStatsSumTest {
                 }
                 @SuppressWarnings("unchecked")
                 Map<String, Object> target = (Map<String, Object>) f.get(s);
-                target.put("host", f.getName().equals("stores") || f.getName().equals("loads")
-                        ? new OffloadStats.Transfers(v, v * 10, v * 100) : (Object) v);
+                target.put("host", v);
             }
         }
         return s;

@@ -16,8 +16,8 @@ class StatsOrderTest {
     void perTierAndPerCauseMapsIterateInNameOrder() {
         OffloadStats s = new OffloadStats();
         for (String tier : new String[] {"remote", "host", "disk"}) {
-            s.blocksLoaded.put(tier, 1L);
-            s.blocksStored.put(tier, 1L);
+            s.blocksLoaded.add(tier, 1L);
+            s.blocksStored.add(tier, 1L);
             s.externalHitTokens.put(tier, 16L);
         }
         assertThat(s.blocksLoaded().keySet()).containsExactly("disk", "host", "remote");
