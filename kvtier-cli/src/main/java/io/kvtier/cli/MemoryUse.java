@@ -68,7 +68,11 @@ record MemoryUse(long modelFile, long deviceReserved, long deviceResident, long 
         return o;
     }
 
-    /** One summary line, in MB (10^6 bytes). */
+    /**
+     * One summary line, in MiB (2^20 bytes): the unit the size flags read ({@code --host-cache-bytes
+     * 256M} is 256 MiB, {@link Sizes}), so a tier asked for as 256M reads back as 256.0 MiB (a new
+     * user's trial saw it printed as 268.4 MB).
+     */
     String line() {
         return String.format(Locale.ROOT, "memory: resident %s (peak %s): model %s, device KV pool %s written of %s reserved, "
                         + "%sJava heap %s used of %s, JVM code and classes %s",
@@ -78,7 +82,7 @@ record MemoryUse(long modelFile, long deviceReserved, long deviceResident, long 
     }
 
     private static String mb(long bytes) {
-        return String.format(Locale.ROOT, "%.1f MB", bytes / 1e6);
+        return String.format(Locale.ROOT, "%.1f MiB", bytes / (double) (1 << 20));
     }
 
     private static long size(Path p) {
