@@ -40,6 +40,10 @@ import java.util.concurrent.ForkJoinPool;
  *   <li>attention alone: {@link PagedAttention#writeKv} and {@link PagedAttention#attend} of every
  *       token and layer as the forward pass calls them (all heads of a token per call), with the
  *       kernels' block attention ({@link VectorAttention}) and, for the before, slot by slot;</li>
+ *   <li>the same attention with each of its three parts timed ({@link AttentionParts}: scores,
+ *       softmax, weighted sums), and a pass that only reads every K and V row the step's attention
+ *       reads, in its order (the memory pattern's own time: blocks of {@code 16 * kvDim} floats
+ *       scattered over the slab);</li>
  *   <li>greedy sampling alone: {@link Sampler#argmax} of the 32 logit rows.</li>
  * </ol>
  * The rest of the forward pass (embedding, norms, RoPE, SwiGLU, residual adds, logit copies) is
@@ -50,6 +54,8 @@ import java.util.concurrent.ForkJoinPool;
  *      -cp kvtier-core/target/classes:kvtier-engine/target/classes:kvtier-engine/target/test-classes:kvtier-cli/target/kvtier.jar \
  *      io.kvtier.model.BatchedStepPhases /work/m/15m.bin [rounds] [position]
  * </pre>
+ * {@code -DblockSize=N} sets the slab's block size for the forward and attention phases (default 16;
+ * the engine phase keeps 16).
  */
 public final class BatchedStepPhases {
 
@@ -71,12 +77,14 @@ public final class BatchedStepPhases {
              Engine engine = LlamaRunner.engine(Checkpoint.load(path), engineConfig(m.config(), position), Kernels.best(), 1);
              Arena arena = Arena.ofShared()) {
             ModelConfig c = m.config();
-            KvLayout layout = c.kvLayout(16);
+            KvLayout layout = c.kvLayout(Integer.getInteger("blockSize", 16));
             int blocksPerSeq = layout.blocksFor(position + STEPS + 1);
             MemorySegment slab = arena.allocate(layout.bytesPerBlock() * blocksPerSeq * SEQUENCES, 64);
             int[][] tables = prefill(plain, blocksPerSeq, position, slab, layout);
             Attention att = new Attention(c, Kernels.best(), tables, slab, layout, position);
             Attention rowByRow = new Attention(c, new SlotRows(Kernels.best()), tables, slab, layout, position);
+            AttentionParts parts = new AttentionParts(Kernels.best());
+            Attention partsAtt = new Attention(c, parts, tables, slab, layout, position);
             Map<String, double[]> perStep = new TreeMap<>();   // phase -> per round, ms of CPU per step
             long[] ids = {0};
             for (int r = -2; r < rounds; r++) {                  // 2 warm-up rounds
@@ -101,6 +109,15 @@ public final class BatchedStepPhases {
                     rowByRow.step(step);
                 }
                 double rowByRowMs = (cpu() - b0) / 1e6 / STEPS;
+                long r0 = cpu();
+                float readSink = 0;
+                for (int step = 0; step < STEPS; step++) {
+                    readSink += att.readPass(step);
+                }
+                double readMs = (cpu() - r0) / 1e6 / STEPS;
+                if (readSink == Float.MIN_VALUE) {
+                    System.out.print("");
+                }
                 long s0 = cpu();
                 int sink = 0;
                 for (int step = 0; step < STEPS; step++) {
@@ -128,6 +145,14 @@ public final class BatchedStepPhases {
                 put(perStep, "e attention (writeKv + attend)", r, rounds, attentionMs);
                 put(perStep, "e1 attention slot by slot (before)", r, rounds, rowByRowMs);
                 put(perStep, "e2 attention now / before (ratio)", r, rounds, attentionMs / rowByRowMs);
+                put(perStep, "e3 KV read pass alone", r, rounds, readMs);
+                Arrays.fill(parts.nanos, 0);
+                for (int step = 0; step < STEPS; step++) {
+                    partsAtt.step(step);
+                }
+                put(perStep, "e4 scores", r, rounds, parts.nanos[0] / 1e6 / STEPS);
+                put(perStep, "e5 softmax", r, rounds, parts.nanos[1] / 1e6 / STEPS);
+                put(perStep, "e6 weighted sums", r, rounds, parts.nanos[2] / 1e6 / STEPS);
                 put(perStep, "f rest of forward", r, rounds, forwardMs - products - packMs - attentionMs);
                 put(perStep, "g engine - forward", r, rounds, engineMs - forwardMs);
                 put(perStep, "h argmax of 32 rows", r, rounds, argmaxMs);
@@ -251,6 +276,36 @@ public final class BatchedStepPhases {
             }
         }
 
+        /** Reads every K and V row the step's attention reads, in its order, with 4 vector sums: the pattern's own speed. */
+        float readPass(int step) {
+            jdk.incubator.vector.VectorSpecies<Float> sp = jdk.incubator.vector.FloatVector.SPECIES_PREFERRED;
+            jdk.incubator.vector.FloatVector s0 = jdk.incubator.vector.FloatVector.zero(sp), s1 = s0, s2 = s0, s3 = s0;
+            int p = position + step;
+            int bs = layout.blockSize();
+            long slotBytes = (long) c.kvDim() * Float.BYTES;
+            int w = sp.length() * Float.BYTES;
+            for (int l = 0; l < c.layers(); l++) {
+                for (int t = 0; t < SEQUENCES; t++) {
+                    int[] table = chunks.get(t).blockTables()[0];
+                    for (int kv = 0; kv < 2; kv++) {
+                        long off = layout.byteOffset(l, kv, 0);
+                        for (int s = 0; s <= p; s += bs) {
+                            long row = table[s / bs] * layout.bytesPerBlock() + off;
+                            long end = row + Math.min(bs, p + 1 - s) * slotBytes;
+                            long at = row;
+                            for (; at + 4L * w <= end; at += 4L * w) {
+                                s0 = s0.add(jdk.incubator.vector.FloatVector.fromMemorySegment(sp, slab, at, java.nio.ByteOrder.LITTLE_ENDIAN));
+                                s1 = s1.add(jdk.incubator.vector.FloatVector.fromMemorySegment(sp, slab, at + w, java.nio.ByteOrder.LITTLE_ENDIAN));
+                                s2 = s2.add(jdk.incubator.vector.FloatVector.fromMemorySegment(sp, slab, at + 2L * w, java.nio.ByteOrder.LITTLE_ENDIAN));
+                                s3 = s3.add(jdk.incubator.vector.FloatVector.fromMemorySegment(sp, slab, at + 3L * w, java.nio.ByteOrder.LITTLE_ENDIAN));
+                            }
+                        }
+                    }
+                }
+            }
+            return s0.add(s1).add(s2).add(s3).reduceLanes(jdk.incubator.vector.VectorOperators.ADD);
+        }
+
         void step(int step) {
             Arrays.fill(a.pos, 0, SEQUENCES, position + step);
             for (int l = 0; l < c.layers(); l++) {
@@ -259,6 +314,38 @@ public final class BatchedStepPhases {
                     attention.attend(l, 0, 0, t, 0, c.heads(), a, a.att(0, c.heads() * (position + step + 1)), chunks, slab, layout);
                 }
             }
+        }
+    }
+
+    /** {@link Kernels#best()} with the attention's three parts timed (System.nanoTime: one thread). */
+    static final class AttentionParts extends Delegate {
+        final long[] nanos = new long[3];
+
+        AttentionParts(Kernels k) {
+            super(k);
+        }
+
+        @Override
+        public void scoresBlock(MemorySegment kk, long rowByteOff, long slotBytes, int count, int hFrom, int hTo, int group,
+                                int n, float[] q, int qOff, float scale, float[] scores, int sOff, int sStride) {
+            long t0 = System.nanoTime();
+            k.scoresBlock(kk, rowByteOff, slotBytes, count, hFrom, hTo, group, n, q, qOff, scale, scores, sOff, sStride);
+            nanos[0] += System.nanoTime() - t0;
+        }
+
+        @Override
+        public void softmax(float[] x, int off, int n) {
+            long t0 = System.nanoTime();
+            k.softmax(x, off, n);
+            nanos[1] += System.nanoTime() - t0;
+        }
+
+        @Override
+        public void weightedSumBlock(MemorySegment v, long rowByteOff, long slotBytes, int count, int hFrom, int hTo,
+                                     int group, int n, float[] w, int wOff, int wStride, float[] y, int yOff) {
+            long t0 = System.nanoTime();
+            k.weightedSumBlock(v, rowByteOff, slotBytes, count, hFrom, hTo, group, n, w, wOff, wStride, y, yOff);
+            nanos[2] += System.nanoTime() - t0;
         }
     }
 
