@@ -47,17 +47,15 @@ class GgufCliErrorsTest {
 
     /**
      * A tokenizer that does not fit the checkpoint's vocabulary is refused from the header, before the model
-     * loads (a new user waited 51 s for a large file's load first): the checkpoint here is cut short, which
-     * the load would report; and the default tokenizer is named as the default, not as --tokenizer.
+     * loads (a new user waited 51 s for a large file's load first): the checkpoint here holds a NaN weight,
+     * which the load would report; and the default tokenizer is named as the default, not as --tokenizer.
      */
     @Test
     void aTokenizerOfTheWrongVocabularyIsRefusedBeforeTheModelLoads() throws IOException {
         Path m = dir.resolve("v600.bin");
         assertThat(CliRun.of("make-model", "--dim", "64", "--hidden-dim", "128", "--layers", "1", "--heads", "4",
                 "--kv-heads", "4", "--vocab", "600", "--seq-len", "64", m.toString()).code()).isZero();
-        try (var ch = java.nio.channels.FileChannel.open(m, java.nio.file.StandardOpenOption.WRITE)) {
-            ch.truncate(Files.size(m) / 2);
-        }
+        poisonLastWeight(m);
         Path tok = ReferenceRecords.tokenizer();
         String tail = "tokenizer file " + tok + ": ends after 512 pieces but the model's vocabulary has 600 ("
                 + String.format("%,d", Files.size(tok)) + " bytes)";
@@ -71,6 +69,34 @@ class GgufCliErrorsTest {
                 .contains(": ends after 512 pieces but the model's vocabulary has 600 (")
                 .endsWith("bytes); that is the default tokenizer: give the model's own with --tokenizer")
                 .doesNotContain("\n");
+    }
+
+    /**
+     * A new user's trial: a cut checkpoint with the default tokenizer, which does not fit its vocabulary
+     * either, was reported as a tokenizer problem; the cut is the news, so the load reports it.
+     */
+    @Test
+    void aCutCheckpointIsReportedAsCutBeforeItsTokenizer() throws IOException {
+        Path m = dir.resolve("cut.bin");
+        assertThat(CliRun.of("make-model", "--dim", "64", "--hidden-dim", "128", "--layers", "1", "--heads", "4",
+                "--kv-heads", "4", "--vocab", "600", "--seq-len", "64", m.toString()).code()).isZero();
+        long whole = Files.size(m);
+        try (var ch = java.nio.channels.FileChannel.open(m, java.nio.file.StandardOpenOption.WRITE)) {
+            ch.truncate(30_000);
+        }
+        CliRun r = CliRun.of("generate", "--model", m.toString(), "--prompt", "hi");
+        assertThat(r.code()).as(r.err()).isEqualTo(2);
+        assertThat(r.err().strip()).startsWith("kvtier: --model: model file " + m + ": header says 1 layers")
+                .endsWith("(expected " + String.format("%,d", whole) + " bytes, found 30,000)")
+                .doesNotContain("tokenizer").doesNotContain("\n");
+    }
+
+    /** Writes NaN over the file's last float: the size stays right, the load refuses the weights. */
+    private static void poisonLastWeight(Path m) throws IOException {
+        try (var ch = java.nio.channels.FileChannel.open(m, java.nio.file.StandardOpenOption.WRITE)) {
+            java.nio.ByteBuffer nan = java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putFloat(Float.NaN).flip();
+            ch.write(nan, Files.size(m) - 4);
+        }
     }
 
     @Test

@@ -104,8 +104,9 @@ public final class Checkpoint implements Model {
      * The vocabulary size in a checkpoint's header, read from its first 28 bytes alone (a check
      * before a long load: the load checks the whole file and hashes it).
      *
-     * @return the size, or 0 when the file is unreadable, too short or its header implausible (the
-     *         load then says why)
+     * @return the size, or 0 when the file is unreadable, too short, its header implausible or its
+     *         size not the one the header's shape has (the load then says why: a cut file's cut is
+     *         the news, not the tokenizer that would not fit it either)
      */
     public static int vocabSizeFromHeader(Path path) {
         byte[] head = OffHeapFiles.firstBytes(path, (int) CheckpointLayout.HEADER_BYTES);
@@ -113,8 +114,9 @@ public final class Checkpoint implements Model {
             return 0;
         }
         try {
-            return readHeader("model file " + path, MemorySegment.ofArray(head)).vocabSize();
-        } catch (ModelFormatException e) {
+            ModelConfig c = readHeader("model file " + path, MemorySegment.ofArray(head));
+            return java.nio.file.Files.size(path) == CheckpointLayout.of(c).fileBytes() ? c.vocabSize() : 0;
+        } catch (ModelFormatException | java.io.IOException e) {
             return 0;
         }
     }
