@@ -392,14 +392,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
         long id = 0;
         try (Engine e = LlamaRunner.engine(cp, config, Kernels.best(), threads.threads(), setup)) {
             for (int i = 0; i < repeats + 1; i++) {
-                double r = Double.MAX_VALUE;
-                for (int k = 0; k < recomputeSamples(i); k++) {
-                    e.resetCache(); // nothing cached anywhere (in this process): a full prefill
-                    r = Math.min(r, timeFirstToken(e, id++, prompt));
-                    // The prompt's blocks are now in the host tier and on disk (drained before the next
-                    // reset too: a key whose store is in flight at a reset cannot be stored again until it ends).
-                    e.drainTransfers();
-                }
+                int samples = recomputeSamples(i);
+                double r = recompute(e, id, prompt, samples); // the prompt's blocks are now in the host tier and on disk
+                id += samples;
                 e.resetDevicePrefixCache();
                 double h = timeFirstToken(e, id++, prompt);
                 // One step computing the tokens after the prefix, the prefix on the device: the compute floor.
@@ -463,6 +458,22 @@ final class BenchOffloadCommand implements Callable<Integer> {
     }
 
     /**
+     * The best TTFT of {@code samples} full prefills of {@code prompt} (request ids from
+     * {@code firstId}), nothing cached anywhere before each; the transfers are drained after each,
+     * so its stores have ended before the next reset (a key whose store is in flight at a reset
+     * cannot be stored again until it ends).
+     */
+    private static double recompute(Engine e, long firstId, int[] prompt, int samples) {
+        double best = Double.MAX_VALUE;
+        for (int k = 0; k < samples; k++) {
+            e.resetCache();
+            best = Math.min(best, timeFirstToken(e, firstId + k, prompt));
+            e.drainTransfers();
+        }
+        return best;
+    }
+
+    /**
      * TTFT of the prompt with a host tier of half its prefix's chunks (the prompt is twice as long
      * as the host tier holds): the fitting half is stored, then loaded, and the rest recomputed.
      */
@@ -479,12 +490,9 @@ final class BenchOffloadCommand implements Callable<Integer> {
         try (Engine e = LlamaRunner.engine(cp, config, Kernels.best(), threads.threads(),
                 new OffloadSetup(0, hostChunks, "lru", OffloadConfig.DEFAULT))) {
             for (int i = 0; i < repeats + 1; i++) {
-                double r = Double.MAX_VALUE;
-                for (int k = 0; k < recomputeSamples(i); k++) {
-                    e.resetCache();
-                    r = Math.min(r, timeFirstToken(e, id++, prompt));
-                    e.drainTransfers(); // the first hostChunks chunks are now in the host tier
-                }
+                int samples = recomputeSamples(i);
+                double r = recompute(e, id, prompt, samples); // the first hostChunks chunks are now in the host tier
+                id += samples;
                 e.resetDevicePrefixCache();
                 long before = e.offload().stats().externalHitTokensTotal();
                 double h = timeFirstToken(e, id++, prompt);
