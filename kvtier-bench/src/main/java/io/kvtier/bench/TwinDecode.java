@@ -77,9 +77,9 @@ final class TwinDecode implements AutoCloseable {
         /** The "on" engine's counters so far, as a cost (subtract two to get an interval's). */
         static Cost offloadTotals(io.kvtier.offload.OffloadStats s) {
             Cost c = new Cost();
-            c.storedBlocks = s.blocksStored().getOrDefault("host", 0L);
+            c.storedBlocks = s.blocksStored().getOrDefault(io.kvtier.tier.HostTier.NAME, 0L);
             c.decideNanos = s.storeDecisionNanos();
-            c.copyNanos = s.stores().getOrDefault("host", new io.kvtier.offload.OffloadStats.Transfers(0, 0, 0)).nanos();
+            c.copyNanos = s.stores().getOrDefault(io.kvtier.tier.HostTier.NAME, new io.kvtier.offload.OffloadStats.Transfers(0, 0, 0)).nanos();
             c.completeNanos = s.completionNanos();
             return c;
         }

@@ -76,12 +76,12 @@ record MemoryUse(long modelFile, long deviceReserved, long deviceResident, long 
     String line() {
         return String.format(Locale.ROOT, "memory: resident %s (peak %s): model %s, device KV pool %s written of %s reserved, "
                         + "%sJava heap %s used of %s, JVM code and classes %s",
-                mb(resident), mb(peakResident), mb(modelFile), mb(deviceResident), mb(deviceReserved),
-                hostReserved == 0 ? "" : "host tier " + mb(hostResident) + " written of " + mb(hostReserved) + " reserved, ",
-                mb(heapUsed), mb(heapCommitted), mb(jvmNonHeap));
+                mib(resident), mib(peakResident), mib(modelFile), mib(deviceResident), mib(deviceReserved),
+                hostReserved == 0 ? "" : "host tier " + mib(hostResident) + " written of " + mib(hostReserved) + " reserved, ",
+                mib(heapUsed), mib(heapCommitted), mib(jvmNonHeap));
     }
 
-    private static String mb(long bytes) {
+    private static String mib(long bytes) {
         return String.format(Locale.ROOT, "%.1f MiB", bytes / (double) (1 << 20));
     }
 

@@ -114,8 +114,10 @@ public final class Checkpoint implements Model {
             return 0;
         }
         try {
-            ModelConfig c = readHeader("model file " + path, MemorySegment.ofArray(head));
-            return java.nio.file.Files.size(path) == CheckpointLayout.of(c).fileBytes() ? c.vocabSize() : 0;
+            String name = "model file " + path;
+            ModelConfig c = readHeader(name, MemorySegment.ofArray(head));
+            checkSize(name, c, java.nio.file.Files.size(path)); // the load's own size check
+            return c.vocabSize();
         } catch (ModelFormatException | java.io.IOException e) {
             return 0;
         }
