@@ -16,6 +16,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,6 +26,9 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.ForkJoinPool;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Benchmark (not a test): where the CPU time of a 32-sequence decode step goes, phase by phase,
@@ -278,8 +282,8 @@ public final class BatchedStepPhases {
 
         /** Reads every K and V row the step's attention reads, in its order, with 4 vector sums: the pattern's own speed. */
         float readPass(int step) {
-            jdk.incubator.vector.VectorSpecies<Float> sp = jdk.incubator.vector.FloatVector.SPECIES_PREFERRED;
-            jdk.incubator.vector.FloatVector s0 = jdk.incubator.vector.FloatVector.zero(sp), s1 = s0, s2 = s0, s3 = s0;
+            VectorSpecies<Float> sp = FloatVector.SPECIES_PREFERRED;
+            FloatVector s0 = FloatVector.zero(sp), s1 = s0, s2 = s0, s3 = s0;
             int p = position + step;
             int bs = layout.blockSize();
             long slotBytes = (long) c.kvDim() * Float.BYTES;
@@ -294,16 +298,16 @@ public final class BatchedStepPhases {
                             long end = row + Math.min(bs, p + 1 - s) * slotBytes;
                             long at = row;
                             for (; at + 4L * w <= end; at += 4L * w) {
-                                s0 = s0.add(jdk.incubator.vector.FloatVector.fromMemorySegment(sp, slab, at, java.nio.ByteOrder.LITTLE_ENDIAN));
-                                s1 = s1.add(jdk.incubator.vector.FloatVector.fromMemorySegment(sp, slab, at + w, java.nio.ByteOrder.LITTLE_ENDIAN));
-                                s2 = s2.add(jdk.incubator.vector.FloatVector.fromMemorySegment(sp, slab, at + 2L * w, java.nio.ByteOrder.LITTLE_ENDIAN));
-                                s3 = s3.add(jdk.incubator.vector.FloatVector.fromMemorySegment(sp, slab, at + 3L * w, java.nio.ByteOrder.LITTLE_ENDIAN));
+                                s0 = s0.add(FloatVector.fromMemorySegment(sp, slab, at, ByteOrder.LITTLE_ENDIAN));
+                                s1 = s1.add(FloatVector.fromMemorySegment(sp, slab, at + w, ByteOrder.LITTLE_ENDIAN));
+                                s2 = s2.add(FloatVector.fromMemorySegment(sp, slab, at + 2L * w, ByteOrder.LITTLE_ENDIAN));
+                                s3 = s3.add(FloatVector.fromMemorySegment(sp, slab, at + 3L * w, ByteOrder.LITTLE_ENDIAN));
                             }
                         }
                     }
                 }
             }
-            return s0.add(s1).add(s2).add(s3).reduceLanes(jdk.incubator.vector.VectorOperators.ADD);
+            return s0.add(s1).add(s2).add(s3).reduceLanes(VectorOperators.ADD);
         }
 
         void step(int step) {
